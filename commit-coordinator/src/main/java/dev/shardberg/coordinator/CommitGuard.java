@@ -1,0 +1,48 @@
+package dev.shardberg.coordinator;
+
+import java.time.Duration;
+import java.util.concurrent.Callable;
+
+/**
+ * What the coordinator holds around every Iceberg commit.
+ *
+ * <p>Without ZooKeeper the guard is {@link NoopCommitGuard}: no lock, no epoch. With
+ * {@code coordinator.zookeeper.*} set it is the Curator-backed guard, which serialises every commit
+ * on one table (this job, other jobs, maintenance) and fences zombie instances of one pipeline.
+ *
+ * <p>Contract the coordinator relies on:
+ *
+ * <ul>
+ *   <li>{@link #runExclusive} runs the action while holding the table's lock, and releases it after,
+ *       whatever the action does. Inside the action the coordinator refreshes the table, finds the
+ *       highest checkpoint already committed for its pipeline, checks the epoch recorded in the
+ *       table, and commits.
+ *   <li>When the lock is not obtained within the timeout, {@link CommitLockTimeoutException} is
+ *       thrown and nothing was run: the checkpoint stays pending and is retried at the next one.
+ *   <li>When the guard is not connected (ZooKeeper SUSPENDED or LOST), {@link #canCommit()} is false
+ *       and {@link #runExclusive} throws {@link CommitLockTimeoutException} without running the
+ *       action.
+ *   <li>When a newer epoch of the same pipeline exists, {@link CommitFencedException} is thrown;
+ *       the coordinator fails for good with its message.
+ * </ul>
+ */
+public interface CommitGuard extends AutoCloseable {
+
+  /** Epoch of this coordinator instance for its pipeline; {@code -1} when fencing is off. */
+  long epoch();
+
+  /** False while the guard knows it cannot commit (e.g. ZooKeeper connection suspended or lost). */
+  boolean canCommit();
+
+  /** Runs {@code action} holding the table's commit lock. */
+  <T> T runExclusive(Duration lockTimeout, Callable<T> action) throws Exception;
+
+  /**
+   * Throws {@link CommitFencedException} when ZooKeeper shows an epoch newer than {@link #epoch()}
+   * for this pipeline. Called inside {@link #runExclusive}, before committing.
+   */
+  void checkNotFenced() throws CommitFencedException;
+
+  @Override
+  void close();
+}
