@@ -13,7 +13,7 @@ import org.junit.jupiter.api.io.TempDir;
  * of the seed team's setup, counted (how many depends on scheduling, so only reported).
  */
 class SharedTableLockTest {
-  private static final int COMMITS_PER_PIPELINE = 8;
+  private static final int COMMITS_PER_PIPELINE = 6;
 
   @Test
   void withTheLockNoCommitFailsOnAStaleBase(@TempDir Path warehouse) throws Exception {
