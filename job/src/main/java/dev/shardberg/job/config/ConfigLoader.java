@@ -608,7 +608,8 @@ public final class ConfigLoader {
     return d;
   }
 
-  static Duration parseDuration(String text) {
+  /** Parses "500ms", "10s", "5min", "1h", "2d" or ISO-8601 "PT10S"; null when it is none of these. */
+  public static Duration parseDuration(String text) {
     String t = text.trim().toLowerCase(Locale.ROOT);
     if (t.startsWith("pt")) {
       try {

@@ -1,10 +1,6 @@
 package dev.shardberg.job.config;
 
-import java.io.IOException;
 import java.io.Serializable;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -69,9 +65,8 @@ public record ShardbergConfig(
   }
 
   /**
-   * Where a password comes from: an environment variable or a file. The value is read only by
-   * {@link #read()}, at the moment a connection needs it; {@link #toString()} names the reference,
-   * never the value.
+   * Where a password comes from: an environment variable or a file. The job reads it (through the
+   * router's {@code Secret}) when it assembles the sources; {@link #toString()} names the reference.
    */
   public record PasswordRef(String env, String file) implements Serializable {
     public static PasswordRef ofEnv(String variable) {
@@ -80,28 +75,6 @@ public record ShardbergConfig(
 
     public static PasswordRef ofFile(String path) {
       return new PasswordRef(null, path);
-    }
-
-    /** Reads the password now. */
-    public String read() {
-      if (env != null) {
-        String value = System.getenv(env);
-        if (value == null) {
-          throw new ConfigException("Cannot read password: environment variable '" + env + "' is not set");
-        }
-        return value;
-      }
-      try {
-        return firstLine(Files.readString(Path.of(file), StandardCharsets.UTF_8));
-      } catch (IOException e) {
-        throw new UncheckedIOException("Cannot read password file '" + file + "'", e);
-      }
-    }
-
-    static String firstLine(String content) {
-      String trimmed = content.strip();
-      int newline = trimmed.indexOf('\n');
-      return (newline < 0 ? trimmed : trimmed.substring(0, newline)).strip();
     }
 
     @Override

@@ -88,7 +88,7 @@ class ConfigLoaderTest {
         ConfigLoader.parse(yaml, "example-config.yaml", Map.of("SHARDBERG_MYSQL_A_PASSWORD", "x")::get);
     assertThat(config.sources()).extracting(ShardbergConfig.SourceConfig::name).containsExactly("mysql-a", "mysql-b");
     assertThat(config.sources().get(0).jdbcProperties()).containsEntry("sslMode", "VERIFY_CA");
-    assertThat(config.sources().get(1).password().read()).isEqualTo("pw-b");
+    assertThat(config.sources().get(1).password()).isEqualTo(PasswordRef.ofFile(passwordFile.toString()));
     assertThat(config.tables().databasePattern()).isEqualTo("shop_(?<shard>\\d+)");
     assertThat(config.target().catalog().type()).isEqualTo(CatalogType.HIVE);
     assertThat(config.target().catalog().properties()).containsEntry("hive.metastore.sasl.enabled", "true");
