@@ -1,0 +1,60 @@
+package dev.shardberg.router;
+
+import java.io.Serializable;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.util.Collections;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
+import java.util.stream.Collectors;
+
+/**
+ * One MySQL server (one binlog). {@code name} is the logical host name used in messages and config;
+ * {@code jdbcProperties} are extra JDBC URL parameters (TLS and the like), never the password.
+ */
+public record MySqlHost(
+    String name, String hostname, int port, String user, Secret password, Map<String, String> jdbcProperties)
+    implements Serializable {
+
+  public MySqlHost {
+    Preconditions.checkArgument(name != null && !name.isBlank(), "Cannot define a MySQL host: sources[].name is empty");
+    Preconditions.checkArgument(
+        hostname != null && !hostname.isBlank(), "Cannot define MySQL host '%s': sources[].host is empty", name);
+    Preconditions.checkArgument(
+        port > 0 && port < 65536, "Cannot define MySQL host '%s': port %s is not in 1..65535", name, port);
+    Preconditions.checkArgument(user != null && !user.isBlank(), "Cannot define MySQL host '%s': sources[].user is empty", name);
+    Objects.requireNonNull(password, "password");
+    jdbcProperties =
+        jdbcProperties == null ? Map.of() : Collections.unmodifiableMap(new TreeMap<>(jdbcProperties));
+    for (String key : jdbcProperties.keySet()) {
+      Preconditions.checkArgument(
+          !key.equalsIgnoreCase("password") && !key.equalsIgnoreCase("user"),
+          "Cannot use jdbc-properties key '%s' of MySQL host '%s': set the user with sources[].user and the password with sources[].password-env or password-file",
+          key,
+          name);
+    }
+  }
+
+  /** {@code jdbc:mysql://host:port/?k=v&...}; contains no credentials. */
+  public String jdbcUrl() {
+    String base = "jdbc:mysql://" + hostname + ":" + port + "/";
+    if (jdbcProperties.isEmpty()) {
+      return base;
+    }
+    return base
+        + "?"
+        + jdbcProperties.entrySet().stream()
+            .map(e -> encode(e.getKey()) + "=" + encode(e.getValue()))
+            .collect(Collectors.joining("&"));
+  }
+
+  /** "name (host:port)" for messages. */
+  public String describe() {
+    return "'" + name + "' (" + hostname + ":" + port + ")";
+  }
+
+  private static String encode(String s) {
+    return URLEncoder.encode(s, StandardCharsets.UTF_8);
+  }
+}

@@ -1,0 +1,18 @@
+package dev.shardberg.router;
+
+/** Templated argument checks in Iceberg's "Cannot X: reason" style (%s placeholders). */
+final class Preconditions {
+  private Preconditions() {}
+
+  static void checkArgument(boolean condition, String template, Object... args) {
+    if (!condition) {
+      throw new IllegalArgumentException(String.format(template, args));
+    }
+  }
+
+  static void checkState(boolean condition, String template, Object... args) {
+    if (!condition) {
+      throw new ShardRouterException(String.format(template, args));
+    }
+  }
+}

@@ -1,0 +1,82 @@
+package dev.shardberg.router;
+
+import java.io.Serializable;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+/**
+ * The immutable result of discovery: every shard table per host (hosts in config order, tables by shard
+ * number) and the schema they all share.
+ */
+public record ShardPlan(Map<String, List<ShardTable>> tablesByHost, ShardSchema schema) implements Serializable {
+
+  public ShardPlan {
+    LinkedHashMap<String, List<ShardTable>> copy = new LinkedHashMap<>();
+    tablesByHost.forEach(
+        (host, tables) -> {
+          List<ShardTable> sorted = new ArrayList<>(tables);
+          sorted.sort(Comparator.comparingInt(ShardTable::shard));
+          copy.put(host, List.copyOf(sorted));
+        });
+    tablesByHost = Collections.unmodifiableMap(copy);
+  }
+
+  /** Every shard table, ordered by shard number. */
+  public List<ShardTable> allTables() {
+    return tablesByHost.values().stream()
+        .flatMap(List::stream)
+        .sorted(Comparator.comparingInt(ShardTable::shard))
+        .toList();
+  }
+
+  /**
+   * The shard tables of one host; empty when the host has none (such hosts are not keys of
+   * {@link #tablesByHost()}, so iterating it yields only hosts that need a CDC source).
+   */
+  public List<ShardTable> tablesOf(String hostName) {
+    return tablesByHost.getOrDefault(hostName, List.of());
+  }
+
+  /** The hosts that have at least one shard, in config order. */
+  public List<String> hostNames() {
+    return List.copyOf(tablesByHost.keySet());
+  }
+
+  public int shardCount() {
+    return tablesByHost.values().stream().mapToInt(List::size).sum();
+  }
+
+  /** A human-readable description (the CLI's {@code validate} prints it). */
+  public String describe() {
+    StringBuilder sb = new StringBuilder();
+    sb.append(String.format("%d shard(s) on %d host(s)%n", shardCount(), tablesByHost.size()));
+    tablesByHost.forEach(
+        (host, tables) -> {
+          sb.append(String.format("  host '%s': %d shard(s)%n", host, tables.size()));
+          for (ShardTable t : tables) {
+            sb.append(String.format("    shard %-5d %s%n", t.shard(), t.qualifiedName()));
+          }
+        });
+    sb.append(String.format("schema (%d columns, key %s):%n", schema.columns().size(), schema.primaryKey()));
+    for (MySqlColumn c : schema.columns()) {
+      sb.append(String.format("  %-30s %s%n", c.name(), c.describeType()));
+    }
+    return sb.toString();
+  }
+
+  @Override
+  public String toString() {
+    return "ShardPlan{"
+        + tablesByHost.entrySet().stream()
+            .map(e -> e.getKey() + "=" + e.getValue().size() + " shards")
+            .collect(Collectors.joining(", "))
+        + ", key="
+        + schema.primaryKey()
+        + "}";
+  }
+}

