@@ -52,6 +52,7 @@ import org.apache.iceberg.flink.CatalogLoader;
 import org.apache.iceberg.flink.TableLoader;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.util.SnapshotUtil;
+import org.awaitility.core.ConditionFactory;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -66,11 +67,11 @@ import org.junit.jupiter.api.io.TempDir;
 class ZooKeeperGuardedPipelineTest {
   private static final TableIdentifier ID = TableIdentifier.of(Namespace.of("shop"), "orders");
   private static final String TABLE_NAME = "hadoop.shop.orders";
-  private static final int BATCHES = 6;
+  private static final int BATCHES = 4;
   private static final int ROWS_PER_SHARD = 3;
   private static final int[] SHARDS_A = {0, 1, 2, 3};
   private static final int[] SHARDS_B = {4, 5, 6, 7};
-  private static final Duration JOB_TIMEOUT = Duration.ofMinutes(3);
+  private static final Duration JOB_TIMEOUT = Duration.ofMinutes(2);
 
   @RegisterExtension
   static final MiniClusterExtension MINI_CLUSTER =
@@ -155,17 +156,16 @@ class ZooKeeperGuardedPipelineTest {
     ZooKeeperOptions zk = options(zooKeeper.getConnectString());
     CommitGuardFactory guard = new ZooKeeperCommitGuardFactory(zk);
     String firstSource = uniqueName("first");
-    int held = 3;
+    int held = 2;
     JobClient first = startPipeline("orders", firstSource, SHARDS_A, BATCHES, held, guard);
     Set<String> firstBatches = BatchPerCheckpointSource.expectedRows(SHARDS_A, held, ROWS_PER_SHARD);
-    await().atMost(JOB_TIMEOUT).until(() -> readRows().equals(firstBatches));
+    whileRunning(first).until(() -> readRows().equals(firstBatches));
     List<Long> epochsBefore = epochsOf("orders");
     assertThat(epochsBefore).containsOnly(1L);
 
     JobClient second = startPipeline("orders", uniqueName("second"), SHARDS_A, BATCHES, -1, guard);
     CuratorFramework observer = closeLater(observer(zooKeeper.getConnectString()));
-    await()
-        .atMost(JOB_TIMEOUT)
+    whileRunning(second)
         .until(() -> "2".equals(new String(observer.getData().forPath(ROOT + "/pipelines/orders/epoch"), UTF_8)));
     BatchPerCheckpointSource.progress(firstSource).release.countDown();
 
@@ -211,7 +211,7 @@ class ZooKeeperGuardedPipelineTest {
             sessionExpired.countDown();
           }
         });
-    int batches = 8;
+    int batches = 8; // the source must still be running after the 4 checkpoints awaited while ZooKeeper is down
     JobClient job =
         startPipeline("orders", source, SHARDS_A, batches, -1, new HookedGuardFactory(zk, hook));
 
@@ -219,9 +219,9 @@ class ZooKeeperGuardedPipelineTest {
     // Checkpoints keep completing while ZooKeeper is down; nothing is committed meanwhile.
     BatchPerCheckpointSource.Progress progress = BatchPerCheckpointSource.progress(source);
     long checkpointsAtStop = progress.completedCheckpoints.get();
-    await().atMost(JOB_TIMEOUT).until(() -> progress.completedCheckpoints.get() >= checkpointsAtStop + 2);
+    whileRunning(job).until(() -> progress.completedCheckpoints.get() >= checkpointsAtStop + 2);
     int snapshotsWhileDown = snapshotCount();
-    await().atMost(JOB_TIMEOUT).until(() -> progress.completedCheckpoints.get() >= checkpointsAtStop + 4);
+    whileRunning(job).until(() -> progress.completedCheckpoints.get() >= checkpointsAtStop + 4);
     assertThat(snapshotCount()).isEqualTo(snapshotsWhileDown);
     assertThat(job.getJobStatus().get()).isEqualTo(org.apache.flink.api.common.JobStatus.RUNNING);
 
@@ -305,6 +305,15 @@ class ZooKeeperGuardedPipelineTest {
         .lockTimeout(Duration.ofSeconds(30))
         .append();
     return env.executeAsync("pipeline " + pipelineId);
+  }
+
+  /** Awaits a condition, failing at once when the job has already ended. */
+  private static ConditionFactory whileRunning(JobClient job) {
+    return await()
+        .atMost(JOB_TIMEOUT)
+        .failFast(
+            "the job ended before the condition held",
+            () -> job.getJobStatus().get().isGloballyTerminalState());
   }
 
   // --- reading the table ---
