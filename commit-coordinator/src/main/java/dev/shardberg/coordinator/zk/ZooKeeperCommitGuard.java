@@ -148,10 +148,21 @@ public final class ZooKeeperCommitGuard implements CommitGuard {
     return fencedBy == 0 && lock.isConnected();
   }
 
+  /**
+   * Runs {@code action} holding the table lock, after checking the fencing epoch under the lock: a
+   * superseded instance stops at its first attempt after a newer one started, whatever the action
+   * would decide (it might otherwise skip a checkpoint the newer instance already numbered past, and
+   * never reach its own fencing check).
+   */
   @Override
   public <T> T runExclusive(Duration lockTimeout, Callable<T> action) throws Exception {
     throwIfFenced();
-    return lock.runExclusive(lockTimeout, action);
+    return lock.runExclusive(
+        lockTimeout,
+        () -> {
+          checkNotFenced();
+          return action.call();
+        });
   }
 
   /**
