@@ -89,10 +89,16 @@ public class DemoCommand implements Callable<Integer> {
     progress("starting two embedded MariaDB servers (binlog on)…");
     List<EmbeddedMariaDb> servers = new ArrayList<>();
     try {
-      servers.add(EmbeddedMariaDb.start("demo-a", 1));
-      servers.add(EmbeddedMariaDb.start("demo-b", 2));
+      java.util.concurrent.CompletableFuture<EmbeddedMariaDb> b =
+          java.util.concurrent.CompletableFuture.supplyAsync(() -> EmbeddedMariaDb.start("demo-b", 2));
+      try {
+        servers.add(EmbeddedMariaDb.start("demo-a", 1));
+      } finally {
+        servers.add(b.join());
+      }
       OrdersShards orders = new OrdersShards(servers, shards);
       orders.createTables();
+      progress("servers up; creating %d shard tables and loading…", shards);
       progress("loading %,d rows into %d shards (%d on %s:%d, %d on %s:%d)…", totalRows, shards,
           orders.shardsOf(servers.get(0)).size(), servers.get(0).host(), servers.get(0).port(),
           orders.shardsOf(servers.get(1)).size(), servers.get(1).host(), servers.get(1).port());
