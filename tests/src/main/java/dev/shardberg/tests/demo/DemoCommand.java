@@ -163,7 +163,7 @@ public class DemoCommand implements Callable<Integer> {
         break;
       }
       if (Instant.now().isAfter(deadline)) {
-        throw new IllegalStateException("The snapshot phase did not finish in 10 minutes; see " + dataDir.resolve("shardberg.log"));
+        throw new IllegalStateException("The snapshot phase did not finish in 10 minutes; see " + logFile());
       }
       Thread.sleep(2_000);
     }
@@ -242,12 +242,20 @@ public class DemoCommand implements Callable<Integer> {
     return status.totals().values().stream().mapToLong(ShardCounts::addedRecords).sum();
   }
 
-  private static void checkRunning(JobClient job) throws Exception {
-    JobStatus state = job.getJobStatus().get();
-    if (state.isGloballyTerminalState()) {
-      job.getJobExecutionResult().get(); // throws the job's failure
-      throw new IllegalStateException("The job ended unexpectedly: " + state);
+  private void checkRunning(JobClient job) {
+    JobStatus state;
+    try {
+      state = job.getJobStatus().get();
+    } catch (Exception e) {
+      throw new IllegalStateException("The job is gone (" + e.getMessage() + "); see " + logFile(), e);
     }
+    if (state.isGloballyTerminalState()) {
+      throw new IllegalStateException("The job ended unexpectedly (" + state + "); see " + logFile());
+    }
+  }
+
+  private static String logFile() {
+    return System.getProperty("shardberg.log.file", "the log");
   }
 
   private Path writeConfig(List<EmbeddedMariaDb> servers, Path warehouse, String password, Duration interval) throws IOException {
