@@ -29,6 +29,12 @@ import org.apache.iceberg.io.OutputFile;
  * commit writes its own manifests, so the table never references these).
  */
 final class TempManifests {
+  /**
+   * Placeholder snapshot id of the temporary manifests: their encoded handle needs one, and the
+   * entries never reach table metadata (the commit re-adds each file under the new snapshot).
+   */
+  private static final long PLACEHOLDER_SNAPSHOT_ID = 0L;
+
   private TempManifests() {}
 
   /** Checkpoint files of one commit, read back from the temporary manifests. */
@@ -70,7 +76,7 @@ final class TempManifests {
     for (Map.Entry<Integer, List<DataFile>> entry : dataBySpec.entrySet()) {
       OutputFile out = newFile(table, filePrefix, checkpointId, "data", entry.getKey());
       ManifestWriter<DataFile> writer =
-          ManifestFiles.write(formatVersion, spec(table, entry.getKey()), out, null);
+          ManifestFiles.write(formatVersion, spec(table, entry.getKey()), out, PLACEHOLDER_SNAPSHOT_ID);
       try (writer) {
         entry.getValue().forEach(writer::add);
       }
@@ -80,7 +86,7 @@ final class TempManifests {
     for (Map.Entry<Integer, List<DeleteFile>> entry : deletesBySpec.entrySet()) {
       OutputFile out = newFile(table, filePrefix, checkpointId, "deletes", entry.getKey());
       ManifestWriter<DeleteFile> writer =
-          ManifestFiles.writeDeleteManifest(formatVersion, spec(table, entry.getKey()), out, null);
+          ManifestFiles.writeDeleteManifest(formatVersion, spec(table, entry.getKey()), out, PLACEHOLDER_SNAPSHOT_ID);
       try (writer) {
         entry.getValue().forEach(writer::add);
       }
