@@ -26,6 +26,7 @@ import org.apache.iceberg.FileMetadata;
 import org.apache.iceberg.PartitionKey;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.flink.RowDataWrapper;
 import org.apache.iceberg.io.WriteResult;
 import org.junit.jupiter.api.Assumptions;
@@ -103,11 +104,20 @@ class CommitCostBenchmark {
   void writerHeapWith640OpenPartitions() throws Exception {
     Assumptions.assumeTrue(Boolean.getBoolean("benchmark"), "run with -Dbenchmark=true");
     Table table = TestTables.create(warehouse, BUCKETS);
+    String codec = System.getProperty("benchmark.codec");
+    if (codec != null) {
+      table.updateProperties().set(TableProperties.PARQUET_COMPRESSION, codec).commit();
+    }
+    String pageSize = System.getProperty("benchmark.page-size");
+    if (pageSize != null) {
+      table.updateProperties().set(TableProperties.PARQUET_PAGE_SIZE_BYTES, pageSize).commit();
+    }
+    int shards = Integer.getInteger("benchmark.partitions", SHARDS * BUCKETS) / BUCKETS;
     PartitionKey key = new PartitionKey(table.spec(), table.schema());
     RowDataWrapper wrapper = new RowDataWrapper(TestTables.ROW_TYPE, table.schema().asStruct());
     List<RowData> rows = new ArrayList<>();
     Map<String, Integer> perPartition = new HashMap<>();
-    for (int shard = 0; shard < SHARDS; shard++) {
+    for (int shard = 0; shard < shards; shard++) {
       for (long id = 0; perPartitionCount(perPartition, shard) < BUCKETS * 4; id++) {
         RowData row = row(RowKind.INSERT, shard, id, "name-" + id);
         key.partition(wrapper.wrap(row));
@@ -137,7 +147,9 @@ class CommitCostBenchmark {
     harness.close();
     System.out.printf(
         Locale.ROOT,
-        "writer: %d partitions open, %d rows, heap %.1f MiB while open (%.0f KiB per partition), flush %d ms, %d data + %d delete files%n",
+        "writer (codec %s, page size %s): %d partitions open, %d rows, heap %.1f MiB while open (%.0f KiB per partition), flush %d ms, %d data + %d delete files%n",
+        table.properties().getOrDefault(TableProperties.PARQUET_COMPRESSION, "default"),
+        table.properties().getOrDefault(TableProperties.PARQUET_PAGE_SIZE_BYTES, "default"),
         perPartition.size(),
         rows.size(),
         open / 1048576.0,
