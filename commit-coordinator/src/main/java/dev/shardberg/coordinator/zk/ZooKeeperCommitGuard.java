@@ -21,9 +21,11 @@ import org.slf4j.LoggerFactory;
  *
  * Opening the guard increments {@code <root>/pipelines/<pipeline>/epoch} with a versioned
  * compare-and-set; the new value is this instance's {@link #epoch()} and goes into every snapshot
- * summary. {@link #checkNotFenced()} reads the node again (inside the lock, just before the commit):
- * a larger value means another instance of the same pipeline has started since, and this one stops
- * for good. Epochs are unique and increase; a retried write may skip a number, never repeat one.
+ * summary. The node is read again under the lock twice per commit: by {@link #runExclusive} before
+ * the action runs, and by {@link #checkNotFenced()}, which the coordinator calls just before the
+ * commit. A larger value means another instance of the same pipeline has started since, and this
+ * one stops for good. Epochs are unique and increase; a retried write may skip a number, never
+ * repeat one.
  *
  * <h2>States</h2>
  *
