@@ -29,6 +29,13 @@ import org.apache.iceberg.io.OutputFile;
  * commit writes its own manifests, so the table never references these).
  */
 final class TempManifests {
+  /**
+   * Snapshot id written into staged manifests. Manifest encoding needs a non-null id; the files are
+   * read back one by one and added to the real commit, which assigns the real snapshot id (Iceberg's
+   * own Flink committer stages its manifests the same way, with 0).
+   */
+  private static final long STAGING_SNAPSHOT_ID = 0L;
+
   private TempManifests() {}
 
   /** Checkpoint files of one commit, read back from the temporary manifests. */
@@ -70,7 +77,7 @@ final class TempManifests {
     for (Map.Entry<Integer, List<DataFile>> entry : dataBySpec.entrySet()) {
       OutputFile out = newFile(table, filePrefix, checkpointId, "data", entry.getKey());
       ManifestWriter<DataFile> writer =
-          ManifestFiles.write(formatVersion, spec(table, entry.getKey()), out, null);
+          ManifestFiles.write(formatVersion, spec(table, entry.getKey()), out, STAGING_SNAPSHOT_ID);
       try (writer) {
         entry.getValue().forEach(writer::add);
       }
@@ -80,7 +87,7 @@ final class TempManifests {
     for (Map.Entry<Integer, List<DeleteFile>> entry : deletesBySpec.entrySet()) {
       OutputFile out = newFile(table, filePrefix, checkpointId, "deletes", entry.getKey());
       ManifestWriter<DeleteFile> writer =
-          ManifestFiles.writeDeleteManifest(formatVersion, spec(table, entry.getKey()), out, null);
+          ManifestFiles.writeDeleteManifest(formatVersion, spec(table, entry.getKey()), out, STAGING_SNAPSHOT_ID);
       try (writer) {
         entry.getValue().forEach(writer::add);
       }
