@@ -73,6 +73,8 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
 
   static final String OFFSET_STATE_NAME = "shardberg-coordinator-checkpoint-offset";
 
+  static final String LAST_SNAPSHOT_STATE_NAME = "shardberg-coordinator-last-snapshot-checkpoint";
+
   private enum Outcome {
     COMMITTED,
     ALREADY_COMMITTED,
@@ -94,6 +96,7 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
   private transient int continuousEmptyCheckpoints;
   private transient ListState<byte[]> pendingState;
   private transient ListState<Long> offsetState;
+  private transient ListState<Long> lastSnapshotState;
   private transient CoordinatorMetrics metrics;
 
   CommitCoordinator(
@@ -131,11 +134,19 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
         context
             .getOperatorStateStore()
             .getListState(new ListStateDescriptor<>(OFFSET_STATE_NAME, LongSerializer.INSTANCE));
+    this.lastSnapshotState =
+        context
+            .getOperatorStateStore()
+            .getListState(
+                new ListStateDescriptor<>(LAST_SNAPSHOT_STATE_NAME, LongSerializer.INSTANCE));
 
     long restoredFlinkCheckpoint = context.getRestoredCheckpointId().orElse(0L);
     if (context.isRestored()) {
       for (Long offset : offsetState.get()) {
         checkpointOffset = Math.max(checkpointOffset, offset);
+      }
+      for (Long snapshotted : lastSnapshotState.get()) {
+        restoredFlinkCheckpoint = Math.max(restoredFlinkCheckpoint, snapshotted);
       }
       for (byte[] bytes : pendingState.get()) {
         PendingCheckpoint restored =
@@ -191,6 +202,7 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
     }
     pendingState.update(serialized);
     offsetState.update(List.of(checkpointOffset));
+    lastSnapshotState.update(List.of(context.getCheckpointId()));
     metrics.pending(pending.size());
   }
 

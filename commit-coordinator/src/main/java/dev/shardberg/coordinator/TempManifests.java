@@ -30,11 +30,10 @@ import org.apache.iceberg.io.OutputFile;
  */
 final class TempManifests {
   /**
-   * Snapshot id written into staged manifests. Manifest encoding needs a non-null id; the files are
-   * read back one by one and added to the real commit, which assigns the real snapshot id (Iceberg's
-   * own Flink committer stages its manifests the same way, with 0).
+   * Placeholder snapshot id of the temporary manifests: their encoded handle needs one, and the
+   * entries never reach table metadata (the commit re-adds each file under the new snapshot).
    */
-  private static final long STAGING_SNAPSHOT_ID = 0L;
+  private static final long PLACEHOLDER_SNAPSHOT_ID = 0L;
 
   private TempManifests() {}
 
@@ -77,7 +76,7 @@ final class TempManifests {
     for (Map.Entry<Integer, List<DataFile>> entry : dataBySpec.entrySet()) {
       OutputFile out = newFile(table, filePrefix, checkpointId, "data", entry.getKey());
       ManifestWriter<DataFile> writer =
-          ManifestFiles.write(formatVersion, spec(table, entry.getKey()), out, STAGING_SNAPSHOT_ID);
+          ManifestFiles.write(formatVersion, spec(table, entry.getKey()), out, PLACEHOLDER_SNAPSHOT_ID);
       try (writer) {
         entry.getValue().forEach(writer::add);
       }
@@ -87,7 +86,7 @@ final class TempManifests {
     for (Map.Entry<Integer, List<DeleteFile>> entry : deletesBySpec.entrySet()) {
       OutputFile out = newFile(table, filePrefix, checkpointId, "deletes", entry.getKey());
       ManifestWriter<DeleteFile> writer =
-          ManifestFiles.writeDeleteManifest(formatVersion, spec(table, entry.getKey()), out, STAGING_SNAPSHOT_ID);
+          ManifestFiles.writeDeleteManifest(formatVersion, spec(table, entry.getKey()), out, PLACEHOLDER_SNAPSHOT_ID);
       try (writer) {
         entry.getValue().forEach(writer::add);
       }

@@ -1,0 +1,84 @@
+package dev.shardberg.router;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.shardberg.router.SchemaComparison.ShardColumns;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class SchemaComparisonTest {
+
+  static final List<MySqlColumn> COLUMNS =
+      List.of(
+          MySqlColumn.of("id", "bigint(20)", false),
+          MySqlColumn.of("amount", "decimal(10,2)", false),
+          MySqlColumn.of("note", "varchar(20)", true));
+
+  static ShardColumns shard(int n, List<MySqlColumn> columns, List<String> pk) {
+    return new ShardColumns(new ShardTable(n % 2 == 0 ? "a" : "b", "shop", "orders_" + n, n), columns, pk);
+  }
+
+  @Test
+  void identicalShardsShareTheirSchema() {
+    ShardSchema s = SchemaComparison.sharedSchema(List.of(shard(0, COLUMNS, List.of("id")), shard(1, COLUMNS, List.of("id"))), List.of());
+    assertThat(s.columns()).isEqualTo(COLUMNS);
+    assertThat(s.primaryKey()).containsExactly("id");
+  }
+
+  @Test
+  void oneMessageListsEveryShardThatDiffersFromTheMajority() {
+    List<MySqlColumn> widerAmount =
+        List.of(COLUMNS.get(0), MySqlColumn.of("amount", "decimal(12,2)", false), COLUMNS.get(2));
+    List<MySqlColumn> missingNote = List.of(COLUMNS.get(0), COLUMNS.get(1));
+    List<MySqlColumn> nullableNoteRenamed =
+        List.of(COLUMNS.get(0), COLUMNS.get(1), MySqlColumn.of("remark", "varchar(20)", true));
+    assertThatThrownBy(
+            () ->
+                SchemaComparison.sharedSchema(
+                    List.of(
+                        shard(0, COLUMNS, List.of("id")),
+                        shard(1, widerAmount, List.of("id")),
+                        shard(2, COLUMNS, List.of("id")),
+                        shard(3, missingNote, List.of("id", "amount")),
+                        shard(4, COLUMNS, List.of("id")),
+                        shard(5, nullableNoteRenamed, List.of("id"))),
+                    List.of()))
+        .isInstanceOf(ShardRouterException.class)
+        .hasMessage(
+            String.join(
+                System.lineSeparator(),
+                "Cannot use the shards as one table: 3 of 6 shard(s) differ from the schema of the majority (3 shard(s), e.g. shard 0 'shop.orders_0' on host 'a'):",
+                "  - shard 1 ('shop.orders_1' on host 'b'): column 'amount': expected decimal(10,2) NOT NULL, found decimal(12,2) NOT NULL",
+                "  - shard 3 ('shop.orders_3' on host 'b'): column #3: expected 'note' varchar(20) NULL, found (none)",
+                "  - shard 3 ('shop.orders_3' on host 'b'): primary key: expected [id], found [id, amount]",
+                "  - shard 5 ('shop.orders_5' on host 'b'): column #3: expected 'note' varchar(20) NULL, found 'remark' varchar(20) NULL",
+                "Make every shard's table identical (same columns in the same order, types, nullability and primary key), then start again."));
+  }
+
+  @Test
+  void noPrimaryKeyWithoutKeyColumnsIsAnError() {
+    assertThatThrownBy(() -> SchemaComparison.sharedSchema(List.of(shard(0, COLUMNS, List.of())), List.of()))
+        .isInstanceOf(ShardRouterException.class)
+        .hasMessage(
+            "Cannot use table 'shop.orders_0' on host 'a' as an upsert source: it has no primary key; add a primary key to every shard or name the key columns in tables.key-columns");
+  }
+
+  @Test
+  void keyColumnsReplaceTheMissingPrimaryKey() {
+    ShardSchema s = SchemaComparison.sharedSchema(List.of(shard(0, COLUMNS, List.of())), List.of("id", "amount"));
+    assertThat(s.primaryKey()).containsExactly("id", "amount");
+  }
+
+  @Test
+  void keyColumnsMustExistAndBeNotNull() {
+    assertThatThrownBy(() -> SchemaComparison.sharedSchema(List.of(shard(0, COLUMNS, List.of())), List.of("nope")))
+        .isInstanceOf(ShardRouterException.class)
+        .hasMessage(
+            "Cannot use key column 'nope' from tables.key-columns: table 'shop.orders_0' on host 'a' has no such column (columns: [id, amount, note])");
+    assertThatThrownBy(() -> SchemaComparison.sharedSchema(List.of(shard(0, COLUMNS, List.of())), List.of("note")))
+        .isInstanceOf(ShardRouterException.class)
+        .hasMessage(
+            "Cannot use column 'note' as a key column: it is nullable in table 'shop.orders_0' on host 'a'; Iceberg identifier fields must be NOT NULL (make the column NOT NULL or pick other tables.key-columns)");
+  }
+}

@@ -1,0 +1,190 @@
+package dev.shardberg.router;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.debezium.data.Bits;
+import io.debezium.time.MicroTimestamp;
+import io.debezium.time.ZonedTimestamp;
+import java.math.BigDecimal;
+import java.time.Instant;
+import java.time.LocalDateTime;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.apache.flink.cdc.connectors.shaded.org.apache.kafka.connect.data.Decimal;
+import org.apache.flink.cdc.connectors.shaded.org.apache.kafka.connect.data.Schema;
+import org.apache.flink.cdc.connectors.shaded.org.apache.kafka.connect.data.SchemaBuilder;
+import org.apache.flink.cdc.connectors.shaded.org.apache.kafka.connect.data.Struct;
+import org.apache.flink.cdc.connectors.shaded.org.apache.kafka.connect.source.SourceRecord;
+import org.apache.flink.table.data.DecimalData;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.data.TimestampData;
+import org.apache.flink.types.RowKind;
+import org.apache.flink.util.Collector;
+import org.junit.jupiter.api.Test;
+
+/** Pure conversion logic on hand-built Debezium records; the real CDC path is covered in tests/. */
+class ShardTaggingDeserializerTest {
+
+  static final ShardSchema SCHEMA =
+      new ShardSchema(
+          List.of(
+              MySqlColumn.of("id", "bigint unsigned", false),
+              MySqlColumn.of("amount", "decimal(10,2)", true),
+              MySqlColumn.of("flags", "bit(10)", true),
+              MySqlColumn.of("created", "datetime(6)", true),
+              MySqlColumn.of("ts", "timestamp(6)", true)),
+          List.of("id"));
+  static final TableLayout LAYOUT = TableLayout.derive(SCHEMA);
+  static final ShardPlan PLAN =
+      new ShardPlan(
+          Map.of(
+              "a", List.of(new ShardTable("a", "shop", "orders_1", 1), new ShardTable("a", "shop", "orders_7", 7)),
+              "b", List.of(new ShardTable("b", "shop", "orders_2", 2))),
+          SCHEMA);
+
+  static final Schema ROW =
+      SchemaBuilder.struct()
+          .name("srv.shop.orders.Value")
+          .optional()
+          .field("id", Schema.INT64_SCHEMA)
+          .field("amount", Decimal.builder(2).optional().build())
+          .field("flags", Bits.builder(10).optional().build())
+          .field("created", MicroTimestamp.builder().optional().build())
+          .field("ts", ZonedTimestamp.builder().optional().build())
+          .build();
+  static final Schema SOURCE =
+      SchemaBuilder.struct()
+          .name("io.debezium.connector.mysql.Source")
+          .field("db", Schema.STRING_SCHEMA)
+          .field("table", Schema.OPTIONAL_STRING_SCHEMA)
+          .build();
+  static final Schema ENVELOPE =
+      SchemaBuilder.struct()
+          .name("srv.shop.orders.Envelope")
+          .field("before", ROW)
+          .field("after", ROW)
+          .field("source", SOURCE)
+          .field("op", Schema.STRING_SCHEMA)
+          .build();
+
+  static Struct row(long id, String amount) {
+    return new Struct(ROW)
+        .put("id", id)
+        .put("amount", amount == null ? null : new BigDecimal(amount))
+        .put("flags", new byte[] {0x01, 0x02}) // little-endian: 0x0201
+        .put("created", 1_700_000_000_123_456L)
+        .put("ts", "2023-11-14T22:13:20.654321Z");
+  }
+
+  static SourceRecord record(String table, String op, Struct before, Struct after) {
+    Struct value =
+        new Struct(ENVELOPE)
+            .put("before", before)
+            .put("after", after)
+            .put("source", new Struct(SOURCE).put("db", "shop").put("table", table))
+            .put("op", op);
+    return new SourceRecord(Map.of(), Map.of(), "srv.shop." + table, null, null, null, ENVELOPE, value);
+  }
+
+  static List<RowData> run(ShardTaggingDeserializer d, SourceRecord r) {
+    List<RowData> out = new ArrayList<>();
+    d.deserialize(
+        r,
+        new Collector<>() {
+          @Override
+          public void collect(RowData record) {
+            out.add(record);
+          }
+
+          @Override
+          public void close() {}
+        });
+    return out;
+  }
+
+  @Test
+  void tagsShardAndKeepsRowKinds() {
+    ShardTaggingDeserializer d = ShardTaggingDeserializer.forHost(PLAN, "a", LAYOUT);
+    List<RowData> read = run(d, record("orders_7", "r", null, row(1, "1.50")));
+    List<RowData> insert = run(d, record("orders_1", "c", null, row(2, "2.00")));
+    List<RowData> update = run(d, record("orders_1", "u", row(2, "2.00"), row(2, "3.00")));
+    List<RowData> delete = run(d, record("orders_1", "d", row(2, "3.00"), null));
+    assertThat(read).extracting(RowData::getRowKind).containsExactly(RowKind.INSERT);
+    assertThat(read.get(0).getInt(0)).isEqualTo(7);
+    assertThat(insert).extracting(RowData::getRowKind).containsExactly(RowKind.INSERT);
+    assertThat(insert.get(0).getInt(0)).isEqualTo(1);
+    assertThat(update).extracting(RowData::getRowKind).containsExactly(RowKind.UPDATE_BEFORE, RowKind.UPDATE_AFTER);
+    assertThat(update.get(0).getDecimal(2, 10, 2)).isEqualTo(DecimalData.fromBigDecimal(new BigDecimal("2.00"), 10, 2));
+    assertThat(update.get(1).getDecimal(2, 10, 2)).isEqualTo(DecimalData.fromBigDecimal(new BigDecimal("3.00"), 10, 2));
+    assertThat(delete).extracting(RowData::getRowKind).containsExactly(RowKind.DELETE);
+  }
+
+  @Test
+  void convertsValuesFaithfully() {
+    ShardTaggingDeserializer d = ShardTaggingDeserializer.forHost(PLAN, "a", LAYOUT);
+    RowData r = run(d, record("orders_1", "c", null, row(-1L, null))).get(0); // -1L = 2^64-1 unsigned
+    assertThat(r.getDecimal(1, 20, 0).toBigDecimal()).isEqualTo(new BigDecimal("18446744073709551615"));
+    assertThat(r.isNullAt(2)).isTrue();
+    assertThat(r.getBinary(3)).containsExactly(0x02, 0x01);
+    assertThat(r.getTimestamp(4, 6)).isEqualTo(TimestampData.fromLocalDateTime(LocalDateTime.parse("2023-11-14T22:13:20.123456")));
+    assertThat(r.getTimestamp(5, 6)).isEqualTo(TimestampData.fromInstant(Instant.parse("2023-11-14T22:13:20.654321Z")));
+  }
+
+  @Test
+  void tableOutsideThePlanIsAnError() {
+    ShardTaggingDeserializer d = ShardTaggingDeserializer.forHost(PLAN, "a", LAYOUT);
+    assertThatThrownBy(() -> run(d, record("orders_2", "c", null, row(1, "1"))))
+        .isInstanceOf(ShardRouterException.class)
+        .hasMessage(
+            "Cannot route a change of table 'shop.orders_2' on host 'a': it is not in the shard plan (this host's shards: [shop.orders_1, shop.orders_7]). The source's table list and the plan disagree; restart the job so discovery runs again");
+  }
+
+  @Test
+  void schemaChangeRecordStopsWithShardAndDdl() {
+    Schema ddlSchema =
+        SchemaBuilder.struct()
+            .name("io.debezium.connector.mysql.SchemaChangeValue")
+            .field("source", SOURCE)
+            .field("databaseName", Schema.OPTIONAL_STRING_SCHEMA)
+            .field("ddl", Schema.OPTIONAL_STRING_SCHEMA)
+            .build();
+    Struct value =
+        new Struct(ddlSchema)
+            .put("source", new Struct(SOURCE).put("db", "shop").put("table", "orders_7"))
+            .put("databaseName", "shop")
+            .put("ddl", "ALTER TABLE orders_7 ADD COLUMN x INT");
+    SourceRecord r = new SourceRecord(Map.of(), Map.of(), "srv", null, null, null, ddlSchema, value);
+    assertThatThrownBy(() -> run(ShardTaggingDeserializer.forHost(PLAN, "a", LAYOUT), r))
+        .isInstanceOf(ShardRouterException.class)
+        .hasMessage(
+            "Cannot apply a schema change on shard 7 ('shop.orders_7' on host 'a'): DDL 'ALTER TABLE orders_7 ADD COLUMN x INT'. Shardberg does not evolve schemas yet; the job stops here and nothing after the last completed checkpoint is lost. Apply the same change to every shard and to the Iceberg table (or drop the table to let it be re-created), then start the job again from a fresh snapshot");
+  }
+
+  @Test
+  void rowWithOtherColumnsIsASchemaChange() {
+    Schema wider = SchemaBuilder.struct().name("v").optional().field("id", Schema.INT64_SCHEMA).field("x", Schema.OPTIONAL_INT32_SCHEMA).build();
+    Schema env =
+        SchemaBuilder.struct().name("e").field("before", wider).field("after", wider).field("source", SOURCE).field("op", Schema.STRING_SCHEMA).build();
+    Struct value =
+        new Struct(env)
+            .put("after", new Struct(wider).put("id", 1L).put("x", 2))
+            .put("source", new Struct(SOURCE).put("db", "shop").put("table", "orders_1"))
+            .put("op", "c");
+    SourceRecord r = new SourceRecord(Map.of(), Map.of(), "t", null, null, null, env, value);
+    assertThatThrownBy(() -> run(ShardTaggingDeserializer.forHost(PLAN, "a", LAYOUT), r))
+        .isInstanceOf(ShardRouterException.class)
+        .hasMessageStartingWith(
+            "Cannot apply a schema change on shard 1 ('shop.orders_1' on host 'a'): its change records have columns [id, x] but the table layout has [id, amount, flags, created, ts].");
+  }
+
+  @Test
+  void tableListsEscapeRegexMetacharacters() {
+    ShardPlan plan =
+        new ShardPlan(Map.of("a", List.of(new ShardTable("a", "app.v2", "orders$1", 1), new ShardTable("a", "app.v2", "orders_2", 2))), SCHEMA);
+    assertThat(ShardTaggingDeserializer.tableListOf(plan, "a")).containsExactly("app\\.v2.orders\\$1", "app\\.v2.orders_2");
+    assertThat(ShardTaggingDeserializer.databaseListOf(plan, "a")).containsExactly("app\\.v2");
+    assertThat(ShardTaggingDeserializer.forHost(PLAN, "a", LAYOUT).getProducedType().toString()).contains("shard_number");
+  }
+}
