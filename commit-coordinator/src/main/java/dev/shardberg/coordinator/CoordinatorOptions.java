@@ -1,0 +1,24 @@
+package dev.shardberg.coordinator;
+
+import java.io.Serializable;
+import java.time.Duration;
+
+/**
+ * The coordinator's settings, validated by {@link ShardbergSink}.
+ *
+ * @param tableName catalog-qualified table name, for logs and the commit lock
+ * @param pipelineId stable id written into every snapshot summary
+ * @param maxContinuousEmptyCommits an empty heartbeat commit is written after this many empty
+ *     checkpoints in a row
+ * @param lockTimeout how long to wait for the commit lock before leaving a checkpoint pending
+ * @param commitAttempts attempts per checkpoint when Iceberg's own retries give up on a stale base
+ * @param retryBackoff pause between those attempts (doubled each time)
+ */
+record CoordinatorOptions(
+    String tableName,
+    String pipelineId,
+    int maxContinuousEmptyCommits,
+    Duration lockTimeout,
+    int commitAttempts,
+    Duration retryBackoff)
+    implements Serializable {}

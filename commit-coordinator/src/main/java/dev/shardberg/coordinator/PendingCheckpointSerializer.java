@@ -1,0 +1,94 @@
+package dev.shardberg.coordinator;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import org.apache.flink.core.io.SimpleVersionedSerializer;
+import org.apache.flink.core.memory.DataInputDeserializer;
+import org.apache.flink.core.memory.DataOutputSerializer;
+
+/**
+ * State format of {@link PendingCheckpoint}. Version 1 layout, in order: checkpoint id (long), Flink
+ * checkpoint id (long), data manifests (int count, then int length + bytes each), delete manifests
+ * (same), referenced data files (int count, then UTF each), shard counts (int count, then int shard,
+ * long added, long deleted each).
+ */
+final class PendingCheckpointSerializer implements SimpleVersionedSerializer<PendingCheckpoint> {
+  static final int VERSION = 1;
+  static final PendingCheckpointSerializer INSTANCE = new PendingCheckpointSerializer();
+
+  @Override
+  public int getVersion() {
+    return VERSION;
+  }
+
+  @Override
+  public byte[] serialize(PendingCheckpoint pending) throws IOException {
+    DataOutputSerializer out = new DataOutputSerializer(256);
+    out.writeLong(pending.checkpointId());
+    out.writeLong(pending.flinkCheckpointId());
+    writeBlobs(out, pending.dataManifests());
+    writeBlobs(out, pending.deleteManifests());
+    out.writeInt(pending.referencedDataFiles().size());
+    for (String path : pending.referencedDataFiles()) {
+      out.writeUTF(path);
+    }
+    out.writeInt(pending.shardCounts().size());
+    for (var entry : pending.shardCounts().entrySet()) {
+      out.writeInt(entry.getKey());
+      out.writeLong(entry.getValue().addedRecords());
+      out.writeLong(entry.getValue().deletedRecords());
+    }
+    return out.getCopyOfBuffer();
+  }
+
+  @Override
+  public PendingCheckpoint deserialize(int version, byte[] serialized) throws IOException {
+    if (version != VERSION) {
+      throw new IOException(
+          String.format(
+              "Cannot restore a pending Shardberg checkpoint: state version %d is not supported by"
+                  + " this release (it reads version %d). Restore with the release that wrote the"
+                  + " checkpoint, or start the pipeline without state.",
+              version, VERSION));
+    }
+    DataInputDeserializer in = new DataInputDeserializer(serialized);
+    long checkpointId = in.readLong();
+    long flinkCheckpointId = in.readLong();
+    List<byte[]> dataManifests = readBlobs(in);
+    List<byte[]> deleteManifests = readBlobs(in);
+    int referencedCount = in.readInt();
+    List<String> referenced = new ArrayList<>(referencedCount);
+    for (int i = 0; i < referencedCount; i++) {
+      referenced.add(in.readUTF());
+    }
+    int shardCount = in.readInt();
+    SortedMap<Integer, ShardCounts> counts = new TreeMap<>();
+    for (int i = 0; i < shardCount; i++) {
+      counts.put(in.readInt(), new ShardCounts(in.readLong(), in.readLong()));
+    }
+    return new PendingCheckpoint(
+        checkpointId, flinkCheckpointId, dataManifests, deleteManifests, referenced, counts);
+  }
+
+  private static void writeBlobs(DataOutputSerializer out, List<byte[]> blobs) throws IOException {
+    out.writeInt(blobs.size());
+    for (byte[] blob : blobs) {
+      out.writeInt(blob.length);
+      out.write(blob);
+    }
+  }
+
+  private static List<byte[]> readBlobs(DataInputDeserializer in) throws IOException {
+    int count = in.readInt();
+    List<byte[]> blobs = new ArrayList<>(count);
+    for (int i = 0; i < count; i++) {
+      byte[] blob = new byte[in.readInt()];
+      in.readFully(blob);
+      blobs.add(blob);
+    }
+    return blobs;
+  }
+}

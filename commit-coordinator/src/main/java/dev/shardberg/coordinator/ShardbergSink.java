@@ -1,0 +1,235 @@
+package dev.shardberg.coordinator;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.DataStreamSink;
+import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
+import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.types.logical.RowType;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.flink.TableLoader;
+import org.apache.flink.util.Preconditions;
+
+/**
+ * The module's one entry point: wires a changelog of {@link RowData} (with {@link
+ * org.apache.flink.types.RowKind}) into one Iceberg table, one commit per checkpoint, exactly once.
+ *
+ * <pre>{@code
+ * ShardbergSink.forRowData(changes)
+ *     .tableLoader(loader).tableName("hadoop.shop.orders")
+ *     .rowType(rowType)                 // first field: shard_number INT NOT NULL
+ *     .pipelineId("orders-to-iceberg")  // stable across restores
+ *     .append();
+ * }</pre>
+ *
+ * <p>The sink needs no knowledge of MySQL: the shard is the first field of the row type.
+ */
+public final class ShardbergSink {
+  /** Like Iceberg's {@code flink.max-continuous-empty-commits}. */
+  public static final int DEFAULT_MAX_CONTINUOUS_EMPTY_COMMITS = 10;
+
+  public static final Duration DEFAULT_LOCK_TIMEOUT = Duration.ofMinutes(1);
+  public static final int DEFAULT_COMMIT_ATTEMPTS = 3;
+  public static final Duration DEFAULT_RETRY_BACKOFF = Duration.ofSeconds(1);
+
+  private ShardbergSink() {}
+
+  public static Builder forRowData(DataStream<RowData> input) {
+    return new Builder(input);
+  }
+
+  public static final class Builder {
+    private final DataStream<RowData> input;
+    private TableLoader tableLoader;
+    private String tableName;
+    private RowType rowType;
+    private List<String> equalityColumns;
+    private String pipelineId;
+    private Integer writeParallelism;
+    private int maxContinuousEmptyCommits = DEFAULT_MAX_CONTINUOUS_EMPTY_COMMITS;
+    private CommitGuardFactory commitGuard = CommitGuardFactory.none();
+    private Duration lockTimeout = DEFAULT_LOCK_TIMEOUT;
+    private int commitAttempts = DEFAULT_COMMIT_ATTEMPTS;
+    private Duration retryBackoff = DEFAULT_RETRY_BACKOFF;
+    private String uidPrefix;
+
+    private Builder(DataStream<RowData> input) {
+      this.input = Objects.requireNonNull(input, "input");
+    }
+
+    public Builder tableLoader(TableLoader loader) {
+      this.tableLoader = loader;
+      return this;
+    }
+
+    /** Catalog-qualified table name, e.g. {@code hadoop.shop.orders}: for logs and the lock. */
+    public Builder tableName(String name) {
+      this.tableName = name;
+      return this;
+    }
+
+    /** Row type of the changes; its first field is the shard column, {@code INT NOT NULL}. */
+    public Builder rowType(RowType type) {
+      this.rowType = type;
+      return this;
+    }
+
+    /**
+     * Equality (upsert key) columns: the shard column plus the primary key. Defaults to the table's
+     * identifier fields.
+     */
+    public Builder equalityColumns(List<String> columns) {
+      this.equalityColumns = List.copyOf(columns);
+      return this;
+    }
+
+    /** Stable id of this pipeline, written into every commit; must not change across restores. */
+    public Builder pipelineId(String id) {
+      this.pipelineId = id;
+      return this;
+    }
+
+    /** Writer parallelism; defaults to the input's parallelism. */
+    public Builder writeParallelism(int parallelism) {
+      this.writeParallelism = parallelism;
+      return this;
+    }
+
+    /** Write an empty heartbeat commit after this many empty checkpoints in a row (default 10). */
+    public Builder maxContinuousEmptyCommits(int count) {
+      this.maxContinuousEmptyCommits = count;
+      return this;
+    }
+
+    /** Lock and fencing around each commit; default {@link CommitGuardFactory#none()}. */
+    public Builder commitGuard(CommitGuardFactory factory) {
+      this.commitGuard = factory;
+      return this;
+    }
+
+    /** How long a commit waits for the table's lock before staying pending (default 1 min). */
+    public Builder lockTimeout(Duration timeout) {
+      this.lockTimeout = timeout;
+      return this;
+    }
+
+    /** Attempts per checkpoint after Iceberg's own retries fail, and the first pause between. */
+    public Builder commitRetries(int attempts, Duration backoff) {
+      this.commitAttempts = attempts;
+      this.retryBackoff = backoff;
+      return this;
+    }
+
+    /** Prefix of the operator uids (default {@code shardberg-<pipelineId>}); never change it. */
+    public Builder uidPrefix(String prefix) {
+      this.uidPrefix = prefix;
+      return this;
+    }
+
+    /** Distribute by partition → writers (parallelism P) → one coordinator → discard. */
+    public DataStreamSink<?> append() {
+      Table table = validateAndLoadTable();
+      String prefix = uidPrefix != null ? uidPrefix : "shardberg-" + pipelineId;
+      int parallelism = writeParallelism != null ? writeParallelism : input.getParallelism();
+      CoordinatorOptions options =
+          new CoordinatorOptions(
+              tableName,
+              pipelineId,
+              maxContinuousEmptyCommits,
+              lockTimeout,
+              commitAttempts,
+              retryBackoff);
+
+      SingleOutputStreamOperator<WriterResult> written =
+          input
+              .keyBy(new PartitionKeySelector(table.schema(), table.spec(), rowType), Types.STRING)
+              .transform(
+                  "Shardberg writer: " + tableName,
+                  WriterResultTypeInfo.INSTANCE,
+                  new ShardbergWriter(tableLoader, tableName, rowType, equalityColumns))
+              .uid(prefix + "-writer")
+              .setParallelism(parallelism);
+
+      SingleOutputStreamOperator<Void> committed =
+          written
+              .transform(
+                  "Shardberg coordinator: " + tableName,
+                  Types.VOID,
+                  new CommitCoordinator(tableLoader, rowType, options, commitGuard))
+              .uid(prefix + "-coordinator")
+              .setParallelism(1)
+              .setMaxParallelism(1);
+
+      return committed
+          .sinkTo(new DiscardingSink<>())
+          .name("Shardberg end: " + tableName)
+          .uid(prefix + "-end")
+          .setParallelism(1);
+    }
+
+    private Table validateAndLoadTable() {
+      Preconditions.checkArgument(tableLoader != null, "Cannot build the Shardberg sink: tableLoader is not set");
+      Preconditions.checkArgument(
+          tableName != null && !tableName.isBlank(),
+          "Cannot build the Shardberg sink: tableName is not set (catalog-qualified, e.g. hadoop.shop.orders)");
+      Preconditions.checkArgument(rowType != null, "Cannot build the Shardberg sink for %s: rowType is not set", tableName);
+      Preconditions.checkArgument(
+          pipelineId != null && !pipelineId.isBlank(),
+          "Cannot build the Shardberg sink for %s: pipelineId is not set; give every pipeline a stable id",
+          tableName);
+      Preconditions.checkArgument(
+          writeParallelism == null || writeParallelism > 0,
+          "Cannot build the Shardberg sink for %s: writeParallelism must be > 0, got %s",
+          tableName,
+          writeParallelism);
+      Preconditions.checkArgument(
+          maxContinuousEmptyCommits > 0,
+          "Cannot build the Shardberg sink for %s: maxContinuousEmptyCommits must be > 0, got %s",
+          tableName,
+          maxContinuousEmptyCommits);
+      Preconditions.checkArgument(
+          commitGuard != null, "Cannot build the Shardberg sink for %s: commitGuard is null", tableName);
+      Preconditions.checkArgument(
+          lockTimeout != null && !lockTimeout.isNegative(),
+          "Cannot build the Shardberg sink for %s: lockTimeout must be >= 0, got %s",
+          tableName,
+          lockTimeout);
+      Preconditions.checkArgument(
+          commitAttempts > 0 && retryBackoff != null && !retryBackoff.isNegative(),
+          "Cannot build the Shardberg sink for %s: commit attempts must be > 0 and backoff >= 0, got %s and %s",
+          tableName,
+          commitAttempts,
+          retryBackoff);
+      Preconditions.checkArgument(
+          !input.getExecutionEnvironment().getCheckpointConfig().isUnalignedCheckpointsEnabled(),
+          "Cannot build the Shardberg sink for %s: unaligned checkpoints are enabled; the coordinator"
+              + " needs every writer's files before its barrier. Disable"
+              + " execution.checkpointing.unaligned for this job.",
+          tableName);
+      TableLayout.shardColumn(rowType);
+
+      TableLoader loader = tableLoader.clone();
+      try (loader) {
+        loader.open();
+        Table table = loader.loadTable();
+        if (equalityColumns == null) {
+          equalityColumns = new ArrayList<>(table.schema().identifierFieldNames());
+          Preconditions.checkArgument(
+              !equalityColumns.isEmpty(),
+              "Cannot build the Shardberg sink for %s: equalityColumns are not set and the table has"
+                  + " no identifier fields; set them to the shard column plus the primary key",
+              tableName);
+        }
+        TableLayout.validate(table, tableName, rowType, equalityColumns);
+        return table;
+      } catch (java.io.IOException e) {
+        throw new java.io.UncheckedIOException("Cannot close the table loader of " + tableName, e);
+      }
+    }
+  }
+}

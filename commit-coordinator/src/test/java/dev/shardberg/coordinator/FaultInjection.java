@@ -1,0 +1,269 @@
+package dev.shardberg.coordinator;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.flink.runtime.state.FunctionInitializationContext;
+import org.apache.flink.runtime.state.FunctionSnapshotContext;
+import org.apache.flink.streaming.api.checkpoint.CheckpointedFunction;
+import org.apache.flink.streaming.api.functions.sink.SinkFunction;
+import org.apache.flink.table.data.RowData;
+import org.apache.iceberg.BaseTable;
+import org.apache.iceberg.HasTableOperations;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.TableMetadata;
+import org.apache.iceberg.TableOperations;
+import org.apache.iceberg.encryption.EncryptionManager;
+import org.apache.iceberg.exceptions.CommitFailedException;
+import org.apache.iceberg.exceptions.CommitStateUnknownException;
+import org.apache.iceberg.flink.TableLoader;
+import org.apache.iceberg.io.FileIO;
+import org.apache.iceberg.io.InputFile;
+import org.apache.iceberg.io.LocationProvider;
+import org.apache.iceberg.io.OutputFile;
+
+/**
+ * Failure injection for MiniCluster tests, through public seams only: the table loader the sink is
+ * given (its table's {@link TableOperations} and {@link FileIO}) and an extra sink in the job. The
+ * plan is static because MiniCluster tasks run in the test's JVM; each fault fires once, at the n-th
+ * occurrence of its point, counted across restarts.
+ */
+final class FaultInjection {
+  enum Point {
+    /** A writer creates a data or delete file. */
+    WRITER_FILE,
+    /** A checkpoint fails after the coordinator staged its manifests, before completion. */
+    BETWEEN_SNAPSHOT_AND_COMPLETION,
+    /** The coordinator's Iceberg commit fails before reaching the catalog. */
+    BEFORE_COMMIT,
+    /** The commit lands, but its answer is lost (CommitStateUnknownException). */
+    AFTER_COMMIT,
+    /** The catalog rejects the commit on a stale base (CommitFailedException); nothing landed. */
+    COMMIT_CONFLICT,
+    /** The commit lands, yet the catalog reports a conflict (CommitFailedException). */
+    LANDED_BUT_REPORTED_CONFLICT
+  }
+
+  record Fault(Point point, int occurrence) {}
+
+  private static final Map<Point, AtomicInteger> COUNTS = new EnumMap<>(Point.class);
+  private static final AtomicInteger STAGED_MANIFESTS = new AtomicInteger();
+  private static volatile List<Fault> plan = List.of();
+  private static final List<Fault> FIRED = Collections.synchronizedList(new ArrayList<>());
+
+  private FaultInjection() {}
+
+  static synchronized void arm(List<Fault> faults) {
+    plan = List.copyOf(faults);
+    FIRED.clear();
+    STAGED_MANIFESTS.set(0);
+    for (Point point : Point.values()) {
+      COUNTS.put(point, new AtomicInteger());
+    }
+  }
+
+  static List<Fault> fired() {
+    return List.copyOf(FIRED);
+  }
+
+  static void maybeFail(Point point, String where) {
+    int count = COUNTS.get(point).incrementAndGet();
+    for (Fault fault : plan) {
+      if (fault.point() == point && fault.occurrence() == count) {
+        FIRED.add(fault);
+        throw new InjectedFault("Injected " + fault + " at " + where);
+      }
+    }
+  }
+
+  static boolean shouldFail(Point point) {
+    int count = COUNTS.get(point).incrementAndGet();
+    for (Fault fault : plan) {
+      if (fault.point() == point && fault.occurrence() == count) {
+        FIRED.add(fault);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  static final class InjectedFault extends RuntimeException {
+    InjectedFault(String message) {
+      super(message);
+    }
+  }
+
+  /** Wraps a real loader; the tables it loads go through the faulty operations and file IO. */
+  static final class FaultyTableLoader implements TableLoader {
+    private static final long serialVersionUID = 1L;
+    private final TableLoader delegate;
+
+    FaultyTableLoader(TableLoader delegate) {
+      this.delegate = delegate;
+    }
+
+    @Override
+    public void open() {
+      delegate.open();
+    }
+
+    @Override
+    public boolean isOpen() {
+      return delegate.isOpen();
+    }
+
+    @Override
+    public Table loadTable() {
+      Table table = delegate.loadTable();
+      return new BaseTable(
+          new FaultyOperations(((HasTableOperations) table).operations()), table.name());
+    }
+
+    @Override
+    @SuppressWarnings("MethodDoesntCallSuperMethod")
+    public TableLoader clone() {
+      return new FaultyTableLoader(delegate.clone());
+    }
+
+    @Override
+    public void close() throws java.io.IOException {
+      delegate.close();
+    }
+  }
+
+  private static final class FaultyOperations implements TableOperations {
+    private final TableOperations delegate;
+    private final FileIO io;
+
+    FaultyOperations(TableOperations delegate) {
+      this.delegate = delegate;
+      this.io = new FaultyFileIO(delegate.io());
+    }
+
+    @Override
+    public TableMetadata current() {
+      return delegate.current();
+    }
+
+    @Override
+    public TableMetadata refresh() {
+      return delegate.refresh();
+    }
+
+    @Override
+    public void commit(TableMetadata base, TableMetadata metadata) {
+      if (shouldFail(Point.BEFORE_COMMIT)) {
+        throw new InjectedFault("Injected failure before the Iceberg commit");
+      }
+      if (shouldFail(Point.COMMIT_CONFLICT)) {
+        throw new CommitFailedException("Injected conflict: base metadata is stale");
+      }
+      delegate.commit(base, metadata);
+      if (shouldFail(Point.LANDED_BUT_REPORTED_CONFLICT)) {
+        throw new CommitFailedException("Injected conflict reported after the commit landed");
+      }
+      if (shouldFail(Point.AFTER_COMMIT)) {
+        throw new CommitStateUnknownException(
+            new InjectedFault("Injected loss of the commit's answer after it landed"));
+      }
+    }
+
+    @Override
+    public FileIO io() {
+      return io;
+    }
+
+    @Override
+    public EncryptionManager encryption() {
+      return delegate.encryption();
+    }
+
+    @Override
+    public String metadataFileLocation(String fileName) {
+      return delegate.metadataFileLocation(fileName);
+    }
+
+    @Override
+    public LocationProvider locationProvider() {
+      return delegate.locationProvider();
+    }
+
+    @Override
+    public long newSnapshotId() {
+      return delegate.newSnapshotId();
+    }
+  }
+
+  private static final class FaultyFileIO implements FileIO {
+    private final FileIO delegate;
+
+    FaultyFileIO(FileIO delegate) {
+      this.delegate = delegate;
+    }
+
+    @Override
+    public InputFile newInputFile(String path) {
+      return delegate.newInputFile(path);
+    }
+
+    @Override
+    public InputFile newInputFile(String path, long length) {
+      return delegate.newInputFile(path, length);
+    }
+
+    @Override
+    public OutputFile newOutputFile(String path) {
+      if (path.contains("/data/")) {
+        maybeFail(Point.WRITER_FILE, path);
+      } else if (path.contains("/metadata/shardberg-")) {
+        STAGED_MANIFESTS.incrementAndGet();
+      }
+      return delegate.newOutputFile(path);
+    }
+
+    @Override
+    public void deleteFile(String path) {
+      delegate.deleteFile(path);
+    }
+
+    @Override
+    public Map<String, String> properties() {
+      return delegate.properties();
+    }
+  }
+
+  /**
+   * A side sink on the source's stream. When its fault is due it fails its own snapshot of a
+   * checkpoint after the coordinator staged manifests (or after 2 s for a checkpoint without
+   * files), so the checkpoint never completes although the coordinator already snapshotted it.
+   */
+  static final class SnapshotFailingSink implements SinkFunction<RowData>, CheckpointedFunction {
+    private static final long serialVersionUID = 1L;
+
+    @Override
+    public void invoke(RowData value, Context context) {}
+
+    @Override
+    public void snapshotState(FunctionSnapshotContext context) throws Exception {
+      if (!shouldFail(Point.BETWEEN_SNAPSHOT_AND_COMPLETION)) {
+        return;
+      }
+      int staged = STAGED_MANIFESTS.get();
+      long deadline = System.nanoTime() + 2_000_000_000L;
+      Object monitor = new Object();
+      synchronized (monitor) {
+        while (STAGED_MANIFESTS.get() == staged && System.nanoTime() < deadline) {
+          monitor.wait(10);
+        }
+      }
+      throw new InjectedFault(
+          "Injected failure of checkpoint " + context.getCheckpointId() + " after the coordinator's snapshot");
+    }
+
+    @Override
+    public void initializeState(FunctionInitializationContext context) {}
+  }
+}

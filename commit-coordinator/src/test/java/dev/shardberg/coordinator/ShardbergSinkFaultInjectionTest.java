@@ -1,0 +1,167 @@
+package dev.shardberg.coordinator;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.shardberg.coordinator.FaultInjection.Fault;
+import dev.shardberg.coordinator.FaultInjection.Point;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.stream.LongStream;
+import java.util.stream.Stream;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.RestartStrategyOptions;
+import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.iceberg.Table;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Random failures (in a writer, between the coordinator's snapshot and the checkpoint's completion,
+ * before and after the Iceberg commit) under a restart strategy. Whatever fails, the table must end
+ * equal to the script, and no checkpoint id may be committed twice. Run more seeds with
+ * {@code -Dfault.seeds=N}.
+ */
+class ShardbergSinkFaultInjectionTest {
+  @RegisterExtension
+  static final MiniClusterExtension CLUSTER =
+      new MiniClusterExtension(
+          new MiniClusterResourceConfiguration.Builder()
+              .setNumberTaskManagers(1)
+              .setNumberSlotsPerTaskManager(2)
+              .build());
+
+  @TempDir Path warehouse;
+
+  static Stream<Long> seeds() {
+    long base = Long.getLong("fault.seed.base", 20261130L);
+    return LongStream.range(0, Integer.getInteger("fault.seeds", 4)).mapToObj(i -> base + i);
+  }
+
+  @ParameterizedTest(name = "seed {0}")
+  @MethodSource("seeds")
+  void tableEqualsTheScriptWhateverFails(long seed) throws Exception {
+    Random random = new Random(seed);
+    List<List<Change>> steps = randomChangelog(random, 6);
+    List<Fault> faults = randomFaults(random);
+    FaultInjection.arm(faults);
+    String context = "seed " + seed + ", faults " + faults;
+    System.out.println("Fault-injection run: " + context);
+
+    Table table = TestTables.create(warehouse, 3);
+    Configuration config = new Configuration();
+    config.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
+    config.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 20);
+    config.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofMillis(100));
+    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(config);
+    env.enableCheckpointing(100);
+    env.getCheckpointConfig().setTolerableCheckpointFailureNumber(0);
+    DataStream<RowData> changes =
+        env.addSource(
+                new ScriptedChangelogSource(steps),
+                "scripted changelog",
+                InternalTypeInfo.of(TestTables.ROW_TYPE))
+            .setParallelism(1);
+    changes.addSink(new FaultInjection.SnapshotFailingSink()).name("snapshot failer").setParallelism(1);
+    ShardbergSink.forRowData(changes)
+        .tableLoader(new FaultInjection.FaultyTableLoader(TestTables.loader(warehouse)))
+        .tableName(TestTables.TABLE_NAME)
+        .rowType(TestTables.ROW_TYPE)
+        .equalityColumns(TestTables.EQUALITY_COLUMNS)
+        .pipelineId("faults")
+        .writeParallelism(2)
+        .append();
+    env.execute("fault injection, seed " + seed);
+
+    context += ", fired " + FaultInjection.fired();
+    System.out.println("Fault-injection result: " + context);
+    assertThat(FaultInjection.fired()).as("no fault fired: %s", context).isNotEmpty();
+    assertThat(TestTables.read(table))
+        .as("table after %s", context)
+        .containsExactlyInAnyOrderElementsOf(Change.expectedRows(steps));
+    assertThat(TestTables.committedCheckpoints(table))
+        .as("committed checkpoint ids after %s", context)
+        .doesNotHaveDuplicates()
+        .isSorted();
+  }
+
+  /** Steps of valid changes on 4 shards x 8 ids: inserts, updates, deletes, moves between shards. */
+  private static List<List<Change>> randomChangelog(Random random, int stepCount) {
+    Map<Long, Integer> shardOf = new HashMap<>();
+    Map<Long, String> nameOf = new HashMap<>();
+    List<List<Change>> steps = new ArrayList<>();
+    int version = 0;
+    for (int s = 0; s < stepCount; s++) {
+      List<Change> step = new ArrayList<>();
+      int changes = 1 + random.nextInt(10);
+      for (int c = 0; c < changes; c++) {
+        long id = random.nextInt(8);
+        String name = "v" + (++version);
+        Integer shard = shardOf.get(id);
+        if (shard == null) {
+          int target = random.nextInt(4);
+          step.add(Change.insert(target, id, name));
+          shardOf.put(id, target);
+          nameOf.put(id, name);
+          continue;
+        }
+        switch (random.nextInt(3)) {
+          case 0 -> {
+            step.add(Change.updateBefore(shard, id, nameOf.get(id)));
+            step.add(Change.updateAfter(shard, id, name));
+            nameOf.put(id, name);
+          }
+          case 1 -> {
+            step.add(Change.delete(shard, id, nameOf.get(id)));
+            shardOf.remove(id);
+            nameOf.remove(id);
+          }
+          default -> {
+            int target = (shard + 1 + random.nextInt(3)) % 4;
+            step.add(Change.delete(shard, id, nameOf.get(id)));
+            step.add(Change.insert(target, id, name));
+            shardOf.put(id, target);
+            nameOf.put(id, name);
+          }
+        }
+      }
+      steps.add(step);
+    }
+    return steps;
+  }
+
+  /** Two or three faults at distinct points, early enough in the run to fire. */
+  private static List<Fault> randomFaults(Random random) {
+    List<Point> points =
+        new ArrayList<>(
+            List.of(
+                Point.WRITER_FILE,
+                Point.BETWEEN_SNAPSHOT_AND_COMPLETION,
+                Point.BEFORE_COMMIT,
+                Point.AFTER_COMMIT));
+    java.util.Collections.shuffle(points, random);
+    int count = 2 + random.nextInt(2);
+    List<Fault> faults = new ArrayList<>();
+    for (Point point : points.subList(0, count)) {
+      int occurrence =
+          switch (point) {
+            case WRITER_FILE -> 1 + random.nextInt(12);
+            case BETWEEN_SNAPSHOT_AND_COMPLETION -> 1 + random.nextInt(4);
+            default -> 1 + random.nextInt(4);
+          };
+      faults.add(new Fault(point, occurrence));
+    }
+    return faults;
+  }
+}

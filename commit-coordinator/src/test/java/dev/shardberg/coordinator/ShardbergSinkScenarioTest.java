@@ -1,0 +1,133 @@
+package dev.shardberg.coordinator;
+
+import static dev.shardberg.coordinator.Change.delete;
+import static dev.shardberg.coordinator.Change.insert;
+import static dev.shardberg.coordinator.Change.updateAfter;
+import static dev.shardberg.coordinator.Change.updateBefore;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.RestartStrategyOptions;
+import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.iceberg.Table;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Scripted changelogs through the whole sink on a MiniCluster; the table read back with Iceberg's
+ * generic reader must equal the script's final state exactly.
+ */
+class ShardbergSinkScenarioTest {
+  static final int WRITERS = 2;
+
+  @RegisterExtension
+  static final MiniClusterExtension CLUSTER =
+      new MiniClusterExtension(
+          new MiniClusterResourceConfiguration.Builder()
+              .setNumberTaskManagers(1)
+              .setNumberSlotsPerTaskManager(WRITERS)
+              .build());
+
+  @TempDir Path warehouse;
+
+  static Stream<Arguments> scenarios() {
+    return Stream.of(
+        Arguments.of(
+            "+I/-U/+U/-D on one key within one checkpoint",
+            List.of(
+                List.of(
+                    insert(1, 1, "a"),
+                    updateBefore(1, 1, "a"),
+                    updateAfter(1, 1, "b"),
+                    updateBefore(1, 1, "b"),
+                    updateAfter(1, 1, "c"),
+                    insert(1, 2, "x"),
+                    updateBefore(1, 2, "x"),
+                    updateAfter(1, 2, "y"),
+                    delete(1, 2, "y")))),
+        Arguments.of(
+            "+I/-U/+U/-D on the same keys across checkpoints",
+            List.of(
+                List.of(insert(1, 1, "a"), insert(1, 2, "b")),
+                List.of(updateBefore(1, 1, "a"), updateAfter(1, 1, "a2")),
+                List.of(delete(1, 2, "b")),
+                List.of(insert(1, 2, "b-again")),
+                List.of(updateBefore(1, 2, "b-again"), updateAfter(1, 2, "b3"), delete(1, 1, "a2")))),
+        Arguments.of(
+            "insert and delete of a key in one checkpoint",
+            List.of(
+                List.of(insert(2, 5, "gone"), delete(2, 5, "gone"), insert(2, 6, "kept")),
+                List.of(delete(2, 6, "kept"), insert(2, 6, "reborn")),
+                List.of(insert(2, 7, "t"), delete(2, 7, "t")))),
+        Arguments.of(
+            "key moved between shards",
+            List.of(
+                List.of(insert(1, 7, "on-1")),
+                List.of(delete(1, 7, "on-1"), insert(2, 7, "on-2")),
+                List.of(delete(2, 7, "on-2"), insert(1, 7, "back-on-1"), insert(3, 7, "also-3")))),
+        Arguments.of("many shards x buckets", manyShardsTimesBuckets()));
+  }
+
+  /** 16 shards x 20 keys in 5 buckets (80 partitions): inserts, then updates and deletes, then re-inserts. */
+  private static List<List<Change>> manyShardsTimesBuckets() {
+    List<Change> inserts = new ArrayList<>();
+    List<Change> changes = new ArrayList<>();
+    List<Change> reinserts = new ArrayList<>();
+    for (int shard = 0; shard < 16; shard++) {
+      for (long id = 0; id < 20; id++) {
+        inserts.add(insert(shard, id, "v1"));
+        if (id % 3 == 0) {
+          changes.add(updateBefore(shard, id, "v1"));
+          changes.add(updateAfter(shard, id, "v2"));
+        }
+        if (id % 5 == 0) {
+          changes.add(delete(shard, id, id % 3 == 0 ? "v2" : "v1"));
+          if (id % 10 == 0) {
+            reinserts.add(insert(shard, id, "v3"));
+          }
+        }
+      }
+    }
+    return List.of(inserts, changes, reinserts);
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("scenarios")
+  void tableEqualsTheScriptsFinalState(String name, List<List<Change>> steps) throws Exception {
+    Table table = TestTables.create(warehouse, 5);
+
+    Configuration config = new Configuration();
+    config.set(RestartStrategyOptions.RESTART_STRATEGY, "none");
+    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(config);
+    env.enableCheckpointing(100);
+    DataStream<RowData> changes =
+        env.addSource(new ScriptedChangelogSource(steps), "scripted changelog", InternalTypeInfo.of(TestTables.ROW_TYPE))
+            .setParallelism(1);
+    ShardbergSink.forRowData(changes)
+        .tableLoader(TestTables.loader(warehouse))
+        .tableName(TestTables.TABLE_NAME)
+        .rowType(TestTables.ROW_TYPE)
+        .equalityColumns(TestTables.EQUALITY_COLUMNS)
+        .pipelineId("scenario")
+        .writeParallelism(WRITERS)
+        .append();
+    env.execute(name);
+
+    assertThat(TestTables.read(table)).containsExactlyInAnyOrderElementsOf(Change.expectedRows(steps));
+    List<Long> committed = TestTables.committedCheckpoints(table);
+    assertThat(committed).doesNotHaveDuplicates().isSorted();
+    assertThat(committed.size()).isBetween(1, steps.size());
+  }
+}

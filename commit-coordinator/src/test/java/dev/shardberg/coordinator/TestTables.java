@@ -1,0 +1,141 @@
+package dev.shardberg.coordinator;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.flink.table.data.GenericRowData;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.data.StringData;
+import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.types.RowKind;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.data.IcebergGenerics;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.flink.CatalogLoader;
+import org.apache.iceberg.flink.FlinkSchemaUtil;
+import org.apache.iceberg.flink.TableLoader;
+import org.apache.iceberg.hadoop.HadoopCatalog;
+import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.types.Types;
+import org.apache.iceberg.util.SnapshotUtil;
+
+/** A Hadoop-catalog table laid out like Shardberg's: shard_number + id as identifier. */
+final class TestTables {
+  static final TableIdentifier IDENTIFIER = TableIdentifier.of("shop", "orders");
+  static final String TABLE_NAME = "hadoop.shop.orders";
+
+  static final Schema SCHEMA =
+      new Schema(
+          List.of(
+              Types.NestedField.required(1, "shard_number", Types.IntegerType.get()),
+              Types.NestedField.required(2, "id", Types.LongType.get()),
+              Types.NestedField.optional(3, "name", Types.StringType.get())),
+          Set.of(1, 2));
+
+  static final RowType ROW_TYPE = FlinkSchemaUtil.convert(SCHEMA);
+  static final List<String> EQUALITY_COLUMNS = List.of("shard_number", "id");
+
+  private TestTables() {}
+
+  static Table create(Path warehouse, int buckets) {
+    PartitionSpec spec =
+        PartitionSpec.builderFor(SCHEMA).identity("shard_number").bucket("id", buckets).build();
+    try (HadoopCatalog catalog = catalog(warehouse)) {
+      return catalog.createTable(
+          IDENTIFIER,
+          SCHEMA,
+          spec,
+          Map.of(
+              TableProperties.FORMAT_VERSION, "2",
+              TableProperties.UPSERT_ENABLED, "true",
+              TableProperties.DEFAULT_FILE_FORMAT, "parquet"));
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  static Table load(Path warehouse) {
+    try (HadoopCatalog catalog = catalog(warehouse)) {
+      return catalog.loadTable(IDENTIFIER);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  static TableLoader loader(Path warehouse) {
+    return TableLoader.fromCatalog(
+        CatalogLoader.hadoop("hadoop", new Configuration(), Map.of("warehouse", warehouse.toString())),
+        IDENTIFIER);
+  }
+
+  private static HadoopCatalog catalog(Path warehouse) {
+    HadoopCatalog catalog = new HadoopCatalog();
+    catalog.setConf(new Configuration());
+    catalog.initialize("hadoop", Map.of("warehouse", warehouse.toString()));
+    return catalog;
+  }
+
+  static RowData row(RowKind kind, int shard, long id, String name) {
+    GenericRowData row = new GenericRowData(kind, 3);
+    row.setField(0, shard);
+    row.setField(1, id);
+    row.setField(2, name == null ? null : StringData.fromString(name));
+    return row;
+  }
+
+  /** One row of the table, as read back. */
+  record Row(int shard, long id, String name) {}
+
+  static Set<Row> read(Table table) {
+    table.refresh();
+    Set<Row> rows = new HashSet<>();
+    try (CloseableIterable<Record> records = IcebergGenerics.read(table).build()) {
+      for (Record record : records) {
+        Row row =
+            new Row(
+                (Integer) record.getField("shard_number"),
+                (Long) record.getField("id"),
+                (String) record.getField("name"));
+        if (!rows.add(row)) {
+          throw new AssertionError("Duplicate row in table: " + row);
+        }
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return rows;
+  }
+
+  /** Summaries of the current ancestry, oldest first. */
+  static List<Map<String, String>> summaries(Table table) {
+    table.refresh();
+    List<Map<String, String>> summaries = new ArrayList<>();
+    if (table.currentSnapshot() == null) {
+      return summaries;
+    }
+    for (Snapshot snapshot :
+        SnapshotUtil.ancestorsOf(table.currentSnapshot().snapshotId(), table::snapshot)) {
+      summaries.add(0, snapshot.summary());
+    }
+    return summaries;
+  }
+
+  /** {@code shardberg.checkpoint-id} of each snapshot in the ancestry, oldest first. */
+  static List<Long> committedCheckpoints(Table table) {
+    return summaries(table).stream()
+        .map(s -> s.get(SnapshotSummaryKeys.CHECKPOINT_ID))
+        .map(Long::valueOf)
+        .toList();
+  }
+}

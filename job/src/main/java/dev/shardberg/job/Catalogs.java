@@ -1,0 +1,84 @@
+package dev.shardberg.job;
+
+import dev.shardberg.job.config.ShardbergConfig.CatalogConfig;
+import dev.shardberg.job.config.ShardbergConfig.TargetConfig;
+import java.io.Closeable;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.iceberg.CatalogProperties;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.exceptions.NoSuchTableException;
+import org.apache.iceberg.flink.CatalogLoader;
+import org.apache.iceberg.flink.TableLoader;
+
+/** Iceberg catalogs from {@code target.catalog.*}, through Iceberg's own catalog loaders. */
+public final class Catalogs {
+  private static final String[] HADOOP_SITE_FILES = {"core-site.xml", "hdfs-site.xml", "hive-site.xml"};
+
+  private Catalogs() {}
+
+  /** A serializable loader: it travels with the job graph to the coordinator. */
+  public static CatalogLoader loader(CatalogConfig catalog) {
+    Configuration hadoopConf = new Configuration();
+    if (catalog.hadoopConfDir() != null) {
+      for (String site : HADOOP_SITE_FILES) {
+        Path file = Path.of(catalog.hadoopConfDir(), site);
+        if (Files.isRegularFile(file)) {
+          hadoopConf.addResource(new org.apache.hadoop.fs.Path(file.toUri()));
+        }
+      }
+    }
+    Map<String, String> properties = new HashMap<>(catalog.properties());
+    if (catalog.warehouse() != null) {
+      properties.put(CatalogProperties.WAREHOUSE_LOCATION, catalog.warehouse());
+    }
+    if (catalog.uri() != null) {
+      properties.put(CatalogProperties.URI, catalog.uri());
+    }
+    return switch (catalog.type()) {
+      case HADOOP -> CatalogLoader.hadoop(catalog.name(), hadoopConf, properties);
+      case HIVE -> CatalogLoader.hive(catalog.name(), hadoopConf, properties);
+      case REST -> CatalogLoader.rest(catalog.name(), hadoopConf, properties);
+    };
+  }
+
+  public static TableIdentifier identifier(TargetConfig target) {
+    return TableIdentifier.of(target.namespace(), target.table());
+  }
+
+  public static TableLoader tableLoader(TargetConfig target) {
+    return TableLoader.fromCatalog(loader(target.catalog()), identifier(target));
+  }
+
+  /**
+   * Loads the target table, failing with the config keys to check when it does not exist. The
+   * catalog stays open: the table's operations use its clients (short-lived CLI processes).
+   */
+  public static Table loadTable(TargetConfig target) {
+    Catalog catalog = loader(target.catalog()).loadCatalog();
+    try {
+      return catalog.loadTable(identifier(target));
+    } catch (NoSuchTableException e) {
+      close(catalog);
+      throw new IllegalStateException(String.format(
+          "Cannot find table %s in the %s catalog '%s': has the pipeline run yet? Check target.namespace, target.table"
+              + " and target.catalog.*", identifier(target), target.catalog().type(), target.catalog().name()), e);
+    }
+  }
+
+  static void close(Catalog catalog) {
+    if (catalog instanceof Closeable closeable) {
+      try {
+        closeable.close();
+      } catch (IOException e) {
+        // nothing was written through this catalog instance; a failed close loses nothing
+      }
+    }
+  }
+}

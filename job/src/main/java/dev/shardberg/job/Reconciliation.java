@@ -1,0 +1,48 @@
+package dev.shardberg.job;
+
+import dev.shardberg.job.config.ShardbergConfig;
+import dev.shardberg.job.verify.ShardSource;
+import dev.shardberg.job.verify.TableVerifier;
+import dev.shardberg.job.verify.VerifyReport;
+import dev.shardberg.router.LogicalTableSpec;
+import dev.shardberg.router.MySqlHost;
+import dev.shardberg.router.ShardDiscovery;
+import dev.shardberg.router.ShardPlan;
+import dev.shardberg.router.TableLayout;
+import java.sql.DriverManager;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+import org.apache.iceberg.Table;
+
+/** {@code verify} from a config: discovers the shards and reconciles the table against them. */
+public final class Reconciliation {
+  private Reconciliation() {}
+
+  public static VerifyReport verify(ShardbergConfig config, int maxDifferences) {
+    LogicalTableSpec spec = ShardbergPipeline.logicalTable(config);
+    ShardPlan plan = ShardDiscovery.discover(spec);
+    Table table = Catalogs.loadTable(config.target());
+    return new TableVerifier(table, TableLayout.SHARD_COLUMN, maxDifferences).verify(shardSources(spec, plan));
+  }
+
+  /** The plan's shard tables as the verifier reads them, over JDBC with each host's credentials. */
+  public static List<ShardSource> shardSources(LogicalTableSpec spec, ShardPlan plan) {
+    Map<String, MySqlHost> hosts = spec.hosts().stream().collect(Collectors.toMap(MySqlHost::name, Function.identity()));
+    return plan.allTables().stream()
+        .map(t -> {
+          MySqlHost host = hosts.get(t.hostName());
+          return new ShardSource(t.shard(), t.hostName() + ":" + t.qualifiedName(), t.database(), t.table(), () -> {
+            Properties props = new Properties();
+            props.putAll(host.jdbcProperties());
+            props.setProperty("user", host.user());
+            props.setProperty("password", host.password().reveal());
+            return DriverManager.getConnection(host.jdbcUrl(), props);
+          });
+        })
+        .sorted(java.util.Comparator.comparingInt(ShardSource::shard))
+        .toList();
+  }
+}

@@ -1,0 +1,64 @@
+package dev.shardberg.job;
+
+import dev.shardberg.job.config.ShardbergConfig;
+import dev.shardberg.job.config.ShardbergConfig.SourceConfig;
+import dev.shardberg.router.ShardDiscovery;
+import dev.shardberg.router.ShardPlan;
+import dev.shardberg.router.TableCreator;
+import dev.shardberg.router.TableLayout;
+import java.util.Map;
+import java.util.TreeMap;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+
+/**
+ * What {@code validate} prints: the discovered shards, the derived layout and whether the table
+ * exists (and matches) or would be created. Discovery and the check read; nothing is written.
+ */
+public record TablePlan(ShardbergConfig config, ShardPlan plan, TableLayout layout, boolean tableExists) {
+
+  public static TablePlan of(ShardbergConfig config) {
+    ShardPlan plan = ShardDiscovery.discover(ShardbergPipeline.logicalTable(config));
+    TableLayout layout = TableLayout.derive(
+        plan.schema(), config.target().buckets(), config.target().keyColumn(), config.target().tableProperties());
+    TableIdentifier id = Catalogs.identifier(config.target());
+    Catalog catalog = Catalogs.loader(config.target().catalog()).loadCatalog();
+    try {
+      boolean exists = catalog.tableExists(id);
+      if (exists) {
+        TableCreator.validate(catalog.loadTable(id), id, layout); // throws a precise diff; alters nothing
+      }
+      return new TablePlan(config, plan, layout, exists);
+    } finally {
+      Catalogs.close(catalog);
+    }
+  }
+
+  public String render() {
+    String nl = System.lineSeparator();
+    StringBuilder sb = new StringBuilder();
+    sb.append("Pipeline '").append(config.pipeline().id()).append("' → ").append(config.target().qualifiedName())
+        .append(" (").append(config.target().catalog().type()).append(" catalog)").append(nl);
+    sb.append(nl).append("Sources:").append(nl);
+    for (SourceConfig s : config.sources()) {
+      sb.append(String.format("  %-12s %s@%s:%d  server ids %s  %d shard tables%n", s.name(), s.user(), s.host(), s.port(),
+          s.serverIds(), plan.tablesOf(s.name()).size()));
+    }
+    sb.append(nl).append("Shards (").append(plan.shardCount()).append("):").append(nl).append(plan.describe()).append(nl);
+    sb.append(nl).append("Iceberg table:").append(nl);
+    sb.append("  schema: ").append(layout.icebergSchema().asStruct().fields().size()).append(" columns").append(nl);
+    layout.icebergSchema().columns().forEach(f -> sb.append("    ").append(f).append(nl));
+    sb.append("  identifier fields: ").append(layout.icebergSchema().identifierFieldNames()).append(nl);
+    sb.append("  partition spec: ").append(layout.spec().fields()).append(nl);
+    sb.append("  equality columns: ").append(layout.equalityColumns()).append(nl);
+    Map<String, String> props = new TreeMap<>(layout.properties());
+    sb.append("  properties: ").append(props).append(nl);
+    sb.append("  state: ").append(tableExists
+        ? "exists and matches the derived layout"
+        : "does not exist yet; `run` creates it (and its namespace)").append(nl);
+    sb.append(nl).append(String.format("Pipeline: checkpoint every %s, %d reader(s) per host, %d writer(s), startup %s, %s%n",
+        config.pipeline().checkpointInterval(), config.pipeline().parallelism(), config.pipeline().writerParallelism(),
+        config.cdc().startupMode(), config.coordinator().haEnabled() ? "HA via ZooKeeper " + config.coordinator().zookeeper().connect() : "no ZooKeeper lock"));
+    return sb.toString();
+  }
+}

@@ -1,0 +1,185 @@
+package dev.shardberg.job.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.shardberg.job.config.ShardbergConfig.CatalogType;
+import dev.shardberg.job.config.ShardbergConfig.PasswordRef;
+import dev.shardberg.job.config.ShardbergConfig.ServerIdRange;
+import dev.shardberg.job.config.ShardbergConfig.StartupMode;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class ConfigLoaderTest {
+  private static final Map<String, String> ENV = Map.of("PW_A", "s3cr3t-a");
+
+  @TempDir Path tmp;
+
+  private String minimal() {
+    return """
+        pipeline:
+          id: orders
+        sources:
+          - name: a
+            host: db-a
+            user: cdc
+            password-env: PW_A
+            server-id-range: 5400-5403
+        tables:
+          database-pattern: shop
+          table-pattern: 'orders_(?<shard>\\d+)'
+        target:
+          catalog:
+            type: hadoop
+            warehouse: file:///tmp/wh
+          namespace: shop
+          table: orders
+        """;
+  }
+
+  private ShardbergConfig parse(String yaml) {
+    return ConfigLoader.parse(yaml, "test.yaml", ENV::get);
+  }
+
+  private String messageOf(String yaml) {
+    try {
+      parse(yaml);
+    } catch (ConfigException e) {
+      return e.getMessage();
+    }
+    throw new AssertionError("expected a ConfigException");
+  }
+
+  @Test
+  void minimalConfigGetsEveryDefault() {
+    ShardbergConfig config = parse(minimal());
+    assertThat(config.pipeline().id()).isEqualTo("orders");
+    assertThat(config.pipeline().checkpointInterval()).isEqualTo(Duration.ofSeconds(60));
+    assertThat(config.pipeline().parallelism()).isEqualTo(1);
+    assertThat(config.pipeline().writerParallelism()).isEqualTo(1);
+    assertThat(config.pipeline().heartbeatEveryEmptyCheckpoints()).isEqualTo(10);
+    assertThat(config.sources()).hasSize(1);
+    assertThat(config.sources().get(0).port()).isEqualTo(3306);
+    assertThat(config.sources().get(0).serverIds()).isEqualTo(new ServerIdRange(5400, 5403));
+    assertThat(config.sources().get(0).password()).isEqualTo(PasswordRef.ofEnv("PW_A"));
+    assertThat(config.cdc().startupMode()).isEqualTo(StartupMode.INITIAL);
+    assertThat(config.cdc().pollInterval()).isEqualTo(Duration.ofMillis(50));
+    assertThat(config.cdc().snapshotChunkSize()).isEqualTo(8096);
+    assertThat(config.target().catalog().type()).isEqualTo(CatalogType.HADOOP);
+    assertThat(config.target().buckets()).isEqualTo(5);
+    assertThat(config.target().qualifiedName()).isEqualTo("shardberg.shop.orders");
+    assertThat(config.coordinator().haEnabled()).isFalse();
+    assertThat(config.coordinator().lockTimeout()).isEqualTo(Duration.ofSeconds(60));
+  }
+
+  @Test
+  void exampleConfigParses() throws Exception {
+    Path confDir = Files.createDirectories(tmp.resolve("hadoop-conf"));
+    Path passwordFile = Files.writeString(tmp.resolve("b.password"), "pw-b\n");
+    String yaml = Files.readString(Path.of("..", "docs", "example-config.yaml"))
+        .replace("/etc/hadoop/conf", confDir.toString())
+        .replace("/etc/shardberg/mysql-b.password", passwordFile.toString());
+    ShardbergConfig config =
+        ConfigLoader.parse(yaml, "example-config.yaml", Map.of("SHARDBERG_MYSQL_A_PASSWORD", "x")::get);
+    assertThat(config.sources()).extracting(ShardbergConfig.SourceConfig::name).containsExactly("mysql-a", "mysql-b");
+    assertThat(config.sources().get(0).jdbcProperties()).containsEntry("sslMode", "VERIFY_CA");
+    assertThat(config.sources().get(1).password()).isEqualTo(PasswordRef.ofFile(passwordFile.toString()));
+    assertThat(config.tables().databasePattern()).isEqualTo("shop_(?<shard>\\d+)");
+    assertThat(config.target().catalog().type()).isEqualTo(CatalogType.HIVE);
+    assertThat(config.target().catalog().properties()).containsEntry("hive.metastore.sasl.enabled", "true");
+    assertThat(config.target().tableProperties()).containsEntry("write.target-file-size-bytes", "268435456");
+    assertThat(config.coordinator().zookeeper().connect()).startsWith("zk1.internal:2181");
+    assertThat(config.coordinator().zookeeper().retryMaxRetries()).isEqualTo(10);
+    assertThat(config.cdc().debeziumProperties()).containsEntry("max.batch.size", "4096");
+  }
+
+  @Test
+  void unknownKeyNamesFullPathAndClosestKey() {
+    assertThat(messageOf(minimal().replace("    host: db-a", "    hots: db-a\n    host: db-a")))
+        .contains("Unknown key 'sources[0].hots'; did you mean 'sources[0].host'?");
+    assertThat(messageOf(minimal() + "  bucket: 7\n"))
+        .contains("Unknown key 'target.bucket'; did you mean 'target.buckets'?");
+    assertThat(messageOf(minimal().replace("  id: orders", "  id: orders\n  buckets: 3")))
+        .contains("Unknown key 'pipeline.buckets'; did you mean 'target.buckets'?");
+  }
+
+  @Test
+  void missingKeysAreNamed() {
+    String message = messageOf(minimal().replace("  id: orders\n", "  parallelism: 1\n").replace("  table: orders\n", ""));
+    assertThat(message).contains("Missing key 'pipeline.id'").contains("Missing key 'target.table'");
+  }
+
+  @Test
+  void overlappingServerIdRangesNameBothSources() {
+    String yaml = minimal().replace("tables:", """
+          - name: b
+            host: db-b
+            user: cdc
+            password-env: PW_A
+            server-id-range: 5402-5405
+        tables:""");
+    assertThat(messageOf(yaml))
+        .contains("Server-id ranges of sources 'a' (sources[0].server-id-range = 5400-5403) and 'b'"
+            + " (sources[1].server-id-range = 5402-5405) overlap: give every source its own range, e.g. 5406-5409 for 'b'.");
+  }
+
+  @Test
+  void serverIdRangeSmallerThanParallelism() {
+    String yaml = minimal().replace("  id: orders", "  id: orders\n  parallelism: 6");
+    assertThat(messageOf(yaml))
+        .contains("'sources[0].server-id-range' = 5400-5403 holds 4 server id(s) but pipeline.parallelism is 6"
+            + " (each source reader needs its own id): widen it to 5400-5405 or lower pipeline.parallelism.");
+  }
+
+  @Test
+  void badRegexNamesKeyAndFix() {
+    String yaml = minimal().replace("'orders_(?<shard>\\d+)'", "'orders_(?<shard>\\d+'");
+    assertThat(messageOf(yaml))
+        .contains("Cannot compile 'tables.table-pattern' = 'orders_(?<shard>\\d+' as a Java regex: Unclosed group");
+  }
+
+  @Test
+  void missingShardRule() {
+    String yaml = minimal().replace("'orders_(?<shard>\\d+)'", "'orders_\\d+'");
+    assertThat(messageOf(yaml)).contains("No shard-number rule: add a named group (?<shard>\\d+)");
+  }
+
+  @Test
+  void passwordProblemsNeverShowSecrets() {
+    assertThat(messageOf(minimal().replace("PW_A", "PW_MISSING")))
+        .contains("Cannot read the password of source 'a': environment variable 'PW_MISSING' (sources[0].password-env) is not set.");
+    assertThat(messageOf(minimal().replace("    password-env: PW_A\n", "")))
+        .contains("Missing password for source 'a': set 'sources[0].password-env'");
+    String both = messageOf(minimal().replace("password-env: PW_A", "password-env: PW_A\n    password-file: /x"));
+    assertThat(both).contains("Both 'sources[0].password-env' and 'sources[0].password-file' are set for source 'a'");
+    assertThat(parse(minimal()).toString()).doesNotContain("s3cr3t-a").contains("env:PW_A");
+  }
+
+  @Test
+  void typedValuesAreChecked() {
+    assertThat(messageOf(minimal().replace("  id: orders", "  id: orders\n  checkpoint-interval: soon")))
+        .contains("Cannot parse 'pipeline.checkpoint-interval' = 'soon' as a duration: write e.g. 500ms, 10s, 5min or 1h.");
+    assertThat(messageOf(minimal().replace("type: hadoop", "type: glue")))
+        .contains("Cannot use 'target.catalog.type' = 'glue': use hadoop, hive or rest.");
+    assertThat(messageOf(minimal().replace("type: hadoop", "type: hive")))
+        .contains("Missing key 'target.catalog.uri': a hive catalog needs its metastore URI (thrift://host:9083).");
+    assertThat(messageOf(minimal() + "source:\n  startup-mode: timestamp\n"))
+        .contains("Missing key 'source.startup-timestamp'");
+    ShardbergConfig ts = parse(minimal() + "source:\n  startup-mode: timestamp\n  startup-timestamp: 2026-01-31T12:00:00Z\n");
+    assertThat(ts.cdc().startupTimestamp()).isEqualTo(Instant.parse("2026-01-31T12:00:00Z"));
+    assertThat(messageOf(minimal() + "coordinator:\n  zookeeper:\n    root-path: /x\n"))
+        .contains("'coordinator.zookeeper.root-path' set but 'coordinator.zookeeper.connect' is not");
+  }
+
+  @Test
+  void secretLookingPropertiesAreMasked() {
+    ShardbergConfig config = parse(minimal().replace("    warehouse: file:///tmp/wh",
+        "    warehouse: file:///tmp/wh\n    properties:\n      rest.auth.token: abc123\n      clients: 2"));
+    assertThat(config.target().catalog().toString()).doesNotContain("abc123").contains("rest.auth.token=******").contains("clients=2");
+  }
+}
