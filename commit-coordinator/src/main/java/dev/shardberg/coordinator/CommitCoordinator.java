@@ -370,13 +370,15 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
           String.format(
               "Cannot commit checkpoint %d of pipeline %s to table %s: the table holds a commit of"
                   + " the same pipeline with newer epoch %d (snapshot %d), this coordinator has"
-                  + " epoch %d. Another instance of this pipeline took over; stop this job.",
+                  + " epoch %d. Another instance of this pipeline took over; stop this job. (If"
+                  + " ZooKeeper's data was reset instead, set the pipeline's epoch node above %d.)",
               checkpoint.checkpointId(),
               options.pipelineId(),
               options.tableName(),
               latest.get().epoch(),
               latest.get().snapshotId(),
-              epoch));
+              epoch,
+              latest.get().epoch()));
     }
     TableLayout.validateSchema(table.schema(), options.tableName(), rowType);
 
