@@ -247,19 +247,6 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
 
   private void commitUpTo(long checkpointId) throws Exception {
     NavigableMap<Long, PendingCheckpoint> ready = pending.headMap(checkpointId, true);
-    if (ready.isEmpty()) {
-      return;
-    }
-    if (!guard.canCommit()) {
-      LOG.warn(
-          "Cannot commit checkpoints {} of pipeline {} to table {} now: the commit guard is not"
-              + " connected. They stay pending and are retried at the next completed checkpoint;"
-              + " check the ZooKeeper connection if this repeats.",
-          ready.keySet(),
-          options.pipelineId(),
-          options.tableName());
-      return;
-    }
     for (PendingCheckpoint checkpoint : new ArrayList<>(ready.values())) {
       Outcome outcome = commitOrSkip(checkpoint);
       if (outcome == Outcome.LEFT_PENDING) {
@@ -282,16 +269,30 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
   }
 
   private Outcome commitOrSkip(PendingCheckpoint checkpoint) throws Exception {
-    boolean heartbeat = false;
-    if (checkpoint.isEmpty()) {
+    boolean heartbeat = checkpoint.isEmpty();
+    if (heartbeat && continuousEmptyCheckpoints + 1 < options.maxContinuousEmptyCommits()) {
       continuousEmptyCheckpoints++;
-      if (continuousEmptyCheckpoints < options.maxContinuousEmptyCommits()) {
-        return Outcome.COMMITTED; // nothing to write; no snapshot
-      }
-      heartbeat = true;
+      return Outcome.COMMITTED; // nothing to write, no heartbeat due: no snapshot
+    }
+    if (!guard.canCommit()) {
+      LOG.warn(
+          "Cannot commit checkpoints {} of pipeline {} to table {} now: the commit guard is not"
+              + " connected. They stay pending and are retried at the next completed checkpoint;"
+              + " check the ZooKeeper connection if this repeats.",
+          pending.tailMap(checkpoint.checkpointId(), true).keySet(),
+          options.pipelineId(),
+          options.tableName());
+      return Outcome.LEFT_PENDING;
+    }
+    if (heartbeat) {
+      continuousEmptyCheckpoints++; // counted in the heartbeat's log line
     }
     Outcome outcome = commitWithRetries(checkpoint, heartbeat);
-    if (outcome != Outcome.LEFT_PENDING) {
+    if (outcome == Outcome.LEFT_PENDING) {
+      if (heartbeat) {
+        continuousEmptyCheckpoints--;
+      }
+    } else {
       continuousEmptyCheckpoints = 0;
     }
     return outcome;
