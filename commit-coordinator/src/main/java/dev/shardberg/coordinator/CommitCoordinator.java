@@ -12,7 +12,6 @@ import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.typeutils.base.LongSerializer;
 import org.apache.flink.api.common.typeutils.base.array.BytePrimitiveArraySerializer;
 import org.apache.flink.core.io.SimpleVersionedSerialization;
-import org.apache.flink.runtime.execution.SuppressRestartsException;
 import org.apache.flink.runtime.state.StateInitializationContext;
 import org.apache.flink.runtime.state.StateSnapshotContext;
 import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
@@ -316,14 +315,14 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
             e.getMessage());
         return Outcome.LEFT_PENDING;
       } catch (CommitFencedException e) {
-        // A newer instance of this pipeline owns the table now. Restarting this one would only
-        // fence again (or, worse, take a newer epoch and fence the rightful owner): fail for good.
+        // Non-recoverable by its annotation: Flink fails the job instead of restarting a zombie
+        // that would take a newer epoch and fence the instance that rightly took over.
         LOG.error(
             "Stopping pipeline {} for good: {} Nothing was committed for checkpoint {}.",
             options.pipelineId(),
             e.getMessage(),
             checkpoint.checkpointId());
-        throw new SuppressRestartsException(e);
+        throw e;
       } catch (CommitFailedException e) {
         // Iceberg's own retries on a stale base gave up. The commit did not land; try again from a
         // fresh table (the already-committed check runs again first).
