@@ -11,7 +11,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.shardberg.coordinator.OperatorHarnesses.Coordinator;
 import dev.shardberg.coordinator.OperatorHarnesses.Writer;
 import dev.shardberg.coordinator.TestTables.Row;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.stream.Stream;
+import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.exceptions.CommitStateUnknownException;
+import org.apache.iceberg.flink.TableLoader;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -334,6 +339,93 @@ class CommitCoordinatorTest {
           .hasMessageContaining("Cannot write to table " + TestTables.TABLE_NAME)
           .hasMessageContaining("layout no longer matches")
           .hasMessageContaining("region");
+    }
+  }
+
+  @Test
+  void aConflictThatOutlastsIcebergsRetriesIsRetriedAndCommittedOnce() throws Exception {
+    table.updateProperties().set(TableProperties.COMMIT_NUM_RETRIES, "0").commit();
+    FaultInjection.arm(
+        List.of(
+            new FaultInjection.Fault(FaultInjection.Point.COMMIT_CONFLICT, 1),
+            new FaultInjection.Fault(FaultInjection.Point.COMMIT_CONFLICT, 2)));
+    TableLoader faulty = new FaultInjection.FaultyTableLoader(TestTables.loader(warehouse));
+    try (Writer writer = writer();
+        Coordinator coordinator =
+            new Coordinator(faulty, new JobID(), CommitGuardFactory.none(), 10, 3)) {
+      coordinator.harness.open();
+      coordinator.add(writer.checkpoint(1, row(INSERT, 1, 1, "a")));
+      coordinator.harness.snapshot(1, 1);
+      coordinator.harness.notifyOfCompletedCheckpoint(1);
+    }
+    assertThat(FaultInjection.fired()).hasSize(2);
+    assertThat(TestTables.committedCheckpoints(table)).containsExactly(1L);
+    assertThat(TestTables.read(table)).containsExactly(new Row(1, 1, "a"));
+  }
+
+  @Test
+  void aCommitThatLandedWhileTheCatalogReportedAConflictIsNotRepeatedByTheRetry()
+      throws Exception {
+    table.updateProperties().set(TableProperties.COMMIT_NUM_RETRIES, "0").commit();
+    FaultInjection.arm(
+        List.of(new FaultInjection.Fault(FaultInjection.Point.LANDED_BUT_REPORTED_CONFLICT, 1)));
+    TableLoader faulty = new FaultInjection.FaultyTableLoader(TestTables.loader(warehouse));
+    try (Writer writer = writer();
+        Coordinator coordinator =
+            new Coordinator(faulty, new JobID(), CommitGuardFactory.none(), 10, 3)) {
+      coordinator.harness.open();
+      coordinator.add(writer.checkpoint(1, row(INSERT, 1, 1, "a")));
+      coordinator.harness.snapshot(1, 1);
+      coordinator.harness.notifyOfCompletedCheckpoint(1);
+      assertThat(coordinator.pending()).isEmpty();
+    }
+    assertThat(FaultInjection.fired()).hasSize(1);
+    assertThat(TestTables.committedCheckpoints(table)).containsExactly(1L);
+  }
+
+  @Test
+  void commitStateUnknownFailsTheTaskAndKeepsTheCheckpointForTheRestore() throws Exception {
+    FaultInjection.arm(List.of(new FaultInjection.Fault(FaultInjection.Point.AFTER_COMMIT, 1)));
+    TableLoader faulty = new FaultInjection.FaultyTableLoader(TestTables.loader(warehouse));
+    OperatorSubtaskState state;
+    try (Writer writer = writer();
+        Coordinator coordinator =
+            new Coordinator(faulty, new JobID(), CommitGuardFactory.none(), 10, 3)) {
+      coordinator.harness.open();
+      coordinator.add(writer.checkpoint(1, row(INSERT, 1, 1, "a")));
+      state = coordinator.harness.snapshot(1, 1);
+      assertThatThrownBy(() -> coordinator.harness.notifyOfCompletedCheckpoint(1))
+          .isInstanceOf(CommitStateUnknownException.class);
+      assertThat(coordinator.pending()).containsExactly(1L);
+    }
+    assertThat(tempManifests()).hasSize(2); // nothing cleaned up: the commit may have landed
+
+    try (Coordinator restored = coordinator(new JobID())) {
+      restored.harness.initializeState(state);
+      restored.harness.open();
+    }
+    assertThat(TestTables.committedCheckpoints(table)).containsExactly(1L);
+    assertThat(TestTables.read(table)).containsExactly(new Row(1, 1, "a"));
+    assertThat(tempManifests()).isEmpty();
+  }
+
+  @Test
+  void withoutCheckpointingTheEndOfInputCommitsWhatTheWritersFlushed() throws Exception {
+    try (Writer writer = writer();
+        Coordinator coordinator = coordinator(new JobID())) {
+      coordinator.harness.getStreamConfig().setCheckpointingEnabled(false);
+      coordinator.harness.open();
+      coordinator.add(writer.checkpoint(1, row(INSERT, 1, 1, "a"), row(INSERT, 1, 2, "b")));
+      coordinator.harness.endInput();
+    }
+    assertThat(TestTables.committedCheckpoints(table)).containsExactly(1L);
+    assertThat(TestTables.read(table)).containsExactlyInAnyOrder(new Row(1, 1, "a"), new Row(1, 2, "b"));
+  }
+
+  private List<Path> tempManifests() throws java.io.IOException {
+    Path metadata = warehouse.resolve("shop/orders/metadata");
+    try (Stream<Path> files = Files.list(metadata)) {
+      return files.filter(f -> f.getFileName().toString().startsWith("shardberg-")).toList();
     }
   }
 

@@ -17,6 +17,7 @@ import org.apache.iceberg.Table;
 import org.apache.iceberg.TableMetadata;
 import org.apache.iceberg.TableOperations;
 import org.apache.iceberg.encryption.EncryptionManager;
+import org.apache.iceberg.exceptions.CommitFailedException;
 import org.apache.iceberg.exceptions.CommitStateUnknownException;
 import org.apache.iceberg.flink.TableLoader;
 import org.apache.iceberg.io.FileIO;
@@ -39,7 +40,11 @@ final class FaultInjection {
     /** The coordinator's Iceberg commit fails before reaching the catalog. */
     BEFORE_COMMIT,
     /** The commit lands, but its answer is lost (CommitStateUnknownException). */
-    AFTER_COMMIT
+    AFTER_COMMIT,
+    /** The catalog rejects the commit on a stale base (CommitFailedException); nothing landed. */
+    COMMIT_CONFLICT,
+    /** The commit lands, yet the catalog reports a conflict (CommitFailedException). */
+    LANDED_BUT_REPORTED_CONFLICT
   }
 
   record Fault(Point point, int occurrence) {}
@@ -153,7 +158,13 @@ final class FaultInjection {
       if (shouldFail(Point.BEFORE_COMMIT)) {
         throw new InjectedFault("Injected failure before the Iceberg commit");
       }
+      if (shouldFail(Point.COMMIT_CONFLICT)) {
+        throw new CommitFailedException("Injected conflict: base metadata is stale");
+      }
       delegate.commit(base, metadata);
+      if (shouldFail(Point.LANDED_BUT_REPORTED_CONFLICT)) {
+        throw new CommitFailedException("Injected conflict reported after the commit landed");
+      }
       if (shouldFail(Point.AFTER_COMMIT)) {
         throw new CommitStateUnknownException(
             new InjectedFault("Injected loss of the commit's answer after it landed"));

@@ -56,6 +56,16 @@ final class OperatorHarnesses {
 
     Coordinator(TableLoader loader, JobID jobId, CommitGuardFactory guard, int maxEmptyCommits)
         throws Exception {
+      this(loader, jobId, guard, maxEmptyCommits, 3);
+    }
+
+    Coordinator(
+        TableLoader loader,
+        JobID jobId,
+        CommitGuardFactory guard,
+        int maxEmptyCommits,
+        int commitAttempts)
+        throws Exception {
       this.environment =
           new MockEnvironmentBuilder()
               .setJobID(jobId)
@@ -71,7 +81,7 @@ final class OperatorHarnesses {
                   PIPELINE,
                   maxEmptyCommits,
                   Duration.ofSeconds(5),
-                  3,
+                  commitAttempts,
                   Duration.ofMillis(10)),
               guard);
       this.harness = new OneInputStreamOperatorTestHarness<>(

@@ -2,10 +2,13 @@ package dev.shardberg.job;
 
 import dev.shardberg.coordinator.CommitGuardFactory;
 import dev.shardberg.coordinator.ShardbergSink;
+import dev.shardberg.coordinator.zk.ZooKeeperCommitGuardFactory;
+import dev.shardberg.coordinator.zk.ZooKeeperOptions;
 import dev.shardberg.job.config.ShardbergConfig;
 import dev.shardberg.job.config.ShardbergConfig.CdcConfig;
 import dev.shardberg.job.config.ShardbergConfig.PipelineConfig;
 import dev.shardberg.job.config.ShardbergConfig.SourceConfig;
+import dev.shardberg.job.config.ShardbergConfig.ZooKeeperConfig;
 import dev.shardberg.router.LogicalTableSpec;
 import dev.shardberg.router.MySqlHost;
 import dev.shardberg.router.Secret;
@@ -203,9 +206,10 @@ public final class ShardbergPipeline {
     if (!config.coordinator().haEnabled()) {
       return CommitGuardFactory.none();
     }
-    // TODO(HA): ZooKeeperCommitGuardFactory once the HA branch lands
-    throw new dev.shardberg.job.config.ConfigException(
-        "HA mode ('coordinator.zookeeper.connect') is not available in this build yet: remove the coordinator.zookeeper keys.");
+    ZooKeeperConfig zk = config.coordinator().zookeeper();
+    return new ZooKeeperCommitGuardFactory(new ZooKeeperOptions(
+        zk.connect(), zk.rootPath(), zk.sessionTimeout(), zk.connectionTimeout(), zk.lockTimeout(),
+        zk.retryBaseSleep(), zk.retryMaxRetries()));
   }
 
   /** For the CLI's {@code validate}: nothing in here writes. */

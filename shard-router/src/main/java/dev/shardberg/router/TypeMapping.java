@@ -31,6 +31,13 @@ public final class TypeMapping {
   /** Flink keeps TIME as int milliseconds: TIME(p) with p above this becomes a BIGINT of microseconds. */
   public static final int MAX_FLINK_TIME_PRECISION = 3;
 
+  /**
+   * Every DATETIME(p)/TIMESTAMP(p) becomes a Flink timestamp of precision 6, whatever p: Iceberg
+   * timestamps are microseconds and its Flink writers read TIMESTAMP(6); Flink's binary rows store
+   * precision <= 3 in a different (compact) layout, so a narrower type here would corrupt values.
+   */
+  public static final int ICEBERG_TIMESTAMP_PRECISION = 6;
+
   /** Iceberg decimals hold at most 38 digits; MySQL DECIMAL allows 65. */
   public static final int MAX_DECIMAL_PRECISION = 38;
 
@@ -112,9 +119,9 @@ public final class TypeMapping {
               : new Mapped(new BigIntType(n), Types.LongType.get());
         }
       case "datetime":
-        return new Mapped(new TimestampType(n, fractionalPrecision(c)), Types.TimestampType.withoutZone());
+        return new Mapped(new TimestampType(n, ICEBERG_TIMESTAMP_PRECISION), Types.TimestampType.withoutZone());
       case "timestamp":
-        return new Mapped(new LocalZonedTimestampType(n, fractionalPrecision(c)), Types.TimestampType.withZone());
+        return new Mapped(new LocalZonedTimestampType(n, ICEBERG_TIMESTAMP_PRECISION), Types.TimestampType.withZone());
       case "year":
         return new Mapped(new IntType(n), Types.IntegerType.get());
       default:

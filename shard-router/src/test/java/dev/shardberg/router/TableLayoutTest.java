@@ -40,7 +40,7 @@ class TableLayoutTest {
     assertThat(layout.spec().fields().stream().map(PartitionField::toString).toList())
         .containsExactly("1000: shard_number: identity(1)", "1001: tenant_bucket: bucket[5](2)");
     assertThat(layout.rowType().asSummaryString())
-        .isEqualTo("ROW<`shard_number` INT NOT NULL, `tenant` INT NOT NULL, `id` DECIMAL(20, 0) NOT NULL, `amount` DECIMAL(10, 2), `created` TIMESTAMP(3) NOT NULL> NOT NULL");
+        .isEqualTo("ROW<`shard_number` INT NOT NULL, `tenant` INT NOT NULL, `id` DECIMAL(20, 0) NOT NULL, `amount` DECIMAL(10, 2), `created` TIMESTAMP(6) NOT NULL> NOT NULL");
     assertThat(layout.properties())
         .containsExactlyInAnyOrderEntriesOf(
             Map.of(

@@ -52,9 +52,9 @@ class TypeMappingTest {
         "time                   | TIME(0)                  | time",
         "time(3)                | TIME(3)                  | time",
         "time(6)                | BIGINT                   | long",
-        "datetime               | TIMESTAMP(0)             | timestamp",
+        "datetime               | TIMESTAMP(6)             | timestamp",
         "datetime(6)            | TIMESTAMP(6)             | timestamp",
-        "timestamp(3)           | TIMESTAMP_LTZ(3)         | timestamptz",
+        "timestamp(3)           | TIMESTAMP_LTZ(6)         | timestamptz",
         "year(4)                | INT                      | int",
       })
   void mapsEveryType(String mysql, String flink, String iceberg) {

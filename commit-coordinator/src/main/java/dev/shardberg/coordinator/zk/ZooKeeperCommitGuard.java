@@ -21,9 +21,11 @@ import org.slf4j.LoggerFactory;
  *
  * Opening the guard increments {@code <root>/pipelines/<pipeline>/epoch} with a versioned
  * compare-and-set; the new value is this instance's {@link #epoch()} and goes into every snapshot
- * summary. {@link #checkNotFenced()} reads the node again (inside the lock, just before the commit):
- * a larger value means another instance of the same pipeline has started since, and this one stops
- * for good. Epochs are unique and increase; a retried write may skip a number, never repeat one.
+ * summary. The node is read again under the lock twice per commit: by {@link #runExclusive} before
+ * the action runs, and by {@link #checkNotFenced()}, which the coordinator calls just before the
+ * commit. A larger value means another instance of the same pipeline has started since, and this
+ * one stops for good. Epochs are unique and increase; a retried write may skip a number, never
+ * repeat one.
  *
  * <h2>States</h2>
  *
@@ -148,10 +150,21 @@ public final class ZooKeeperCommitGuard implements CommitGuard {
     return fencedBy == 0 && lock.isConnected();
   }
 
+  /**
+   * Runs {@code action} holding the table lock, after checking the fencing epoch under the lock: a
+   * superseded instance stops at its first attempt after a newer one started, whatever the action
+   * would decide (it might otherwise skip a checkpoint the newer instance already numbered past, and
+   * never reach its own fencing check).
+   */
   @Override
   public <T> T runExclusive(Duration lockTimeout, Callable<T> action) throws Exception {
     throwIfFenced();
-    return lock.runExclusive(lockTimeout, action);
+    return lock.runExclusive(
+        lockTimeout,
+        () -> {
+          checkNotFenced();
+          return action.call();
+        });
   }
 
   /**

@@ -32,6 +32,17 @@ import org.junit.jupiter.api.io.TempDir;
 class FlinkZooKeeperHaTest {
 
   @Test
+  void flinksShadedZooKeeperClientIsOnTheClasspath() throws Exception {
+    // flink-shaded-zookeeper-3 comes with flink-runtime; the Flink distribution ships it in lib/
+    assertThat(
+            Class.forName(
+                "org.apache.flink.shaded.curator5.org.apache.curator.framework.CuratorFramework"))
+        .isInterface();
+    assertThat(Class.forName("org.apache.flink.shaded.zookeeper3.org.apache.zookeeper.ZooKeeper"))
+        .isNotNull();
+  }
+
+  @Test
   void jobManagerHaRunsOnTheSameZooKeeper(@TempDir Path haStorage) throws Exception {
     try (TestingServer zooKeeper = ZooKeeperTestSupport.startServer();
         CuratorFramework zk = observer(zooKeeper.getConnectString())) {

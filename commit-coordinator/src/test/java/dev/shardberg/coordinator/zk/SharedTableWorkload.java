@@ -160,8 +160,12 @@ final class SharedTableWorkload {
       Future<Long> maintenance =
           executor.submit(
               () ->
-                  runMaintenance(
-                      maintenanceLock, () -> pipelinesRunning.get() > 0, conflicts, lockTimeouts));
+                  maintain(
+                      catalog().loadTable(TABLE),
+                      maintenanceLock,
+                      () -> pipelinesRunning.get() > 0,
+                      conflicts,
+                      lockTimeouts));
       long pipelineCommits = 0;
       for (Future<Long> run : pipelineRuns) {
         pipelineCommits += run.get();
@@ -262,13 +266,19 @@ final class SharedTableWorkload {
     return 0;
   }
 
-  private long runMaintenance(
+  /**
+   * Maintenance stand-in until {@code keepGoing} turns false: rewrites all manifests, then appends a
+   * marker file and deletes it again, and so on; through {@code lock} when given. Returns the number
+   * of commits; a stale-base {@link CommitFailedException} is counted in {@code conflicts} and
+   * retried from a fresh table.
+   */
+  static long maintain(
+      Table table,
       ZooKeeperTableLock lock,
       BooleanSupplier keepGoing,
       AtomicLong conflicts,
       AtomicLong lockTimeouts)
       throws Exception {
-    Table table = catalog().loadTable(TABLE);
     long commits = 0;
     for (long round = 0; keepGoing.getAsBoolean(); round++) {
       DataFile marker = round % 2 == 0 ? null : writeMarkerFile(table, round);

@@ -155,6 +155,19 @@ class ZooKeeperCommitGuardTest {
   }
 
   @Test
+  void supersededInstanceIsStoppedUnderTheLockBeforeItsActionRuns() throws Exception {
+    ZooKeeperCommitGuard first = open("orders");
+    open("orders");
+    AtomicInteger runs = new AtomicInteger();
+
+    // an action that would decide on its own not to check (e.g. "already committed") never runs
+    assertThatThrownBy(() -> first.runExclusive(LOCK_TIMEOUT, runs::incrementAndGet))
+        .isInstanceOf(CommitFencedException.class)
+        .hasMessageContaining("started with epoch 2 (this instance has epoch 1)");
+    assertThat(runs).hasValue(0);
+  }
+
+  @Test
   void secondCommitterWaitsUntilTheFirstReleases() throws Exception {
     ZooKeeperCommitGuard a = open("pipeline-a");
     ZooKeeperCommitGuard b = open("pipeline-b");

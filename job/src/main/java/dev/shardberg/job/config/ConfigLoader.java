@@ -128,8 +128,9 @@ public final class ConfigLoader {
           collect(node, concrete + ".", keyPath + ".");
         }
       } else {
-        problems.add("Unknown key '" + concrete + "'" + suggestion(keyPath, concretePrefix, keyPrefix)
-            + ". Every key is listed in docs/config.md.");
+        String suggestion = suggestion(keyPath, concretePrefix, keyPrefix);
+        problems.add("Unknown key '" + concrete + "'" + (suggestion.isEmpty() ? "." : suggestion)
+            + " Every key is listed in docs/config.md.");
       }
     }
   }

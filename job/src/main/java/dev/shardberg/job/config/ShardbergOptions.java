@@ -277,7 +277,7 @@ public final class ShardbergOptions {
   public static final ConfigKey ZK_RETRY_BASE_SLEEP =
       optional("coordinator.zookeeper.retry.base-sleep", Kind.DURATION, "1s", "Curator exponential backoff: base sleep.");
   public static final ConfigKey ZK_RETRY_MAX_RETRIES =
-      optional("coordinator.zookeeper.retry.max-retries", Kind.INT, "3", "Curator exponential backoff: max retries.");
+      optional("coordinator.zookeeper.retry.max-retries", Kind.INT, "10", "Curator exponential backoff: max retries.");
 
   private static final Map<String, ConfigKey> ALL = new LinkedHashMap<>();
 

@@ -94,7 +94,7 @@ class ConfigLoaderTest {
     assertThat(config.target().catalog().properties()).containsEntry("hive.metastore.sasl.enabled", "true");
     assertThat(config.target().tableProperties()).containsEntry("write.target-file-size-bytes", "268435456");
     assertThat(config.coordinator().zookeeper().connect()).startsWith("zk1.internal:2181");
-    assertThat(config.coordinator().zookeeper().retryMaxRetries()).isEqualTo(3);
+    assertThat(config.coordinator().zookeeper().retryMaxRetries()).isEqualTo(10);
     assertThat(config.cdc().debeziumProperties()).containsEntry("max.batch.size", "4096");
   }
 

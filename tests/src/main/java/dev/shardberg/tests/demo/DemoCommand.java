@@ -89,10 +89,16 @@ public class DemoCommand implements Callable<Integer> {
     progress("starting two embedded MariaDB servers (binlog on)…");
     List<EmbeddedMariaDb> servers = new ArrayList<>();
     try {
-      servers.add(EmbeddedMariaDb.start("demo-a", 1));
-      servers.add(EmbeddedMariaDb.start("demo-b", 2));
+      java.util.concurrent.CompletableFuture<EmbeddedMariaDb> b =
+          java.util.concurrent.CompletableFuture.supplyAsync(() -> EmbeddedMariaDb.start("demo-b", 2));
+      try {
+        servers.add(EmbeddedMariaDb.start("demo-a", 1));
+      } finally {
+        servers.add(b.join());
+      }
       OrdersShards orders = new OrdersShards(servers, shards);
       orders.createTables();
+      progress("servers up; creating %d shard tables and loading…", shards);
       progress("loading %,d rows into %d shards (%d on %s:%d, %d on %s:%d)…", totalRows, shards,
           orders.shardsOf(servers.get(0)).size(), servers.get(0).host(), servers.get(0).port(),
           orders.shardsOf(servers.get(1)).size(), servers.get(1).host(), servers.get(1).port());
@@ -157,7 +163,7 @@ public class DemoCommand implements Callable<Integer> {
         break;
       }
       if (Instant.now().isAfter(deadline)) {
-        throw new IllegalStateException("The snapshot phase did not finish in 10 minutes; see " + dataDir.resolve("shardberg.log"));
+        throw new IllegalStateException("The snapshot phase did not finish in 10 minutes; see " + logFile());
       }
       Thread.sleep(2_000);
     }
@@ -236,12 +242,20 @@ public class DemoCommand implements Callable<Integer> {
     return status.totals().values().stream().mapToLong(ShardCounts::addedRecords).sum();
   }
 
-  private static void checkRunning(JobClient job) throws Exception {
-    JobStatus state = job.getJobStatus().get();
-    if (state.isGloballyTerminalState()) {
-      job.getJobExecutionResult().get(); // throws the job's failure
-      throw new IllegalStateException("The job ended unexpectedly: " + state);
+  private void checkRunning(JobClient job) {
+    JobStatus state;
+    try {
+      state = job.getJobStatus().get();
+    } catch (Exception e) {
+      throw new IllegalStateException("The job is gone (" + e.getMessage() + "); see " + logFile(), e);
     }
+    if (state.isGloballyTerminalState()) {
+      throw new IllegalStateException("The job ended unexpectedly (" + state + "); see " + logFile());
+    }
+  }
+
+  private static String logFile() {
+    return System.getProperty("shardberg.log.file", "the log");
   }
 
   private Path writeConfig(List<EmbeddedMariaDb> servers, Path warehouse, String password, Duration interval) throws IOException {

@@ -1,0 +1,383 @@
+package dev.shardberg.coordinator.zk;
+
+import static dev.shardberg.coordinator.zk.ZooKeeperTestSupport.ROOT;
+import static dev.shardberg.coordinator.zk.ZooKeeperTestSupport.observer;
+import static dev.shardberg.coordinator.zk.ZooKeeperTestSupport.options;
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import dev.shardberg.coordinator.CommitGuardFactory;
+import dev.shardberg.coordinator.CommitRecord;
+import dev.shardberg.coordinator.CommittedCheckpoints;
+import dev.shardberg.coordinator.ShardbergSink;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.test.TestingServer;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.RestartStrategyOptions;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.catalog.Namespace;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.data.IcebergGenerics;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.flink.CatalogLoader;
+import org.apache.iceberg.flink.TableLoader;
+import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.util.SnapshotUtil;
+import org.awaitility.core.ConditionFactory;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The coordinator's HA mode end to end: real Flink MiniCluster jobs built with {@link ShardbergSink},
+ * synthetic changelog sources, a real Iceberg table (Hadoop catalog on disk) and a real ZooKeeper
+ * server. Every job runs without restarts, so a failure is final and visible.
+ */
+class ZooKeeperGuardedPipelineTest {
+  private static final TableIdentifier ID = TableIdentifier.of(Namespace.of("shop"), "orders");
+  private static final String TABLE_NAME = "hadoop.shop.orders";
+  private static final int BATCHES = 4;
+  private static final int ROWS_PER_SHARD = 3;
+  private static final int[] SHARDS_A = {0, 1, 2, 3};
+  private static final int[] SHARDS_B = {4, 5, 6, 7};
+  private static final Duration JOB_TIMEOUT = Duration.ofMinutes(2);
+
+  @RegisterExtension
+  static final MiniClusterExtension MINI_CLUSTER =
+      new MiniClusterExtension(
+          new MiniClusterResourceConfiguration.Builder()
+              .setNumberTaskManagers(1)
+              .setNumberSlotsPerTaskManager(6)
+              .build());
+
+  @TempDir Path warehouse;
+  private TestingServer zooKeeper;
+  private CatalogLoader catalogLoader;
+  private ExecutorService executor;
+  private final List<AutoCloseable> toClose = new ArrayList<>();
+
+  @BeforeEach
+  void setUp() throws Exception {
+    zooKeeper = ZooKeeperTestSupport.startServer();
+    executor = Executors.newCachedThreadPool();
+    catalogLoader =
+        CatalogLoader.hadoop(
+            "hadoop",
+            new org.apache.hadoop.conf.Configuration(),
+            Map.of(
+                "warehouse", warehouse.toString(),
+                "metrics-reporter-impl", CommitAttemptsReporter.class.getName()));
+    Schema schema =
+        new Schema(SharedTableWorkload.SCHEMA.columns(), Set.of(1, 2)); // shard_number, id
+    catalogLoader
+        .loadCatalog()
+        .createTable(
+            ID,
+            schema,
+            PartitionSpec.builderFor(schema).identity("shard_number").bucket("id", 2).build(),
+            Map.of(
+                TableProperties.FORMAT_VERSION, "2",
+                TableProperties.COMMIT_NUM_RETRIES, "60"));
+    CommitAttemptsReporter.reset();
+  }
+
+  @AfterEach
+  void tearDown() throws Exception {
+    Collections.reverse(toClose);
+    for (AutoCloseable closeable : toClose) {
+      closeable.close();
+    }
+    executor.shutdownNow();
+    zooKeeper.close();
+  }
+
+  @Test
+  void twoPipelinesAndMaintenanceShareOneTableWithoutAnyConflict() throws Exception {
+    ZooKeeperOptions zk = options(zooKeeper.getConnectString());
+    Run run = runTwoPipelinesWithMaintenance(new ZooKeeperCommitGuardFactory(zk), zk);
+
+    System.out.printf("with lock: %s%n", run);
+    assertThat(run.retriedAttempts).as("Iceberg commit attempts retried on a stale base").isZero();
+    assertThat(run.maintenanceConflicts).as("CommitFailedExceptions in maintenance").isZero();
+    assertThat(run.lockTimeouts).isZero();
+    assertThat(run.maintenanceCommits).isPositive();
+    assertThat(readRows()).isEqualTo(expectedRowsOfBoth());
+    assertNoRowTwice();
+    assertCheckpointsCommittedOnceInOrder("orders-a");
+    assertCheckpointsCommittedOnceInOrder("orders-b");
+  }
+
+  @Test
+  void withoutTheLockTheSameRunRetriesOnStaleBases() throws Exception {
+    Run run = runTwoPipelinesWithMaintenance(CommitGuardFactory.none(), null);
+
+    // How many conflicts happen depends on scheduling: reported, not asserted.
+    System.out.printf("without lock: %s%n", run);
+    assertThat(readRows()).isEqualTo(expectedRowsOfBoth());
+    assertNoRowTwice();
+    assertCheckpointsCommittedOnceInOrder("orders-a");
+    assertCheckpointsCommittedOnceInOrder("orders-b");
+  }
+
+  @Test
+  void samePipelineStartedTwiceOnlyTheNewerCommitsAndTheOlderStopsWithTheFencingMessage()
+      throws Exception {
+    ZooKeeperOptions zk = options(zooKeeper.getConnectString());
+    CommitGuardFactory guard = new ZooKeeperCommitGuardFactory(zk);
+    String firstSource = uniqueName("first");
+    int held = 2;
+    JobClient first = startPipeline("orders", firstSource, SHARDS_A, BATCHES, held, guard);
+    Set<String> firstBatches = BatchPerCheckpointSource.expectedRows(SHARDS_A, held, ROWS_PER_SHARD);
+    whileRunning(first).until(() -> readRows().equals(firstBatches));
+    List<Long> epochsBefore = epochsOf("orders");
+    assertThat(epochsBefore).containsOnly(1L);
+
+    JobClient second = startPipeline("orders", uniqueName("second"), SHARDS_A, BATCHES, -1, guard);
+    CuratorFramework observer = closeLater(observer(zooKeeper.getConnectString()));
+    whileRunning(second)
+        .until(() -> "2".equals(new String(observer.getData().forPath(ROOT + "/pipelines/orders/epoch"), UTF_8)));
+    BatchPerCheckpointSource.progress(firstSource).release.countDown();
+
+    assertThatThrownBy(() -> first.getJobExecutionResult().get(JOB_TIMEOUT.toSeconds(), TimeUnit.SECONDS))
+        .hasStackTraceContaining(
+            "Cannot commit to table 'hadoop.shop.orders': another instance of pipeline 'orders'"
+                + " started with epoch 2 (this instance has epoch 1), so this instance stops"
+                + " committing for good.");
+    second.getJobExecutionResult().get(JOB_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+
+    assertThat(readRows())
+        .isEqualTo(BatchPerCheckpointSource.expectedRows(SHARDS_A, BATCHES, ROWS_PER_SHARD));
+    assertNoRowTwice();
+    List<Long> epochs = epochsOf("orders");
+    int firstOfSecond = epochs.indexOf(2L);
+    assertThat(firstOfSecond).as("the newer instance committed").isPositive();
+    assertThat(epochs.subList(0, firstOfSecond)).containsOnly(1L);
+    assertThat(epochs.subList(firstOfSecond, epochs.size()))
+        .as("nothing of the older instance after the newer one started")
+        .containsOnly(2L);
+    assertCheckpointsCommittedOnceInOrder("orders");
+  }
+
+  @Test
+  void zooKeeperLostInsideTheLockAndASessionExpiredLoseNothingAndCommitsResume() throws Exception {
+    ZooKeeperOptions zk = options(zooKeeper.getConnectString());
+    String hook = uniqueName("hook");
+    String source = uniqueName("source");
+    CountDownLatch zooKeeperStopped = new CountDownLatch(1);
+    AtomicBoolean expireNext = new AtomicBoolean();
+    CountDownLatch sessionExpired = new CountDownLatch(1);
+    HookedGuardFactory.register(
+        hook,
+        (guard, call) -> {
+          if (call == 2) { // second commit attempt: the lock is held, the commit not yet made
+            zooKeeper.stop();
+            await().atMost(JOB_TIMEOUT).until(() -> !guard.canCommit());
+            zooKeeperStopped.countDown();
+          } else if (expireNext.compareAndSet(true, false)) {
+            long before = guard.connectionInterruptions();
+            guard.client().getZookeeperClient().getZooKeeper().getTestable().injectSessionExpiration();
+            await().atMost(JOB_TIMEOUT).until(() -> guard.connectionInterruptions() > before);
+            sessionExpired.countDown();
+          }
+        });
+    int batches = 8; // the source must still be running after the 4 checkpoints awaited while ZooKeeper is down
+    JobClient job =
+        startPipeline("orders", source, SHARDS_A, batches, -1, new HookedGuardFactory(zk, hook));
+
+    assertThat(zooKeeperStopped.await(JOB_TIMEOUT.toSeconds(), TimeUnit.SECONDS)).isTrue();
+    // Checkpoints keep completing while ZooKeeper is down; nothing is committed meanwhile.
+    BatchPerCheckpointSource.Progress progress = BatchPerCheckpointSource.progress(source);
+    long checkpointsAtStop = progress.completedCheckpoints.get();
+    whileRunning(job).until(() -> progress.completedCheckpoints.get() >= checkpointsAtStop + 2);
+    int snapshotsWhileDown = snapshotCount();
+    whileRunning(job).until(() -> progress.completedCheckpoints.get() >= checkpointsAtStop + 4);
+    assertThat(snapshotCount()).isEqualTo(snapshotsWhileDown);
+    assertThat(job.getJobStatus().get()).isEqualTo(org.apache.flink.api.common.JobStatus.RUNNING);
+
+    expireNext.set(true); // the first commit after the restart loses its session inside the lock
+    zooKeeper.restart();
+    assertThat(sessionExpired.await(JOB_TIMEOUT.toSeconds(), TimeUnit.SECONDS)).isTrue();
+    job.getJobExecutionResult().get(JOB_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+
+    assertThat(readRows())
+        .isEqualTo(BatchPerCheckpointSource.expectedRows(SHARDS_A, batches, ROWS_PER_SHARD));
+    assertNoRowTwice();
+    assertCheckpointsCommittedOnceInOrder("orders");
+  }
+
+  // --- running pipelines ---
+
+  private record Run(
+      long pipelineCommits,
+      long maintenanceCommits,
+      long retriedAttempts,
+      long maintenanceConflicts,
+      long lockTimeouts,
+      Duration elapsed,
+      LockWaitStats.Snapshot maintenanceLockWaits) {}
+
+  private Run runTwoPipelinesWithMaintenance(CommitGuardFactory guard, ZooKeeperOptions zk)
+      throws Exception {
+    long start = System.nanoTime();
+    JobClient a = startPipeline("orders-a", uniqueName("a"), SHARDS_A, BATCHES, -1, guard);
+    JobClient b = startPipeline("orders-b", uniqueName("b"), SHARDS_B, BATCHES, -1, guard);
+    AtomicBoolean jobsRunning = new AtomicBoolean(true);
+    AtomicLong conflicts = new AtomicLong();
+    AtomicLong lockTimeouts = new AtomicLong();
+    ZooKeeperTableLock lock = zk == null ? null : closeLater(ZooKeeperTableLock.open(zk, TABLE_NAME));
+    Future<Long> maintenance =
+        executor.submit(
+            () ->
+                SharedTableWorkload.maintain(
+                    catalogLoader.loadCatalog().loadTable(ID), lock, jobsRunning::get, conflicts, lockTimeouts));
+    try {
+      a.getJobExecutionResult().get(JOB_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+      b.getJobExecutionResult().get(JOB_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+    } finally {
+      jobsRunning.set(false);
+    }
+    long maintenanceCommits = maintenance.get(JOB_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+    long pipelineCommits =
+        CommittedCheckpoints.history(table(), "orders-a", Integer.MAX_VALUE).size()
+            + CommittedCheckpoints.history(table(), "orders-b", Integer.MAX_VALUE).size();
+    return new Run(
+        pipelineCommits,
+        maintenanceCommits,
+        CommitAttemptsReporter.RETRIED_ATTEMPTS.get(),
+        conflicts.get(),
+        lockTimeouts.get(),
+        Duration.ofNanos(System.nanoTime() - start),
+        lock == null ? null : lock.lockWaits());
+  }
+
+  private JobClient startPipeline(
+      String pipelineId, String sourceName, int[] shards, int batches, int holdBefore, CommitGuardFactory guard)
+      throws Exception {
+    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+    Configuration conf = new Configuration();
+    conf.set(RestartStrategyOptions.RESTART_STRATEGY, "none");
+    env.configure(conf);
+    env.enableCheckpointing(200);
+    env.setParallelism(2);
+    DataStream<RowData> changes =
+        env.addSource(
+                new BatchPerCheckpointSource(sourceName, shards, batches, ROWS_PER_SHARD, holdBefore),
+                "synthetic changes " + sourceName,
+                InternalTypeInfo.of(BatchPerCheckpointSource.ROW_TYPE))
+            .setParallelism(1);
+    ShardbergSink.forRowData(changes)
+        .tableLoader(TableLoader.fromCatalog(catalogLoader, ID))
+        .tableName(TABLE_NAME)
+        .rowType(BatchPerCheckpointSource.ROW_TYPE)
+        .pipelineId(pipelineId)
+        .commitGuard(guard)
+        .lockTimeout(Duration.ofSeconds(30))
+        .append();
+    return env.executeAsync("pipeline " + pipelineId);
+  }
+
+  /** Awaits a condition, failing at once when the job has already ended. */
+  private static ConditionFactory whileRunning(JobClient job) {
+    return await()
+        .atMost(JOB_TIMEOUT)
+        .failFast(
+            "the job ended before the condition held",
+            () -> job.getJobStatus().get().isGloballyTerminalState());
+  }
+
+  // --- reading the table ---
+
+  private Table table() {
+    return catalogLoader.loadCatalog().loadTable(ID);
+  }
+
+  private Set<String> readRows() throws IOException {
+    Set<String> rows = new TreeSet<>();
+    try (CloseableIterable<Record> records = IcebergGenerics.read(table()).build()) {
+      for (Record r : records) {
+        rows.add(r.getField("shard_number") + "|" + r.getField("id") + "|" + r.getField("payload"));
+      }
+    }
+    return rows;
+  }
+
+  private void assertNoRowTwice() throws IOException {
+    long count = 0;
+    try (CloseableIterable<Record> records = IcebergGenerics.read(table()).build()) {
+      for (Record ignored : records) {
+        count++;
+      }
+    }
+    assertThat(count).as("rows read, each key once").isEqualTo(readRows().size());
+  }
+
+  private static Set<String> expectedRowsOfBoth() {
+    Set<String> expected = new TreeSet<>(BatchPerCheckpointSource.expectedRows(SHARDS_A, BATCHES, ROWS_PER_SHARD));
+    expected.addAll(BatchPerCheckpointSource.expectedRows(SHARDS_B, BATCHES, ROWS_PER_SHARD));
+    return expected;
+  }
+
+  private int snapshotCount() {
+    Table table = table();
+    return table.currentSnapshot() == null ? 0 : SnapshotUtil.currentAncestorIds(table).size();
+  }
+
+  /** Epochs of the pipeline's snapshots, oldest first. */
+  private List<Long> epochsOf(String pipelineId) {
+    List<Long> epochs = new ArrayList<>();
+    for (CommitRecord record : CommittedCheckpoints.history(table(), pipelineId, Integer.MAX_VALUE)) {
+      epochs.add(record.epoch());
+    }
+    Collections.reverse(epochs);
+    return epochs;
+  }
+
+  private void assertCheckpointsCommittedOnceInOrder(String pipelineId) {
+    List<Long> ids = new ArrayList<>();
+    for (CommitRecord record : CommittedCheckpoints.history(table(), pipelineId, Integer.MAX_VALUE)) {
+      ids.add(record.checkpointId());
+    }
+    Collections.reverse(ids);
+    assertThat(ids).as("checkpoint ids of %s, oldest first", pipelineId).isNotEmpty().isSorted().doesNotHaveDuplicates();
+  }
+
+  private <T extends AutoCloseable> T closeLater(T closeable) {
+    toClose.add(closeable);
+    return closeable;
+  }
+
+  private static String uniqueName(String prefix) {
+    return prefix + "-" + UUID.randomUUID();
+  }
+}

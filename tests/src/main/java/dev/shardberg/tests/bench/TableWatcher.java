@@ -1,0 +1,199 @@
+package dev.shardberg.tests.bench;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLongArray;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.SnapshotSummary;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.InternalData;
+import org.apache.iceberg.StructLike;
+import org.apache.iceberg.io.CloseableIterable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Follows the Iceberg table from outside the job, as a reader would: polls the table's snapshots and
+ * records every new one (time, files, bytes, records). Once {@link #trackFreshness} is on, it also
+ * reads the {@code shard_number} and {@code mysql_commit_ts} of every row in each new snapshot's
+ * added data files: a row's freshness is the snapshot's commit timestamp minus the MySQL commit time
+ * of the change that wrote it (inserts and updates; a delete leaves no row to time). Per shard it
+ * keeps the newest commit ts made visible, which tells when the table has caught up.
+ */
+final class TableWatcher implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(TableWatcher.class);
+  private static final long POLL_MS = 200;
+
+  /** One observed snapshot. */
+  record Commit(
+      long snapshotId,
+      long timestampMillis,
+      String operation,
+      long addedDataFiles,
+      long addedDeleteFiles,
+      long addedFilesBytes,
+      long addedRecords,
+      long totalRecords) {}
+
+  /** Freshness of one committed row: when it became visible, and its lag in ms. */
+  record FreshnessSample(long visibleAtMillis, long freshnessMillis) {}
+
+  private final Table table;
+  private final Schema projection;
+  private final ScheduledExecutorService poller;
+  private final Set<Long> seen = new HashSet<>();
+  private final ConcurrentLinkedQueue<Commit> commits = new ConcurrentLinkedQueue<>();
+  private final ConcurrentLinkedQueue<FreshnessSample> freshness = new ConcurrentLinkedQueue<>();
+  private final AtomicLongArray newestVisibleTs;
+  private volatile long freshnessFromMicros = Long.MAX_VALUE;
+  private volatile long totalRecords;
+  private volatile long newestVisibleOverall;
+  private volatile RuntimeException failure;
+
+  TableWatcher(Table table, int shards) {
+    this.table = table;
+    this.projection = table.schema().select("shard_number", "mysql_commit_ts");
+    this.newestVisibleTs = new AtomicLongArray(shards);
+    this.poller = Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, "bench-table-watcher");
+      t.setDaemon(true);
+      return t;
+    });
+    poller.scheduleWithFixedDelay(this::pollSafely, 0, POLL_MS, TimeUnit.MILLISECONDS);
+  }
+
+  /** From now on, time every committed row whose MySQL commit is at or after {@code fromMicros}. */
+  void trackFreshness(long fromMicros) {
+    freshnessFromMicros = fromMicros;
+  }
+
+  long totalRecords() {
+    return totalRecords;
+  }
+
+  int commitCount() {
+    return commits.size();
+  }
+
+  List<Commit> commits() {
+    List<Commit> list = new ArrayList<>(commits);
+    list.sort(Comparator.comparingLong(Commit::timestampMillis));
+    return list;
+  }
+
+  List<FreshnessSample> freshness() {
+    return new ArrayList<>(freshness);
+  }
+
+  /** Lag now: wall clock minus the newest MySQL commit visible in the table (ms). */
+  long visibleLagMillis() {
+    long newest = newestVisibleOverall;
+    return newest == 0 ? -1 : System.currentTimeMillis() - newest / 1000;
+  }
+
+  /** True when every shard's newest visible commit ts is at least its {@code mark}. */
+  boolean caughtUp(long[] marks) {
+    for (int s = 0; s < marks.length; s++) {
+      if (newestVisibleTs.get(s) < marks[s]) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  void checkHealthy() {
+    if (failure != null) {
+      throw failure;
+    }
+  }
+
+  private void pollSafely() {
+    try {
+      poll();
+    } catch (RuntimeException e) {
+      LOG.warn("Cannot follow Iceberg table {}: {}", table.name(), e.toString());
+      failure = e;
+    }
+  }
+
+  private void poll() {
+    table.refresh();
+    List<Snapshot> fresh = new ArrayList<>();
+    for (Snapshot snapshot : table.snapshots()) {
+      if (!seen.contains(snapshot.snapshotId())) {
+        fresh.add(snapshot);
+      }
+    }
+    fresh.sort(Comparator.comparingLong(Snapshot::sequenceNumber));
+    for (Snapshot snapshot : fresh) {
+      seen.add(snapshot.snapshotId());
+      Map<String, String> summary = snapshot.summary();
+      Commit commit =
+          new Commit(
+              snapshot.snapshotId(),
+              snapshot.timestampMillis(),
+              snapshot.operation(),
+              number(summary, SnapshotSummary.ADDED_FILES_PROP),
+              number(summary, SnapshotSummary.ADDED_DELETE_FILES_PROP),
+              number(summary, SnapshotSummary.ADDED_FILE_SIZE_PROP),
+              number(summary, SnapshotSummary.ADDED_RECORDS_PROP),
+              number(summary, SnapshotSummary.TOTAL_RECORDS_PROP));
+      commits.add(commit);
+      totalRecords = Math.max(totalRecords, commit.totalRecords());
+      if (freshnessFromMicros != Long.MAX_VALUE) {
+        readCommitTimes(snapshot);
+      }
+    }
+  }
+
+  private void readCommitTimes(Snapshot snapshot) {
+    long from = freshnessFromMicros;
+    for (DataFile file : snapshot.addedDataFiles(table.io())) {
+      try (CloseableIterable<StructLike> rows =
+          InternalData.read(file.format(), table.io().newInputFile(file.location())).project(projection).build()) {
+        for (StructLike row : rows) {
+          int shard = row.get(0, Integer.class);
+          long ts = row.get(1, Long.class);
+          if (shard >= 0 && shard < newestVisibleTs.length()) {
+            newestVisibleTs.accumulateAndGet(shard, ts, Math::max);
+          }
+          if (ts > newestVisibleOverall) {
+            newestVisibleOverall = ts;
+          }
+          if (ts >= from) {
+            freshness.add(new FreshnessSample(snapshot.timestampMillis(), snapshot.timestampMillis() - ts / 1000));
+          }
+        }
+      } catch (IOException e) {
+        throw new UncheckedIOException("Cannot read data file " + file.location() + " of " + table.name(), e);
+      }
+    }
+  }
+
+  private static long number(Map<String, String> summary, String key) {
+    String v = summary == null ? null : summary.get(key);
+    return v == null ? 0 : Long.parseLong(v);
+  }
+
+  @Override
+  public void close() {
+    poller.shutdownNow();
+    try {
+      poller.awaitTermination(10, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}

@@ -1,0 +1,98 @@
+package dev.shardberg.tests.bench;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/**
+ * Keeps the harness from rotting: a tiny {@code bench} (2 hosts, 4 shards, a few hundred rows, a few
+ * seconds of changes) through every mode, then the report's structure and the correctness check of
+ * {@code consolidated}. Never a timing.
+ */
+class BenchCommandTest {
+  private static final byte[] PNG_MAGIC = {(byte) 0x89, 'P', 'N', 'G'};
+
+  @TempDir Path dir;
+
+  @Test
+  void tinyBenchWritesACompleteReportAndConsolidatedMatchesTheShards() throws Exception {
+    Path out = dir.resolve("report");
+    StringWriter err = new StringWriter();
+    CommandLine cli = new CommandLine(new BenchCommand()).setErr(new PrintWriter(err));
+    int exit = cli.execute(
+        "--shards", "4", "--rows-per-shard", "200", "--hosts", "2",
+        "--duration", "4s", "--change-rate", "40", "--checkpoint-interval", "1s",
+        "--modes", "consolidated,per-shard,consolidated+zk", "--phase-timeout", "3m",
+        "--output", out.toString());
+    assertThat(exit).as("exit code; stderr: %s", err).isZero();
+
+    JsonNode results = new ObjectMapper().readTree(out.resolve(Report.RESULTS_JSON).toFile());
+    assertThat(results.get("command").asText()).startsWith("bin/shardberg bench --shards 4");
+    assertThat(results.at("/machine/cores").asInt()).isEqualTo(Runtime.getRuntime().availableProcessors());
+    assertThat(results.at("/machine/physicalMemoryBytes").asLong()).isPositive();
+    assertThat(results.at("/versions/flink").asText()).isEqualTo("1.20.4");
+    assertThat(results.at("/versions/iceberg").asText()).startsWith("1.11.0");
+    assertThat(results.at("/settings/shards").asInt()).isEqualTo(4);
+    assertThat(results.at("/settings/mixUpdateInsertDelete").asText()).isEqualTo("96/2/2");
+
+    List<String> modes = new ArrayList<>();
+    results.get("modes").forEach(m -> modes.add(m.get("mode").asText()));
+    assertThat(modes).containsExactly("consolidated", "per-shard", "consolidated+zk");
+
+    JsonNode consolidated = results.get("modes").get(0);
+    assertThat(consolidated.get("status").asText()).as("reason: %s", consolidated.get("reason")).isEqualTo("PASSED");
+    long inserts = consolidated.at("/changes/inserts").asLong();
+    long deletes = consolidated.at("/changes/deletes").asLong();
+    assertThat(consolidated.at("/verification/passed").asBoolean()).isTrue();
+    assertThat(consolidated.at("/verification/mysqlRows").asLong()).isEqualTo(800 + inserts - deletes);
+    assertThat(consolidated.at("/verification/icebergRows").asLong()).isEqualTo(800 + inserts - deletes);
+    assertThat(consolidated.at("/verification/mismatches").size()).isZero();
+    // one committer: nothing to race against
+    assertThat(consolidated.at("/commits/commitFailedRetries").asLong()).isZero();
+    assertThat(consolidated.at("/restarts").asLong()).isZero();
+
+    for (JsonNode mode : results.get("modes")) {
+      if (!mode.get("status").asText().equals("PASSED")) {
+        continue;
+      }
+      for (String field : List.of("/snapshot/rowsPerSecond", "/snapshot/rowsPerSecondPerSourceParallelism",
+          "/changes/appliedPerSecond", "/freshness/p50Millis", "/freshness/p99Millis", "/freshness/maxMillis",
+          "/commits/snapshots", "/commits/durationP50Millis", "/commits/commitFailedRetries",
+          "/files/filesPerCommit", "/files/bytesPerCommit", "/files/smallFiles", "/peakHeapBytes", "/restarts")) {
+        assertThat(mode.at(field).isMissingNode()).as("%s of %s", field, mode.get("mode")).isFalse();
+      }
+    }
+    JsonNode perShard = results.get("modes").get(1);
+    assertThat(perShard.get("status").asText()).as("reason: %s", perShard.get("reason")).isEqualTo("PASSED");
+    assertThat(perShard.at("/verification/passed").asBoolean()).isTrue();
+    JsonNode zk = results.get("modes").get(2);
+    assertThat(zk.get("status").asText()).isEqualTo("NOT_AVAILABLE");
+    assertThat(zk.get("reason").asText()).contains("ZooKeeper");
+
+    assertThat(results.at("/querySide/shards").asInt()).isEqualTo(4);
+    assertThat(results.at("/querySide/rows").asLong()).isEqualTo(800 + inserts - deletes);
+    assertThat(results.at("/querySide/ratio").isNumber()).isTrue();
+    assertThat(results.at("/ratios").has("snapshot throughput consolidated / per-shard")).isTrue();
+
+    String markdown = Files.readString(out.resolve(Report.REPORT_MD));
+    assertThat(markdown).contains("# Shardberg bench report", "| consolidated | 4 | PASSED", "| per-shard | 4 | PASSED",
+        "| consolidated+zk | 4 | not available", "## Query side", "## How each figure is measured");
+    for (String chart : Report.CHARTS) {
+      Path file = out.resolve(chart);
+      assertThat(file).exists();
+      byte[] head = new byte[4];
+      System.arraycopy(Files.readAllBytes(file), 0, head, 0, 4);
+      assertThat(head).as(chart).isEqualTo(PNG_MAGIC);
+    }
+  }
+}

@@ -1,0 +1,217 @@
+package dev.shardberg.tests.job;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.shardberg.coordinator.CommitRecord;
+import dev.shardberg.coordinator.CommittedCheckpoints;
+import dev.shardberg.job.Catalogs;
+import dev.shardberg.job.Reconciliation;
+import dev.shardberg.job.ShardbergPipeline;
+import dev.shardberg.job.config.ShardbergConfig;
+import dev.shardberg.job.verify.VerifyReport;
+import dev.shardberg.tests.cli.ShardbergDevCli;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.apache.flink.api.common.JobStatus;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.runtime.minicluster.MiniCluster;
+import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.test.junit5.InjectMiniCluster;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.hadoop.hive.conf.HiveConf;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.hive.TestHiveMetastore;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/**
+ * The real job end to end: two MariaDB servers × 4 shards (numbers from table names on one, from
+ * database names on the other), a Flink MiniCluster, an Iceberg table on disk (Hadoop catalog, then a
+ * real Hive Metastore). Snapshot, binlog inserts/updates/deletes, a TaskManager killed and the job
+ * restarted from its last checkpoint, more changes: after each phase the table equals the union of
+ * the shards, checked with {@code verify} and, independently, row by row with Iceberg's generic
+ * reader against the changes the test applied.
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class ShardbergEndToEndTest {
+  private static final Duration CAUGHT_UP = Duration.ofMinutes(4);
+
+  @RegisterExtension
+  static final MiniClusterExtension FLINK = new MiniClusterExtension(() -> {
+    Configuration conf = new Configuration();
+    conf.setString("heartbeat.interval", "1000");
+    conf.setString("heartbeat.timeout", "5000");
+    return new MiniClusterResourceConfiguration.Builder()
+        .setNumberTaskManagers(1)
+        .setNumberSlotsPerTaskManager(4)
+        .setConfiguration(conf)
+        .build();
+  });
+
+  @TempDir static Path dir;
+  static TwoHostShards shards;
+
+  @BeforeAll
+  static void startShards() throws Exception {
+    shards = new TwoHostShards(dir);
+    for (int s = 0; s < 8; s++) {
+      shards.insert(s, 40);
+    }
+  }
+
+  @AfterAll
+  static void stopShards() {
+    if (shards != null) {
+      shards.close();
+    }
+  }
+
+  private static Path writeConfig(String name, String pipelineId, String target) throws Exception {
+    String yaml = "pipeline:\n  id: " + pipelineId + "\n  checkpoint-interval: 1s\n  parallelism: 2\n  writer-parallelism: 2\n"
+        + "  restart:\n    attempts: 10\n    delay: 1s\n"
+        + shards.sourcesYaml()
+        + "target:\n" + target;
+    return Files.writeString(dir.resolve(name), yaml);
+  }
+
+  @Test
+  @Order(1)
+  void snapshotBinlogTaskManagerFailureAndMoreChanges(@InjectMiniCluster MiniCluster miniCluster) throws Exception {
+    Path configFile = writeConfig("hadoop.yaml", "e2e-hadoop",
+        "  catalog:\n    type: hadoop\n    warehouse: " + dir.resolve("warehouse").toUri() + "\n  namespace: shop\n  table: orders\n  buckets: 3\n");
+    ShardbergConfig config = ShardbergConfig.load(configFile);
+    JobClient job = ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), config);
+    Table table = Catalogs.loadTable(config.target());
+    try {
+      // snapshot of the existing rows
+      awaitCaughtUp(table, config);
+
+      // binlog: inserts, updates, deletes
+      shards.changeRound(1);
+      shards.changeRound(2);
+      awaitCaughtUp(table, config);
+
+      // changes in flight while the TaskManager dies; the job restarts from its last checkpoint
+      shards.changeRound(3);
+      long committedBefore = lastCheckpoint(table, "e2e-hadoop");
+      miniCluster.terminateTaskManager(0).get();
+      miniCluster.startTaskManager();
+      shards.changeRound(4);
+      awaitCaughtUp(table, config);
+      assertThat(lastCheckpoint(table, "e2e-hadoop")).isGreaterThan(committedBefore);
+      await().atMost(CAUGHT_UP).until(() -> job.getJobStatus().get() == JobStatus.RUNNING);
+
+      // more changes after the restart
+      shards.changeRound(5);
+      awaitCaughtUp(table, config);
+      stop(job); // nothing commits from here on: the checks below read a stable table
+
+      // exactly once: every checkpoint id committed at most once, in increasing order
+      List<CommitRecord> commits = CommittedCheckpoints.history(table, "e2e-hadoop", Integer.MAX_VALUE);
+      Set<Long> ids = new HashSet<>();
+      for (CommitRecord c : commits) {
+        assertThat(ids.add(c.checkpointId())).as("checkpoint %s committed twice", c.checkpointId()).isTrue();
+      }
+      assertThat(commits).extracting(CommitRecord::checkpointId).isSortedAccordingTo((x, y) -> Long.compare(y, x));
+
+      // the CLI sees the same
+      CliResult status = cli("status", "--config", configFile.toString());
+      assertThat(status.exit()).isZero();
+      assertThat(status.out()).contains("last committed checkpoint: " + commits.get(0).checkpointId())
+          .contains("commits of this pipeline:  " + commits.size());
+      CliResult verify = cli("verify", "--config", configFile.toString());
+      assertThat(verify.exit()).as(verify.out()).isZero();
+      assertThat(verify.out()).contains("MATCH: " + shards.expectedCount() + " rows in 8 shards");
+      CliResult validate = cli("validate", "--config", configFile.toString());
+      assertThat(validate.exit()).as(validate.err()).isZero();
+      assertThat(validate.out())
+          .contains("e2e-a        shardberg_cdc@127.0.0.1:" + shards.a.port() + "  server ids 5500-5503  4 shard tables")
+          .contains("e2e-b        shardberg_cdc@127.0.0.1:" + shards.b.port() + "  server ids 5504-5507  4 shard tables")
+          .contains("Shards (8)")
+          .contains("state: exists and matches the derived layout")
+          .contains("OK: the config is valid");
+    } finally {
+      stop(job);
+    }
+  }
+
+  @Test
+  @Order(2)
+  void hiveMetastoreCatalog() throws Exception {
+    HiveConf hiveConf = new HiveConf();
+    hiveConf.set("hive.metastore.expression.proxy", "org.apache.hadoop.hive.metastore.DefaultPartitionExpressionProxy");
+    TestHiveMetastore metastore = new TestHiveMetastore();
+    metastore.start(hiveConf);
+    try {
+      String uri = metastore.hiveConf().get(HiveConf.ConfVars.METASTOREURIS.varname);
+      Path configFile = writeConfig("hive.yaml", "e2e-hive",
+          "  catalog:\n    type: hive\n    name: hms\n    uri: " + uri + "\n    warehouse: " + dir.resolve("hive-warehouse").toUri()
+              + "\n  namespace: shop_hive\n  table: orders\n");
+      ShardbergConfig config = ShardbergConfig.load(configFile);
+      JobClient job = ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), config);
+      try {
+        Table table = Catalogs.loadTable(config.target());
+        assertThat(table.name()).isEqualTo("hms.shop_hive.orders");
+        awaitCaughtUp(table, config);
+        shards.changeRound(6);
+        awaitCaughtUp(table, config);
+        assertThat(metastore.getTable("shop_hive", "orders").getParameters()).containsEntry("table_type", "ICEBERG");
+      } finally {
+        stop(job);
+      }
+    } finally {
+      metastore.stop();
+    }
+  }
+
+  /** Waits until the generic reader sees exactly the expected rows, then checks verify agrees. */
+  private static void awaitCaughtUp(Table table, ShardbergConfig config) {
+    List<String> expected = shards.expectedRows();
+    await().atMost(CAUGHT_UP).pollInterval(Duration.ofSeconds(1)).ignoreExceptions()
+        .until(() -> TwoHostShards.actualRows(table).equals(expected));
+    VerifyReport report = Reconciliation.verify(config, 5);
+    assertThat(report.matches()).as(report.render()).isTrue();
+    assertThat(report.mysqlRows()).isEqualTo(expected.size());
+    assertThat(report.shards()).extracting(VerifyReport.ShardResult::shard).containsExactly(0, 1, 2, 3, 4, 5, 6, 7);
+  }
+
+  private static void stop(JobClient job) throws Exception {
+    if (!job.getJobStatus().get().isGloballyTerminalState()) {
+      job.cancel().get();
+    }
+    await().atMost(CAUGHT_UP).until(() -> job.getJobStatus().get().isGloballyTerminalState());
+  }
+
+  private static long lastCheckpoint(Table table, String pipelineId) {
+    table.refresh();
+    return CommittedCheckpoints.maxCommittedCheckpoint(table, pipelineId).orElse(-1);
+  }
+
+  record CliResult(int exit, String out, String err) {}
+
+  static CliResult cli(String... args) {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    CommandLine cmd = ShardbergDevCli.commandLine();
+    cmd.setOut(new PrintWriter(out, true));
+    cmd.setErr(new PrintWriter(err, true));
+    int exit = cmd.execute(args);
+    return new CliResult(exit, out.toString(), err.toString());
+  }
+}

@@ -1,0 +1,149 @@
+package dev.shardberg.tests.router;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.shardberg.router.MySqlColumn;
+import dev.shardberg.router.ShardSchema;
+import dev.shardberg.router.TableCreator;
+import dev.shardberg.router.TableLayout;
+import dev.shardberg.router.TableLayoutMismatchException;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.hive.conf.HiveConf;
+import org.apache.iceberg.CatalogProperties;
+import org.apache.iceberg.CatalogUtil;
+import org.apache.iceberg.HasTableOperations;
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.Namespace;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.hadoop.HadoopCatalog;
+import org.apache.iceberg.hive.HiveCatalog;
+import org.apache.iceberg.hive.TestHiveMetastore;
+import org.apache.iceberg.types.Types;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Create and validate the derived table in Iceberg's Hadoop catalog and in a real Hive Metastore (Thrift, Derby). */
+class TableCreatorTest {
+
+  static final ShardSchema SCHEMA =
+      new ShardSchema(
+          List.of(
+              MySqlColumn.of("id", "bigint", false),
+              MySqlColumn.of("customer", "varchar(40)", false),
+              MySqlColumn.of("amount", "decimal(12,2)", true),
+              MySqlColumn.of("created", "datetime(3)", false)),
+          List.of("id"));
+  static final TableLayout LAYOUT = TableLayout.derive(SCHEMA);
+
+  @TempDir static Path warehouse;
+  static TestHiveMetastore metastore;
+  static HiveCatalog hive;
+  static HadoopCatalog hadoop;
+
+  @BeforeAll
+  static void startCatalogs() {
+    HiveConf conf = new HiveConf();
+    conf.set("hive.metastore.expression.proxy", "org.apache.hadoop.hive.metastore.DefaultPartitionExpressionProxy");
+    metastore = new TestHiveMetastore();
+    metastore.start(conf);
+    hive =
+        (HiveCatalog)
+            CatalogUtil.loadCatalog(
+                HiveCatalog.class.getName(),
+                "hive",
+                Map.of(CatalogProperties.WAREHOUSE_LOCATION, warehouse.resolve("hive").toUri().toString()),
+                metastore.hiveConf());
+    hadoop = new HadoopCatalog(new Configuration(), warehouse.resolve("hadoop").toUri().toString());
+  }
+
+  @AfterAll
+  static void stopCatalogs() throws Exception {
+    if (hive != null) {
+      hive.close();
+    }
+    if (metastore != null) {
+      metastore.stop();
+    }
+    if (hadoop != null) {
+      hadoop.close();
+    }
+  }
+
+  @Test
+  void createsTheTableInHadoopAndValidatesItOnTheNextStart() {
+    TableIdentifier id = TableIdentifier.of("shop", "orders_h");
+    Table created = TableCreator.createOrValidate(hadoop, id, LAYOUT, Map.of(TableCreator.NAMESPACE_OWNER, "etl"));
+    assertCreatedAsDerived(created);
+    String metadata = ((HasTableOperations) created).operations().current().metadataFileLocation();
+    Table again = TableCreator.createOrValidate(hadoop, id, LAYOUT);
+    assertThat(((HasTableOperations) again).operations().current().metadataFileLocation()).isEqualTo(metadata);
+  }
+
+  @Test
+  void createsNamespaceWithOwnerAndTableInHiveMetastore() throws Exception {
+    TableIdentifier id = TableIdentifier.of("shop_hive", "orders");
+    Table created = TableCreator.createOrValidate(hive, id, LAYOUT, Map.of(TableCreator.NAMESPACE_OWNER, "etl"));
+    assertCreatedAsDerived(created);
+    assertThat(hive.loadNamespaceMetadata(Namespace.of("shop_hive"))).containsEntry("owner", "etl");
+    assertThat(metastore.getTable("shop_hive", "orders").getParameters()).containsEntry("table_type", "ICEBERG");
+    String metadata = ((HasTableOperations) created).operations().current().metadataFileLocation();
+    Table again = TableCreator.createOrValidate(hive, id, LAYOUT);
+    assertThat(((HasTableOperations) again).operations().current().metadataFileLocation()).isEqualTo(metadata);
+  }
+
+  @Test
+  void existingTableThatDiffersIsNeverAlteredAndEveryDifferenceIsListed() {
+    for (Catalog catalog : List.<Catalog>of(hadoop, hive)) {
+      TableIdentifier id = TableIdentifier.of("legacy", "orders");
+      if (catalog instanceof HiveCatalog h && !h.namespaceExists(Namespace.of("legacy"))) {
+        h.createNamespace(Namespace.of("legacy"));
+      }
+      Schema userSchema =
+          new Schema(
+              List.of(
+                  Types.NestedField.required(1, "shard_number", Types.IntegerType.get()),
+                  Types.NestedField.required(2, "id", Types.LongType.get()),
+                  Types.NestedField.required(3, "customer", Types.StringType.get()),
+                  Types.NestedField.optional(4, "amount", Types.DecimalType.of(10, 2))),
+              Set.of(2));
+      Table user =
+          catalog.buildTable(id, userSchema).withPartitionSpec(PartitionSpec.builderFor(userSchema).identity("shard_number").build()).create();
+      String metadata = ((HasTableOperations) user).operations().current().metadataFileLocation();
+      assertThatThrownBy(() -> TableCreator.createOrValidate(catalog, id, LAYOUT))
+          .isInstanceOf(TableLayoutMismatchException.class)
+          .hasMessage(
+              String.join(
+                  System.lineSeparator(),
+                  "Cannot use existing Iceberg table " + id + ": it does not match the layout derived from the shards (4 difference(s)):",
+                  "  - column 'amount': expected 'amount' optional decimal(12, 2), found 'amount' optional decimal(10, 2)",
+                  "  - column #5: expected 'created' required timestamp, found (none)",
+                  "  - identifier fields: expected [id, shard_number], found [id]",
+                  "  - partition spec: expected [identity(shard_number), bucket[5](id)], found [identity(shard_number)]",
+                  "Shardberg never alters an existing table: fix the table (or drop it to let Shardberg create it), or change the config to match."));
+      Table after = catalog.loadTable(id);
+      assertThat(((HasTableOperations) after).operations().current().metadataFileLocation()).isEqualTo(metadata);
+      catalog.dropTable(id);
+    }
+  }
+
+  private static void assertCreatedAsDerived(Table table) {
+    assertThat(table.schema().asStruct()).isEqualTo(LAYOUT.icebergSchema().asStruct());
+    assertThat(table.schema().identifierFieldNames()).containsExactlyInAnyOrder("shard_number", "id");
+    assertThat(table.spec().fields()).hasSize(2);
+    assertThat(table.spec().fields().get(0).transform().toString()).isEqualTo("identity");
+    assertThat(table.spec().fields().get(1).transform().toString()).isEqualTo("bucket[5]");
+    assertThat(table.schema().findColumnName(table.spec().fields().get(1).sourceId())).isEqualTo("id");
+    assertThat(((HasTableOperations) table).operations().current().formatVersion()).isEqualTo(2);
+    assertThat(table.properties()).containsAllEntriesOf(TableLayout.DEFAULT_PROPERTIES);
+  }
+}
