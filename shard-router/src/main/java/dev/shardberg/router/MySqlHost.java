@@ -17,6 +17,14 @@ public record MySqlHost(
     String name, String hostname, int port, String user, Secret password, Map<String, String> jdbcProperties)
     implements Serializable {
 
+  /**
+   * Driver settings the type mapping relies on, added to every host's JDBC properties (discovery,
+   * the CDC snapshot reader and verify all read through them): without {@code tinyInt1isBit=false}
+   * the MySQL driver reads {@code TINYINT(1)} as a boolean, which the faithful mapping keeps as a
+   * number.
+   */
+  public static final Map<String, String> REQUIRED_JDBC_PROPERTIES = Map.of("tinyInt1isBit", "false");
+
   public MySqlHost {
     Preconditions.checkArgument(name != null && !name.isBlank(), "Cannot define a MySQL host: sources[].name is empty");
     Preconditions.checkArgument(
@@ -25,8 +33,20 @@ public record MySqlHost(
         port > 0 && port < 65536, "Cannot define MySQL host '%s': port %s is not in 1..65535", name, port);
     Preconditions.checkArgument(user != null && !user.isBlank(), "Cannot define MySQL host '%s': sources[].user is empty", name);
     Objects.requireNonNull(password, "password");
-    jdbcProperties =
-        jdbcProperties == null ? Map.of() : Collections.unmodifiableMap(new TreeMap<>(jdbcProperties));
+    TreeMap<String, String> effective = new TreeMap<>(jdbcProperties == null ? Map.of() : jdbcProperties);
+    REQUIRED_JDBC_PROPERTIES.forEach(
+        (key, value) -> {
+          String given = effective.putIfAbsent(key, value);
+          Preconditions.checkArgument(
+              given == null || given.equalsIgnoreCase(value),
+              "Cannot use jdbc-properties %s=%s of MySQL host '%s': Shardberg's type mapping needs %s=%s (see docs/type-mapping.md); remove the property",
+              key,
+              given,
+              name,
+              key,
+              value);
+        });
+    jdbcProperties = Collections.unmodifiableMap(effective);
     for (String key : jdbcProperties.keySet()) {
       Preconditions.checkArgument(
           !key.equalsIgnoreCase("password") && !key.equalsIgnoreCase("user"),
