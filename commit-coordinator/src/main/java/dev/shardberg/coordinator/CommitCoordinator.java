@@ -246,19 +246,6 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
 
   private void commitUpTo(long checkpointId) throws Exception {
     NavigableMap<Long, PendingCheckpoint> ready = pending.headMap(checkpointId, true);
-    if (ready.isEmpty()) {
-      return;
-    }
-    if (!guard.canCommit()) {
-      LOG.warn(
-          "Cannot commit checkpoints {} of pipeline {} to table {} now: the commit guard is not"
-              + " connected. They stay pending and are retried at the next completed checkpoint;"
-              + " check the ZooKeeper connection if this repeats.",
-          ready.keySet(),
-          options.pipelineId(),
-          options.tableName());
-      return;
-    }
     for (PendingCheckpoint checkpoint : new ArrayList<>(ready.values())) {
       Outcome outcome = commitOrSkip(checkpoint);
       if (outcome == Outcome.LEFT_PENDING) {
@@ -281,16 +268,30 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
   }
 
   private Outcome commitOrSkip(PendingCheckpoint checkpoint) throws Exception {
-    boolean heartbeat = false;
-    if (checkpoint.isEmpty()) {
+    boolean heartbeat = checkpoint.isEmpty();
+    if (heartbeat && continuousEmptyCheckpoints + 1 < options.maxContinuousEmptyCommits()) {
       continuousEmptyCheckpoints++;
-      if (continuousEmptyCheckpoints < options.maxContinuousEmptyCommits()) {
-        return Outcome.COMMITTED; // nothing to write; no snapshot
-      }
-      heartbeat = true;
+      return Outcome.COMMITTED; // nothing to write, no heartbeat due: no snapshot
+    }
+    if (!guard.canCommit()) {
+      LOG.warn(
+          "Cannot commit checkpoints {} of pipeline {} to table {} now: the commit guard is not"
+              + " connected. They stay pending and are retried at the next completed checkpoint;"
+              + " check the ZooKeeper connection if this repeats.",
+          pending.tailMap(checkpoint.checkpointId(), true).keySet(),
+          options.pipelineId(),
+          options.tableName());
+      return Outcome.LEFT_PENDING;
+    }
+    if (heartbeat) {
+      continuousEmptyCheckpoints++; // counted in the heartbeat's log line
     }
     Outcome outcome = commitWithRetries(checkpoint, heartbeat);
-    if (outcome != Outcome.LEFT_PENDING) {
+    if (outcome == Outcome.LEFT_PENDING) {
+      if (heartbeat) {
+        continuousEmptyCheckpoints--;
+      }
+    } else {
       continuousEmptyCheckpoints = 0;
     }
     return outcome;
@@ -313,6 +314,15 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
             options.tableName(),
             e.getMessage());
         return Outcome.LEFT_PENDING;
+      } catch (CommitFencedException e) {
+        // Non-recoverable by its annotation: Flink fails the job instead of restarting a zombie
+        // that would take a newer epoch and fence the instance that rightly took over.
+        LOG.error(
+            "Stopping pipeline {} for good: {} Nothing was committed for checkpoint {}.",
+            options.pipelineId(),
+            e.getMessage(),
+            checkpoint.checkpointId());
+        throw e;
       } catch (CommitFailedException e) {
         // Iceberg's own retries on a stale base gave up. The commit did not land; try again from a
         // fresh table (the already-committed check runs again first).
@@ -331,8 +341,8 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
         Thread.sleep(backoffMs);
         backoffMs *= 2;
       }
-      // CommitStateUnknownException and CommitFencedException propagate: the task fails and keeps
-      // its pending checkpoints and manifests; the next attempt resolves the state from the table.
+      // CommitStateUnknownException propagates: the task fails and keeps its pending checkpoints
+      // and manifests; the next attempt resolves the state from the table.
     }
   }
 
@@ -360,13 +370,15 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
           String.format(
               "Cannot commit checkpoint %d of pipeline %s to table %s: the table holds a commit of"
                   + " the same pipeline with newer epoch %d (snapshot %d), this coordinator has"
-                  + " epoch %d. Another instance of this pipeline took over; stop this job.",
+                  + " epoch %d. Another instance of this pipeline took over; stop this job. (If"
+                  + " ZooKeeper's data was reset instead, set the pipeline's epoch node above %d.)",
               checkpoint.checkpointId(),
               options.pipelineId(),
               options.tableName(),
               latest.get().epoch(),
               latest.get().snapshotId(),
-              epoch));
+              epoch,
+              latest.get().epoch()));
     }
     TableLayout.validateSchema(table.schema(), options.tableName(), rowType);
 

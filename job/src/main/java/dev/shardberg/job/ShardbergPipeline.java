@@ -14,7 +14,6 @@ import dev.shardberg.router.MySqlHost;
 import dev.shardberg.router.Secret;
 import dev.shardberg.router.ShardDiscovery;
 import dev.shardberg.router.ShardPlan;
-import dev.shardberg.router.ShardTable;
 import dev.shardberg.router.ShardTaggingDeserializer;
 import dev.shardberg.router.TableCreator;
 import dev.shardberg.router.TableLayout;
@@ -55,7 +54,7 @@ public final class ShardbergPipeline {
   /** Operator uids are derived from these and the source names; never change them for a running table. */
   static final String SOURCE_UID_PREFIX = "shardberg-source-";
 
-  static final String SINK_UID_PREFIX = "shardberg-";
+  static final String SINK_UID_PREFIX = "shardberg"; // the sink appends -writer, -coordinator, -end
 
   private ShardbergPipeline() {}
 
@@ -78,8 +77,7 @@ public final class ShardbergPipeline {
 
     DataStream<RowData> changes = null;
     for (MySqlHost host : spec.hosts()) {
-      List<ShardTable> tables = plan.tablesOf(host.name());
-      if (tables.isEmpty()) {
+      if (plan.tablesOf(host.name()).isEmpty()) {
         continue; // discovery already warned: no shard on this host
       }
       SourceConfig source = sourceConfig(config, host.name());
@@ -122,7 +120,7 @@ public final class ShardbergPipeline {
     return env.executeAsync(assembled.jobName());
   }
 
-  /** The router's view of {@code sources[]} and {@code tables.*}. Passwords stay references until used. */
+  /** The router's view of {@code sources[]} and {@code tables.*}; reads the passwords (client side). */
   public static LogicalTableSpec logicalTable(ShardbergConfig config) {
     List<MySqlHost> hosts = config.sources().stream()
         .map(s -> new MySqlHost(s.name(), s.host(), s.port(), s.user(), secret(s), s.jdbcProperties()))
@@ -212,10 +210,4 @@ public final class ShardbergPipeline {
         zk.retryBaseSleep(), zk.retryMaxRetries()));
   }
 
-  /** For the CLI's {@code validate}: nothing in here writes. */
-  static Map<String, String> describeSources(ShardbergConfig config) {
-    return config.sources().stream().collect(java.util.stream.Collectors.toMap(
-        SourceConfig::name, s -> s.user() + "@" + s.host() + ":" + s.port() + ", server ids " + s.serverIds(),
-        (a, b) -> a, java.util.LinkedHashMap::new));
-  }
 }

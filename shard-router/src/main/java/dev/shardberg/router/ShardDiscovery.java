@@ -201,7 +201,7 @@ public final class ShardDiscovery {
               host.describe(),
               host.user(),
               safeMessage(e, host)),
-          null);
+          e);
     }
   }
 
@@ -306,7 +306,7 @@ public final class ShardDiscovery {
     if (missing.isEmpty()) {
       return List.of();
     }
-    String account = grantee.replace("'@'", "'@'");
+    String account = grantee;
     return List.of(
         String.format(
             "host %s: user %s lacks privilege(s) %s needed by the binlog reader; run GRANT %s ON *.* TO %s",

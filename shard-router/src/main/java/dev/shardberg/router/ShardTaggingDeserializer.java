@@ -1,5 +1,7 @@
 package dev.shardberg.router;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.debezium.data.Bits;
 import io.debezium.data.geometry.Geometry;
 import io.debezium.time.MicroTime;
@@ -61,6 +63,7 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
   private static final long serialVersionUID = 1L;
 
   private static final String SCHEMA_CHANGE_VALUE = "io.debezium.connector.mysql.SchemaChangeValue";
+  private static final ObjectMapper JSON = new ObjectMapper();
 
   private final String hostName;
   private final RowType rowType;
@@ -171,8 +174,23 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
   }
 
   private ShardRouterException schemaChange(Struct value) {
-    String ddl = value.schema().field("ddl") == null ? "?" : value.getString("ddl");
+    String ddl = value.schema().field("ddl") == null ? null : value.getString("ddl");
     String db = value.schema().field("databaseName") == null ? null : value.getString("databaseName");
+    if (ddl == null && value.schema().field("historyRecord") != null) {
+      // Flink CDC carries Debezium's schema history record as JSON: {"databaseName":…,"ddl":…,…}
+      try {
+        JsonNode history = JSON.readTree(value.getString("historyRecord"));
+        ddl = history.path("ddl").asText(null);
+        if (db == null) {
+          db = history.path("databaseName").asText(null);
+        }
+      } catch (java.io.IOException | RuntimeException e) {
+        ddl = null;
+      }
+    }
+    if (ddl == null) {
+      ddl = "(statement not in the record)";
+    }
     String table = null;
     if (value.schema().field("source") != null && value.getStruct("source") != null) {
       Struct source = value.getStruct("source");

@@ -163,6 +163,24 @@ class ShardTaggingDeserializerTest {
   }
 
   @Test
+  void schemaChangeAsFlinkCdcHistoryRecord() {
+    Schema ddlSchema =
+        SchemaBuilder.struct()
+            .name("io.debezium.connector.mysql.SchemaChangeValue")
+            .field("source", SOURCE)
+            .field("historyRecord", Schema.OPTIONAL_STRING_SCHEMA)
+            .build();
+    Struct value =
+        new Struct(ddlSchema)
+            .put("source", new Struct(SOURCE).put("db", "shop").put("table", "orders_1"))
+            .put("historyRecord", "{\"databaseName\":\"shop\",\"ddl\":\"ALTER TABLE orders_1 DROP COLUMN amount\",\"tableChanges\":[]}");
+    SourceRecord r = new SourceRecord(Map.of(), Map.of(), "srv", null, null, null, ddlSchema, value);
+    assertThatThrownBy(() -> run(ShardTaggingDeserializer.forHost(PLAN, "a", LAYOUT), r))
+        .isInstanceOf(ShardRouterException.class)
+        .hasMessageStartingWith("Cannot apply a schema change on shard 1 ('shop.orders_1' on host 'a'): DDL 'ALTER TABLE orders_1 DROP COLUMN amount'.");
+  }
+
+  @Test
   void rowWithOtherColumnsIsASchemaChange() {
     Schema wider = SchemaBuilder.struct().name("v").optional().field("id", Schema.INT64_SCHEMA).field("x", Schema.OPTIONAL_INT32_SCHEMA).build();
     Schema env =

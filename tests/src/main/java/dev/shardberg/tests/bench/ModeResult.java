@@ -26,14 +26,15 @@ public record ModeResult(
     long restarts,
     long peakHeapBytes,
     Verification verification,
-    List<Point> freshnessTimeline) {
+    List<Point> freshnessTimeline,
+    MaintenanceFigures maintenance) {
 
   public static final String PASSED = "PASSED";
   public static final String FAILED = "FAILED";
   public static final String NOT_AVAILABLE = "NOT_AVAILABLE";
 
   static ModeResult notAvailable(String mode, int shards, String reason) {
-    return new ModeResult(mode, NOT_AVAILABLE, reason, shards, 0, 0, 0, null, null, null, null, null, 0, 0, null, List.of());
+    return new ModeResult(mode, NOT_AVAILABLE, reason, shards, 0, 0, 0, null, null, null, null, null, 0, 0, null, List.of(), null);
   }
 
   /**
@@ -71,6 +72,12 @@ public record ModeResult(
 
   /** The correctness check: table == union of the shards (counts and checksums per shard). */
   public record Verification(boolean passed, long mysqlRows, long icebergRows, List<String> mismatches) {}
+
+  /**
+   * The concurrent maintenance committer of {@code consolidated+zk}: commits it made under the
+   * ZooKeeper table lock, CommitFailedException retries it needed, and failures.
+   */
+  public record MaintenanceFigures(long commits, long commitFailedRetries, long failures, String action) {}
 
   /** A point of a time series: seconds since the change stream started, value. */
   public record Point(double seconds, double value) {}

@@ -1,6 +1,11 @@
 package dev.shardberg.tests.bench;
 
-import dev.shardberg.coordinator.ShardbergSink;
+import dev.shardberg.coordinator.zk.ZooKeeperOptions;
+import dev.shardberg.job.ShardbergPipeline;
+import dev.shardberg.job.config.ShardbergConfig;
+import dev.shardberg.job.verify.ShardSource;
+import dev.shardberg.job.verify.TableVerifier;
+import dev.shardberg.job.verify.VerifyReport;
 import dev.shardberg.router.LogicalTableSpec;
 import dev.shardberg.router.MySqlHost;
 import dev.shardberg.router.Secret;
@@ -25,6 +30,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
+import org.apache.curator.test.TestingServer;
 import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.cdc.connectors.mysql.source.MySqlSource;
@@ -63,6 +69,7 @@ final class ModeRunner {
   static final long SMALL_FILE_BYTES = 8L * 1024 * 1024;
   private static final long PROGRESS_EVERY_MS = 2_000;
   private static final int CHANGE_THREADS = 4;
+  static final long BASELINE_POLL_INTERVAL_MS = 50;
 
   private final Workload workload;
   private final Progress progress;
@@ -82,34 +89,49 @@ final class ModeRunner {
 
   ModeResult run(BenchConfig.Mode mode, BenchConfig config, Path warehouse) throws Exception {
     progress.mode(mode.label() + " N=" + config.shards());
-    if (mode == BenchConfig.Mode.CONSOLIDATED_ZK) {
-      String reason =
-          "not available: the ZooKeeper commit guard (dev.shardberg.coordinator.zk, issue 5) has not landed on main yet";
-      progress.line("skip", "%s", reason);
-      return ModeResult.notAvailable(mode.label(), config.shards(), reason);
-    }
     workload.reset(config.shards(), config.rowsPerShard(), progress);
     CommitReports.drain();
 
     CatalogLoader catalogLoader = catalogLoader(warehouse);
     Catalog catalog = catalogLoader.loadCatalog();
-    ShardPlan plan = ShardDiscovery.discover(spec());
-    TableLayout layout = TableLayout.derive(plan.schema());
-    Table table = TableCreator.createOrValidate(catalog, TABLE, layout);
-    TableLoader tableLoader = TableLoader.fromCatalog(catalogLoader, TABLE);
-
-    String jobName = "bench-" + mode.label() + "-N" + config.shards() + "-" + System.nanoTime();
+    String runId = mode.label().replace('+', '-') + "-n" + config.shards() + "-" + System.nanoTime();
+    String jobName;
     int sourceParallelismTotal;
     StreamExecutionEnvironment env;
+    TestingServer zooKeeper = null;
+    Maintenance maintenance = null;
+    Table table;
+    TableLoader tableLoader;
     if (mode == BenchConfig.Mode.PER_SHARD) {
-      env = environment(config, 1);
+      ShardPlan plan = ShardDiscovery.discover(spec());
+      TableLayout layout = TableLayout.derive(plan.schema());
+      table = TableCreator.createOrValidate(catalog, TABLE, layout);
+      tableLoader = TableLoader.fromCatalog(catalogLoader, TABLE);
+      env = environment(1);
+      env.enableCheckpointing(config.checkpointInterval().toMillis(), CheckpointingMode.EXACTLY_ONCE);
       perShardJob(env, plan, layout, tableLoader);
       sourceParallelismTotal = plan.shardCount();
+      jobName = "bench-" + runId;
     } else {
-      env = environment(config, config.sourceParallelism());
-      consolidatedJob(env, plan, layout, tableLoader, config.sourceParallelism());
-      sourceParallelismTotal = plan.hostNames().size() * config.sourceParallelism();
+      // this project's own pipeline, assembled by the job module from a config file, as `run` does
+      if (mode == BenchConfig.Mode.CONSOLIDATED_ZK) {
+        zooKeeper = new TestingServer(true);
+        progress.line("zk", "ZooKeeper (Curator TestingServer) on %s", zooKeeper.getConnectString());
+      }
+      ShardbergConfig jobConfig = ShardbergConfig.load(
+          writeJobConfig(config, warehouse, runId, zooKeeper == null ? null : zooKeeper.getConnectString()));
+      env = environment(config.sourceParallelism());
+      ShardbergPipeline.Assembled assembled = ShardbergPipeline.build(env, jobConfig);
+      jobName = assembled.jobName();
+      table = catalog.loadTable(TABLE);
+      tableLoader = TableLoader.fromCatalog(catalogLoader, TABLE);
+      sourceParallelismTotal = assembled.plan().hostNames().size() * config.sourceParallelism();
+      if (zooKeeper != null) {
+        maintenance = new Maintenance(
+            ZooKeeperOptions.of(zooKeeper.getConnectString()), jobConfig.target().qualifiedName(), catalog, progress);
+      }
     }
+    int sourceCount = mode == BenchConfig.Mode.PER_SHARD ? config.shards() : workload.servers().size();
 
     HeapSampler heap = new HeapSampler();
     long expectedRows = config.totalRows();
@@ -121,8 +143,10 @@ final class ModeRunner {
     try (TableWatcher watcher = new TableWatcher(table, config.shards())) {
       long submitted = System.currentTimeMillis();
       JobClient job = env.executeAsync(jobName);
-      progress.line("job", "submitted %s (%d source(s), total source parallelism %d)", jobName,
-          mode == BenchConfig.Mode.PER_SHARD ? plan.shardCount() : plan.hostNames().size(), sourceParallelismTotal);
+      progress.line("job", "submitted %s (%d source(s), total source parallelism %d)", jobName, sourceCount, sourceParallelismTotal);
+      if (maintenance != null) {
+        maintenance.start();
+      }
       try {
         // snapshot phase
         boolean loaded = await(config.phaseTimeout(), job, watcher, () -> watcher.totalRecords() >= expectedRows,
@@ -181,6 +205,9 @@ final class ModeRunner {
           failures.add("the Flink job ended early with status " + status);
         }
       } finally {
+        if (maintenance != null) {
+          maintenance.close();
+        }
         restarts = RestartCounter.restarts(jobName);
         cancelQuietly(job);
       }
@@ -189,24 +216,25 @@ final class ModeRunner {
       ModeResult.Verification verification = null;
       if (failures.isEmpty()) {
         progress.line("verify", "comparing the table with the union of %d shards (counts + checksums)", config.shards());
-        BenchVerifier.Result v = BenchVerifier.verify(workload, table);
+        VerifyReport v = verify(table);
         List<String> mismatches = new ArrayList<>();
-        for (BenchVerifier.ShardCheck c : v.mismatches()) {
-          mismatches.add(String.format("shard %d: MySQL %d rows / checksum %d, Iceberg %d rows / checksum %d",
-              c.shard(), c.mysqlRows(), c.mysqlChecksum(), c.icebergRows(), c.icebergChecksum()));
+        for (VerifyReport.ShardResult c : v.shards()) {
+          if (!c.matches()) {
+            mismatches.add(String.format("shard %d (%s): MySQL %d rows / checksum %d, Iceberg %d rows / checksum %d; first differences %s",
+                c.shard(), c.label(), c.mysqlRows(), c.mysqlChecksum(), c.icebergRows(), c.icebergChecksum(), c.differences()));
+          }
         }
-        for (int s : v.unexpectedShards()) {
-          mismatches.add("shard " + s + " is in the table but not among the shards");
-        }
-        verification = new ModeResult.Verification(v.passed(), v.mysqlRows(), v.icebergRows(), mismatches);
-        progress.line("verify", "%s: MySQL %,d rows, Iceberg %,d rows%s", v.passed() ? "PASSED" : "FAILED",
+        v.unexpectedShards().forEach((s, rows) -> mismatches.add("shard " + s + " has " + rows + " rows in the table but is not among the shards"));
+        verification = new ModeResult.Verification(v.matches(), v.mysqlRows(), v.icebergRows(), mismatches);
+        progress.line("verify", "%s: MySQL %,d rows, Iceberg %,d rows%s", v.matches() ? "PASSED" : "FAILED",
             v.mysqlRows(), v.icebergRows(), mismatches.isEmpty() ? "" : "; " + mismatches);
-        if (!v.passed()) {
+        if (!v.matches()) {
           failures.add("the table differs from the union of the shards: " + mismatches);
         }
       }
 
       List<TableWatcher.Commit> commits = watcher.commits();
+      List<CommitReports.Sample> reports = CommitReports.drain();
       List<TableWatcher.FreshnessSample> fresh = watcher.freshness();
       ModeResult result = new ModeResult(
           mode.label(),
@@ -219,21 +247,83 @@ final class ModeRunner {
           snapshot,
           changes,
           freshness(fresh),
-          commitFigures(commits, CommitReports.drain()),
+          commitFigures(commits, reports),
           fileFigures(table, commits),
           restarts,
           heap.peak(),
           verification,
-          timeline(fresh, streamStartMillis));
+          timeline(fresh, streamStartMillis),
+          maintenance == null ? null : maintenance.figures(reports));
       progress.line("result", "%s%s", result.status(), result.reason().isEmpty() ? "" : ": " + result.reason());
       return result;
     } finally {
       heap.close();
+      if (maintenance != null) {
+        maintenance.close();
+      }
+      if (zooKeeper != null) {
+        zooKeeper.close();
+      }
       tableLoader.close();
       if (catalog instanceof AutoCloseable closeable) {
         closeable.close();
       }
     }
+  }
+
+  /** The YAML a user would write for this workload (the `run` command's input). */
+  private Path writeJobConfig(BenchConfig config, Path warehouse, String runId, String zooKeeperConnect) throws java.io.IOException {
+    Path dir = config.output().toAbsolutePath().resolve("configs");
+    java.nio.file.Files.createDirectories(dir);
+    Path passwordFile = dir.resolve("mysql.password");
+    java.nio.file.Files.writeString(passwordFile, Workload.CDC_PASSWORD + "\n");
+    StringBuilder yaml = new StringBuilder();
+    yaml.append("# written by `shardberg bench` for mode run ").append(runId).append('\n');
+    yaml.append("pipeline:\n");
+    yaml.append("  id: bench-").append(runId).append('\n');
+    yaml.append("  checkpoint-interval: ").append(config.checkpointInterval().toMillis()).append("ms\n");
+    yaml.append("  parallelism: ").append(config.sourceParallelism()).append('\n');
+    yaml.append("  writer-parallelism: ").append(config.sourceParallelism()).append('\n');
+    yaml.append("  restart:\n    attempts: 20\n    delay: 2s\n");
+    yaml.append("sources:\n");
+    int h = 0;
+    for (EmbeddedMariaDb server : workload.servers()) {
+      int first = 5000 + 100 * h++;
+      yaml.append("  - name: ").append(server.name()).append('\n');
+      yaml.append("    host: ").append(server.host()).append('\n');
+      yaml.append("    port: ").append(server.port()).append('\n');
+      yaml.append("    user: ").append(Workload.CDC_USER).append('\n');
+      yaml.append("    password-file: ").append(passwordFile.toAbsolutePath()).append('\n');
+      yaml.append("    server-id-range: ").append(first).append('-').append(first + config.sourceParallelism() - 1).append('\n');
+      yaml.append("    jdbc-properties:\n      useSSL: \"false\"\n");
+    }
+    yaml.append("tables:\n");
+    yaml.append("  database-pattern: '").append(Workload.DATABASE).append("'\n");
+    yaml.append("  table-pattern: '").append(Workload.TABLE_PREFIX).append("(?<shard>\\d+)'\n");
+    yaml.append("source:\n  startup-mode: initial\n  server-time-zone: UTC\n");
+    yaml.append("target:\n");
+    yaml.append("  catalog:\n    type: hadoop\n    name: ").append(CATALOG).append('\n');
+    yaml.append("    warehouse: ").append(warehouse.toAbsolutePath().toUri()).append('\n');
+    yaml.append("    properties:\n      ").append(CatalogProperties.METRICS_REPORTER_IMPL).append(": ")
+        .append(CommitReports.class.getName()).append('\n');
+    yaml.append("  namespace: ").append(TABLE.namespace()).append("\n  table: ").append(TABLE.name()).append('\n');
+    if (zooKeeperConnect != null) {
+      yaml.append("coordinator:\n  zookeeper:\n    connect: ").append(zooKeeperConnect).append('\n');
+    }
+    Path file = dir.resolve(runId + ".yaml");
+    java.nio.file.Files.writeString(file, yaml.toString());
+    return file;
+  }
+
+  /** The job's own verifier: per shard, counts and content checksums, MySQL against the table. */
+  private VerifyReport verify(Table table) {
+    List<ShardSource> shards = new ArrayList<>();
+    for (int s = 0; s < workload.shards(); s++) {
+      EmbeddedMariaDb host = workload.hostOf(s);
+      shards.add(new ShardSource(s, host.name() + ":" + Workload.DATABASE + "." + Workload.table(s), Workload.DATABASE,
+          Workload.table(s), () -> host.connect(Workload.DATABASE)));
+    }
+    return new TableVerifier(table, TableLayout.SHARD_COLUMN, 5).verify(shards);
   }
 
   private LogicalTableSpec spec() {
@@ -245,16 +335,14 @@ final class ModeRunner {
     return new LogicalTableSpec(hosts, Workload.DATABASE, Workload.TABLE_PREFIX + "(?<shard>\\d+)", Map.of(), List.of());
   }
 
-  private StreamExecutionEnvironment environment(BenchConfig config, int parallelism) {
+  private StreamExecutionEnvironment environment(int parallelism) {
     Configuration conf = new Configuration();
     conf.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
     conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 20);
     conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofSeconds(2));
     conf.set(TaskManagerOptions.NUM_TASK_SLOTS, parallelism);
     conf.setString("metrics.reporter.bench.factory.class", RestartCounter.Factory.class.getName());
-    StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(parallelism, conf);
-    env.enableCheckpointing(config.checkpointInterval().toMillis(), CheckpointingMode.EXACTLY_ONCE);
-    return env;
+    return StreamExecutionEnvironment.createLocalEnvironment(parallelism, conf);
   }
 
   private MySqlSource<RowData> source(EmbeddedMariaDb server, ShardPlan plan, String host, TableLayout layout, String serverIds) {
@@ -268,35 +356,23 @@ final class ModeRunner {
         .serverId(serverIds)
         .serverTimeZone("UTC")
         .startupOptions(StartupOptions.initial())
+        .debeziumProperties(baselineDebezium())
         .deserializer(ShardTaggingDeserializer.forHost(plan, host, layout))
         .build();
   }
 
-  private EmbeddedMariaDb server(String host) {
-    return workload.servers().stream().filter(s -> s.name().equals(host)).findFirst().orElseThrow();
+  /**
+   * The baseline's sources poll like the job's (its source.poll-interval default, 50 ms) rather than
+   * Debezium's 500 ms, so the comparison isolates the sink and commit path.
+   */
+  private static java.util.Properties baselineDebezium() {
+    java.util.Properties p = new java.util.Properties();
+    p.setProperty("poll.interval.ms", String.valueOf(BASELINE_POLL_INTERVAL_MS));
+    return p;
   }
 
-  /** This project: one source per host → shard tagging → Shardberg sink (one coordinator). */
-  private void consolidatedJob(StreamExecutionEnvironment env, ShardPlan plan, TableLayout layout, TableLoader loader, int parallelism) {
-    DataStream<RowData> all = null;
-    int h = 0;
-    for (String host : plan.hostNames()) {
-      int first = 5000 + 100 * h++;
-      DataStream<RowData> changes = env
-          .fromSource(source(server(host), plan, host, layout, first + "-" + (first + parallelism - 1)),
-              WatermarkStrategy.noWatermarks(), "MySQL " + host)
-          .uid("mysql-" + host)
-          .setParallelism(parallelism);
-      all = all == null ? changes : all.union(changes);
-    }
-    ShardbergSink.forRowData(all)
-        .tableLoader(loader)
-        .tableName(CATALOG + "." + TABLE)
-        .rowType(layout.rowType())
-        .equalityColumns(layout.equalityColumns())
-        .pipelineId("bench")
-        .writeParallelism(parallelism)
-        .append();
+  private EmbeddedMariaDb server(String host) {
+    return workload.servers().stream().filter(s -> s.name().equals(host)).findFirst().orElseThrow();
   }
 
   /**

@@ -100,6 +100,11 @@ final class Report {
       r.ratios().forEach((k, v) -> md.append("| ").append(k).append(" | ").append(v).append(" |\n"));
     }
     for (ModeResult m : r.modes()) {
+      if (m.maintenance() != null) {
+        ModeResult.MaintenanceFigures mf = m.maintenance();
+        md.append(String.format("%n%s: concurrent maintenance committer (%s): %d commits, %d CommitFailedException retries, %d failures.%n",
+            m.mode(), mf.action(), mf.commits(), mf.commitFailedRetries(), mf.failures()));
+      }
       if (!m.status().equals(ModeResult.PASSED)) {
         md.append("\n**").append(m.mode()).append(" (N=").append(m.shards()).append(") ").append(m.status()).append("**: ")
             .append(m.reason()).append("\n");

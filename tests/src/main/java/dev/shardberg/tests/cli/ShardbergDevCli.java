@@ -15,6 +15,7 @@ public final class ShardbergDevCli {
   public static CommandLine commandLine() {
     CommandLine cmd = ShardbergCli.commandLine();
     cmd.addSubcommand("demo", new DemoCommand());
+    cmd.addSubcommand("bench", new dev.shardberg.tests.bench.BenchCommand());
     return cmd;
   }
 

@@ -123,6 +123,7 @@ class ShardbergEndToEndTest {
       stop(job); // nothing commits from here on: the checks below read a stable table
 
       // exactly once: every checkpoint id committed at most once, in increasing order
+      table.refresh();
       List<CommitRecord> commits = CommittedCheckpoints.history(table, "e2e-hadoop", Integer.MAX_VALUE);
       Set<Long> ids = new HashSet<>();
       for (CommitRecord c : commits) {

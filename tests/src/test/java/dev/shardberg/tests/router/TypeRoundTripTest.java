@@ -1,6 +1,7 @@
 package dev.shardberg.tests.router;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.awaitility.Awaitility.await;
 
 import dev.shardberg.router.LogicalTableSpec;
@@ -8,6 +9,7 @@ import dev.shardberg.router.MySqlHost;
 import dev.shardberg.router.Secret;
 import dev.shardberg.router.ShardDiscovery;
 import dev.shardberg.router.ShardPlan;
+import dev.shardberg.router.ShardRouterException;
 import dev.shardberg.router.ShardTaggingDeserializer;
 import dev.shardberg.router.TableCreator;
 import dev.shardberg.router.TableLayout;
@@ -33,6 +35,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Properties;
 import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.cdc.connectors.mysql.source.MySqlSource;
@@ -41,6 +44,7 @@ import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.table.data.RowData;
+import org.apache.flink.util.ExceptionUtils;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.data.IcebergGenerics;
@@ -200,7 +204,9 @@ class TypeRoundTripTest {
             .deserializer(ShardTaggingDeserializer.forHost(plan, "a", layout))
             .build();
 
-    StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(1, new Configuration());
+    Configuration conf = new Configuration();
+    conf.setString("restart-strategy.type", "none"); // a failure must surface, not loop
+    StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(1, conf);
     env.enableCheckpointing(1000);
     DataStream<RowData> rows = env.fromSource(source, WatermarkStrategy.noWatermarks(), "mysql-a");
     FlinkSink.forRowData(rows)
@@ -228,8 +234,21 @@ class TypeRoundTripTest {
       expected.put(12, nullRow());
       expected.put(13, expectedRow(13, Col::max));
       awaitTable(table, expected);
+
+      // a DDL on a shard stops the job with a message naming the shard and the DDL
+      server.execute("ALTER TABLE " + DB + "." + TABLE + " ADD COLUMN extra INT");
+      Throwable failure = catchThrowable(() -> job.getJobExecutionResult().get(3, TimeUnit.MINUTES));
+      assertThat(ExceptionUtils.findThrowable(failure, ShardRouterException.class))
+          .as("failure %s", failure)
+          .get()
+          .extracting(Throwable::getMessage)
+          .isEqualTo(
+              "Cannot apply a schema change on shard 0 ('types.all_types_0' on host 'a'): DDL 'ALTER TABLE types.all_types_0 ADD COLUMN extra INT'. Shardberg does not evolve schemas yet; the job stops here and nothing after the last completed checkpoint is lost. Apply the same change to every shard and to the Iceberg table (or drop the table to let it be re-created), then start the job again from a fresh snapshot");
+      awaitTable(table, expected); // nothing after the last commit was lost or half-written
     } finally {
-      job.cancel().get();
+      if (!job.getJobExecutionResult().isDone()) {
+        job.cancel().get();
+      }
     }
   }
 
