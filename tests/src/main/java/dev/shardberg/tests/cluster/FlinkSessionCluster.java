@@ -83,6 +83,9 @@ public final class FlinkSessionCluster implements AutoCloseable {
       "--add-opens=java.base/java.util.concurrent.locks=ALL-UNNAMED",
       "--add-opens=java.sql/java.sql=ALL-UNNAMED");
 
+  /** For the client and BashJavaUtils, which run for seconds: start fast, spend little CPU on JIT and GC threads. */
+  private static final List<String> SHORT_LIVED_JVM_OPTS = List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC");
+
   private static final String JOB_MANAGER_CLASS =
       "org.apache.flink.runtime.entrypoint.StandaloneSessionClusterEntrypoint";
   private static final String TASK_MANAGER_CLASS = "org.apache.flink.runtime.taskexecutor.TaskManagerRunner";
@@ -335,7 +338,7 @@ public final class FlinkSessionCluster implements AutoCloseable {
 
   /** Runs BashJavaUtils like Flink's scripts do; returns its two result lines: JVM flags, then -D settings. */
   private List<String> bashJavaUtils(String command) {
-    CliResult result = runJava("bash-java-utils-" + command, BASH_JAVA_UTILS_CLASS, List.of(),
+    CliResult result = runJava("bash-java-utils-" + command, BASH_JAVA_UTILS_CLASS, SHORT_LIVED_JVM_OPTS,
         List.of(command, "--configDir", confDir.toString()), Duration.ofMinutes(1));
     List<String> lines = result.output().lines()
         .filter(l -> l.startsWith(BASH_JAVA_UTILS_PREFIX))
@@ -446,8 +449,8 @@ public final class FlinkSessionCluster implements AutoCloseable {
   /** Runs the {@code flink} client with these arguments; never throws on a non-zero exit. */
   public CliResult flink(List<String> args) {
     String name = "client-" + clientCounter.incrementAndGet();
-    List<String> jvmArgs = List.of("-Xmx1g",
-        "-Dlog4j.configurationFile=" + confDir.resolve("log4j-cli.properties"));
+    List<String> jvmArgs = concat(List.of("-Xmx1g",
+        "-Dlog4j.configurationFile=" + confDir.resolve("log4j-cli.properties")), SHORT_LIVED_JVM_OPTS);
     CliResult result = runJava(name, CLI_CLASS, jvmArgs, args, Duration.ofMinutes(5));
     LOG.debug("flink {} -> exit {}", args, result.exitCode());
     return new CliResult(args, result.exitCode(), result.output());
