@@ -47,7 +47,7 @@ public final class Bench {
     QuerySide.Result query = null;
     try (Workload workload = Workload.start(config.hosts(), progress)) {
       ModeRunner runner = new ModeRunner(workload, progress);
-      for (BenchConfig.Mode mode : config.modes()) {
+      for (BenchConfig.Mode mode : config.sweepOnly() ? List.<BenchConfig.Mode>of() : config.modes()) {
         Path warehouse = warehouse(out, mode, config.shards());
         ModeResult result = runner.run(mode, config, warehouse);
         modes.add(result);
@@ -99,6 +99,8 @@ public final class Bench {
     s.put("sourceParallelism", config.sourceParallelism());
     s.put("sweep", config.sweep());
     s.put("sweepTotalRows", config.sweepTotalRows());
+    s.put("sweepDurationSeconds", config.sweepDuration().toSeconds());
+    s.put("sweepOnly", config.sweepOnly());
     s.put("tableProperties", dev.shardberg.router.TableLayout.DEFAULT_PROPERTIES);
     return s;
   }

@@ -73,6 +73,9 @@ public final class BenchCommand implements Callable<Integer> {
   @Option(names = "--no-query-side", negatable = false, description = "Skip the query-side comparison (one table vs N tables).")
   boolean noQuerySide;
 
+  @Option(names = "--sweep-only", negatable = false, description = "Run only the scale sweep (--sweep), not the modes at --shards.")
+  boolean sweepOnly;
+
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   @Override
@@ -104,11 +107,16 @@ public final class BenchCommand implements Callable<Integer> {
         parseDuration("--sweep-duration", sweepDuration),
         parseDuration("--phase-timeout", phaseTimeout),
         !noQuerySide,
+        sweepOnly,
         command);
   }
 
   private String commandLine() {
-    List<String> args = spec == null ? List.of() : spec.commandLine().getParseResult().originalArgs();
+    List<String> args = spec == null ? List.of() : new ArrayList<>(spec.commandLine().getParseResult().originalArgs());
+    // under the full CLI the parse result still starts with the subcommand's own name
+    if (!args.isEmpty() && args.get(0).equals(spec.name())) {
+      args.remove(0);
+    }
     return "bin/shardberg bench " + String.join(" ", args);
   }
 

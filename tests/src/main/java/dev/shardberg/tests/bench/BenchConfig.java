@@ -23,6 +23,7 @@ import java.util.List;
  * @param sweepDuration change-stream duration of every sweep run
  * @param phaseTimeout a phase (snapshot, catch-up) that takes longer fails the mode
  * @param querySide whether to run the query-side comparison
+ * @param sweepOnly run only the scale sweep, not the modes at {@code shards}
  * @param command the exact command line, recorded in the report
  */
 public record BenchConfig(
@@ -42,6 +43,7 @@ public record BenchConfig(
     Duration sweepDuration,
     Duration phaseTimeout,
     boolean querySide,
+    boolean sweepOnly,
     String command) {
 
   public BenchConfig {
@@ -65,6 +67,7 @@ public record BenchConfig(
           sweepTotalRows,
           n);
     }
+    check(!sweepOnly || !sweep.isEmpty(), "Cannot run the bench: --sweep-only needs --sweep, e.g. --sweep 8,32,128");
     modes = List.copyOf(modes);
     sweep = List.copyOf(sweep);
   }
@@ -91,6 +94,7 @@ public record BenchConfig(
         sweepTotalRows,
         sweepDuration,
         phaseTimeout,
+        false,
         false,
         command);
   }

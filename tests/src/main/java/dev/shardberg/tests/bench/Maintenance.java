@@ -82,7 +82,8 @@ final class Maintenance implements AutoCloseable {
   @Override
   public void close() {
     closed = true;
-    timer.shutdownNow();
+    // let a commit in flight finish: interrupting it mid-write fails it for no reason of its own
+    timer.shutdown();
     try {
       timer.awaitTermination(30, TimeUnit.SECONDS);
     } catch (InterruptedException e) {
