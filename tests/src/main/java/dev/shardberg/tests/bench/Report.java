@@ -204,7 +204,9 @@ final class Report {
     save(conflicts, dir, "conflicts.png");
 
     XYChart sweep = new XYChartBuilder().width(900).height(500).title("Scale sweep (fixed total rows)")
-        .xAxisTitle("shards N").yAxisTitle("value").build();
+        .xAxisTitle("shards N").yAxisTitle("value (log scale)").build();
+    // the series span ms to MiB: a log axis keeps every one of them readable
+    sweep.getStyler().setYAxisLogarithmic(true);
     Map<String, List<ModeResult>> byMode = new LinkedHashMap<>();
     for (ModeResult m : r.sweep()) {
       if (m.status().equals(ModeResult.PASSED)) {
@@ -213,16 +215,21 @@ final class Report {
     }
     byMode.forEach((mode, list) -> {
       double[] n = list.stream().mapToDouble(ModeResult::shards).toArray();
-      sweep.addSeries(mode + ": commit p50 ms", n, list.stream().mapToDouble(m -> m.commits().durationP50Millis()).toArray());
-      sweep.addSeries(mode + ": files/commit", n, list.stream().mapToDouble(m -> m.files().filesPerCommit()).toArray());
-      sweep.addSeries(mode + ": freshness p99 s", n, list.stream().mapToDouble(m -> m.freshness().p99Millis() / 1000.0).toArray());
-      sweep.addSeries(mode + ": peak heap MiB / 10", n, list.stream().mapToDouble(m -> m.peakHeapBytes() / (10.0 * 1024 * 1024)).toArray());
+      sweep.addSeries(mode + ": commit p50 ms", n, positive(list, m -> m.commits().durationP50Millis()));
+      sweep.addSeries(mode + ": files/commit", n, positive(list, m -> m.files().filesPerCommit()));
+      sweep.addSeries(mode + ": freshness p99 s", n, positive(list, m -> m.freshness().p99Millis() / 1000.0));
+      sweep.addSeries(mode + ": peak heap MiB", n, positive(list, m -> m.peakHeapBytes() / (1024.0 * 1024)));
     });
     if (sweep.getSeriesMap().isEmpty()) {
       sweep.setTitle("Scale sweep: not run (use --sweep 8,32,128)");
-      sweep.addSeries("not run", new double[] {0}, new double[] {0});
+      sweep.addSeries("not run", new double[] {1}, new double[] {1});
     }
     save(sweep, dir, "scale-sweep.png");
+  }
+
+  /** Values for a log axis: a missing figure (-1) or 0 is drawn at 0.1. */
+  private static double[] positive(List<ModeResult> list, ToDoubleFunction<ModeResult> f) {
+    return list.stream().mapToDouble(f).map(v -> Math.max(v, 0.1)).toArray();
   }
 
   private static List<Double> values(List<ModeResult> ran, List<String> names, ToDoubleFunction<ModeResult> f) {
