@@ -47,6 +47,7 @@ class TableLayoutTest {
                 "write.upsert.enabled", "true",
                 "write.format.default", "parquet",
                 "write.parquet.compression-codec", "zstd",
+                "write.parquet.page-size-bytes", "65536",
                 "commit.retry.num-retries", "60",
                 "commit.retry.total-timeout-ms", "300000",
                 "write.metadata.delete-after-commit.enabled", "true",
