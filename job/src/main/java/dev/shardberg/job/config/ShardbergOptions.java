@@ -245,7 +245,7 @@ public final class ShardbergOptions {
           Kind.MAP,
           "{}",
           "Iceberg table properties overriding Shardberg's defaults (write.upsert.enabled=true,"
-              + " parquet + zstd, commit retries …) when the table is created.");
+              + " parquet + zstd, 64 KiB Parquet pages, commit retries …) when the table is created.");
 
   // ---- coordinator ------------------------------------------------------------------------------
   public static final ConfigKey COORDINATOR_LOCK_TIMEOUT =
