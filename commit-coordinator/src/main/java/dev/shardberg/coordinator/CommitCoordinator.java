@@ -380,7 +380,7 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
               epoch,
               latest.get().epoch()));
     }
-    TableLayout.validateSchema(table.schema(), options.tableName(), rowType);
+    WriterTableCheck.validateSchema(table.schema(), options.tableName(), rowType);
 
     TempManifests.Files files = TempManifests.read(table, checkpoint);
     SnapshotUpdate<?> update;

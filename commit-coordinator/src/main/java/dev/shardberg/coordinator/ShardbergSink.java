@@ -211,7 +211,7 @@ public final class ShardbergSink {
               + " needs every writer's files before its barrier. Disable"
               + " execution.checkpointing.unaligned for this job.",
           tableName);
-      TableLayout.shardColumn(rowType);
+      WriterTableCheck.shardColumn(rowType);
 
       TableLoader loader = tableLoader.clone();
       try (loader) {
@@ -225,7 +225,7 @@ public final class ShardbergSink {
                   + " no identifier fields; set them to the shard column plus the primary key",
               tableName);
         }
-        TableLayout.validate(table, tableName, rowType, equalityColumns);
+        WriterTableCheck.validate(table, tableName, rowType, equalityColumns);
         return table;
       } catch (java.io.IOException e) {
         throw new java.io.UncheckedIOException("Cannot close the table loader of " + tableName, e);

@@ -69,7 +69,7 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
       tableLoader.open();
     }
     Table table = tableLoader.loadTable();
-    Set<Integer> equalityFieldIds = TableLayout.validate(table, tableName, rowType, equalityColumns);
+    Set<Integer> equalityFieldIds = WriterTableCheck.validate(table, tableName, rowType, equalityColumns);
     long targetFileSize =
         PropertyUtil.propertyAsLong(
             table.properties(),

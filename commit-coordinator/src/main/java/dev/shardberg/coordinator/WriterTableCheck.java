@@ -19,8 +19,8 @@ import org.apache.iceberg.types.Types;
  * What the writers assume about the table, checked where it can change under a running job: when the
  * sink is built, when each writer opens, and before every commit.
  */
-final class TableLayout {
-  private TableLayout() {}
+final class WriterTableCheck {
+  private WriterTableCheck() {}
 
   /** Checks the row type alone: its first field is the shard column, {@code INT NOT NULL}. */
   static String shardColumn(RowType rowType) {
