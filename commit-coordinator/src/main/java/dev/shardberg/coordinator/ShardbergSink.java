@@ -57,6 +57,7 @@ public final class ShardbergSink {
     private int commitAttempts = DEFAULT_COMMIT_ATTEMPTS;
     private Duration retryBackoff = DEFAULT_RETRY_BACKOFF;
     private String uidPrefix;
+    private boolean insertOnlyInitialLoad;
 
     private Builder(DataStream<RowData> input) {
       this.input = Objects.requireNonNull(input, "input");
@@ -125,6 +126,19 @@ public final class ShardbergSink {
       return this;
     }
 
+    /**
+     * Write snapshot rows of shards that hold no data yet without key deletes (default off). Turning
+     * it on is a promise about the input: an INSERT row is a snapshot read, each key is read at most
+     * once per shard in one run, and every other write of a key (a live insert included) arrives as
+     * UPDATE_AFTER. The sink then writes INSERT rows insert-only while the pipeline runs its first
+     * attempt (no restored state) and their shard had no data file when the writer opened; everything
+     * else stays an upsert. The finished initial load then carries no equality deletes.
+     */
+    public Builder insertOnlyInitialLoad(boolean enabled) {
+      this.insertOnlyInitialLoad = enabled;
+      return this;
+    }
+
     /** Prefix of the operator uids (default {@code shardberg-<pipelineId>}); never change it. */
     public Builder uidPrefix(String prefix) {
       this.uidPrefix = prefix;
@@ -151,7 +165,7 @@ public final class ShardbergSink {
               .transform(
                   "Shardberg writer: " + tableName,
                   WriterResultTypeInfo.INSTANCE,
-                  new ShardbergWriter(tableLoader, tableName, rowType, equalityColumns))
+                  new ShardbergWriter(tableLoader, tableName, rowType, equalityColumns, insertOnlyInitialLoad))
               .uid(prefix + "-writer")
               .setParallelism(parallelism);
 

@@ -1,10 +1,18 @@
 package dev.shardberg.coordinator;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.apache.flink.api.common.state.ListState;
+import org.apache.flink.api.common.state.ListStateDescriptor;
+import org.apache.flink.api.common.typeutils.base.LongSerializer;
+import org.apache.flink.metrics.Counter;
 import org.apache.flink.runtime.state.StateInitializationContext;
+import org.apache.flink.runtime.state.StateSnapshotContext;
 import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
 import org.apache.flink.streaming.api.operators.BoundedOneInput;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
@@ -12,50 +20,88 @@ import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.types.RowKind;
+import org.apache.iceberg.DataFile;
 import org.apache.iceberg.FileFormat;
+import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.PartitionField;
+import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.flink.TableLoader;
-import org.apache.iceberg.flink.sink.RowDataTaskWriterFactory;
-import org.apache.iceberg.io.TaskWriter;
+import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.io.OutputFileFactory;
 import org.apache.iceberg.io.WriteResult;
 import org.apache.iceberg.util.PropertyUtil;
 
 /**
- * Writer subtask: Iceberg's delta task writer in upsert mode. INSERT and UPDATE_AFTER write the row
- * and an equality delete of its key, DELETE writes the key delete, UPDATE_BEFORE is dropped.
+ * Writer subtask: upserts into the Iceberg table with our {@link DeltaTaskWriter}. UPDATE_AFTER (and
+ * INSERT) write the row and delete its key, DELETE deletes the key, UPDATE_BEFORE is dropped.
+ *
+ * <p><b>Insert-only initial load</b> (when enabled): an INSERT row, which the sink's contract reserves
+ * for a snapshot read, is written without a key delete when (1) this is the pipeline's first attempt
+ * (no restored state: nothing of this pipeline has been committed, since commits follow completed
+ * checkpoints and every failover restores the latest one) and (2) its shard had no data file in the
+ * table when this writer opened. Otherwise it is an upsert. See docs/commit-coordinator.md.
  *
  * <p>Event order per checkpoint: rows → {@link #prepareSnapshotPreBarrier} (close every file, emit
  * one {@link WriterResult} tagged with the checkpoint id) → barrier. No file stays open across a
- * barrier, so the writer has no state of its own: after a failure the source replays the rows.
+ * barrier, so the writer keeps no rows in state: after a failure the source replays them. Its only
+ * state is a marker that a checkpoint was taken, which tells a restored run from a first attempt.
  */
 final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
     implements OneInputStreamOperator<RowData, WriterResult>, BoundedOneInput {
   private static final long serialVersionUID = 1L;
+  static final String RUN_MARKER_STATE_NAME = "shardberg-writer-checkpointed";
 
   private final TableLoader tableLoader;
   private final String tableName;
   private final RowType rowType;
   private final List<String> equalityColumns;
+  private final boolean insertOnlyInitialLoad;
 
-  private transient RowDataTaskWriterFactory writerFactory;
-  private transient TaskWriter<RowData> writer;
+  private transient Table table;
+  private transient Set<Integer> equalityFieldIds;
+  private transient RowDataFileWriterFactory fileWriters;
+  private transient OutputFileFactory outputFiles;
+  private transient long targetFileSize;
+  private transient DeltaTaskWriter writer;
   private transient Map<Integer, long[]> counts;
   private transient long lastCheckpointId;
+  private transient boolean restored;
+  private transient ListState<Long> runMarker;
   private transient boolean inputEnded;
   private transient int subtask;
+  /** Shards with data files when this writer opened; null: insert-only writes are off for this run. */
+  private transient Set<Integer> shardsWithData;
+  private transient Counter insertOnlyRows;
+  private transient Counter upsertRows;
+  private transient Counter deleteRows;
+  private transient Counter filesOpened;
 
   ShardbergWriter(
-      TableLoader tableLoader, String tableName, RowType rowType, List<String> equalityColumns) {
+      TableLoader tableLoader,
+      String tableName,
+      RowType rowType,
+      List<String> equalityColumns,
+      boolean insertOnlyInitialLoad) {
     this.tableLoader = tableLoader;
     this.tableName = tableName;
     this.rowType = rowType;
     this.equalityColumns = List.copyOf(equalityColumns);
+    this.insertOnlyInitialLoad = insertOnlyInitialLoad;
   }
 
   @Override
   public void initializeState(StateInitializationContext context) throws Exception {
     super.initializeState(context);
+    // Flink hands no restore to a task without state, so context.isRestored() alone is false after a
+    // failover of these (otherwise stateless) writers. A union list state that subtask 0 fills at every
+    // checkpoint reaches every subtask of a restored run, at any parallelism.
+    this.runMarker =
+        context
+            .getOperatorStateStore()
+            .getUnionListState(new ListStateDescriptor<>(RUN_MARKER_STATE_NAME, LongSerializer.INSTANCE));
+    this.restored = context.isRestored() || runMarker.get().iterator().hasNext();
     // Flink's checkpoint ids only grow after a restore; end-of-input results are tagged past it.
     this.lastCheckpointId = context.getRestoredCheckpointId().orElse(0L);
   }
@@ -68,23 +114,86 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
     if (!tableLoader.isOpen()) {
       tableLoader.open();
     }
-    Table table = tableLoader.loadTable();
-    Set<Integer> equalityFieldIds = WriterTableCheck.validate(table, tableName, rowType, equalityColumns);
-    long targetFileSize =
+    this.table = tableLoader.loadTable();
+    this.equalityFieldIds = WriterTableCheck.validate(table, tableName, rowType, equalityColumns);
+    this.targetFileSize =
         PropertyUtil.propertyAsLong(
             table.properties(),
             TableProperties.WRITE_TARGET_FILE_SIZE_BYTES,
             TableProperties.WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT);
-    FileFormat format =
+    FileFormat dataFormat =
         FileFormat.fromString(
-            table
-                .properties()
-                .getOrDefault(
-                    TableProperties.DEFAULT_FILE_FORMAT, TableProperties.DEFAULT_FILE_FORMAT_DEFAULT));
-    this.writerFactory =
-        new RowDataTaskWriterFactory(
-            table, rowType, targetFileSize, format, table.properties(), equalityFieldIds, true);
-    writerFactory.initialize(subtask, getRuntimeContext().getTaskInfo().getAttemptNumber());
+            table.properties().getOrDefault(TableProperties.DEFAULT_FILE_FORMAT, TableProperties.DEFAULT_FILE_FORMAT_DEFAULT));
+    FileFormat deleteFormat =
+        FileFormat.fromString(
+            table.properties().getOrDefault(TableProperties.DELETE_DEFAULT_FILE_FORMAT, dataFormat.name()));
+    this.fileWriters = RowDataFileWriterFactory.create(table, dataFormat, deleteFormat, rowType, equalityFieldIds);
+    this.outputFiles =
+        OutputFileFactory.builderFor(table, subtask, getRuntimeContext().getTaskInfo().getAttemptNumber())
+            .format(dataFormat)
+            .build();
+    if (insertOnlyInitialLoad && !restored) {
+      this.shardsWithData = shardsWithDataFiles(table, tableName, WriterTableCheck.shardColumn(rowType));
+      if (shardsWithData != null) {
+        LOG.info(
+            "Writer {} of {}: first attempt; snapshot rows of shards without data files are written"
+                + " insert-only ({} shard(s) already hold data and take upserts)",
+            subtask,
+            tableName,
+            shardsWithData.size());
+      }
+    } else {
+      this.shardsWithData = null;
+      if (insertOnlyInitialLoad) {
+        LOG.info("Writer {} of {}: restored run; every row is an upsert", subtask, tableName);
+      }
+    }
+    var metrics = getMetricGroup().addGroup("shardberg");
+    this.insertOnlyRows = metrics.counter("insertOnlyRows");
+    this.upsertRows = metrics.counter("upsertRows");
+    this.deleteRows = metrics.counter("deleteRows");
+    this.filesOpened = metrics.counter("filesOpened");
+  }
+
+  /**
+   * The shards (values of the identity-partitioned shard column, field 0 of the row type) that have
+   * at least one data file in the current snapshot; null when the spec has no identity partition on
+   * the shard column, in which case nothing is written insert-only.
+   */
+  static Set<Integer> shardsWithDataFiles(Table table, String tableName, String shardColumn) {
+    int shardFieldId = table.schema().findField(shardColumn).fieldId();
+    Set<Integer> shards = new HashSet<>();
+    if (table.currentSnapshot() == null) {
+      return identityPosition(table.spec(), shardFieldId) < 0 ? null : shards;
+    }
+    Map<Integer, Integer> positionBySpec = new HashMap<>();
+    table.specs().forEach((id, spec) -> positionBySpec.put(id, identityPosition(spec, shardFieldId)));
+    if (positionBySpec.get(table.spec().specId()) < 0) {
+      return null;
+    }
+    try (CloseableIterable<FileScanTask> tasks = table.newScan().ignoreResiduals().planFiles()) {
+      for (FileScanTask task : tasks) {
+        DataFile file = task.file();
+        int position = positionBySpec.getOrDefault(file.specId(), -1);
+        if (position < 0) {
+          return null; // a file of a spec without the shard partition: cannot tell its shard
+        }
+        shards.add(file.partition().get(position, Integer.class));
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("Cannot list the data files of table " + tableName, e);
+    }
+    return shards;
+  }
+
+  private static int identityPosition(PartitionSpec spec, int sourceId) {
+    List<PartitionField> fields = spec.fields();
+    for (int i = 0; i < fields.size(); i++) {
+      if (fields.get(i).sourceId() == sourceId && fields.get(i).transform().isIdentity()) {
+        return i;
+      }
+    }
+    return -1;
   }
 
   @Override
@@ -95,11 +204,31 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
       return; // upsert: UPDATE_AFTER deletes the key itself
     }
     if (writer == null) {
-      writer = writerFactory.create();
+      writer =
+          new DeltaTaskWriter(
+              table.schema(), table.spec(), rowType, equalityFieldIds, fileWriters, outputFiles, table.io(), targetFileSize);
     }
-    writer.write(row);
-    long[] shard = counts.computeIfAbsent(row.getInt(0), ignored -> new long[2]);
-    shard[kind == RowKind.DELETE ? 1 : 0]++;
+    int shard = row.getInt(0);
+    if (kind == RowKind.DELETE) {
+      writer.deleteKey(row);
+      deleteRows.inc();
+    } else if (kind == RowKind.INSERT && shardsWithData != null && !shardsWithData.contains(shard)) {
+      writer.insert(row);
+      insertOnlyRows.inc();
+    } else {
+      writer.upsert(row);
+      upsertRows.inc();
+    }
+    long[] shardCounts = counts.computeIfAbsent(shard, ignored -> new long[2]);
+    shardCounts[kind == RowKind.DELETE ? 1 : 0]++;
+  }
+
+  @Override
+  public void snapshotState(StateSnapshotContext context) throws Exception {
+    super.snapshotState(context);
+    if (subtask == 0) {
+      runMarker.update(List.of(context.getCheckpointId()));
+    }
   }
 
   @Override
@@ -121,16 +250,15 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
   }
 
   private void emit(long checkpointId) throws Exception {
-    WriteResult files = writer == null ? WriteResult.builder().build() : writer.complete();
-    writer = null;
+    WriteResult files = WriteResult.builder().build();
+    if (writer != null) {
+      files = writer.complete();
+      filesOpened.inc(writer.filesOpened());
+      writer = null;
+    }
     Map<Integer, ShardCounts> shardCounts = new HashMap<>();
     counts.forEach((shard, c) -> shardCounts.put(shard, new ShardCounts(c[0], c[1])));
     counts.clear();
-    if (files.rewrittenDeleteFiles().length > 0) {
-      throw new IllegalStateException(
-          "Cannot commit to table " + tableName + ": the writer rewrote delete files (format v3"
-              + " deletion vectors), which Shardberg does not commit yet. Use format version 2.");
-    }
     output.collect(new StreamRecord<>(new WriterResult(checkpointId, subtask, files, shardCounts)));
   }
 

@@ -447,7 +447,7 @@ class CommitCoordinatorTest {
       harness =
           new org.apache.flink.streaming.util.OneInputStreamOperatorTestHarness<>(
               new ShardbergWriter(
-                  TestTables.loader(warehouse), TestTables.TABLE_NAME, TestTables.ROW_TYPE, columns));
+                  TestTables.loader(warehouse), TestTables.TABLE_NAME, TestTables.ROW_TYPE, columns, false));
       harness.setup(WriterResultTypeInfo.WireSerializer.INSTANCE);
       harness.open();
     }

@@ -132,7 +132,7 @@ class CommitCostBenchmark {
     }
     OneInputStreamOperatorTestHarness<RowData, WriterResult> harness =
         new OneInputStreamOperatorTestHarness<>(
-            new ShardbergWriter(TestTables.loader(warehouse), TestTables.TABLE_NAME, TestTables.ROW_TYPE, TestTables.EQUALITY_COLUMNS));
+            new ShardbergWriter(TestTables.loader(warehouse), TestTables.TABLE_NAME, TestTables.ROW_TYPE, TestTables.EQUALITY_COLUMNS, false));
     harness.setup(WriterResultTypeInfo.WireSerializer.INSTANCE);
     harness.open();
     long base = usedHeap();

@@ -24,7 +24,7 @@ final class OperatorHarnesses {
       this.harness =
           new OneInputStreamOperatorTestHarness<>(
               new ShardbergWriter(
-                  loader, TestTables.TABLE_NAME, TestTables.ROW_TYPE, TestTables.EQUALITY_COLUMNS));
+                  loader, TestTables.TABLE_NAME, TestTables.ROW_TYPE, TestTables.EQUALITY_COLUMNS, false));
       harness.setup(WriterResultTypeInfo.WireSerializer.INSTANCE);
       harness.open();
     }

@@ -98,6 +98,7 @@ public final class ShardbergPipeline {
         .maxContinuousEmptyCommits(pipeline.heartbeatEveryEmptyCheckpoints())
         .commitGuard(commitGuard(config))
         .lockTimeout(config.coordinator().lockTimeout())
+        .insertOnlyInitialLoad(config.target().insertOnlyInitialLoad())
         .uidPrefix(SINK_UID_PREFIX)
         .append();
 

@@ -45,7 +45,9 @@ import org.apache.flink.util.Collector;
  * Turns the Debezium change records of ONE host's {@code MySqlSource} into Flink {@link RowData} of
  * {@link TableLayout#rowType()}: {@code shard_number} at position 0 (from the record's database and
  * table, looked up in the {@link ShardPlan}), then the source columns converted per {@link TypeMapping}.
- * The RowKind is preserved: snapshot reads and inserts are +I, an update is -U then +U, a delete -D.
+ * Row kinds: a snapshot read ({@code op = r}) is +I, a live insert ({@code op = c}) is +U (an upsert:
+ * after a restore the key may already be in the table), an update is -U then +U, a delete -D. Only
+ * snapshot reads are +I, which lets the sink write a first load insert-only (see ShardbergSink).
  *
  * <p>Fails, never drops: a record from a table outside the plan, a schema-change (DDL) record, a row whose
  * columns differ from the layout (a DDL that was not delivered as a record) and a value that cannot be
@@ -151,9 +153,11 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
     }
     String op = value.getString("op");
     switch (op) {
-      case "c":
       case "r":
         out.collect(toRow(RowKind.INSERT, shard, qualifiedName, value.getStruct("after")));
+        break;
+      case "c":
+        out.collect(toRow(RowKind.UPDATE_AFTER, shard, qualifiedName, value.getStruct("after")));
         break;
       case "u":
         out.collect(toRow(RowKind.UPDATE_BEFORE, shard, qualifiedName, value.getStruct("before")));

@@ -105,7 +105,7 @@ class ShardTaggingDeserializerTest {
   }
 
   @Test
-  void tagsShardAndKeepsRowKinds() {
+  void tagsShardAndMarksOnlySnapshotReadsAsInserts() {
     ShardTaggingDeserializer d = ShardTaggingDeserializer.forHost(PLAN, "a", LAYOUT);
     List<RowData> read = run(d, record("orders_7", "r", null, row(1, "1.50")));
     List<RowData> insert = run(d, record("orders_1", "c", null, row(2, "2.00")));
@@ -113,7 +113,7 @@ class ShardTaggingDeserializerTest {
     List<RowData> delete = run(d, record("orders_1", "d", row(2, "3.00"), null));
     assertThat(read).extracting(RowData::getRowKind).containsExactly(RowKind.INSERT);
     assertThat(read.get(0).getInt(0)).isEqualTo(7);
-    assertThat(insert).extracting(RowData::getRowKind).containsExactly(RowKind.INSERT);
+    assertThat(insert).extracting(RowData::getRowKind).containsExactly(RowKind.UPDATE_AFTER);
     assertThat(insert.get(0).getInt(0)).isEqualTo(1);
     assertThat(update).extracting(RowData::getRowKind).containsExactly(RowKind.UPDATE_BEFORE, RowKind.UPDATE_AFTER);
     assertThat(update.get(0).getDecimal(2, 10, 2)).isEqualTo(DecimalData.fromBigDecimal(new BigDecimal("2.00"), 10, 2));

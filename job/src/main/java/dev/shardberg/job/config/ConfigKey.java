@@ -13,6 +13,7 @@ public record ConfigKey(String key, Kind kind, boolean required, String defaultV
   public enum Kind {
     STRING,
     INT,
+    BOOLEAN,
     DURATION,
     MAP,
     LIST,

@@ -501,7 +501,8 @@ public final class ConfigLoader {
         string(TARGET_TABLE, TARGET_TABLE.key()),
         positiveInt(TARGET_BUCKETS, TARGET_BUCKETS.key()),
         string(TARGET_KEY_COLUMN, TARGET_KEY_COLUMN.key()),
-        stringMap(TARGET_TABLE_PROPERTIES, TARGET_TABLE_PROPERTIES.key()));
+        stringMap(TARGET_TABLE_PROPERTIES, TARGET_TABLE_PROPERTIES.key()),
+        bool(TARGET_INSERT_ONLY_INITIAL_LOAD, TARGET_INSERT_ONLY_INITIAL_LOAD.key()));
   }
 
   private CoordinatorConfig coordinator() {
@@ -585,6 +586,16 @@ public final class ConfigLoader {
       problems.add("Cannot parse '" + path + "' = '" + value + "': expected a whole number.");
       return 0;
     }
+  }
+
+  private boolean bool(ConfigKey key, String path) {
+    String value = raw(key, path);
+    String t = value == null ? "" : value.trim().toLowerCase(Locale.ROOT);
+    if (t.equals("true") || t.equals("false")) {
+      return Boolean.parseBoolean(t);
+    }
+    problems.add("Cannot parse '" + path + "' = '" + value + "': expected true or false.");
+    return false;
   }
 
   private int port(String path) {

@@ -20,6 +20,7 @@ public final class ConfigReference {
     return switch (key.kind()) {
       case STRING -> "string";
       case INT -> "int";
+      case BOOLEAN -> "boolean";
       case DURATION -> "duration";
       case MAP -> "map";
       case LIST -> "list";

@@ -194,7 +194,8 @@ public record ShardbergConfig(
       String table,
       int buckets,
       String keyColumn,
-      Map<String, String> tableProperties)
+      Map<String, String> tableProperties,
+      boolean insertOnlyInitialLoad)
       implements Serializable {
     public TargetConfig {
       tableProperties = Map.copyOf(tableProperties);

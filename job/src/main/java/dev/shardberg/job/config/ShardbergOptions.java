@@ -247,6 +247,15 @@ public final class ShardbergOptions {
           "Iceberg table properties overriding Shardberg's defaults (write.upsert.enabled=true,"
               + " parquet + zstd, 64 KiB Parquet pages, commit retries …) when the table is created.");
 
+  public static final ConfigKey TARGET_INSERT_ONLY_INITIAL_LOAD =
+      optional(
+          "target.insert-only-initial-load",
+          Kind.BOOLEAN,
+          "true",
+          "Write the snapshot rows of shards that hold no data yet without equality deletes, in the"
+              + " job's first run (no restored state); restored runs and shards with data always"
+              + " upsert. false: every row is an upsert.");
+
   // ---- coordinator ------------------------------------------------------------------------------
   public static final ConfigKey COORDINATOR_LOCK_TIMEOUT =
       optional(
@@ -327,6 +336,7 @@ public final class ShardbergOptions {
             TARGET_BUCKETS,
             TARGET_KEY_COLUMN,
             TARGET_TABLE_PROPERTIES,
+            TARGET_INSERT_ONLY_INITIAL_LOAD,
             COORDINATOR_LOCK_TIMEOUT,
             ZK_CONNECT,
             ZK_ROOT_PATH,

@@ -164,6 +164,12 @@ class ConfigLoaderTest {
   void typedValuesAreChecked() {
     assertThat(messageOf(minimal().replace("  id: orders", "  id: orders\n  checkpoint-interval: soon")))
         .contains("Cannot parse 'pipeline.checkpoint-interval' = 'soon' as a duration: write e.g. 500ms, 10s, 5min or 1h.");
+    assertThat(parse(minimal()).target().insertOnlyInitialLoad()).isTrue();
+    assertThat(parse(minimal().replace("  table: orders\n", "  table: orders\n  insert-only-initial-load: false\n"))
+            .target().insertOnlyInitialLoad())
+        .isFalse();
+    assertThat(messageOf(minimal().replace("  table: orders\n", "  table: orders\n  insert-only-initial-load: maybe\n")))
+        .contains("Cannot parse 'target.insert-only-initial-load' = 'maybe': expected true or false.");
     assertThat(messageOf(minimal().replace("type: hadoop", "type: glue")))
         .contains("Cannot use 'target.catalog.type' = 'glue': use hadoop, hive or rest.");
     assertThat(messageOf(minimal().replace("type: hadoop", "type: hive")))

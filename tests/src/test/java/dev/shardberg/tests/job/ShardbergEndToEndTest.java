@@ -99,8 +99,9 @@ class ShardbergEndToEndTest {
     JobClient job = ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), config);
     Table table = Catalogs.loadTable(config.target());
     try {
-      // snapshot of the existing rows
+      // snapshot of the existing rows: a fresh table takes it insert-only, no equality delete
       awaitCaughtUp(table, config);
+      assertThat(addedEqualityDeletes(table)).as("equality deletes committed by the snapshot phase").isZero();
 
       // binlog: inserts, updates, deletes
       shards.changeRound(1);
@@ -121,6 +122,9 @@ class ShardbergEndToEndTest {
       shards.changeRound(5);
       awaitCaughtUp(table, config);
       stop(job); // nothing commits from here on: the checks below read a stable table
+
+      // the change phase (and everything after the restart) upserts
+      assertThat(addedEqualityDeletes(table)).isPositive();
 
       // exactly once: every checkpoint id committed at most once, in increasing order
       table.refresh();
@@ -179,6 +183,15 @@ class ShardbergEndToEndTest {
     } finally {
       metastore.stop();
     }
+  }
+
+  private static long addedEqualityDeletes(Table table) {
+    table.refresh();
+    long total = 0;
+    for (org.apache.iceberg.Snapshot snapshot : table.snapshots()) {
+      total += Long.parseLong(snapshot.summary().getOrDefault("added-equality-deletes", "0"));
+    }
+    return total;
   }
 
   /** Waits until the generic reader sees exactly the expected rows, then checks verify agrees. */

@@ -1,0 +1,271 @@
+package dev.shardberg.coordinator;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.types.logical.RowType;
+import org.apache.iceberg.ContentFile;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DeleteFile;
+import org.apache.iceberg.PartitionKey;
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.StructLike;
+import org.apache.iceberg.deletes.PositionDelete;
+import org.apache.iceberg.flink.FlinkSchemaUtil;
+import org.apache.iceberg.flink.RowDataWrapper;
+import org.apache.iceberg.flink.data.RowDataProjection;
+import org.apache.iceberg.io.DataWriteResult;
+import org.apache.iceberg.io.DeleteWriteResult;
+import org.apache.iceberg.io.FileIO;
+import org.apache.iceberg.io.FileWriterFactory;
+import org.apache.iceberg.io.OutputFileFactory;
+import org.apache.iceberg.io.RollingDataWriter;
+import org.apache.iceberg.io.RollingEqualityDeleteWriter;
+import org.apache.iceberg.io.RollingPositionDeleteWriter;
+import org.apache.iceberg.io.TaskWriter;
+import org.apache.iceberg.io.WriteResult;
+import org.apache.iceberg.types.TypeUtil;
+import org.apache.iceberg.util.StructLikeMap;
+import org.apache.iceberg.util.StructLikeUtil;
+
+/**
+ * One writer subtask's Iceberg files for one checkpoint: per partition, a data file, a key-only
+ * equality-delete file and a position-delete file, each opened only when its first record arrives.
+ *
+ * <p>Three writes: {@link #upsert} (delete the key, then write the row), {@link #insert} (write the row
+ * only: the caller guarantees no earlier version of the key can be in the table) and {@link #deleteKey}.
+ * Every row written in this checkpoint is remembered by key, so a later upsert or delete of the same
+ * key in the same checkpoint deletes it by position (an equality delete would not: it carries the
+ * same sequence number as the data file). That is what makes mixing insert-only and upsert writes of
+ * one key in one checkpoint safe, and why both go through this one writer.
+ *
+ * <p>Unlike Iceberg's own delta writer, nothing is opened eagerly: a partition that only receives
+ * inserts never creates (and then deletes) an empty equality-delete file, and one that only receives
+ * deletes never creates an empty data file.
+ */
+final class DeltaTaskWriter implements TaskWriter<RowData> {
+  private final PartitionSpec spec;
+  private final FileWriterFactory<RowData> fileWriters;
+  private final OutputFileFactory outputFiles;
+  private final FileIO io;
+  private final long targetFileSize;
+  private final Schema keySchema;
+  private final RowDataWrapper rowWrapper;
+  private final RowDataWrapper keyWrapper;
+  private final RowDataProjection keyProjection;
+  private final PartitionKey partitionKey;
+  private final Map<PartitionKey, PartitionDelta> partitions = new HashMap<>();
+  private final List<DataFile> dataFiles = new ArrayList<>();
+  private final List<DeleteFile> deleteFiles = new ArrayList<>();
+  private final List<CharSequence> referencedDataFiles = new ArrayList<>();
+  private long filesOpened;
+
+  DeltaTaskWriter(
+      Schema schema,
+      PartitionSpec spec,
+      RowType rowType,
+      Set<Integer> equalityFieldIds,
+      FileWriterFactory<RowData> fileWriters,
+      OutputFileFactory outputFiles,
+      FileIO io,
+      long targetFileSize) {
+    this.spec = spec;
+    this.fileWriters = fileWriters;
+    this.outputFiles = outputFiles;
+    this.io = io;
+    this.targetFileSize = targetFileSize;
+    this.keySchema = TypeUtil.select(schema, equalityFieldIds);
+    this.rowWrapper = new RowDataWrapper(rowType, schema.asStruct());
+    this.keyWrapper = new RowDataWrapper(FlinkSchemaUtil.convert(keySchema), keySchema.asStruct());
+    this.keyProjection = RowDataProjection.create(rowType, schema.asStruct(), keySchema.asStruct());
+    this.partitionKey = new PartitionKey(spec, schema);
+  }
+
+  /** Upsert semantics by row kind: +I/+U upsert, -D deletes the key, -U is dropped. */
+  @Override
+  public void write(RowData row) throws IOException {
+    switch (row.getRowKind()) {
+      case INSERT, UPDATE_AFTER -> upsert(row);
+      case DELETE -> deleteKey(row);
+      case UPDATE_BEFORE -> {}
+      default -> throw new UnsupportedOperationException("Unknown row kind: " + row.getRowKind());
+    }
+  }
+
+  void upsert(RowData row) {
+    PartitionDelta partition = route(row);
+    partition.deleteKey(row);
+    partition.write(row);
+  }
+
+  /** Writes the row without deleting its key: only for keys no committed file can hold. */
+  void insert(RowData row) {
+    route(row).write(row);
+  }
+
+  void deleteKey(RowData row) {
+    route(row).deleteKey(row);
+  }
+
+  /** Files this writer opened since it was created (data, equality- and position-delete files). */
+  long filesOpened() {
+    return filesOpened;
+  }
+
+  private PartitionDelta route(RowData row) {
+    partitionKey.partition(rowWrapper.wrap(row));
+    PartitionDelta partition = partitions.get(partitionKey);
+    if (partition == null) {
+      PartitionKey copy = partitionKey.copy();
+      partition = new PartitionDelta(copy);
+      partitions.put(copy, partition);
+    }
+    return partition;
+  }
+
+  @Override
+  public WriteResult complete() throws IOException {
+    closePartitions();
+    return WriteResult.builder()
+        .addDataFiles(dataFiles)
+        .addDeleteFiles(deleteFiles)
+        .addReferencedDataFiles(referencedDataFiles)
+        .build();
+  }
+
+  /** Closes every open file and deletes every file written: nothing of this writer is committed. */
+  @Override
+  public void abort() throws IOException {
+    try {
+      closePartitions();
+    } finally {
+      for (ContentFile<?> file : dataFiles) {
+        io.deleteFile(file.location());
+      }
+      for (ContentFile<?> file : deleteFiles) {
+        io.deleteFile(file.location());
+      }
+      dataFiles.clear();
+      deleteFiles.clear();
+    }
+  }
+
+  @Override
+  public void close() throws IOException {
+    closePartitions();
+  }
+
+  private void closePartitions() throws IOException {
+    IOException failure = null;
+    for (PartitionDelta partition : partitions.values()) {
+      try {
+        partition.close();
+      } catch (IOException | UncheckedIOException e) {
+        IOException io = e instanceof IOException ioe ? ioe : ((UncheckedIOException) e).getCause();
+        if (failure == null) {
+          failure = io;
+        } else {
+          failure.addSuppressed(io);
+        }
+      }
+    }
+    partitions.clear();
+    if (failure != null) {
+      throw failure;
+    }
+  }
+
+  /** Where a row written in this checkpoint lives. */
+  private record Position(CharSequence path, long row) {}
+
+  private final class PartitionDelta {
+    private final PartitionKey partition;
+    private final StructLikeMap<Position> writtenKeys = StructLikeMap.create(keySchema.asStruct());
+    private final List<Position> deletedPositions = new ArrayList<>();
+    private RollingDataWriter<RowData> data;
+    private RollingEqualityDeleteWriter<RowData> equalityDeletes;
+
+    PartitionDelta(PartitionKey partition) {
+      this.partition = partition;
+    }
+
+    void write(RowData row) {
+      if (data == null) {
+        data = new RollingDataWriter<>(fileWriters, outputFiles, io, targetFileSize, spec, partition);
+        filesOpened++;
+      }
+      StructLike key = StructLikeUtil.copy(keyWrapper.wrap(keyProjection.wrap(row)));
+      Position previous = writtenKeys.put(key, new Position(data.currentFilePath(), data.currentFileRows()));
+      if (previous != null) {
+        deletedPositions.add(previous); // the same key twice in one checkpoint: the later row wins
+      }
+      long rowsBefore = data.currentFileRows();
+      data.write(row);
+      if (data.currentFileRows() <= rowsBefore) {
+        filesOpened++; // rolled over to a new file at the target size
+      }
+    }
+
+    void deleteKey(RowData row) {
+      RowData key = keyProjection.wrap(row);
+      Position written = writtenKeys.remove(keyWrapper.wrap(key));
+      if (written != null) {
+        deletedPositions.add(written); // written in this checkpoint: no older version to delete
+        return;
+      }
+      if (equalityDeletes == null) {
+        equalityDeletes =
+            new RollingEqualityDeleteWriter<>(fileWriters, outputFiles, io, targetFileSize, spec, partition);
+        filesOpened++;
+      }
+      equalityDeletes.write(key);
+    }
+
+    void close() throws IOException {
+      try {
+        if (data != null) {
+          data.close();
+          DataWriteResult result = data.result();
+          dataFiles.addAll(result.dataFiles());
+          data = null;
+        }
+        if (equalityDeletes != null) {
+          equalityDeletes.close();
+          DeleteWriteResult result = equalityDeletes.result();
+          deleteFiles.addAll(result.deleteFiles());
+          equalityDeletes = null;
+        }
+        if (!deletedPositions.isEmpty()) {
+          writePositionDeletes();
+        }
+      } finally {
+        writtenKeys.clear();
+        deletedPositions.clear();
+      }
+    }
+
+    private void writePositionDeletes() throws IOException {
+      deletedPositions.sort(
+          Comparator.comparing((Position p) -> p.path().toString()).thenComparingLong(Position::row));
+      RollingPositionDeleteWriter<RowData> writer =
+          new RollingPositionDeleteWriter<>(fileWriters, outputFiles, io, targetFileSize, spec, partition);
+      filesOpened++;
+      PositionDelete<RowData> delete = PositionDelete.create();
+      try (writer) {
+        for (Position p : deletedPositions) {
+          writer.write(delete.set(p.path(), p.row()));
+        }
+      }
+      DeleteWriteResult result = writer.result();
+      deleteFiles.addAll(result.deleteFiles());
+      referencedDataFiles.addAll(result.referencedDataFiles());
+    }
+  }
+}
