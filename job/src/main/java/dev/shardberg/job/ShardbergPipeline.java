@@ -61,34 +61,23 @@ public final class ShardbergPipeline {
   /** What {@link #build} found and set up, for logs, the CLI and tests. */
   public record Assembled(ShardPlan plan, TableLayout layout, TableIdentifier table, String jobName) {}
 
+  /**
+   * The source side of the job as {@link #buildSources} leaves it: the union of the hosts' tagged
+   * change streams, not yet connected to any sink.
+   */
+  public record Sources(ShardPlan plan, TableLayout layout, DataStream<RowData> changes) {}
+
   /** Builds the pipeline into {@code env}; nothing runs until the caller executes the environment. */
   public static Assembled build(StreamExecutionEnvironment env, ShardbergConfig config) {
     PipelineConfig pipeline = config.pipeline();
-    LogicalTableSpec spec = logicalTable(config);
-
-    ShardPlan plan = ShardDiscovery.discover(spec);
-    TableLayout layout = TableLayout.derive(
-        plan.schema(), config.target().buckets(), config.target().keyColumn(), config.target().tableProperties());
+    Sources sources = buildSources(env, config);
+    ShardPlan plan = sources.plan();
+    TableLayout layout = sources.layout();
     CatalogLoader catalogLoader = Catalogs.loader(config.target().catalog());
     TableIdentifier tableId = Catalogs.identifier(config.target());
     createOrValidateTable(catalogLoader, tableId, layout);
 
-    configureCheckpointsAndRestarts(env, pipeline);
-
-    DataStream<RowData> changes = null;
-    for (MySqlHost host : spec.hosts()) {
-      if (plan.tablesOf(host.name()).isEmpty()) {
-        continue; // discovery already warned: no shard on this host
-      }
-      SourceConfig source = sourceConfig(config, host.name());
-      MySqlSource<RowData> mySqlSource = mySqlSource(plan, layout, host, source, config.cdc());
-      DataStream<RowData> hostChanges = env.fromSource(mySqlSource, WatermarkStrategy.noWatermarks(), "MySQL " + host.name())
-          .uid(SOURCE_UID_PREFIX + host.name())
-          .setParallelism(pipeline.parallelism());
-      changes = changes == null ? hostChanges : changes.union(hostChanges);
-    }
-
-    ShardbergSink.forRowData(changes)
+    ShardbergSink.forRowData(sources.changes())
         .tableLoader(TableLoader.fromCatalog(catalogLoader, tableId))
         .tableName(config.target().qualifiedName())
         .rowType(layout.rowType())
@@ -104,8 +93,39 @@ public final class ShardbergPipeline {
 
     String jobName = "shardberg " + pipeline.id() + " → " + config.target().qualifiedName();
     LOG.info("Assembled {}: {} shards on {} hosts, checkpoint every {}, {} writers",
-        jobName, plan.shardCount(), spec.hosts().size(), pipeline.checkpointInterval(), pipeline.writerParallelism());
+        jobName, plan.shardCount(), config.sources().size(), pipeline.checkpointInterval(), pipeline.writerParallelism());
     return new Assembled(plan, layout, tableId, jobName);
+  }
+
+  /**
+   * The first half of {@link #build}: discover the shards, derive the layout, set checkpoints and
+   * restarts, and add one MySQL CDC source per host (tagging its rows with their shard number),
+   * unioned. Touches no catalog. {@link #build} connects the result to the coordinator's sink; the
+   * load-test harness connects it to a counting sink to measure the sources on their own.
+   */
+  public static Sources buildSources(StreamExecutionEnvironment env, ShardbergConfig config) {
+    PipelineConfig pipeline = config.pipeline();
+    LogicalTableSpec spec = logicalTable(config);
+
+    ShardPlan plan = ShardDiscovery.discover(spec);
+    TableLayout layout = TableLayout.derive(
+        plan.schema(), config.target().buckets(), config.target().keyColumn(), config.target().tableProperties());
+
+    configureCheckpointsAndRestarts(env, pipeline);
+
+    DataStream<RowData> changes = null;
+    for (MySqlHost host : spec.hosts()) {
+      if (plan.tablesOf(host.name()).isEmpty()) {
+        continue; // discovery already warned: no shard on this host
+      }
+      SourceConfig source = sourceConfig(config, host.name());
+      MySqlSource<RowData> mySqlSource = mySqlSource(plan, layout, host, source, config.cdc());
+      DataStream<RowData> hostChanges = env.fromSource(mySqlSource, WatermarkStrategy.noWatermarks(), "MySQL " + host.name())
+          .uid(SOURCE_UID_PREFIX + host.name())
+          .setParallelism(pipeline.parallelism());
+      changes = changes == null ? hostChanges : changes.union(hostChanges);
+    }
+    return new Sources(plan, layout, changes);
   }
 
   /** Builds and runs until the job ends (under {@code flink run}: submits, then follows the job). */

@@ -19,8 +19,10 @@ import picocli.CommandLine.Option;
       "  consolidated     this project: one source per host, one coordinator, one commit per checkpoint",
       "  per-shard        the baseline: one CDC source + one stock Iceberg upsert sink per shard, one table",
       "  consolidated+zk  consolidated with the ZooKeeper commit lock and a concurrent maintenance committer",
+      "  source-only      consolidated's sources into a sink that only counts rows (no table): the snapshot",
+      "                   rate of the CDC source itself; opt-in, e.g. --modes source-only,consolidated,per-shard",
       "Output: results.json, report.md and PNG charts in --output. Exit code 0 only if every mode that ran",
-      "passed its correctness check (table == union of the shards)."
+      "passed its correctness check (table == union of the shards; source-only: exactly the loaded rows counted)."
     })
 public final class BenchCommand implements Callable<Integer> {
 
@@ -37,7 +39,7 @@ public final class BenchCommand implements Callable<Integer> {
   String duration;
 
   @Option(names = "--modes", defaultValue = "consolidated,per-shard,consolidated+zk", split = ",",
-      description = "Modes to run, in order (default ${DEFAULT-VALUE}).")
+      description = "Modes to run, in order: consolidated, per-shard, consolidated+zk, source-only (default ${DEFAULT-VALUE}).")
   List<String> modes;
 
   @Option(names = "--output", defaultValue = "bench-report", description = "Report directory (default ${DEFAULT-VALUE}).")
@@ -55,7 +57,7 @@ public final class BenchCommand implements Callable<Integer> {
   @Option(names = "--checkpoint-interval", defaultValue = "5s", description = "Flink checkpoint interval (default ${DEFAULT-VALUE}).")
   String checkpointInterval;
 
-  @Option(names = "--source-parallelism", defaultValue = "2", description = "Parallelism of each host's source and of the writers in consolidated modes (default ${DEFAULT-VALUE}).")
+  @Option(names = "--source-parallelism", defaultValue = "2", description = "Parallelism of each host's source (consolidated modes, source-only) and of the writers (consolidated modes) (default ${DEFAULT-VALUE}).")
   int sourceParallelism;
 
   @Option(names = "--sweep", split = ",", description = "Shard counts of the scale sweep, e.g. 8,32,128 (consolidated and per-shard; default: none).")

@@ -17,7 +17,7 @@ import java.util.List;
  * @param mix update/insert/delete percentages (sum 100)
  * @param skew share of the changes sent to shard 0 (the hot shard); 0 = uniform
  * @param checkpointInterval Flink checkpoint interval (one commit per checkpoint per committer)
- * @param sourceParallelism parallelism of each host's source in {@code consolidated} modes
+ * @param sourceParallelism parallelism of each host's source in {@code consolidated} and {@code source-only} modes
  * @param sweep shard counts of the scale sweep; empty = no sweep
  * @param sweepTotalRows total rows of every sweep run (rows per shard = this / N)
  * @param sweepDuration change-stream duration of every sweep run
@@ -112,7 +112,12 @@ public record BenchConfig(
     /** The baseline: one CDC source + one stock Iceberg upsert sink (own committer) per shard. */
     PER_SHARD("per-shard"),
     /** {@link #CONSOLIDATED} with the ZooKeeper commit lock and a concurrent maintenance committer. */
-    CONSOLIDATED_ZK("consolidated+zk");
+    CONSOLIDATED_ZK("consolidated+zk"),
+    /**
+     * The sources of {@link #CONSOLIDATED}, built by the same job code, feeding a sink that only
+     * counts rows: the CDC source's own snapshot rate, the ceiling of the other modes in this run.
+     */
+    SOURCE_ONLY("source-only");
 
     private final String label;
 
@@ -132,7 +137,7 @@ public record BenchConfig(
       }
       throw new IllegalArgumentException(
           String.format(
-              "Cannot run mode '%s': unknown; use a comma-separated list of consolidated, per-shard, consolidated+zk",
+              "Cannot run mode '%s': unknown; use a comma-separated list of consolidated, per-shard, consolidated+zk, source-only",
               label));
     }
 

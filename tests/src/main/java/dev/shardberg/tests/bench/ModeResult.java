@@ -9,6 +9,8 @@ import java.util.List;
  * @param mode the mode's label
  * @param status {@code PASSED}, {@code FAILED} or {@code NOT_AVAILABLE}
  * @param reason why it failed or is not available; empty when it passed
+ * @param sourceCount {@code source-only}: rows its counting sink saw against the rows loaded; null
+ *     for the modes that write a table (they have {@code verification} instead)
  */
 public record ModeResult(
     String mode,
@@ -27,14 +29,15 @@ public record ModeResult(
     long peakHeapBytes,
     Verification verification,
     List<Point> freshnessTimeline,
-    MaintenanceFigures maintenance) {
+    MaintenanceFigures maintenance,
+    SourceCount sourceCount) {
 
   public static final String PASSED = "PASSED";
   public static final String FAILED = "FAILED";
   public static final String NOT_AVAILABLE = "NOT_AVAILABLE";
 
   static ModeResult notAvailable(String mode, int shards, String reason) {
-    return new ModeResult(mode, NOT_AVAILABLE, reason, shards, 0, 0, 0, null, null, null, null, null, 0, 0, null, List.of(), null);
+    return new ModeResult(mode, NOT_AVAILABLE, reason, shards, 0, 0, 0, null, null, null, null, null, 0, 0, null, List.of(), null, null);
   }
 
   /**
@@ -78,6 +81,12 @@ public record ModeResult(
    * ZooKeeper table lock, CommitFailedException retries it needed, and failures.
    */
   public record MaintenanceFigures(long commits, long commitFailedRetries, long failures, String action) {}
+
+  /**
+   * The {@code source-only} check: the counting sink must see exactly the loaded rows ({@code
+   * shards x rowsPerShard}), no fewer and no more (a duplicate would mean a source replayed rows).
+   */
+  public record SourceCount(long expectedRows, long countedRows, boolean passed) {}
 
   /** A point of a time series: seconds since the change stream started, value. */
   public record Point(double seconds, double value) {}

@@ -42,6 +42,7 @@ import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.CheckpointingMode;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
 import org.apache.flink.table.data.RowData;
 import org.apache.iceberg.CatalogProperties;
 import org.apache.iceberg.DeleteFile;
@@ -88,6 +89,9 @@ final class ModeRunner {
   }
 
   ModeResult run(BenchConfig.Mode mode, BenchConfig config, Path warehouse) throws Exception {
+    if (mode == BenchConfig.Mode.SOURCE_ONLY) {
+      return runSourceOnly(config, warehouse);
+    }
     progress.mode(mode.label() + " N=" + config.shards());
     workload.reset(config.shards(), config.rowsPerShard(), progress);
     CommitReports.drain();
@@ -149,7 +153,7 @@ final class ModeRunner {
       }
       try {
         // snapshot phase
-        boolean loaded = await(config.phaseTimeout(), job, watcher, () -> watcher.totalRecords() >= expectedRows,
+        boolean loaded = await(config.phaseTimeout(), job, watcher::checkHealthy, () -> watcher.totalRecords() >= expectedRows,
             () -> progress.line("snapshot", "rows committed %,d of %,d, commits %d, heap %s",
                 watcher.totalRecords(), expectedRows, watcher.commitCount(), mb(heap.current())));
         if (!loaded) {
@@ -187,7 +191,7 @@ final class ModeRunner {
               });
           long streamEnd = System.currentTimeMillis();
           long[] marks = workload.markAndReadNewest();
-          boolean caughtUp = await(config.phaseTimeout(), job, watcher, () -> watcher.caughtUp(marks),
+          boolean caughtUp = await(config.phaseTimeout(), job, watcher::checkHealthy, () -> watcher.caughtUp(marks),
               () -> progress.line("catch-up", "waiting for the table to show every shard's last change; lag %s, commits %d",
                   lagText(watcher.visibleLagMillis()), watcher.commitCount()));
           long catchUp = System.currentTimeMillis() - streamEnd;
@@ -253,7 +257,8 @@ final class ModeRunner {
           heap.peak(),
           verification,
           timeline(fresh, streamStartMillis),
-          maintenance == null ? null : maintenance.figures(reports));
+          maintenance == null ? null : maintenance.figures(reports),
+          null);
       progress.line("result", "%s%s", result.status(), result.reason().isEmpty() ? "" : ": " + result.reason());
       return result;
     } finally {
@@ -268,6 +273,102 @@ final class ModeRunner {
       if (catalog instanceof AutoCloseable closeable) {
         closeable.close();
       }
+    }
+  }
+
+  /**
+   * {@code source-only}: the sources of {@code consolidated}, built by the job's own code ({@link
+   * ShardbergPipeline#buildSources}) from the same generated config (same source options, parallelism
+   * and checkpoint interval), feeding a map that counts rows into a {@link RowTally} and a discarding
+   * sink: no writers, no commits, no table. Snapshot phase only (no change stream, no freshness). It
+   * passes when exactly {@code shards x rowsPerShard} rows were counted by the time the job was
+   * cancelled.
+   */
+  private ModeResult runSourceOnly(BenchConfig config, Path warehouse) throws Exception {
+    BenchConfig.Mode mode = BenchConfig.Mode.SOURCE_ONLY;
+    progress.mode(mode.label() + " N=" + config.shards());
+    workload.reset(config.shards(), config.rowsPerShard(), progress);
+    String runId = mode.label() + "-n" + config.shards() + "-" + System.nanoTime();
+    ShardbergConfig jobConfig = ShardbergConfig.load(writeJobConfig(config, warehouse, runId, null));
+    StreamExecutionEnvironment env = environment(config.sourceParallelism());
+    ShardbergPipeline.Sources sources = ShardbergPipeline.buildSources(env, jobConfig);
+    sources.changes()
+        .map(new RowTally.Counting(runId)).name("count rows").uid("bench-count-rows")
+        .sinkTo(new DiscardingSink<>()).name("discard rows").uid("bench-discard-rows");
+    String jobName = "bench " + jobConfig.pipeline().id();
+    int sourceParallelismTotal = sources.plan().hostNames().size() * config.sourceParallelism();
+    long expectedRows = config.totalRows();
+
+    List<String> failures = new ArrayList<>();
+    ModeResult.Snapshot snapshot = null;
+    long restarts;
+    RowTally tally = RowTally.open(runId, expectedRows);
+    HeapSampler heap = new HeapSampler();
+    try {
+      long submitted = System.currentTimeMillis();
+      JobClient job = env.executeAsync(jobName);
+      progress.line("job", "submitted %s (%d source(s), total source parallelism %d, counting sink only)",
+          jobName, workload.servers().size(), sourceParallelismTotal);
+      try {
+        boolean counted = await(config.phaseTimeout(), job, () -> {}, () -> tally.rows() >= expectedRows,
+            () -> progress.line("snapshot", "rows counted %,d of %,d, heap %s", tally.rows(), expectedRows, mb(heap.current())));
+        if (!counted) {
+          failures.add(String.format("snapshot phase did not count %,d rows within %s (counted %,d)",
+              expectedRows, config.phaseTimeout(), tally.rows()));
+        } else {
+          // the same start point as the other modes: job submission, so start-up is included
+          long reached = tally.expectedReachedMillis() >= 0 ? tally.expectedReachedMillis() : System.currentTimeMillis();
+          long first = tally.firstRowMillis() >= 0 ? tally.firstRowMillis() : reached;
+          long ms = Math.max(1, reached - submitted);
+          double rate = expectedRows * 1000.0 / ms;
+          double steady = first >= reached ? rate : (expectedRows - 1) * 1000.0 / (reached - first);
+          snapshot = new ModeResult.Snapshot(expectedRows, ms, rate, rate / sourceParallelismTotal, steady);
+          progress.line("snapshot", "done: %,d rows counted in %,d ms since submission = %,.0f rows/s (%,.0f per source"
+              + " parallelism); %,.0f rows/s after the first row", expectedRows, ms, rate, rate / sourceParallelismTotal, steady);
+        }
+        JobStatus status = job.getJobStatus().get(30, TimeUnit.SECONDS);
+        if (status.isGloballyTerminalState()) {
+          failures.add("the Flink job ended early with status " + status);
+        }
+      } finally {
+        restarts = RestartCounter.restarts(jobName);
+        cancelQuietly(job);
+        awaitEnd(job);
+      }
+      heap.close();
+
+      // read after the job ended: a row replayed late (e.g. after a restart) still counts against it
+      long countedRows = tally.rows();
+      boolean exact = countedRows == expectedRows;
+      if (!exact) {
+        failures.add(String.format("the counting sink saw %,d rows; expected exactly %,d (%d shards x %,d rows)",
+            countedRows, expectedRows, config.shards(), config.rowsPerShard()));
+      }
+      progress.line("count", "%s: %,d rows counted, %,d loaded", exact ? "PASSED" : "FAILED", countedRows, expectedRows);
+      ModeResult result = new ModeResult(
+          mode.label(),
+          failures.isEmpty() ? ModeResult.PASSED : ModeResult.FAILED,
+          String.join("; ", failures),
+          config.shards(),
+          workload.servers().size(),
+          expectedRows,
+          sourceParallelismTotal,
+          snapshot,
+          null,
+          null,
+          null,
+          null,
+          restarts,
+          heap.peak(),
+          null,
+          List.of(),
+          null,
+          new ModeResult.SourceCount(expectedRows, countedRows, exact));
+      progress.line("result", "%s%s", result.status(), result.reason().isEmpty() ? "" : ": " + result.reason());
+      return result;
+    } finally {
+      heap.close();
+      RowTally.close(runId);
     }
   }
 
@@ -401,13 +502,13 @@ final class ModeRunner {
     }
   }
 
-  /** Waits (polling once a second, a progress line every two) until done, the job dies or time runs out. */
-  private static boolean await(Duration timeout, JobClient job, TableWatcher watcher, BooleanSupplier done, Runnable line)
+  /** Waits (polling every 250 ms, a progress line every two seconds) until done, the job dies or time runs out. */
+  private static boolean await(Duration timeout, JobClient job, Runnable healthCheck, BooleanSupplier done, Runnable line)
       throws Exception {
     long deadline = System.currentTimeMillis() + timeout.toMillis();
     long lastLine = 0;
     while (!done.getAsBoolean()) {
-      watcher.checkHealthy();
+      healthCheck.run();
       if (System.currentTimeMillis() > deadline) {
         return false;
       }
@@ -419,7 +520,7 @@ final class ModeRunner {
         lastLine = System.currentTimeMillis();
         line.run();
       }
-      // polling an external system (the table) that offers no notification
+      // polling an external system (the table, or the counting sink's tally) that offers no notification
       TimeUnit.MILLISECONDS.sleep(250);
     }
     return true;
@@ -430,6 +531,15 @@ final class ModeRunner {
       job.cancel().get(60, TimeUnit.SECONDS);
     } catch (Exception e) {
       LOG.debug("Cancelling the bench job: {}", e.toString());
+    }
+  }
+
+  /** Waits until a cancelled job has ended (its result, normally a cancellation, is of no interest). */
+  private static void awaitEnd(JobClient job) {
+    try {
+      job.getJobExecutionResult().get(60, TimeUnit.SECONDS);
+    } catch (Exception e) {
+      LOG.debug("The bench job ended: {}", e.toString());
     }
   }
 

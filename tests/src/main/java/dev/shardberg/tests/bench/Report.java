@@ -145,6 +145,16 @@ final class Report {
       md.append("| ").append(m.mode()).append(" | ").append(m.shards()).append(" | ").append(m.status());
       md.append(" | ").append(m.snapshot() == null ? "-" : String.format("%,.0f", m.snapshot().rowsPerSecond()));
       md.append(" | ").append(m.snapshot() == null ? "-" : String.format("%,.0f", m.snapshot().rowsPerSecondPerSourceParallelism()));
+      if (m.sourceCount() != null) {
+        // source-only: no change phase, no table, no commits
+        md.append(" | n/a".repeat(6));
+        md.append(" | ").append(m.restarts());
+        md.append(" | n/a".repeat(3));
+        md.append(" | ").append(m.peakHeapBytes() / (1024 * 1024));
+        md.append(" | ").append(String.format("%,d of %,d rows counted", m.sourceCount().countedRows(), m.sourceCount().expectedRows()));
+        md.append(" |\n");
+        continue;
+      }
       md.append(" | ").append(m.changes() == null ? "-" : String.format("%,.0f", m.changes().appliedPerSecond()));
       md.append(" | ").append(m.changes() == null ? "-" : String.format("%,d", m.changes().catchUpMillis()));
       ModeResult.Freshness f = m.freshness();
@@ -190,7 +200,7 @@ final class Report {
     if (names.isEmpty()) {
       names = List.of("none");
     }
-    CategoryChart throughput = new CategoryChartBuilder().width(900).height(500).title("Throughput per mode (rows/s committed)")
+    CategoryChart throughput = new CategoryChartBuilder().width(900).height(500).title("Throughput per mode (rows/s committed; source-only: counted)")
         .xAxisTitle("mode").yAxisTitle("rows/s").build();
     throughput.addSeries("snapshot phase", names, values(ran, names, m -> m.snapshot() == null ? 0 : m.snapshot().rowsPerSecond()));
     throughput.addSeries("change phase", names, values(ran, names, m -> m.changes() == null ? 0 : m.changes().committedPerSecond()));

@@ -16,8 +16,9 @@ import picocli.CommandLine;
 
 /**
  * Keeps the harness from rotting: a tiny {@code bench} (2 hosts, 4 shards, a few hundred rows, a few
- * seconds of changes) through every mode, then the report's structure and the correctness check of
- * {@code consolidated}. Never a timing.
+ * seconds of changes) through every default mode, then the report's structure and the correctness
+ * check of {@code consolidated}; and one through the opt-in {@code source-only} next to {@code
+ * consolidated}: its exact row count and the ratio it anchors. Never a timing.
  */
 class BenchCommandTest {
   private static final byte[] PNG_MAGIC = {(byte) 0x89, 'P', 'N', 'G'};
@@ -103,5 +104,48 @@ class BenchCommandTest {
       System.arraycopy(Files.readAllBytes(file), 0, head, 0, 4);
       assertThat(head).as(chart).isEqualTo(PNG_MAGIC);
     }
+  }
+
+  @Test
+  void tinySourceOnlyRunCountsEveryLoadedRowAndIsTheConsolidatedRatiosDenominator() throws Exception {
+    Path out = dir.resolve("source-only");
+    StringWriter err = new StringWriter();
+    CommandLine cli = new CommandLine(new BenchCommand()).setErr(new PrintWriter(err));
+    int exit = cli.execute(
+        "--shards", "4", "--rows-per-shard", "200", "--hosts", "2",
+        "--duration", "2s", "--change-rate", "20", "--checkpoint-interval", "1s",
+        "--modes", "source-only,consolidated", "--phase-timeout", "3m", "--no-query-side",
+        "--output", out.toString());
+    assertThat(exit).as("exit code; stderr: %s", err).isZero();
+
+    JsonNode results = new ObjectMapper().readTree(out.resolve(Report.RESULTS_JSON).toFile());
+    assertThat(results.at("/settings/modes").toString()).isEqualTo("[\"source-only\",\"consolidated\"]");
+    JsonNode sourceOnly = results.get("modes").get(0);
+    assertThat(sourceOnly.get("mode").asText()).isEqualTo("source-only");
+    assertThat(sourceOnly.get("status").asText()).as("reason: %s", sourceOnly.get("reason")).isEqualTo("PASSED");
+    assertThat(sourceOnly.at("/sourceCount/expectedRows").asLong()).isEqualTo(800);
+    assertThat(sourceOnly.at("/sourceCount/countedRows").asLong()).isEqualTo(800);
+    assertThat(sourceOnly.at("/sourceCount/passed").asBoolean()).isTrue();
+    assertThat(sourceOnly.at("/snapshot/rows").asLong()).isEqualTo(800);
+    assertThat(sourceOnly.at("/snapshot/rowsPerSecond").asDouble()).isPositive();
+    assertThat(sourceOnly.at("/snapshot/rowsPerSecondAfterFirstCommit").asDouble()).isPositive();
+    // two hosts, source parallelism 2 each: the consolidated mode's sources
+    assertThat(sourceOnly.get("sourceParallelismTotal").asInt()).isEqualTo(4);
+    assertThat(sourceOnly.get("changes").isNull()).isTrue();
+    assertThat(sourceOnly.get("verification").isNull()).isTrue();
+    assertThat(sourceOnly.get("restarts").asLong()).isZero();
+
+    JsonNode consolidated = results.get("modes").get(1);
+    assertThat(consolidated.get("status").asText()).as("reason: %s", consolidated.get("reason")).isEqualTo("PASSED");
+    assertThat(consolidated.get("sourceCount").isNull()).isTrue();
+    assertThat(consolidated.get("sourceParallelismTotal").asInt()).isEqualTo(4);
+    double expected = Math.round(consolidated.at("/snapshot/rowsPerSecond").asDouble()
+        / sourceOnly.at("/snapshot/rowsPerSecond").asDouble() * 100) / 100.0;
+    assertThat(results.at("/ratios").get("snapshot rows/s consolidated / source-only").asDouble()).isEqualTo(expected);
+    assertThat(results.at("/ratios").has("snapshot rows/s consolidated+zk / source-only")).isFalse();
+
+    String markdown = Files.readString(out.resolve(Report.REPORT_MD));
+    assertThat(markdown).contains("| source-only | 4 | PASSED", "| n/a | n/a |", "800 of 800 rows counted",
+        "| consolidated | 4 | PASSED", "| snapshot rows/s consolidated / source-only |");
   }
 }
