@@ -190,6 +190,7 @@ final class DeltaTaskWriter implements TaskWriter<RowData> {
     private final StructLikeMap<Position> writtenKeys = StructLikeMap.create(keySchema.asStruct());
     private final List<Position> deletedPositions = new ArrayList<>();
     private RollingDataWriter<RowData> data;
+    private CharSequence currentPath;
     private RollingEqualityDeleteWriter<RowData> equalityDeletes;
 
     PartitionDelta(PartitionKey partition) {
@@ -201,14 +202,17 @@ final class DeltaTaskWriter implements TaskWriter<RowData> {
         data = new RollingDataWriter<>(fileWriters, outputFiles, io, targetFileSize, spec, partition);
         filesOpened++;
       }
+      long rowInFile = data.currentFileRows();
+      if (rowInFile == 0 || currentPath == null) {
+        currentPath = data.currentFilePath(); // a new file; computing the location costs per call
+      }
       StructLike key = StructLikeUtil.copy(keyWrapper.wrap(keyProjection.wrap(row)));
-      Position previous = writtenKeys.put(key, new Position(data.currentFilePath(), data.currentFileRows()));
+      Position previous = writtenKeys.put(key, new Position(currentPath, rowInFile));
       if (previous != null) {
         deletedPositions.add(previous); // the same key twice in one checkpoint: the later row wins
       }
-      long rowsBefore = data.currentFileRows();
       data.write(row);
-      if (data.currentFileRows() <= rowsBefore) {
+      if (data.currentFileRows() <= rowInFile) {
         filesOpened++; // rolled over to a new file at the target size
       }
     }
