@@ -193,7 +193,12 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
   @Override
   public void snapshotState(StateSnapshotContext context) throws Exception {
     super.snapshotState(context);
+    long start = System.nanoTime();
     stageCollectedUpTo(context.getCheckpointId());
+    LOG.debug(
+        "Staged the writer results of Flink checkpoint {} in {} ms",
+        context.getCheckpointId(),
+        (System.nanoTime() - start) / 1_000_000);
     List<byte[]> serialized = new ArrayList<>(pending.size());
     for (PendingCheckpoint checkpoint : pending.values()) {
       serialized.add(

@@ -32,6 +32,8 @@ import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.io.OutputFileFactory;
 import org.apache.iceberg.io.WriteResult;
 import org.apache.iceberg.util.PropertyUtil;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Writer subtask: upserts into the Iceberg table with our {@link DeltaTaskWriter}. UPDATE_AFTER (and
@@ -51,6 +53,7 @@ import org.apache.iceberg.util.PropertyUtil;
 final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
     implements OneInputStreamOperator<RowData, WriterResult>, BoundedOneInput {
   private static final long serialVersionUID = 1L;
+  private static final Logger LOG = LoggerFactory.getLogger(ShardbergWriter.class);
   static final String RUN_MARKER_STATE_NAME = "shardberg-writer-checkpointed";
 
   private final TableLoader tableLoader;
@@ -235,6 +238,7 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
   public void prepareSnapshotPreBarrier(long checkpointId) throws Exception {
     lastCheckpointId = checkpointId;
     if (!inputEnded) {
+      LOG.debug("Writer {} of {}: barrier of checkpoint {} arrived", subtask, tableName, checkpointId);
       emit(checkpointId);
     }
   }
@@ -252,8 +256,16 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
   private void emit(long checkpointId) throws Exception {
     WriteResult files = WriteResult.builder().build();
     if (writer != null) {
+      long start = System.nanoTime();
       files = writer.complete();
       filesOpened.inc(writer.filesOpened());
+      LOG.debug(
+          "Writer {} of {} closed {} files for checkpoint {} in {} ms",
+          subtask,
+          tableName,
+          writer.filesOpened(),
+          checkpointId,
+          (System.nanoTime() - start) / 1_000_000);
       writer = null;
     }
     Map<Integer, ShardCounts> shardCounts = new HashMap<>();

@@ -34,6 +34,7 @@ public final class Catalogs {
         }
       }
     }
+    ForklessLocalFileSystem.install(hadoopConf); // after the site files: a configured fs.file.impl wins
     Map<String, String> properties = new HashMap<>(catalog.properties());
     if (catalog.warehouse() != null) {
       properties.put(CatalogProperties.WAREHOUSE_LOCATION, catalog.warehouse());

@@ -1,6 +1,7 @@
 package dev.shardberg.tests.bench;
 
 import dev.shardberg.coordinator.zk.ZooKeeperOptions;
+import dev.shardberg.job.ForklessLocalFileSystem;
 import dev.shardberg.job.ShardbergPipeline;
 import dev.shardberg.job.config.ShardbergConfig;
 import dev.shardberg.job.verify.ShardSource;
@@ -85,7 +86,10 @@ final class ModeRunner {
     Map<String, String> props = new HashMap<>();
     props.put(CatalogProperties.WAREHOUSE_LOCATION, warehouse.toAbsolutePath().toString());
     props.put(CatalogProperties.METRICS_REPORTER_IMPL, CommitReports.class.getName());
-    return CatalogLoader.hadoop(CATALOG, new org.apache.hadoop.conf.Configuration(), props);
+    // The same local file system the job's catalogs use (Catalogs.loader), so both modes pay the same
+    // per-file cost on the local warehouse.
+    return CatalogLoader.hadoop(
+        CATALOG, ForklessLocalFileSystem.install(new org.apache.hadoop.conf.Configuration()), props);
   }
 
   ModeResult run(BenchConfig.Mode mode, BenchConfig config, Path warehouse) throws Exception {
