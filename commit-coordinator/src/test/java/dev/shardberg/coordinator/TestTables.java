@@ -75,13 +75,25 @@ final class TestTables {
 
   static TableLoader loader(Path warehouse) {
     return TableLoader.fromCatalog(
-        CatalogLoader.hadoop("hadoop", new Configuration(), Map.of("warehouse", warehouse.toString())),
+        CatalogLoader.hadoop("hadoop", hadoopConf(), Map.of("warehouse", warehouse.toString())),
         IDENTIFIER);
+  }
+
+  /**
+   * Hadoop's defaults; {@code -Dbenchmark.local-fs=forkless} swaps in {@link ForklessLocalFileSystem}
+   * (what the job installs for local warehouses), so the benchmarks can show both.
+   */
+  static Configuration hadoopConf() {
+    Configuration conf = new Configuration();
+    if ("forkless".equals(System.getProperty("benchmark.local-fs"))) {
+      ForklessLocalFileSystem.install(conf);
+    }
+    return conf;
   }
 
   private static HadoopCatalog catalog(Path warehouse) {
     HadoopCatalog catalog = new HadoopCatalog();
-    catalog.setConf(new Configuration());
+    catalog.setConf(hadoopConf());
     catalog.initialize("hadoop", Map.of("warehouse", warehouse.toString()));
     return catalog;
   }

@@ -129,7 +129,7 @@ class WriterCostBenchmark {
         Locale.ROOT,
         "%nWriter cost per checkpoint: %d partitions (partition p: shard p / 5, id bucket p %% 5), change %d upserts + %d deletes,"
             + " snapshot %d inserts, delete-only %d deletes per partition; median of %d checkpoints after %d warm-ups;"
-            + " Parquet codec %s, page size %s, max heap %d MiB%n%n",
+            + " Parquet codec %s, page size %s, local file system %s, max heap %d MiB%n%n",
         partitions,
         upserts,
         deletes,
@@ -139,6 +139,7 @@ class WriterCostBenchmark {
         WARM_UPS,
         System.getProperty("benchmark.codec", "table default"),
         System.getProperty("benchmark.page-size", "table default"),
+        System.getProperty("benchmark.local-fs", "Hadoop default (chmod fork per file)"),
         Runtime.getRuntime().maxMemory() / 1048576);
     System.out.println(
         "| pattern | writer | rows/ckpt | ms/ckpt | files opened | discarded | new on disk | data files | eq-delete files"

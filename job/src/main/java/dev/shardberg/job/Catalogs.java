@@ -1,5 +1,6 @@
 package dev.shardberg.job;
 
+import dev.shardberg.coordinator.ForklessLocalFileSystem;
 import dev.shardberg.job.config.ShardbergConfig.CatalogConfig;
 import dev.shardberg.job.config.ShardbergConfig.TargetConfig;
 import java.io.Closeable;

@@ -1,7 +1,7 @@
 package dev.shardberg.tests.bench;
 
+import dev.shardberg.coordinator.ForklessLocalFileSystem;
 import dev.shardberg.coordinator.zk.ZooKeeperOptions;
-import dev.shardberg.job.ForklessLocalFileSystem;
 import dev.shardberg.job.ShardbergPipeline;
 import dev.shardberg.job.config.ShardbergConfig;
 import dev.shardberg.job.verify.ShardSource;

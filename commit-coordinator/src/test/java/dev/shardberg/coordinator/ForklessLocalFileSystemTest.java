@@ -1,4 +1,4 @@
-package dev.shardberg.job;
+package dev.shardberg.coordinator;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,4 +1,4 @@
-package dev.shardberg.job;
+package dev.shardberg.coordinator;
 
 import java.io.IOException;
 import java.nio.file.Files;
