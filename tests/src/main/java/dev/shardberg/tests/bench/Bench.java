@@ -155,6 +155,7 @@ public final class Bench {
   static Map<String, String> methods() {
     Map<String, String> m = new LinkedHashMap<>();
     m.put("snapshot throughput", "rows loaded / (timestamp of the first snapshot whose total-records reaches them - job submission), so job start-up is included; per source parallelism divides by the sum of the sources' parallelism; 'after first commit' excludes start-up: rows committed after the first commit with rows / time since that commit");
+    m.put("snapshot phase deletes", "commits, added-delete-files and added-equality-deletes of the snapshot that first held every loaded row and its ancestors: what the initial load left for readers to merge (0 when it was written insert-only)");
     m.put("source-only", "the consolidated mode's sources (the job's ShardbergPipeline.buildSources, same generated config) feeding a counting map and a discarding sink, no table: snapshot throughput = rows loaded / (time the count reached them - job submission); 'after first commit' holds the rate after the first counted row; passes only when exactly shards x rows-per-shard rows were counted by the time the job ended; no change phase");
     m.put("change throughput", "changes applied in MySQL / (stream time + time until the table showed every shard's last change)");
     m.put("freshness", "for every row in the data files a snapshot adds during the change phase: snapshot commit timestamp - the row's mysql_commit_ts (MariaDB clock, same machine); deletes carry no row and are not timed");

@@ -43,10 +43,19 @@ public record ModeResult(
   /**
    * Snapshot phase: from job submission until the table held every loaded row ({@code
    * rowsPerSecond}, job start-up included), and the rate between the first commit with rows and that
-   * point ({@code rowsPerSecondAfterFirstCommit}, start-up excluded).
+   * point ({@code rowsPerSecondAfterFirstCommit}, start-up excluded). {@code commits}, {@code
+   * deleteFiles} and {@code equalityDeletes}: what the table's snapshots up to that point added (-1
+   * where there is no table, source-only).
    */
   public record Snapshot(
-      long rows, long millis, double rowsPerSecond, double rowsPerSecondPerSourceParallelism, double rowsPerSecondAfterFirstCommit) {}
+      long rows,
+      long millis,
+      double rowsPerSecond,
+      double rowsPerSecondPerSourceParallelism,
+      double rowsPerSecondAfterFirstCommit,
+      long commits,
+      long deleteFiles,
+      long equalityDeletes) {}
 
   /** Change phase: what the stream applied in MySQL, and how long until the table had caught up. */
   public record Changes(

@@ -92,6 +92,23 @@ final class ModeRunner {
         CATALOG, ForklessLocalFileSystem.install(new org.apache.hadoop.conf.Configuration()), props);
   }
 
+  /**
+   * Commits, delete files and equality-delete rows added by {@code snapshotId} and its ancestors: what
+   * the snapshot phase left in the table when it had every loaded row.
+   */
+  private static long[] addedUntil(org.apache.iceberg.Table table, long snapshotId) {
+    table.refresh();
+    long commits = 0;
+    long deleteFiles = 0;
+    long equalityDeletes = 0;
+    for (org.apache.iceberg.Snapshot s : org.apache.iceberg.util.SnapshotUtil.ancestorsOf(snapshotId, table::snapshot)) {
+      commits++;
+      deleteFiles += Long.parseLong(s.summary().getOrDefault("added-delete-files", "0"));
+      equalityDeletes += Long.parseLong(s.summary().getOrDefault("added-equality-deletes", "0"));
+    }
+    return new long[] {commits, deleteFiles, equalityDeletes};
+  }
+
   ModeResult run(BenchConfig.Mode mode, BenchConfig config, Path warehouse) throws Exception {
     if (mode == BenchConfig.Mode.SOURCE_ONLY) {
       return runSourceOnly(config, warehouse);
@@ -173,9 +190,13 @@ final class ModeRunner {
           double steady = first.timestampMillis() >= reached
               ? rate
               : (expectedRows - first.totalRecords()) * 1000.0 / (reached - first.timestampMillis());
-          snapshot = new ModeResult.Snapshot(expectedRows, ms, rate, rate / sourceParallelismTotal, steady);
+          long[] added = addedUntil(table, watcher.commits().stream()
+              .filter(c -> c.totalRecords() >= expectedRows).findFirst().orElseThrow().snapshotId());
+          snapshot = new ModeResult.Snapshot(
+              expectedRows, ms, rate, rate / sourceParallelismTotal, steady, added[0], added[1], added[2]);
           progress.line("snapshot", "done: %,d rows in %,d ms since submission = %,.0f rows/s (%,.0f per source parallelism);"
-              + " %,.0f rows/s after the first commit", expectedRows, ms, rate, rate / sourceParallelismTotal, steady);
+              + " %,.0f rows/s after the first commit; %,d commits, %,d delete files, %,d equality deletes",
+              expectedRows, ms, rate, rate / sourceParallelismTotal, steady, added[0], added[1], added[2]);
 
           // change phase
           streamStartMillis = System.currentTimeMillis();
@@ -326,7 +347,7 @@ final class ModeRunner {
           long ms = Math.max(1, reached - submitted);
           double rate = expectedRows * 1000.0 / ms;
           double steady = first >= reached ? rate : (expectedRows - 1) * 1000.0 / (reached - first);
-          snapshot = new ModeResult.Snapshot(expectedRows, ms, rate, rate / sourceParallelismTotal, steady);
+          snapshot = new ModeResult.Snapshot(expectedRows, ms, rate, rate / sourceParallelismTotal, steady, -1, -1, -1);
           progress.line("snapshot", "done: %,d rows counted in %,d ms since submission = %,.0f rows/s (%,.0f per source"
               + " parallelism); %,.0f rows/s after the first row", expectedRows, ms, rate, rate / sourceParallelismTotal, steady);
         }

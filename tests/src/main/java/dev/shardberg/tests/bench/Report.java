@@ -95,6 +95,7 @@ final class Report {
     md.append("Absolute numbers are this machine's; compare modes by the ratios below (measured side by side in this run).\n\n");
     md.append("## Modes\n\n");
     md.append(modeTable(r.modes()));
+    md.append(snapshotTable(r.modes()));
     if (!r.ratios().isEmpty()) {
       md.append("\n## Ratios (same run, same workload)\n\n| figure | value |\n|---|---|\n");
       r.ratios().forEach((k, v) -> md.append("| ").append(k).append(" | ").append(v).append(" |\n"));
@@ -130,6 +131,26 @@ final class Report {
     CHARTS.forEach(c -> md.append("[").append(c).append("](").append(c).append(") "));
     md.append("\n");
     return md.toString();
+  }
+
+  /** The snapshot phase in detail: rates, and what it left in the table (equality deletes above all). */
+  private static String snapshotTable(List<ModeResult> modes) {
+    StringBuilder md = new StringBuilder();
+    md.append("\n### Snapshot phase\n\n| mode | rows | rows/s (start-up included) | rows/s after the first commit | commits"
+        + " | delete files committed | equality deletes committed |\n|---|---|---|---|---|---|---|\n");
+    for (ModeResult m : modes) {
+      ModeResult.Snapshot s = m.snapshot();
+      if (s == null) {
+        continue;
+      }
+      md.append(String.format("| %s | %,d | %,.0f | %,.0f | %s | %s | %s |%n", m.mode(), s.rows(), s.rowsPerSecond(),
+          s.rowsPerSecondAfterFirstCommit(), count(s.commits()), count(s.deleteFiles()), count(s.equalityDeletes())));
+    }
+    return md.toString();
+  }
+
+  private static String count(long n) {
+    return n < 0 ? "n/a" : String.format("%,d", n);
   }
 
   private static String modeTable(List<ModeResult> modes) {

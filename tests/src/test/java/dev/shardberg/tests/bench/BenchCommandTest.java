@@ -81,6 +81,11 @@ class BenchCommandTest {
     JsonNode perShard = results.get("modes").get(1);
     assertThat(perShard.get("status").asText()).as("reason: %s", perShard.get("reason")).isEqualTo("PASSED");
     assertThat(perShard.at("/verification/passed").asBoolean()).isTrue();
+    // the initial load: insert-only in a fresh table, a key delete per row with the stock upsert sink
+    assertThat(consolidated.at("/snapshot/equalityDeletes").asLong()).isZero();
+    assertThat(consolidated.at("/snapshot/deleteFiles").asLong()).isZero();
+    assertThat(consolidated.at("/snapshot/commits").asLong()).isPositive();
+    assertThat(perShard.at("/snapshot/equalityDeletes").asLong()).isEqualTo(800);
     JsonNode zk = results.get("modes").get(2);
     assertThat(zk.get("status").asText()).as("reason: %s", zk.get("reason")).isEqualTo("PASSED");
     assertThat(zk.at("/verification/passed").asBoolean()).isTrue();
@@ -96,7 +101,8 @@ class BenchCommandTest {
 
     String markdown = Files.readString(out.resolve(Report.REPORT_MD));
     assertThat(markdown).contains("# Shardberg bench report", "| consolidated | 4 | PASSED", "| per-shard | 4 | PASSED",
-        "| consolidated+zk | 4 | PASSED", "## Query side", "## How each figure is measured");
+        "| consolidated+zk | 4 | PASSED", "## Query side", "## How each figure is measured",
+        "### Snapshot phase", "| per-shard | 800 |");
     for (String chart : Report.CHARTS) {
       Path file = out.resolve(chart);
       assertThat(file).exists();
