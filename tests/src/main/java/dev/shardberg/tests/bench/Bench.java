@@ -97,6 +97,7 @@ public final class Bench {
     s.put("skew", config.skew());
     s.put("checkpointIntervalMillis", config.checkpointInterval().toMillis());
     s.put("sourceParallelism", config.sourceParallelism());
+    s.put("buckets", config.buckets());
     s.put("sweep", config.sweep());
     s.put("sweepTotalRows", config.sweepTotalRows());
     s.put("sweepDurationSeconds", config.sweepDuration().toSeconds());

@@ -60,6 +60,9 @@ public final class BenchCommand implements Callable<Integer> {
   @Option(names = "--source-parallelism", defaultValue = "2", description = "Parallelism of each host's source (consolidated modes, source-only) and of the writers (consolidated modes) (default ${DEFAULT-VALUE}).")
   int sourceParallelism;
 
+  @Option(names = "--buckets", defaultValue = "5", description = "Buckets of the key in the table's partition spec, identity(shard_number) then bucket(B, key), in every mode (default ${DEFAULT-VALUE}, the job's target.buckets default).")
+  int buckets;
+
   @Option(names = "--sweep", split = ",", description = "Shard counts of the scale sweep, e.g. 8,32,128 (consolidated and per-shard; default: none).")
   List<Integer> sweep = new ArrayList<>();
 
@@ -104,6 +107,7 @@ public final class BenchCommand implements Callable<Integer> {
         skew,
         parseDuration("--checkpoint-interval", checkpointInterval),
         sourceParallelism,
+        buckets,
         sweep == null ? List.of() : sweep,
         sweepTotalRows,
         parseDuration("--sweep-duration", sweepDuration),

@@ -38,6 +38,7 @@ public record BenchConfig(
     double skew,
     Duration checkpointInterval,
     int sourceParallelism,
+    int buckets,
     List<Integer> sweep,
     long sweepTotalRows,
     Duration sweepDuration,
@@ -59,6 +60,7 @@ public record BenchConfig(
         "Cannot run the bench: --checkpoint-interval must be >= 100ms, got %s",
         checkpointInterval);
     check(sourceParallelism > 0, "Cannot run the bench: --source-parallelism must be > 0, got %s", sourceParallelism);
+    check(buckets > 0, "Cannot run the bench: --buckets must be > 0, got %s", buckets);
     for (int n : sweep) {
       check(n > 0, "Cannot run the bench: --sweep shard counts must be > 0, got %s", sweep);
       check(
@@ -90,6 +92,7 @@ public record BenchConfig(
         skew,
         checkpointInterval,
         sourceParallelism,
+        buckets,
         List.of(),
         sweepTotalRows,
         sweepDuration,

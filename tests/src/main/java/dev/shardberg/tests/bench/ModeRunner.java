@@ -129,7 +129,7 @@ final class ModeRunner {
     TableLoader tableLoader;
     if (mode == BenchConfig.Mode.PER_SHARD) {
       ShardPlan plan = ShardDiscovery.discover(spec());
-      TableLayout layout = TableLayout.derive(plan.schema());
+      TableLayout layout = TableLayout.derive(plan.schema(), config.buckets(), null, java.util.Map.of());
       table = TableCreator.createOrValidate(catalog, TABLE, layout);
       tableLoader = TableLoader.fromCatalog(catalogLoader, TABLE);
       env = environment(1);
@@ -433,6 +433,7 @@ final class ModeRunner {
     yaml.append("    properties:\n      ").append(CatalogProperties.METRICS_REPORTER_IMPL).append(": ")
         .append(CommitReports.class.getName()).append('\n');
     yaml.append("  namespace: ").append(TABLE.namespace()).append("\n  table: ").append(TABLE.name()).append('\n');
+    yaml.append("  buckets: ").append(config.buckets()).append('\n');
     if (zooKeeperConnect != null) {
       yaml.append("coordinator:\n  zookeeper:\n    connect: ").append(zooKeeperConnect).append('\n');
     }
