@@ -232,7 +232,14 @@ public final class ShardbergOptions {
       required("target.namespace", Kind.STRING, "Iceberg namespace (Hive database) of the table; created when missing.");
   public static final ConfigKey TARGET_TABLE = required("target.table", Kind.STRING, "Iceberg table name; created when missing.");
   public static final ConfigKey TARGET_BUCKETS =
-      optional("target.buckets", Kind.INT, "5", "Buckets of the key column in the partition spec (identity(shard_number), bucket(B, key)).");
+      optional(
+          "target.buckets",
+          Kind.INT,
+          "5",
+          "Buckets of the key column in the partition spec (identity(shard_number), bucket(B, key)),"
+              + " fixed when the table is created. Every checkpoint writes a data and a key-delete"
+              + " file per changed partition: with many shards and few changes per checkpoint, use"
+              + " fewer buckets (measured: 1 at 256 shards and 500 changes/s, docs/performance.md).");
   public static final ConfigKey TARGET_KEY_COLUMN =
       optional(
           "target.key-column",
