@@ -11,6 +11,10 @@ import java.util.Set;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.iceberg.ContentFile;
+import org.apache.iceberg.FileFormat;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.util.PropertyUtil;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.PartitionKey;
@@ -86,6 +90,47 @@ final class DeltaTaskWriter implements TaskWriter<RowData> {
     this.keyWrapper = new RowDataWrapper(FlinkSchemaUtil.convert(keySchema), keySchema.asStruct());
     this.keyProjection = RowDataProjection.create(rowType, schema.asStruct(), keySchema.asStruct());
     this.partitionKey = new PartitionKey(spec, schema);
+  }
+
+  /**
+   * Creates one writer per checkpoint for a writer subtask: file formats, target file size and file
+   * names from the table, as the job's writer uses them.
+   */
+  static Factory factory(Table table, RowType rowType, Set<Integer> equalityFieldIds, int subtask, int attempt) {
+    return new Factory(table, rowType, equalityFieldIds, subtask, attempt);
+  }
+
+  static final class Factory {
+    private final Table table;
+    private final RowType rowType;
+    private final Set<Integer> equalityFieldIds;
+    private final RowDataFileWriterFactory fileWriters;
+    private final OutputFileFactory outputFiles;
+    private final long targetFileSize;
+
+    private Factory(Table table, RowType rowType, Set<Integer> equalityFieldIds, int subtask, int attempt) {
+      this.table = table;
+      this.rowType = rowType;
+      this.equalityFieldIds = equalityFieldIds;
+      this.targetFileSize =
+          PropertyUtil.propertyAsLong(
+              table.properties(),
+              TableProperties.WRITE_TARGET_FILE_SIZE_BYTES,
+              TableProperties.WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT);
+      FileFormat dataFormat =
+          FileFormat.fromString(
+              table.properties().getOrDefault(TableProperties.DEFAULT_FILE_FORMAT, TableProperties.DEFAULT_FILE_FORMAT_DEFAULT));
+      FileFormat deleteFormat =
+          FileFormat.fromString(
+              table.properties().getOrDefault(TableProperties.DELETE_DEFAULT_FILE_FORMAT, dataFormat.name()));
+      this.fileWriters = RowDataFileWriterFactory.create(table, dataFormat, deleteFormat, rowType, equalityFieldIds);
+      this.outputFiles = OutputFileFactory.builderFor(table, subtask, attempt).format(dataFormat).build();
+    }
+
+    DeltaTaskWriter create() {
+      return new DeltaTaskWriter(
+          table.schema(), table.spec(), rowType, equalityFieldIds, fileWriters, outputFiles, table.io(), targetFileSize);
+    }
   }
 
   /** Upsert semantics by row kind: +I/+U upsert, -D deletes the key, -U is dropped. */

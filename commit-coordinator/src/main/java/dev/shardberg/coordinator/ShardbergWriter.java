@@ -21,17 +21,13 @@ import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.types.RowKind;
 import org.apache.iceberg.DataFile;
-import org.apache.iceberg.FileFormat;
 import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.PartitionField;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Table;
-import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.flink.TableLoader;
 import org.apache.iceberg.io.CloseableIterable;
-import org.apache.iceberg.io.OutputFileFactory;
 import org.apache.iceberg.io.WriteResult;
-import org.apache.iceberg.util.PropertyUtil;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -64,9 +60,7 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
 
   private transient Table table;
   private transient Set<Integer> equalityFieldIds;
-  private transient RowDataFileWriterFactory fileWriters;
-  private transient OutputFileFactory outputFiles;
-  private transient long targetFileSize;
+  private transient DeltaTaskWriter.Factory writers;
   private transient DeltaTaskWriter writer;
   private transient Map<Integer, long[]> counts;
   private transient long lastCheckpointId;
@@ -119,22 +113,9 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
     }
     this.table = tableLoader.loadTable();
     this.equalityFieldIds = WriterTableCheck.validate(table, tableName, rowType, equalityColumns);
-    this.targetFileSize =
-        PropertyUtil.propertyAsLong(
-            table.properties(),
-            TableProperties.WRITE_TARGET_FILE_SIZE_BYTES,
-            TableProperties.WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT);
-    FileFormat dataFormat =
-        FileFormat.fromString(
-            table.properties().getOrDefault(TableProperties.DEFAULT_FILE_FORMAT, TableProperties.DEFAULT_FILE_FORMAT_DEFAULT));
-    FileFormat deleteFormat =
-        FileFormat.fromString(
-            table.properties().getOrDefault(TableProperties.DELETE_DEFAULT_FILE_FORMAT, dataFormat.name()));
-    this.fileWriters = RowDataFileWriterFactory.create(table, dataFormat, deleteFormat, rowType, equalityFieldIds);
-    this.outputFiles =
-        OutputFileFactory.builderFor(table, subtask, getRuntimeContext().getTaskInfo().getAttemptNumber())
-            .format(dataFormat)
-            .build();
+    this.writers =
+        DeltaTaskWriter.factory(
+            table, rowType, equalityFieldIds, subtask, getRuntimeContext().getTaskInfo().getAttemptNumber());
     if (insertOnlyInitialLoad && !restored) {
       this.shardsWithData = shardsWithDataFiles(table, tableName, WriterTableCheck.shardColumn(rowType));
       if (shardsWithData != null) {
@@ -207,9 +188,7 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
       return; // upsert: UPDATE_AFTER deletes the key itself
     }
     if (writer == null) {
-      writer =
-          new DeltaTaskWriter(
-              table.schema(), table.spec(), rowType, equalityFieldIds, fileWriters, outputFiles, table.io(), targetFileSize);
+      writer = writers.create();
     }
     int shard = row.getInt(0);
     if (kind == RowKind.DELETE) {

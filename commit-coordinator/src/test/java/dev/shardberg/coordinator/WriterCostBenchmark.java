@@ -454,18 +454,12 @@ class WriterCostBenchmark {
           };
         };
       }
-      // As ShardbergWriter.open() and processElement().
-      FileFormat deleteFormat =
-          FileFormat.fromString(
-              table.properties().getOrDefault(TableProperties.DELETE_DEFAULT_FILE_FORMAT, dataFormat.name()));
-      RowDataFileWriterFactory fileWriters =
-          RowDataFileWriterFactory.create(table, dataFormat, deleteFormat, TestTables.ROW_TYPE, equalityFieldIds);
-      OutputFileFactory outputFiles = OutputFileFactory.builderFor(table, 0, 0).format(dataFormat).build();
+      // The factory ShardbergWriter.open() uses; rows routed as its processElement() does.
+      DeltaTaskWriter.Factory writers =
+          DeltaTaskWriter.factory(table, TestTables.ROW_TYPE, equalityFieldIds, 0, 0);
       boolean insertOnly = this == OURS_INSERT_ONLY;
       return () -> {
-        DeltaTaskWriter writer =
-            new DeltaTaskWriter(
-                table.schema(), table.spec(), TestTables.ROW_TYPE, equalityFieldIds, fileWriters, outputFiles, table.io(), targetFileSize);
+        DeltaTaskWriter writer = writers.create();
         return new CheckpointWriter() {
           @Override
           public void write(RowData row) {
