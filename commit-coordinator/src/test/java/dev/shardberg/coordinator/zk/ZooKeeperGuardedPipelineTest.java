@@ -211,9 +211,11 @@ class ZooKeeperGuardedPipelineTest {
             sessionExpired.countDown();
           }
         });
-    int batches = 8; // the source must still be running after the 4 checkpoints awaited while ZooKeeper is down
+    int batches = 8;
+    // The source holds before its last batch until the session has expired after the restart: a job
+    // whose input ended before the guard reconnected would leave nothing to commit in that window.
     JobClient job =
-        startPipeline("orders", source, SHARDS_A, batches, -1, new HookedGuardFactory(zk, hook));
+        startPipeline("orders", source, SHARDS_A, batches, batches - 1, new HookedGuardFactory(zk, hook));
 
     assertThat(zooKeeperStopped.await(JOB_TIMEOUT.toSeconds(), TimeUnit.SECONDS)).isTrue();
     // Checkpoints keep completing while ZooKeeper is down; nothing is committed meanwhile.
@@ -228,6 +230,7 @@ class ZooKeeperGuardedPipelineTest {
     expireNext.set(true); // the first commit after the restart loses its session inside the lock
     zooKeeper.restart();
     assertThat(sessionExpired.await(JOB_TIMEOUT.toSeconds(), TimeUnit.SECONDS)).isTrue();
+    progress.release.countDown();
     job.getJobExecutionResult().get(JOB_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
 
     assertThat(readRows())
