@@ -104,14 +104,7 @@ class CommitCostBenchmark {
   void writerHeapWith640OpenPartitions() throws Exception {
     Assumptions.assumeTrue(Boolean.getBoolean("benchmark"), "run with -Dbenchmark=true");
     Table table = TestTables.create(warehouse, BUCKETS);
-    String codec = System.getProperty("benchmark.codec");
-    if (codec != null) {
-      table.updateProperties().set(TableProperties.PARQUET_COMPRESSION, codec).commit();
-    }
-    String pageSize = System.getProperty("benchmark.page-size");
-    if (pageSize != null) {
-      table.updateProperties().set(TableProperties.PARQUET_PAGE_SIZE_BYTES, pageSize).commit();
-    }
+    TestTables.applyBenchmarkParquetOverrides(table);
     int shards = Integer.getInteger("benchmark.partitions", SHARDS * BUCKETS) / BUCKETS;
     PartitionKey key = new PartitionKey(table.spec(), table.schema());
     RowDataWrapper wrapper = new RowDataWrapper(TestTables.ROW_TYPE, table.schema().asStruct());

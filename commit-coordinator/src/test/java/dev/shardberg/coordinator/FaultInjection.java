@@ -16,13 +16,11 @@ import org.apache.iceberg.HasTableOperations;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableMetadata;
 import org.apache.iceberg.TableOperations;
-import org.apache.iceberg.encryption.EncryptionManager;
 import org.apache.iceberg.exceptions.CommitFailedException;
 import org.apache.iceberg.exceptions.CommitStateUnknownException;
 import org.apache.iceberg.flink.TableLoader;
 import org.apache.iceberg.io.FileIO;
 import org.apache.iceberg.io.InputFile;
-import org.apache.iceberg.io.LocationProvider;
 import org.apache.iceberg.io.OutputFile;
 
 /**
@@ -134,23 +132,9 @@ final class FaultInjection {
     }
   }
 
-  private static final class FaultyOperations implements TableOperations {
-    private final TableOperations delegate;
-    private final FileIO io;
-
+  private static final class FaultyOperations extends ForwardingTableOperations {
     FaultyOperations(TableOperations delegate) {
-      this.delegate = delegate;
-      this.io = new FaultyFileIO(delegate.io());
-    }
-
-    @Override
-    public TableMetadata current() {
-      return delegate.current();
-    }
-
-    @Override
-    public TableMetadata refresh() {
-      return delegate.refresh();
+      super(delegate, new FaultyFileIO(delegate.io()));
     }
 
     @Override
@@ -161,7 +145,7 @@ final class FaultInjection {
       if (shouldFail(Point.COMMIT_CONFLICT)) {
         throw new CommitFailedException("Injected conflict: base metadata is stale");
       }
-      delegate.commit(base, metadata);
+      super.commit(base, metadata);
       if (shouldFail(Point.LANDED_BUT_REPORTED_CONFLICT)) {
         throw new CommitFailedException("Injected conflict reported after the commit landed");
       }
@@ -169,31 +153,6 @@ final class FaultInjection {
         throw new CommitStateUnknownException(
             new InjectedFault("Injected loss of the commit's answer after it landed"));
       }
-    }
-
-    @Override
-    public FileIO io() {
-      return io;
-    }
-
-    @Override
-    public EncryptionManager encryption() {
-      return delegate.encryption();
-    }
-
-    @Override
-    public String metadataFileLocation(String fileName) {
-      return delegate.metadataFileLocation(fileName);
-    }
-
-    @Override
-    public LocationProvider locationProvider() {
-      return delegate.locationProvider();
-    }
-
-    @Override
-    public long newSnapshotId() {
-      return delegate.newSnapshotId();
     }
   }
 

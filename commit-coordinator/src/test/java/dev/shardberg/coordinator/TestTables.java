@@ -65,6 +65,18 @@ final class TestTables {
     }
   }
 
+  /** {@code -Dbenchmark.codec=C} and {@code -Dbenchmark.page-size=B}, for the opt-in benchmarks. */
+  static void applyBenchmarkParquetOverrides(Table table) {
+    String codec = System.getProperty("benchmark.codec");
+    if (codec != null) {
+      table.updateProperties().set(TableProperties.PARQUET_COMPRESSION, codec).commit();
+    }
+    String pageSize = System.getProperty("benchmark.page-size");
+    if (pageSize != null) {
+      table.updateProperties().set(TableProperties.PARQUET_PAGE_SIZE_BYTES, pageSize).commit();
+    }
+  }
+
   static Table load(Path warehouse) {
     try (HadoopCatalog catalog = catalog(warehouse)) {
       return catalog.loadTable(IDENTIFIER);

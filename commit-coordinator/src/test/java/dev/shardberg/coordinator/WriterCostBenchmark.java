@@ -30,16 +30,11 @@ import org.apache.iceberg.FileFormat;
 import org.apache.iceberg.HasTableOperations;
 import org.apache.iceberg.RowDelta;
 import org.apache.iceberg.Table;
-import org.apache.iceberg.TableMetadata;
-import org.apache.iceberg.TableOperations;
 import org.apache.iceberg.TableProperties;
-import org.apache.iceberg.encryption.EncryptionManager;
 import org.apache.iceberg.flink.sink.RowDataTaskWriterFactory;
 import org.apache.iceberg.io.FileIO;
 import org.apache.iceberg.io.InputFile;
-import org.apache.iceberg.io.LocationProvider;
 import org.apache.iceberg.io.OutputFile;
-import org.apache.iceberg.io.OutputFileFactory;
 import org.apache.iceberg.io.TaskWriter;
 import org.apache.iceberg.io.WriteResult;
 import org.apache.iceberg.util.BucketUtil;
@@ -156,17 +151,10 @@ class WriterCostBenchmark {
   private void run(Pattern pattern, Variant variant) throws IOException {
     Path dir = warehouse.resolve(pattern.name() + "-" + variant.name());
     Table table = TestTables.create(dir, BUCKETS);
-    String codec = System.getProperty("benchmark.codec");
-    if (codec != null) {
-      table.updateProperties().set(TableProperties.PARQUET_COMPRESSION, codec).commit();
-    }
-    String pageSize = System.getProperty("benchmark.page-size");
-    if (pageSize != null) {
-      table.updateProperties().set(TableProperties.PARQUET_PAGE_SIZE_BYTES, pageSize).commit();
-    }
+    TestTables.applyBenchmarkParquetOverrides(table);
     pattern.seed(table);
     CountingFileIO io = new CountingFileIO(table.io());
-    Table counted = new BaseTable(new CountingOperations(((HasTableOperations) table).operations(), io), table.name());
+    Table counted = new BaseTable(new ForwardingTableOperations(((HasTableOperations) table).operations(), io), table.name());
     WriterOpener opener = variant.opener(counted);
     Path dataDir = Path.of(table.location().replaceFirst("^file:", ""), "data");
 
@@ -524,57 +512,6 @@ class WriterCostBenchmark {
     @Override
     public Map<String, String> properties() {
       return delegate.properties();
-    }
-  }
-
-  /** The table's own operations with a {@link CountingFileIO}. */
-  private static final class CountingOperations implements TableOperations {
-    private final TableOperations delegate;
-    private final CountingFileIO io;
-
-    CountingOperations(TableOperations delegate, CountingFileIO io) {
-      this.delegate = delegate;
-      this.io = io;
-    }
-
-    @Override
-    public TableMetadata current() {
-      return delegate.current();
-    }
-
-    @Override
-    public TableMetadata refresh() {
-      return delegate.refresh();
-    }
-
-    @Override
-    public void commit(TableMetadata base, TableMetadata metadata) {
-      delegate.commit(base, metadata);
-    }
-
-    @Override
-    public FileIO io() {
-      return io;
-    }
-
-    @Override
-    public EncryptionManager encryption() {
-      return delegate.encryption();
-    }
-
-    @Override
-    public String metadataFileLocation(String fileName) {
-      return delegate.metadataFileLocation(fileName);
-    }
-
-    @Override
-    public LocationProvider locationProvider() {
-      return delegate.locationProvider();
-    }
-
-    @Override
-    public long newSnapshotId() {
-      return delegate.newSnapshotId();
     }
   }
 
