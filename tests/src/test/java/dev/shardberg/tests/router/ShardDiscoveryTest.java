@@ -115,7 +115,7 @@ class ShardDiscoveryTest {
                 "    shard 3     shop.orders_3",
                 "    shard 4     shop.orders_4",
                 "    shard 5     shop.orders_5",
-                "schema (4 columns, key [id]):",
+                "schema (4 columns, key [id] = PRIMARY KEY (id)):",
                 "  id                             bigint(20) NOT NULL",
                 "  customer                       varchar(40) NOT NULL",
                 "  amount                         decimal(12,2) NULL",
