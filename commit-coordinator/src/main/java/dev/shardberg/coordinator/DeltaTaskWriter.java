@@ -133,7 +133,10 @@ final class DeltaTaskWriter implements TaskWriter<RowData> {
     }
   }
 
-  /** Upsert semantics by row kind: +I/+U upsert, -D deletes the key, -U is dropped. */
+  /**
+   * Upsert semantics by row kind: +I/+U upsert, -D deletes the key, -U is dropped (a key change
+   * arrives as -D of the old key; see {@link ShardbergSink}).
+   */
   @Override
   public void write(RowData row) throws IOException {
     switch (row.getRowKind()) {

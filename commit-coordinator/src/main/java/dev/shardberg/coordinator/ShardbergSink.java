@@ -28,6 +28,10 @@ import org.apache.flink.util.Preconditions;
  * }</pre>
  *
  * <p>The sink needs no knowledge of MySQL: the shard is the first field of the row type.
+ *
+ * <p>Row kinds are upserts by the equality columns: +I/+U write the row (and delete its key), -D
+ * deletes the key, -U is dropped. A change of the key must therefore arrive as -D of the old key and
+ * +U of the new one (the shard tagger emits it so); a -U/+U pair must keep the key.
  */
 public final class ShardbergSink {
   /** Like Iceberg's {@code flink.max-continuous-empty-commits}. */

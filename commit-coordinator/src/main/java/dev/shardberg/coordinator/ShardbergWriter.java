@@ -33,7 +33,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Writer subtask: upserts into the Iceberg table with our {@link DeltaTaskWriter}. UPDATE_AFTER (and
- * INSERT) write the row and delete its key, DELETE deletes the key, UPDATE_BEFORE is dropped.
+ * INSERT) write the row and delete its key, DELETE deletes the key, UPDATE_BEFORE is dropped (a
+ * change of the key arrives as DELETE of the old key, see {@link ShardbergSink}).
  *
  * <p><b>Insert-only initial load</b> (when enabled): an INSERT row, which the sink's contract reserves
  * for a snapshot read, is written without a key delete when (1) this is the pipeline's first attempt
@@ -185,7 +186,7 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
     RowData row = element.getValue();
     RowKind kind = row.getRowKind();
     if (kind == RowKind.UPDATE_BEFORE) {
-      return; // upsert: UPDATE_AFTER deletes the key itself
+      return; // upsert: UPDATE_AFTER deletes the key itself; a key change came as DELETE of the old key
     }
     if (writer == null) {
       writer = writers.create();

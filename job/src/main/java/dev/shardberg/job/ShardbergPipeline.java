@@ -14,15 +14,19 @@ import dev.shardberg.router.MySqlHost;
 import dev.shardberg.router.Secret;
 import dev.shardberg.router.ShardDiscovery;
 import dev.shardberg.router.ShardPlan;
+import dev.shardberg.router.ShardTable;
 import dev.shardberg.router.ShardTaggingDeserializer;
 import dev.shardberg.router.TableCreator;
 import dev.shardberg.router.TableLayout;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
+import java.util.function.Function;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.cdc.connectors.mysql.source.MySqlSource;
+import org.apache.flink.cdc.connectors.mysql.source.MySqlSourceBuilder;
 import org.apache.flink.cdc.connectors.mysql.table.StartupOptions;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
@@ -32,6 +36,7 @@ import org.apache.flink.core.execution.CheckpointingMode;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.table.catalog.ObjectPath;
 import org.apache.flink.table.data.RowData;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
@@ -70,11 +75,11 @@ public final class ShardbergPipeline {
   /** Builds the pipeline into {@code env}; nothing runs until the caller executes the environment. */
   public static Assembled build(StreamExecutionEnvironment env, ShardbergConfig config) {
     PipelineConfig pipeline = config.pipeline();
-    Sources sources = buildSources(env, config);
-    ShardPlan plan = sources.plan();
-    TableLayout layout = sources.layout();
     CatalogLoader catalogLoader = Catalogs.loader(config.target().catalog());
     TableIdentifier tableId = Catalogs.identifier(config.target());
+    Sources sources = buildSources(env, config, plan -> layout(config, plan, catalogLoader, tableId));
+    ShardPlan plan = sources.plan();
+    TableLayout layout = sources.layout();
     createOrValidateTable(catalogLoader, tableId, layout);
 
     ShardbergSink.forRowData(sources.changes())
@@ -101,15 +106,24 @@ public final class ShardbergPipeline {
    * The first half of {@link #build}: discover the shards, derive the layout, set checkpoints and
    * restarts, and add one MySQL CDC source per host (tagging its rows with their shard number),
    * unioned. Touches no catalog. {@link #build} connects the result to the coordinator's sink; the
-   * load-test harness connects it to a counting sink to measure the sources on their own.
+   * load-test harness connects it to a counting sink to measure the sources on their own. Without a
+   * catalog, the bucket column (also the snapshot chunk key of tables without a primary key) is
+   * {@code target.key-column} or discovery's default.
    */
   public static Sources buildSources(StreamExecutionEnvironment env, ShardbergConfig config) {
+    return buildSources(
+        env,
+        config,
+        plan -> layout(config, plan, BucketColumn.resolve(config.target().keyColumn(), plan.schema(), Optional.empty())));
+  }
+
+  private static Sources buildSources(
+      StreamExecutionEnvironment env, ShardbergConfig config, Function<ShardPlan, TableLayout> layoutOf) {
     PipelineConfig pipeline = config.pipeline();
     LogicalTableSpec spec = logicalTable(config);
 
     ShardPlan plan = ShardDiscovery.discover(spec);
-    TableLayout layout = TableLayout.derive(
-        plan.schema(), config.target().buckets(), config.target().keyColumn(), config.target().tableProperties());
+    TableLayout layout = layoutOf.apply(plan);
 
     configureCheckpointsAndRestarts(env, pipeline);
 
@@ -126,6 +140,35 @@ public final class ShardbergPipeline {
       changes = changes == null ? hostChanges : changes.union(hostChanges);
     }
     return new Sources(plan, layout, changes);
+  }
+
+  /**
+   * The bucket column for {@code plan}: {@code target.key-column}, else the partition spec of the
+   * table when it exists (so a table created under an older default keeps validating), else
+   * discovery's default. Reads the catalog, writes nothing.
+   */
+  static BucketColumn bucketColumn(ShardbergConfig config, ShardPlan plan, Catalog catalog, TableIdentifier tableId) {
+    Optional<String> existing =
+        config.target().keyColumn() == null && catalog.tableExists(tableId)
+            ? TableCreator.bucketColumn(catalog.loadTable(tableId))
+            : Optional.empty();
+    return BucketColumn.resolve(config.target().keyColumn(), plan.schema(), existing);
+  }
+
+  static TableLayout layout(ShardbergConfig config, ShardPlan plan, BucketColumn bucket) {
+    return TableLayout.derive(plan.schema(), config.target().buckets(), bucket.column(), config.target().tableProperties());
+  }
+
+  private static TableLayout layout(
+      ShardbergConfig config, ShardPlan plan, CatalogLoader catalogLoader, TableIdentifier tableId) {
+    Catalog catalog = catalogLoader.loadCatalog();
+    try {
+      BucketColumn bucket = bucketColumn(config, plan, catalog, tableId);
+      LOG.info("Bucket column of {}: {} ({})", tableId, bucket.column(), bucket.reason());
+      return layout(config, plan, bucket);
+    } finally {
+      Catalogs.close(catalog);
+    }
   }
 
   /** Builds and runs until the job ends (under {@code flink run}: submits, then follows the job). */
@@ -191,7 +234,17 @@ public final class ShardbergPipeline {
     debezium.putAll(cdc.debeziumProperties());
     Properties jdbc = new Properties();
     jdbc.putAll(host.jdbcProperties());
-    return MySqlSource.<RowData>builder()
+    MySqlSourceBuilder<RowData> builder = MySqlSource.<RowData>builder();
+    String chunkKey = chunkKeyColumn(plan, layout);
+    if (chunkKey != null) {
+      for (ShardTable t : plan.tablesOf(host.name())) {
+        // Flink CDC matches these names as regexes, like the table list
+        builder.chunkKeyColumn(
+            new ObjectPath(ShardTaggingDeserializer.escapeRegex(t.database()), ShardTaggingDeserializer.escapeRegex(t.table())),
+            chunkKey);
+      }
+    }
+    return builder
         .hostname(host.hostname())
         .port(host.port())
         .databaseList(ShardTaggingDeserializer.databaseListOf(plan, host.name()))
@@ -211,6 +264,17 @@ public final class ShardbergPipeline {
         .includeSchemaChanges(true) // the deserializer stops the job on DDL with a clear message
         .deserializer(ShardTaggingDeserializer.forHost(plan, host.name(), layout))
         .build();
+  }
+
+  /**
+   * The snapshot chunk key for tables without a primary key (null when they have one: Flink CDC then
+   * splits by its first column). Flink CDC takes one column: the bucket column, which is a key column
+   * (the key is a UNIQUE index with NOT NULL columns) and, unless configured, the one with the most
+   * distinct values when the table was created. It is fixed by the table's spec from then on, so a
+   * restore never meets splits of another column.
+   */
+  static String chunkKeyColumn(ShardPlan plan, TableLayout layout) {
+    return plan.schema().tablePrimaryKey().isEmpty() ? layout.keyColumn() : null;
   }
 
   private static StartupOptions startupOptions(CdcConfig cdc) {

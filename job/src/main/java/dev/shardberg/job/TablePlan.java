@@ -15,20 +15,21 @@ import org.apache.iceberg.catalog.TableIdentifier;
  * What {@code validate} prints: the discovered shards, the derived layout and whether the table
  * exists (and matches) or would be created. Discovery and the check read; nothing is written.
  */
-public record TablePlan(ShardbergConfig config, ShardPlan plan, TableLayout layout, boolean tableExists) {
+public record TablePlan(
+    ShardbergConfig config, ShardPlan plan, TableLayout layout, BucketColumn bucket, boolean tableExists) {
 
   public static TablePlan of(ShardbergConfig config) {
     ShardPlan plan = ShardDiscovery.discover(ShardbergPipeline.logicalTable(config));
-    TableLayout layout = TableLayout.derive(
-        plan.schema(), config.target().buckets(), config.target().keyColumn(), config.target().tableProperties());
     TableIdentifier id = Catalogs.identifier(config.target());
     Catalog catalog = Catalogs.loader(config.target().catalog()).loadCatalog();
     try {
+      BucketColumn bucket = ShardbergPipeline.bucketColumn(config, plan, catalog, id);
+      TableLayout layout = ShardbergPipeline.layout(config, plan, bucket);
       boolean exists = catalog.tableExists(id);
       if (exists) {
         TableCreator.validate(catalog.loadTable(id), id, layout); // throws a precise diff; alters nothing
       }
-      return new TablePlan(config, plan, layout, exists);
+      return new TablePlan(config, plan, layout, bucket, exists);
     } finally {
       Catalogs.close(catalog);
     }
@@ -49,6 +50,14 @@ public record TablePlan(ShardbergConfig config, ShardPlan plan, TableLayout layo
     sb.append("  schema: ").append(layout.icebergSchema().asStruct().fields().size()).append(" columns").append(nl);
     layout.icebergSchema().columns().forEach(f -> sb.append("    ").append(f).append(nl));
     sb.append("  identifier fields: ").append(layout.icebergSchema().identifierFieldNames()).append(nl);
+    sb.append("  key: ").append(plan.schema().primaryKey()).append(" = ").append(plan.schema().keyIndex())
+        .append(" on every shard").append(nl);
+    sb.append("  bucket column: ").append(bucket.column()).append(" (").append(bucket.reason()).append(")").append(nl);
+    String chunkKey = ShardbergPipeline.chunkKeyColumn(plan, layout);
+    if (chunkKey != null) {
+      sb.append("  snapshot chunk key: ").append(chunkKey)
+          .append(" (the tables have no primary key; Flink CDC splits their snapshot by the bucket column)").append(nl);
+    }
     sb.append("  partition spec: ").append(layout.spec().fields()).append(nl);
     sb.append("  equality columns: ").append(layout.equalityColumns()).append(nl);
     Map<String, String> props = new TreeMap<>(layout.properties());

@@ -8,13 +8,22 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.stream.Collectors;
 
 /** Compares the schemas of all shards and derives the one schema they share (pure logic). */
 final class SchemaComparison {
   private SchemaComparison() {}
 
-  /** A shard table with the schema read from it; {@code primaryKey} is the real MySQL primary key. */
-  record ShardColumns(ShardTable table, List<MySqlColumn> columns, List<String> primaryKey) {}
+  /**
+   * A shard table with the schema read from it; {@code primaryKey} is the real MySQL primary key,
+   * {@code indexes} every index of the table (the primary key included).
+   */
+  record ShardColumns(ShardTable table, List<MySqlColumn> columns, List<String> primaryKey, List<MySqlIndex> indexes) {
+    /** A shard whose only index is its primary key (none when {@code primaryKey} is empty). */
+    ShardColumns(ShardTable table, List<MySqlColumn> columns, List<String> primaryKey) {
+      this(table, columns, primaryKey, primaryKey.isEmpty() ? List.of() : List.of(MySqlIndex.primary(primaryKey)));
+    }
+  }
 
   /**
    * Returns the shared schema (key = keyColumns when given, else the primary key), or throws one
@@ -60,10 +69,18 @@ final class SchemaComparison {
 
     List<String> key = keyColumns.isEmpty() ? reference.primaryKey() : keyColumns;
     if (key.isEmpty()) {
+      List<String> candidates =
+          reference.indexes().stream()
+              .filter(i -> i.unique() && allNotNull(reference, i.columns()))
+              .map(MySqlIndex::describe)
+              .toList();
       throw new ShardRouterException(
           String.format(
-              "Cannot use table %s as an upsert source: it has no primary key; add a primary key to every shard or name the key columns in tables.key-columns",
-              reference.table().describe()));
+              "Cannot use table %s as an upsert source: it has no primary key; add a primary key to every shard or name the columns of a UNIQUE index whose columns are all NOT NULL in tables.key-columns (%s)",
+              reference.table().describe(),
+              candidates.isEmpty()
+                  ? "the table has no such index"
+                  : "candidates: " + String.join(", ", candidates)));
     }
     Set<String> names = new HashSet<>();
     reference.columns().forEach(c -> names.add(c.name()));
@@ -81,7 +98,63 @@ final class SchemaComparison {
           k,
           reference.table().describe());
     }
-    return new ShardSchema(reference.columns(), key);
+    MySqlIndex keyIndex = keyIndex(ordered, key);
+    return new ShardSchema(reference.columns(), key, keyIndex.describeAsKey(), reference.primaryKey(), Map.of());
+  }
+
+  /**
+   * The index that makes {@code key} a row identity on every shard: the primary key or a UNIQUE index
+   * with exactly the key's columns (in any order), all NOT NULL. Throws one exception naming every
+   * shard without one and listing its indexes. Returns the index of the first shard (by number).
+   */
+  static MySqlIndex keyIndex(List<ShardColumns> ordered, List<String> key) {
+    Set<String> keySet = new HashSet<>(key);
+    MySqlIndex first = null;
+    List<String> lines = new ArrayList<>();
+    for (ShardColumns s : ordered) {
+      MySqlIndex found = null;
+      for (MySqlIndex index : s.indexes()) {
+        boolean sameColumns = index.columns().size() == key.size() && keySet.equals(new HashSet<>(index.columns()));
+        if (index.unique() && sameColumns && allNotNull(s, index.columns())) {
+          if (found == null || index.isPrimary()) {
+            found = index; // the primary key wins over a UNIQUE index on the same columns
+          }
+        }
+      }
+      if (found == null) {
+        lines.add(
+            String.format(
+                "  - shard %d (%s): key-columns (%s) match no PRIMARY KEY or UNIQUE index with NOT NULL columns; indexes: %s",
+                s.table().shard(),
+                s.table().qualifiedName() + " on host " + s.table().hostName(),
+                String.join(", ", key),
+                s.indexes().isEmpty()
+                    ? "(none)"
+                    : s.indexes().stream().map(MySqlIndex::describe).collect(Collectors.joining(", "))));
+      } else if (first == null) {
+        first = found;
+      }
+    }
+    if (!lines.isEmpty()) {
+      throw new ShardRouterException(
+          String.format(
+              "Cannot use tables.key-columns %s as the row key: on %d of %d shard(s) no PRIMARY KEY or UNIQUE index has exactly these columns, all NOT NULL, so two different rows could share one key and be merged into one:%n%s%nName the columns of the primary key or of such a UNIQUE index in tables.key-columns, or add the index on every shard.",
+              key,
+              lines.size(),
+              ordered.size(),
+              String.join(System.lineSeparator(), lines)));
+    }
+    return first;
+  }
+
+  private static boolean allNotNull(ShardColumns shard, List<String> columns) {
+    for (String name : columns) {
+      boolean notNull = shard.columns().stream().anyMatch(c -> c.name().equals(name) && !c.nullable());
+      if (!notNull) {
+        return false;
+      }
+    }
+    return true;
   }
 
   private static String signature(ShardColumns s) {

@@ -86,10 +86,13 @@ public final class ShardDiscovery {
     for (List<ShardTable> tables : assigned.values()) {
       for (ShardTable t : tables) {
         TableColumns tc = columnsByHost.get(t.hostName()).get(new FoundTable(t.hostName(), t.database(), t.table()));
-        shardColumns.add(new SchemaComparison.ShardColumns(t, tc.columns(), tc.primaryKey()));
+        shardColumns.add(new SchemaComparison.ShardColumns(t, tc.columns(), tc.primaryKey(), tc.indexes()));
       }
     }
     ShardSchema schema = SchemaComparison.sharedSchema(shardColumns, spec.keyColumns());
+    if (schema.primaryKey().size() > 1) {
+      schema = schema.withKeySample(sampleKey(spec, assigned, schema.primaryKey()));
+    }
     ShardPlan plan = new ShardPlan(assigned, schema);
     LOG.info(
         "Discovered {} shard(s) on {} of {} host(s) in {} ms: {}",
@@ -174,7 +177,7 @@ public final class ShardDiscovery {
 
   // ---------------------------------------------------------------- JDBC
 
-  private record TableColumns(List<MySqlColumn> columns, List<String> primaryKey) {}
+  private record TableColumns(List<MySqlColumn> columns, List<String> primaryKey, List<MySqlIndex> indexes) {}
 
   static Connection connect(MySqlHost host) {
     Properties props = new Properties();
@@ -407,16 +410,35 @@ public final class ShardDiscovery {
         }
       }
     }
-    Map<String, List<String>> keys = new HashMap<>();
-    String pkSql =
-        "SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME FROM information_schema.STATISTICS WHERE INDEX_NAME = 'PRIMARY' AND TABLE_SCHEMA IN ("
+    // Every index, for the key check: (table, index) → columns in index order. An index with a NULL
+    // COLUMN_NAME (a MySQL 8 functional key part) cannot be a key and is left out.
+    Map<String, Map<String, MySqlIndex>> indexes = new HashMap<>();
+    Set<String> functional = new HashSet<>();
+    String indexSql =
+        "SELECT TABLE_SCHEMA, TABLE_NAME, INDEX_NAME, NON_UNIQUE, COLUMN_NAME FROM information_schema.STATISTICS WHERE TABLE_SCHEMA IN ("
             + placeholders(databases.size())
-            + ") ORDER BY TABLE_SCHEMA, TABLE_NAME, SEQ_IN_INDEX";
-    try (PreparedStatement ps = c.prepareStatement(pkSql)) {
+            + ") ORDER BY TABLE_SCHEMA, TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX";
+    try (PreparedStatement ps = c.prepareStatement(indexSql)) {
       bind(ps, databases);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
-          keys.computeIfAbsent(rs.getString(1) + "." + rs.getString(2), k -> new ArrayList<>()).add(rs.getString(3));
+          String qn = rs.getString(1) + "." + rs.getString(2);
+          if (!wanted.contains(qn)) {
+            continue;
+          }
+          String name = rs.getString(3);
+          boolean unique = rs.getInt(4) == 0;
+          String column = rs.getString(5);
+          if (column == null) {
+            functional.add(qn + "." + name);
+            continue;
+          }
+          indexes
+              .computeIfAbsent(qn, k -> new LinkedHashMap<>())
+              .merge(
+                  name,
+                  new MySqlIndex(name, unique, List.of(column)),
+                  (a, b) -> new MySqlIndex(a.name(), a.unique(), concat(a.columns(), b.columns())));
         }
       }
     }
@@ -426,10 +448,75 @@ public final class ShardDiscovery {
           cols != null && !cols.isEmpty(),
           "Cannot read the columns of table %s: information_schema shows none (does user lack SELECT on it?)",
           t.describe());
-      result.put(t, new TableColumns(cols, keys.getOrDefault(t.qualifiedName(), List.of())));
+      List<MySqlIndex> tableIndexes = new ArrayList<>();
+      for (MySqlIndex index : indexes.getOrDefault(t.qualifiedName(), Map.of()).values()) {
+        if (!functional.contains(t.qualifiedName() + "." + index.name())) {
+          tableIndexes.add(index);
+        }
+      }
+      tableIndexes.sort(Comparator.comparing((MySqlIndex i) -> !i.isPrimary()).thenComparing(MySqlIndex::name));
+      List<String> primaryKey =
+          tableIndexes.stream().filter(MySqlIndex::isPrimary).findFirst().map(MySqlIndex::columns).orElse(List.of());
+      result.put(t, new TableColumns(cols, primaryKey, tableIndexes));
     }
     LOG.debug("Read columns of {} table(s) on host {}", tables.size(), hostName);
     return result;
+  }
+
+  private static List<String> concat(List<String> a, List<String> b) {
+    List<String> all = new ArrayList<>(a);
+    all.addAll(b);
+    return all;
+  }
+
+  /** Shards whose rows are sampled for the default bucket column: the first, a middle and the last. */
+  static final int SAMPLED_SHARDS = 3;
+
+  /** Rows read per sampled shard. */
+  static final int SAMPLE_ROWS = 10_000;
+
+  /**
+   * Distinct values per key column in the first {@value #SAMPLE_ROWS} rows of up to
+   * {@value #SAMPLED_SHARDS} shards (summed over the shards): one cheap query per sampled shard that
+   * lets the bucket column default to the key column that spreads rows best.
+   */
+  private static Map<String, Long> sampleKey(
+      LogicalTableSpec spec, Map<String, List<ShardTable>> assigned, List<String> key) {
+    List<ShardTable> all =
+        assigned.values().stream().flatMap(List::stream).sorted(Comparator.comparingInt(ShardTable::shard)).toList();
+    Set<ShardTable> sampled = new LinkedHashSet<>();
+    sampled.add(all.get(0));
+    sampled.add(all.get(all.size() / 2));
+    sampled.add(all.get(all.size() - 1));
+    Map<String, Long> distinct = new LinkedHashMap<>();
+    key.forEach(k -> distinct.put(k, 0L));
+    for (ShardTable t : sampled) {
+      MySqlHost host = spec.host(t.hostName());
+      String counts = key.stream().map(k -> "COUNT(DISTINCT " + quote(k) + ")").collect(Collectors.joining(", "));
+      String sql =
+          "SELECT " + counts + " FROM (SELECT "
+              + key.stream().map(ShardDiscovery::quote).collect(Collectors.joining(", "))
+              + " FROM " + quote(t.database()) + "." + quote(t.table()) + " LIMIT " + SAMPLE_ROWS + ") s";
+      try (Connection c = connect(host);
+          Statement s = c.createStatement();
+          ResultSet rs = s.executeQuery(sql)) {
+        rs.next();
+        for (int i = 0; i < key.size(); i++) {
+          distinct.merge(key.get(i), rs.getLong(i + 1), Long::sum);
+        }
+      } catch (SQLException e) {
+        throw new ShardRouterException(
+            String.format(
+                "Cannot sample the key columns %s of shard %d (%s) as user '%s' to choose the bucket column: %s; grant SELECT on the table, or name the bucket column in target.key-column",
+                key, t.shard(), t.describe(), host.user(), safeMessage(e, host)));
+      }
+    }
+    LOG.info("Sampled the key columns of {} shard(s): distinct values {}", sampled.size(), distinct);
+    return distinct;
+  }
+
+  private static String quote(String identifier) {
+    return "`" + identifier.replace("`", "``") + "`";
   }
 
   private static Integer intOrNull(ResultSet rs, int column) throws SQLException {

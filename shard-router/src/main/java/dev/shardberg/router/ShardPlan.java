@@ -62,7 +62,8 @@ public record ShardPlan(Map<String, List<ShardTable>> tablesByHost, ShardSchema 
             sb.append(String.format("    shard %-5d %s%n", t.shard(), t.qualifiedName()));
           }
         });
-    sb.append(String.format("schema (%d columns, key %s):%n", schema.columns().size(), schema.primaryKey()));
+    sb.append(
+        String.format("schema (%d columns, key %s = %s):%n", schema.columns().size(), schema.primaryKey(), schema.keyIndex()));
     for (MySqlColumn c : schema.columns()) {
       sb.append(String.format("  %-30s %s%n", c.name(), c.describeType()));
     }

@@ -49,6 +49,14 @@ import org.apache.flink.util.Collector;
  * after a restore the key may already be in the table), an update is -U then +U, a delete -D. Only
  * snapshot reads are +I, which lets the sink write a first load insert-only (see ShardbergSink).
  *
+ * <p>An update that changes the key ({@link TableLayout#equalityColumns()}: the before image's key
+ * differs from the after image's) is -D of the before image, then +U: the writers drop -U (an upsert
+ * +U deletes its own key), so only a -D removes the old key's row. This is the one place that sees
+ * both images together; downstream, the -D and the +U may go to different writers (they are keyed by
+ * the bucket of their own key), and each is in order with the other changes of its key. Debezium
+ * already splits a change of the MySQL primary key into a delete and a create; this covers a key
+ * that is a UNIQUE index (tables without a primary key, or {@code tables.key-columns} other than it).
+ *
  * <p>Fails, never drops: a record from a table outside the plan, a schema-change (DDL) record, a row whose
  * columns differ from the layout (a DDL that was not delivered as a record) and a value that cannot be
  * represented all throw {@link ShardRouterException}, which fails the job before the next checkpoint, so
@@ -70,14 +78,19 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
   private final String hostName;
   private final RowType rowType;
   private final Map<String, Integer> shardByTable;
+  /** Positions in {@link #rowType} of the key columns (shard_number excluded: one record, one shard). */
+  private final int[] keyPositions;
 
   private transient FieldConverter[] converters;
+  private transient RowData.FieldGetter[] keyGetters;
   private transient Map<Schema, Boolean> verifiedSchemas;
 
-  private ShardTaggingDeserializer(String hostName, RowType rowType, Map<String, Integer> shardByTable) {
+  private ShardTaggingDeserializer(
+      String hostName, RowType rowType, Map<String, Integer> shardByTable, int[] keyPositions) {
     this.hostName = hostName;
     this.rowType = rowType;
     this.shardByTable = shardByTable;
+    this.keyPositions = keyPositions;
   }
 
   /** The deserializer for the {@code MySqlSource} of {@code hostName}. */
@@ -96,7 +109,12 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
     for (ShardTable t : tables) {
       shardByTable.put(t.qualifiedName(), t.shard());
     }
-    return new ShardTaggingDeserializer(hostName, layout.rowType(), shardByTable);
+    int[] keyPositions =
+        layout.equalityColumns().stream()
+            .filter(c -> !c.equals(TableLayout.SHARD_COLUMN))
+            .mapToInt(c -> layout.rowType().getFieldIndex(c))
+            .toArray();
+    return new ShardTaggingDeserializer(hostName, layout.rowType(), shardByTable, keyPositions);
   }
 
   /**
@@ -118,7 +136,8 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
 
   private static final Pattern REGEX_META = Pattern.compile("([\\\\.\\[\\]{}()<>*+\\-=!?^$|])");
 
-  static String escapeRegex(String name) {
+  /** A MySQL name as a Flink CDC table-filter regex that matches exactly it. */
+  public static String escapeRegex(String name) {
     return REGEX_META.matcher(name).replaceAll("\\\\$1");
   }
 
@@ -160,8 +179,13 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
         out.collect(toRow(RowKind.UPDATE_AFTER, shard, qualifiedName, value.getStruct("after")));
         break;
       case "u":
-        out.collect(toRow(RowKind.UPDATE_BEFORE, shard, qualifiedName, value.getStruct("before")));
-        out.collect(toRow(RowKind.UPDATE_AFTER, shard, qualifiedName, value.getStruct("after")));
+        RowData before = toRow(RowKind.UPDATE_BEFORE, shard, qualifiedName, value.getStruct("before"));
+        RowData after = toRow(RowKind.UPDATE_AFTER, shard, qualifiedName, value.getStruct("after"));
+        if (!sameKey(before, after)) {
+          before.setRowKind(RowKind.DELETE); // the key changed: the old key's row goes (see class doc)
+        }
+        out.collect(before);
+        out.collect(after);
         break;
       case "d":
         out.collect(toRow(RowKind.DELETE, shard, qualifiedName, value.getStruct("before")));
@@ -175,6 +199,22 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
                 qualifiedName,
                 hostName));
     }
+  }
+
+  /** True when both rows hold the same key values (byte for byte: Iceberg compares keys exactly). */
+  private boolean sameKey(RowData a, RowData b) {
+    if (keyGetters == null) {
+      keyGetters = new RowData.FieldGetter[keyPositions.length];
+      for (int i = 0; i < keyPositions.length; i++) {
+        keyGetters[i] = RowData.createFieldGetter(rowType.getTypeAt(keyPositions[i]), keyPositions[i]);
+      }
+    }
+    for (RowData.FieldGetter getter : keyGetters) {
+      if (!Objects.deepEquals(getter.getFieldOrNull(a), getter.getFieldOrNull(b))) {
+        return false;
+      }
+    }
+    return true;
   }
 
   private ShardRouterException schemaChange(Struct value) {

@@ -5,6 +5,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import org.apache.iceberg.HasTableOperations;
 import org.apache.iceberg.PartitionField;
@@ -88,6 +89,20 @@ public final class TableCreator {
     } catch (AlreadyExistsException e) {
       LOG.debug("Namespace {} was created concurrently", namespace);
     }
+  }
+
+  /**
+   * The source column of the table's bucket partition field (current spec), if it has one. An existing
+   * table keeps the bucket column it was created with: when {@code target.key-column} is unset, this is
+   * the column the layout is derived with, so a default that changed since creation never fails it.
+   */
+  public static Optional<String> bucketColumn(Table table) {
+    for (PartitionField f : table.spec().fields()) {
+      if (f.transform().toString().startsWith("bucket[")) {
+        return Optional.ofNullable(table.schema().findColumnName(f.sourceId()));
+      }
+    }
+    return Optional.empty();
   }
 
   /** Throws {@link TableLayoutMismatchException} listing every difference between table and layout. */

@@ -64,7 +64,9 @@ public record TableLayout(
    * Derives the layout from the shared shard schema.
    *
    * @param buckets the bucket count B (> 0), usually {@link #DEFAULT_BUCKETS}
-   * @param keyColumnOrNull the bucketed key column; null = the first key column of the schema
+   * @param keyColumnOrNull the bucketed key column; null = {@link ShardSchema#defaultBucketColumn()}
+   *     (the key column with the most distinct values in discovery's sample). For an existing table
+   *     the caller passes the column of its partition spec ({@link TableCreator#bucketColumn}).
    * @param propertyOverrides table properties that replace or add to {@link #DEFAULT_PROPERTIES}
    */
   public static TableLayout derive(
@@ -76,7 +78,7 @@ public record TableLayout(
         !names.contains(SHARD_COLUMN),
         "Cannot add column '%s': the source table already has a column of that name; rename it in MySQL",
         SHARD_COLUMN);
-    String keyColumn = keyColumnOrNull == null ? schema.primaryKey().get(0) : keyColumnOrNull;
+    String keyColumn = keyColumnOrNull == null ? schema.defaultBucketColumn() : keyColumnOrNull;
     Preconditions.checkArgument(
         schema.primaryKey().contains(keyColumn),
         "Cannot bucket by column '%s': it is not a key column (key columns: %s); choose one of them",
@@ -134,7 +136,7 @@ public record TableLayout(
     return new TableLayout(iceberg, rowType, spec, equalityColumns, keyColumn, buckets, props);
   }
 
-  /** Derives the layout with B = 5, the first key column and default properties. */
+  /** Derives the layout with B = 5, the default bucket column and default properties. */
   public static TableLayout derive(ShardSchema schema) {
     return derive(schema, DEFAULT_BUCKETS, null, Map.of());
   }

@@ -56,18 +56,73 @@ class SchemaComparisonTest {
                 "Make every shard's table identical (same columns in the same order, types, nullability and primary key), then start again."));
   }
 
+  static ShardColumns shard(int n, List<String> pk, MySqlIndex... indexes) {
+    return new ShardColumns(
+        new ShardTable(n % 2 == 0 ? "a" : "b", "shop", "orders_" + n, n), COLUMNS, pk, List.of(indexes));
+  }
+
+  static final MySqlIndex UNIQUE_ID_AMOUNT = new MySqlIndex("uq_id_amount", true, List.of("amount", "id"));
+  static final MySqlIndex INDEX_ID = new MySqlIndex("ix_id", false, List.of("id"));
+  static final MySqlIndex UNIQUE_NOTE = new MySqlIndex("uq_note", true, List.of("note"));
+
   @Test
   void noPrimaryKeyWithoutKeyColumnsIsAnError() {
     assertThatThrownBy(() -> SchemaComparison.sharedSchema(List.of(shard(0, COLUMNS, List.of())), List.of()))
         .isInstanceOf(ShardRouterException.class)
         .hasMessage(
-            "Cannot use table 'shop.orders_0' on host 'a' as an upsert source: it has no primary key; add a primary key to every shard or name the key columns in tables.key-columns");
+            "Cannot use table 'shop.orders_0' on host 'a' as an upsert source: it has no primary key; add a primary key to every shard or name the columns of a UNIQUE index whose columns are all NOT NULL in tables.key-columns (the table has no such index)");
+    assertThatThrownBy(() -> SchemaComparison.sharedSchema(List.of(shard(0, List.of(), UNIQUE_ID_AMOUNT, INDEX_ID, UNIQUE_NOTE)), List.of()))
+        .isInstanceOf(ShardRouterException.class)
+        .hasMessageEndingWith("in tables.key-columns (candidates: UNIQUE uq_id_amount(amount, id))");
   }
 
   @Test
-  void keyColumnsReplaceTheMissingPrimaryKey() {
-    ShardSchema s = SchemaComparison.sharedSchema(List.of(shard(0, COLUMNS, List.of())), List.of("id", "amount"));
+  void keyColumnsMayNameAUniqueNotNullIndexInAnyOrder() {
+    ShardSchema s =
+        SchemaComparison.sharedSchema(
+            List.of(shard(0, List.of(), INDEX_ID, UNIQUE_ID_AMOUNT), shard(1, List.of(), UNIQUE_ID_AMOUNT)), List.of("id", "amount"));
     assertThat(s.primaryKey()).containsExactly("id", "amount");
+    assertThat(s.keyIndex()).isEqualTo("UNIQUE INDEX uq_id_amount (amount, id)");
+    assertThat(s.tablePrimaryKey()).isEmpty();
+  }
+
+  @Test
+  void thePrimaryKeyIsNamedAsTheKeyIndex() {
+    ShardSchema s = SchemaComparison.sharedSchema(List.of(shard(0, COLUMNS, List.of("id"))), List.of());
+    assertThat(s.keyIndex()).isEqualTo("PRIMARY KEY (id)");
+    assertThat(s.tablePrimaryKey()).containsExactly("id");
+  }
+
+  @Test
+  void keyColumnsThatAreNoUniqueIndexAreRefusedOnEveryShard() {
+    MySqlIndex primary = MySqlIndex.primary(List.of("id", "amount"));
+    assertThatThrownBy(
+            () ->
+                SchemaComparison.sharedSchema(
+                    List.of(shard(0, List.of("id", "amount"), primary, INDEX_ID), shard(1, List.of("id", "amount"), primary), shard(2, List.of("id", "amount"), primary, INDEX_ID)),
+                    List.of("id")))
+        .isInstanceOf(ShardRouterException.class)
+        .hasMessage(
+            String.join(
+                System.lineSeparator(),
+                "Cannot use tables.key-columns [id] as the row key: on 3 of 3 shard(s) no PRIMARY KEY or UNIQUE index has exactly these columns, all NOT NULL, so two different rows could share one key and be merged into one:",
+                "  - shard 0 (shop.orders_0 on host a): key-columns (id) match no PRIMARY KEY or UNIQUE index with NOT NULL columns; indexes: PRIMARY(id, amount), INDEX ix_id(id)",
+                "  - shard 1 (shop.orders_1 on host b): key-columns (id) match no PRIMARY KEY or UNIQUE index with NOT NULL columns; indexes: PRIMARY(id, amount)",
+                "  - shard 2 (shop.orders_2 on host a): key-columns (id) match no PRIMARY KEY or UNIQUE index with NOT NULL columns; indexes: PRIMARY(id, amount), INDEX ix_id(id)",
+                "Name the columns of the primary key or of such a UNIQUE index in tables.key-columns, or add the index on every shard."));
+  }
+
+  @Test
+  void aShardMissingTheUniqueIndexIsNamed() {
+    assertThatThrownBy(
+            () ->
+                SchemaComparison.sharedSchema(
+                    List.of(shard(0, List.of(), UNIQUE_ID_AMOUNT), shard(1, List.of(), INDEX_ID), shard(2, List.of(), UNIQUE_ID_AMOUNT)),
+                    List.of("id", "amount")))
+        .isInstanceOf(ShardRouterException.class)
+        .hasMessageContaining("on 1 of 3 shard(s)")
+        .hasMessageContaining(
+            "  - shard 1 (shop.orders_1 on host b): key-columns (id, amount) match no PRIMARY KEY or UNIQUE index with NOT NULL columns; indexes: INDEX ix_id(id)");
   }
 
   @Test

@@ -122,6 +122,49 @@ class ShardTaggingDeserializerTest {
   }
 
   @Test
+  void anUpdateThatChangesTheKeyDeletesTheOldKey() {
+    ShardTaggingDeserializer d = ShardTaggingDeserializer.forHost(PLAN, "a", LAYOUT);
+    List<RowData> rekeyed = run(d, record("orders_1", "u", row(2, "2.00"), row(5, "2.00")));
+    assertThat(rekeyed).extracting(RowData::getRowKind).containsExactly(RowKind.DELETE, RowKind.UPDATE_AFTER);
+    assertThat(rekeyed).extracting(r -> r.getInt(0)).containsExactly(1, 1);
+    assertThat(rekeyed).extracting(r -> r.getDecimal(1, 20, 0).toBigDecimal().longValueExact()).containsExactly(2L, 5L);
+    // the same key, other values: -U (dropped by the writers), no extra delete
+    List<RowData> sameKey = run(d, record("orders_1", "u", row(5, "2.00"), row(5, "9.00")));
+    assertThat(sameKey).extracting(RowData::getRowKind).containsExactly(RowKind.UPDATE_BEFORE, RowKind.UPDATE_AFTER);
+  }
+
+  @Test
+  void aKeyOfBytesIsComparedByValue() {
+    ShardSchema schema =
+        new ShardSchema(
+            List.of(MySqlColumn.of("code", "varbinary(8)", false), MySqlColumn.of("note", "varchar(10)", true)),
+            List.of("code"));
+    TableLayout layout = TableLayout.derive(schema);
+    ShardPlan plan = new ShardPlan(Map.of("a", List.of(new ShardTable("a", "shop", "codes_1", 1))), schema);
+    Schema rowSchema =
+        SchemaBuilder.struct().name("srv.shop.codes.Value").optional()
+            .field("code", Schema.BYTES_SCHEMA).field("note", Schema.OPTIONAL_STRING_SCHEMA).build();
+    Schema envelope =
+        SchemaBuilder.struct().name("srv.shop.codes.Envelope")
+            .field("before", rowSchema).field("after", rowSchema).field("source", SOURCE).field("op", Schema.STRING_SCHEMA)
+            .build();
+    java.util.function.BiFunction<byte[], String, Struct> row =
+        (code, note) -> new Struct(rowSchema).put("code", java.nio.ByteBuffer.wrap(code)).put("note", note);
+    java.util.function.BiFunction<Struct, Struct, SourceRecord> update =
+        (before, after) ->
+            new SourceRecord(Map.of(), Map.of(), "srv.shop.codes_1", null, null, null, envelope,
+                new Struct(envelope).put("before", before).put("after", after)
+                    .put("source", new Struct(SOURCE).put("db", "shop").put("table", "codes_1")).put("op", "u"));
+    ShardTaggingDeserializer d = ShardTaggingDeserializer.forHost(plan, "a", layout);
+    assertThat(run(d, update.apply(row.apply(new byte[] {1, 2}, "x"), row.apply(new byte[] {1, 2}, "y"))))
+        .extracting(RowData::getRowKind)
+        .containsExactly(RowKind.UPDATE_BEFORE, RowKind.UPDATE_AFTER);
+    assertThat(run(d, update.apply(row.apply(new byte[] {1, 2}, "y"), row.apply(new byte[] {1, 3}, "y"))))
+        .extracting(RowData::getRowKind)
+        .containsExactly(RowKind.DELETE, RowKind.UPDATE_AFTER);
+  }
+
+  @Test
   void convertsValuesFaithfully() {
     ShardTaggingDeserializer d = ShardTaggingDeserializer.forHost(PLAN, "a", LAYOUT);
     RowData r = run(d, record("orders_1", "c", null, row(-1L, null))).get(0); // -1L = 2^64-1 unsigned

@@ -56,6 +56,20 @@ class TableLayoutTest {
   }
 
   @Test
+  void theDefaultBucketColumnIsTheKeyColumnWithTheMostSampledDistinctValues() {
+    assertThat(TableLayout.derive(SCHEMA.withKeySample(Map.of("tenant", 8L, "id", 10_000L))).keyColumn()).isEqualTo("id");
+    assertThat(TableLayout.derive(SCHEMA.withKeySample(Map.of("tenant", 30L, "id", 30L))).keyColumn())
+        .as("a tie goes to the earlier key column")
+        .isEqualTo("tenant");
+    assertThat(TableLayout.derive(SCHEMA.withKeySample(Map.of("tenant", 0L, "id", 0L))).keyColumn())
+        .as("empty shards: the first key column")
+        .isEqualTo("tenant");
+    assertThat(TableLayout.derive(SCHEMA.withKeySample(Map.of("tenant", 8L, "id", 10_000L)), 5, "tenant", Map.of()).keyColumn())
+        .as("target.key-column overrides the sample")
+        .isEqualTo("tenant");
+  }
+
+  @Test
   void bucketsKeyColumnAndPropertiesAreConfigurable() {
     TableLayout layout = TableLayout.derive(SCHEMA, 16, "id", Map.of("write.parquet.compression-codec", "snappy", "x.y", "z"));
     assertThat(layout.spec().fields().get(1).toString()).isEqualTo("1001: id_bucket: bucket[16](3)");

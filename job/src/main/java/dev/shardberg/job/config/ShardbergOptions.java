@@ -138,7 +138,9 @@ public final class ShardbergOptions {
           "tables.key-columns",
           Kind.LIST,
           "[]",
-          "Key columns to use instead of the primary key (required for tables without one).");
+          "Key columns to use instead of the primary key (required for tables without one): the"
+              + " columns of the primary key or of a UNIQUE index whose columns are all NOT NULL, on"
+              + " every shard; anything else is refused (it could merge distinct rows).");
 
   // ---- source: CDC knobs, the same for every host ------------------------------------------------
   public static final ConfigKey SOURCE_STARTUP_MODE =
@@ -245,7 +247,9 @@ public final class ShardbergOptions {
           "target.key-column",
           Kind.STRING,
           null,
-          "Column to bucket by. Unset: the first primary-key column.");
+          "Key column to bucket by. Unset: for an existing table the column of its partition spec,"
+              + " else the key column with the most distinct values in a sample of the shards"
+              + " (`validate` prints the choice).");
   public static final ConfigKey TARGET_TABLE_PROPERTIES =
       optional(
           "target.table-properties",

@@ -115,7 +115,7 @@ class ShardDiscoveryTest {
                 "    shard 3     shop.orders_3",
                 "    shard 4     shop.orders_4",
                 "    shard 5     shop.orders_5",
-                "schema (4 columns, key [id]):",
+                "schema (4 columns, key [id] = PRIMARY KEY (id)):",
                 "  id                             bigint(20) NOT NULL",
                 "  customer                       varchar(40) NOT NULL",
                 "  amount                         decimal(12,2) NULL",
@@ -197,14 +197,42 @@ class ShardDiscoveryTest {
   }
 
   @Test
-  void tableWithoutPrimaryKeyNeedsKeyColumns() {
-    serverA.execute("CREATE DATABASE nopk_0", "CREATE TABLE nopk_0.orders (id BIGINT NOT NULL, note TEXT)");
+  void tableWithoutPrimaryKeyNeedsKeyColumnsThatAreAUniqueNotNullIndex() {
+    serverA.execute("CREATE DATABASE nopk_0", "CREATE TABLE nopk_0.orders (id BIGINT NOT NULL, code INT NULL, note TEXT, KEY ix_id (id), UNIQUE KEY uq_code (code))");
     assertThatThrownBy(() -> ShardDiscovery.discover(spec("nopk_(?<shard>\\d+)", "orders", List.of())))
         .isInstanceOf(ShardRouterException.class)
         .hasMessage(
-            "Cannot use table 'nopk_0.orders' on host 'a' as an upsert source: it has no primary key; add a primary key to every shard or name the key columns in tables.key-columns");
+            "Cannot use table 'nopk_0.orders' on host 'a' as an upsert source: it has no primary key; add a primary key to every shard or name the columns of a UNIQUE index whose columns are all NOT NULL in tables.key-columns (the table has no such index)");
+    assertThatThrownBy(() -> ShardDiscovery.discover(spec("nopk_(?<shard>\\d+)", "orders", List.of("id"))))
+        .isInstanceOf(ShardRouterException.class)
+        .hasMessage(
+            String.join(
+                System.lineSeparator(),
+                "Cannot use tables.key-columns [id] as the row key: on 1 of 1 shard(s) no PRIMARY KEY or UNIQUE index has exactly these columns, all NOT NULL, so two different rows could share one key and be merged into one:",
+                "  - shard 0 (nopk_0.orders on host a): key-columns (id) match no PRIMARY KEY or UNIQUE index with NOT NULL columns; indexes: INDEX ix_id(id), UNIQUE uq_code(code)",
+                "Name the columns of the primary key or of such a UNIQUE index in tables.key-columns, or add the index on every shard."));
+    serverA.execute("ALTER TABLE nopk_0.orders ADD UNIQUE KEY uq_id (id)");
     ShardPlan plan = ShardDiscovery.discover(spec("nopk_(?<shard>\\d+)", "orders", List.of("id")));
     assertThat(plan.schema().primaryKey()).containsExactly("id");
+    assertThat(plan.schema().keyIndex()).isEqualTo("UNIQUE INDEX uq_id (id)");
+    assertThat(plan.schema().tablePrimaryKey()).isEmpty();
+  }
+
+  @Test
+  void aCompositeKeyIsSampledForTheBucketColumn() {
+    serverA.execute(
+        "CREATE DATABASE sampled_0",
+        "CREATE TABLE sampled_0.entries (tenant_id INT NOT NULL, entry_id BIGINT NOT NULL, PRIMARY KEY (tenant_id, entry_id))");
+    serverB.execute(
+        "CREATE DATABASE sampled_1",
+        "CREATE TABLE sampled_1.entries (tenant_id INT NOT NULL, entry_id BIGINT NOT NULL, PRIMARY KEY (tenant_id, entry_id))");
+    for (int e = 0; e < 40; e++) {
+      serverA.execute("INSERT INTO sampled_0.entries VALUES (" + (e % 4) + ", " + e + ")");
+      serverB.execute("INSERT INTO sampled_1.entries VALUES (" + (e % 2) + ", " + e + ")");
+    }
+    ShardPlan plan = ShardDiscovery.discover(spec("sampled_(?<shard>\\d+)", "entries", List.of()));
+    assertThat(plan.schema().keySample()).containsExactly(Map.entry("tenant_id", 6L), Map.entry("entry_id", 80L));
+    assertThat(plan.schema().defaultBucketColumn()).isEqualTo("entry_id");
   }
 
   @Test
