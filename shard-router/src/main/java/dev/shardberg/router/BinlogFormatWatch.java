@@ -125,7 +125,9 @@ public final class BinlogFormatWatch extends AbstractStreamOperator<RowData>
     Properties props = new Properties();
     props.setProperty("user", host.user());
     props.setProperty("password", host.password().reveal());
-    props.setProperty("connectTimeout", Long.toString(Math.max(1000L, Math.min(intervalMillis, 30_000L))));
+    String timeout = Long.toString(Math.max(1000L, Math.min(intervalMillis, 30_000L)));
+    props.setProperty("connectTimeout", timeout); // the check runs in the source task: never block it for long
+    props.setProperty("socketTimeout", timeout);
     // the driver class directly: DriverManager does not see drivers of a Flink user-code class loader
     Connection c = new com.mysql.cj.jdbc.Driver().connect(host.jdbcUrl(), props);
     if (c == null) {
