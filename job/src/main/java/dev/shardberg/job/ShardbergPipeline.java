@@ -45,8 +45,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The whole job, assembled in {@link #build}: discover the shards, derive the table layout, create
- * or validate the table, one MySQL CDC source per host (each tagging its rows with their shard
- * number), union, then the commit coordinator's sink (distribution → writers → one coordinator).
+ * or validate the table, check a start without state against it ({@link StatelessStart}: refuse, or
+ * remove the shards' rows to re-snapshot them), one MySQL CDC source per host (each tagging its rows
+ * with their shard number, each followed by its {@link BinlogFormatWatch}), union, then the commit
+ * coordinator's sink (distribution → writers → one coordinator).
  *
  * <p>The same method runs under {@code flink run} ({@link ShardbergJob}) and in a local MiniCluster
  * (the CLI, the demo and the tests); only the {@link StreamExecutionEnvironment} differs.

@@ -85,7 +85,7 @@ final class StatelessStart {
             launch.checkpointDir())
         : String.format(
             "Resume from the job's last retained checkpoint or a savepoint: use `flink run -s <retained checkpoint or"
-                + " savepoint> … --config FILE` (retained checkpoints: %s/<flink-job-id>/chk-<n>).",
+                + " savepoint> ... --config FILE` (retained checkpoints: %s/<flink-job-id>/chk-<n>).",
             launch.checkpointDir() == null ? "pipeline.checkpoint-dir" : launch.checkpointDir());
     return head + resume
         + " To snapshot the shards again instead, set pipeline.on-stateless-start: resnapshot (their rows are removed"

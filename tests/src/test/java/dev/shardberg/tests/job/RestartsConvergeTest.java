@@ -195,7 +195,7 @@ class RestartsConvergeTest {
     assertThatThrownBy(() -> ShardbergPipeline.build(new StreamExecutionEnvironment(new Configuration()), config))
         .isInstanceOf(IllegalStateException.class)
         .hasMessage(head + "Resume from the job's last retained checkpoint or a savepoint: use `flink run -s <retained"
-            + " checkpoint or savepoint> … --config FILE` (retained checkpoints: " + dir.resolve("checkpoints").toUri()
+            + " checkpoint or savepoint> ... --config FILE` (retained checkpoints: " + dir.resolve("checkpoints").toUri()
             + "/<flink-job-id>/chk-<n>)." + tail);
 
     // a local run told to ignore its checkpoints, through the CLI: refused before anything runs
