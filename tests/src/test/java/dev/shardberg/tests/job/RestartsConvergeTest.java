@@ -142,8 +142,11 @@ class RestartsConvergeTest {
       shards.changeRound(3);
       awaitCaughtUp(table);
     } finally {
-      second.kill();
+      second.stop(); // SIGTERM, as Ctrl-C: the JVM's shutdown path must not drop the retained checkpoint
     }
+    // the checkpoint the stopped run leaves is one of its own, newer than the one it resumed from
+    assertThat(LocalCheckpoints.latest(LocalCheckpoints.directory(config)).orElseThrow().directory())
+        .isNotEqualTo(retained.directory());
     table.refresh();
     List<CommitRecord> commits = CommittedCheckpoints.history(table, PIPELINE, Integer.MAX_VALUE);
     Set<Long> ids = new HashSet<>();
@@ -172,6 +175,11 @@ class RestartsConvergeTest {
 
     String output() throws Exception {
       return Files.readString(out);
+    }
+
+    void stop() throws Exception {
+      process.destroy(); // SIGTERM on Linux
+      assertThat(process.waitFor(2, TimeUnit.MINUTES)).as("stopped run ends").isTrue();
     }
 
     void kill() throws Exception {
