@@ -9,6 +9,7 @@ import dev.shardberg.job.config.ShardbergConfig.CdcConfig;
 import dev.shardberg.job.config.ShardbergConfig.PipelineConfig;
 import dev.shardberg.job.config.ShardbergConfig.SourceConfig;
 import dev.shardberg.job.config.ShardbergConfig.ZooKeeperConfig;
+import dev.shardberg.router.BinlogFormatWatch;
 import dev.shardberg.router.LogicalTableSpec;
 import dev.shardberg.router.MySqlHost;
 import dev.shardberg.router.Secret;
@@ -32,9 +33,11 @@ import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.ExternalizedCheckpointRetention;
 import org.apache.flink.configuration.RestartStrategyOptions;
+import org.apache.flink.configuration.StateRecoveryOptions;
 import org.apache.flink.core.execution.CheckpointingMode;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.environment.LocalStreamEnvironment;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.table.catalog.ObjectPath;
 import org.apache.flink.table.data.RowData;
@@ -47,8 +50,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The whole job, assembled in {@link #build}: discover the shards, derive the table layout, create
- * or validate the table, one MySQL CDC source per host (each tagging its rows with their shard
- * number), union, then the commit coordinator's sink (distribution → writers → one coordinator).
+ * or validate the table, check a start without state against it ({@link StatelessStart}: refuse, or
+ * remove the shards' rows to re-snapshot them), one MySQL CDC source per host (each tagging its rows
+ * with their shard number, each followed by its {@link BinlogFormatWatch}), union, then the commit
+ * coordinator's sink (distribution → writers → one coordinator).
  *
  * <p>The same method runs under {@code flink run} ({@link ShardbergJob}) and in a local MiniCluster
  * (the CLI, the demo and the tests); only the {@link StreamExecutionEnvironment} differs.
@@ -58,6 +63,8 @@ public final class ShardbergPipeline {
 
   /** Operator uids are derived from these and the source names; never change them for a running table. */
   static final String SOURCE_UID_PREFIX = "shardberg-source-";
+
+  static final String BINLOG_WATCH_UID_PREFIX = "shardberg-binlog-watch-";
 
   static final String SINK_UID_PREFIX = "shardberg"; // the sink appends -writer, -coordinator, -end
 
@@ -81,6 +88,13 @@ public final class ShardbergPipeline {
     ShardPlan plan = sources.plan();
     TableLayout layout = sources.layout();
     createOrValidateTable(catalogLoader, tableId, layout);
+    String restoreFrom = env.getConfiguration().get(StateRecoveryOptions.SAVEPOINT_PATH);
+    if (restoreFrom == null) {
+      // a start without state on a table this pipeline wrote: refuse, or remove its shards' rows first
+      checkStatelessStart(env, config, plan, catalogLoader, tableId);
+    } else {
+      LOG.info("Pipeline {} restores from {}", pipeline.id(), restoreFrom);
+    }
 
     ShardbergSink.forRowData(sources.changes())
         .tableLoader(TableLoader.fromCatalog(catalogLoader, tableId))
@@ -134,8 +148,14 @@ public final class ShardbergPipeline {
       }
       SourceConfig source = sourceConfig(config, host.name());
       MySqlSource<RowData> mySqlSource = mySqlSource(plan, layout, host, source, config.cdc());
-      DataStream<RowData> hostChanges = env.fromSource(mySqlSource, WatermarkStrategy.noWatermarks(), "MySQL " + host.name())
+      DataStream<RowData> read = env.fromSource(mySqlSource, WatermarkStrategy.noWatermarks(), "MySQL " + host.name())
           .uid(SOURCE_UID_PREFIX + host.name())
+          .setParallelism(pipeline.parallelism());
+      // stops the job for good if the host's binlog stops being ROW / FULL (changes would be skipped)
+      DataStream<RowData> hostChanges = read
+          .transform("Binlog format watch " + host.name(), read.getType(),
+              new BinlogFormatWatch(host, config.cdc().binlogFormatCheckInterval()))
+          .uid(BINLOG_WATCH_UID_PREFIX + host.name())
           .setParallelism(pipeline.parallelism());
       changes = changes == null ? hostChanges : changes.union(hostChanges);
     }
@@ -172,8 +192,7 @@ public final class ShardbergPipeline {
   }
 
   /** Builds and runs until the job ends (under {@code flink run}: submits, then follows the job). */
-  public static void run(ShardbergConfig config) throws Exception {
-    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+  public static void run(StreamExecutionEnvironment env, ShardbergConfig config) throws Exception {
     Assembled assembled = build(env, config);
     env.execute(assembled.jobName());
   }
@@ -201,6 +220,19 @@ public final class ShardbergPipeline {
 
   private static SourceConfig sourceConfig(ShardbergConfig config, String name) {
     return config.sources().stream().filter(s -> s.name().equals(name)).findFirst().orElseThrow();
+  }
+
+  private static void checkStatelessStart(
+      StreamExecutionEnvironment env, ShardbergConfig config, ShardPlan plan, CatalogLoader catalogLoader, TableIdentifier tableId) {
+    StatelessStart.Launch launch = new StatelessStart.Launch(
+        env instanceof LocalStreamEnvironment,
+        env.getConfiguration().getOptional(CheckpointingOptions.CHECKPOINTS_DIRECTORY).orElse(config.pipeline().checkpointDir()));
+    Catalog catalog = catalogLoader.loadCatalog();
+    try {
+      StatelessStart.apply(catalog.loadTable(tableId), config, plan, launch);
+    } finally {
+      Catalogs.close(catalog);
+    }
   }
 
   private static void createOrValidateTable(CatalogLoader catalogLoader, TableIdentifier tableId, TableLayout layout) {

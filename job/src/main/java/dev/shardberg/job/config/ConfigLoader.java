@@ -11,6 +11,7 @@ import dev.shardberg.job.config.ShardbergConfig.CatalogConfig;
 import dev.shardberg.job.config.ShardbergConfig.CatalogType;
 import dev.shardberg.job.config.ShardbergConfig.CdcConfig;
 import dev.shardberg.job.config.ShardbergConfig.CoordinatorConfig;
+import dev.shardberg.job.config.ShardbergConfig.OnStatelessStart;
 import dev.shardberg.job.config.ShardbergConfig.PasswordRef;
 import dev.shardberg.job.config.ShardbergConfig.PipelineConfig;
 import dev.shardberg.job.config.ShardbergConfig.ServerIdRange;
@@ -256,14 +257,31 @@ public final class ConfigLoader {
         writers == null ? parallelism : writers,
         positiveInt(PIPELINE_HEARTBEAT_EVERY_EMPTY_CHECKPOINTS, PIPELINE_HEARTBEAT_EVERY_EMPTY_CHECKPOINTS.key()),
         nonNegativeInt(PIPELINE_RESTART_ATTEMPTS, PIPELINE_RESTART_ATTEMPTS.key()),
-        duration(PIPELINE_RESTART_DELAY, PIPELINE_RESTART_DELAY.key()));
+        duration(PIPELINE_RESTART_DELAY, PIPELINE_RESTART_DELAY.key()),
+        onStatelessStart());
 
     List<SourceConfig> sources = sources(parallelism);
     TablesConfig tables = tables();
     CdcConfig cdc = cdc();
+    if (pipeline.onStatelessStart() == OnStatelessStart.RESNAPSHOT && cdc.startupMode() != null
+        && cdc.startupMode() != StartupMode.INITIAL) {
+      problems.add("Cannot use '" + PIPELINE_ON_STATELESS_START.key() + "' = resnapshot with 'source.startup-mode' = "
+          + cdc.startupMode() + ": a re-snapshot removes the shards' rows and reads them again, which needs the"
+          + " snapshot; set source.startup-mode to initial or " + PIPELINE_ON_STATELESS_START.key() + " to fail.");
+    }
     TargetConfig target = target();
     CoordinatorConfig coordinator = coordinator();
     return new ShardbergConfig(pipeline, sources, tables, cdc, target, coordinator);
+  }
+
+  private OnStatelessStart onStatelessStart() {
+    String raw = string(PIPELINE_ON_STATELESS_START, PIPELINE_ON_STATELESS_START.key());
+    try {
+      return OnStatelessStart.parse(raw);
+    } catch (IllegalArgumentException e) {
+      problems.add("Cannot use '" + PIPELINE_ON_STATELESS_START.key() + "' = '" + raw + "': use fail or resnapshot.");
+      return null;
+    }
   }
 
   private List<SourceConfig> sources(int parallelism) {
@@ -460,6 +478,7 @@ public final class ConfigLoader {
         zone,
         duration(SOURCE_CONNECT_TIMEOUT, SOURCE_CONNECT_TIMEOUT.key()),
         duration(SOURCE_HEARTBEAT_INTERVAL, SOURCE_HEARTBEAT_INTERVAL.key()),
+        duration(SOURCE_BINLOG_FORMAT_CHECK_INTERVAL, SOURCE_BINLOG_FORMAT_CHECK_INTERVAL.key()),
         stringMap(SOURCE_DEBEZIUM_PROPERTIES, SOURCE_DEBEZIUM_PROPERTIES.key()));
   }
 

@@ -42,8 +42,24 @@ public record ShardbergConfig(
       int writerParallelism,
       int heartbeatEveryEmptyCheckpoints,
       int restartAttempts,
-      Duration restartDelay)
+      Duration restartDelay,
+      OnStatelessStart onStatelessStart)
       implements Serializable {}
+
+  /** {@code pipeline.on-stateless-start}: what a start without state does on a table this pipeline wrote. */
+  public enum OnStatelessStart {
+    FAIL,
+    RESNAPSHOT;
+
+    static OnStatelessStart parse(String value) {
+      return valueOf(value.trim().toUpperCase(Locale.ROOT));
+    }
+
+    @Override
+    public String toString() {
+      return name().toLowerCase(Locale.ROOT);
+    }
+  }
 
   public record SourceConfig(
       String name,
@@ -141,6 +157,7 @@ public record ShardbergConfig(
       String serverTimeZone,
       Duration connectTimeout,
       Duration heartbeatInterval,
+      Duration binlogFormatCheckInterval,
       Map<String, String> debeziumProperties)
       implements Serializable {
     public CdcConfig {
@@ -153,7 +170,8 @@ public record ShardbergConfig(
           + ", snapshotChunkSize=" + snapshotChunkSize + ", fetchSize=" + fetchSize
           + ", connectionPoolSize=" + connectionPoolSize + ", pollInterval=" + pollInterval
           + ", serverTimeZone=" + serverTimeZone + ", connectTimeout=" + connectTimeout
-          + ", heartbeatInterval=" + heartbeatInterval + ", debeziumProperties=" + masked(debeziumProperties) + "]";
+          + ", heartbeatInterval=" + heartbeatInterval + ", binlogFormatCheckInterval=" + binlogFormatCheckInterval
+          + ", debeziumProperties=" + masked(debeziumProperties) + "]";
     }
   }
 

@@ -39,8 +39,9 @@ public final class ShardbergOptions {
           Kind.STRING,
           null,
           "Checkpoint storage URI (e.g. hdfs:///flink/checkpoints or file:///var/shardberg/cp);"
-              + " retained on cancellation so the job can be resumed with `flink run -s`. Unset:"
-              + " the cluster's execution.checkpointing.dir (or JobManager memory when running locally).");
+              + " retained on cancellation so the job can be resumed with `flink run -s`; a local"
+              + " `shardberg run` resumes from the newest one there by itself. Unset: the cluster's"
+              + " execution.checkpointing.dir; for a local run ./shardberg-data/checkpoints/<pipeline.id>.");
   public static final ConfigKey PIPELINE_PARALLELISM =
       optional(
           "pipeline.parallelism",
@@ -70,6 +71,17 @@ public final class ShardbergOptions {
           "Fixed-delay restart strategy: attempts before the job fails for good.");
   public static final ConfigKey PIPELINE_RESTART_DELAY =
       optional("pipeline.restart.delay", Kind.DURATION, "10s", "Delay between two restart attempts.");
+  public static final ConfigKey PIPELINE_ON_STATELESS_START =
+      optional(
+          "pipeline.on-stateless-start",
+          Kind.STRING,
+          "fail",
+          "What a start without state (no checkpoint or savepoint to resume) does when the table already"
+              + " holds commits of this pipeline. fail: refuse to start, naming the resume command (a fresh"
+              + " snapshot on top would keep every row deleted in MySQL meanwhile). resnapshot: remove the"
+              + " rows of this pipeline's shards from the table in one commit, then snapshot them again"
+              + " (needs source.startup-mode initial; readers see those shards empty until the snapshot"
+              + " commits).");
 
   // ---- sources (one per MySQL host) -------------------------------------------------------------
   public static final ConfigKey SOURCES =
@@ -188,6 +200,14 @@ public final class ShardbergOptions {
           Kind.DURATION,
           "30s",
           "Binlog heartbeat: keeps the binlog offset moving on an idle server.");
+  public static final ConfigKey SOURCE_BINLOG_FORMAT_CHECK_INTERVAL =
+      optional(
+          "source.binlog-format-check-interval",
+          Kind.DURATION,
+          "10s",
+          "How often the job reads @@GLOBAL.binlog_format and @@GLOBAL.binlog_row_image of every host;"
+              + " anything but ROW / FULL stops the job for good, naming the host (changes logged in another"
+              + " format would be skipped). A SESSION-level change on one connection is not seen.");
   public static final ConfigKey SOURCE_DEBEZIUM_PROPERTIES =
       optional(
           "source.debezium-properties",
@@ -313,6 +333,7 @@ public final class ShardbergOptions {
             PIPELINE_HEARTBEAT_EVERY_EMPTY_CHECKPOINTS,
             PIPELINE_RESTART_ATTEMPTS,
             PIPELINE_RESTART_DELAY,
+            PIPELINE_ON_STATELESS_START,
             SOURCES,
             SOURCE_NAME,
             SOURCE_HOST,
@@ -335,6 +356,7 @@ public final class ShardbergOptions {
             SOURCE_SERVER_TIME_ZONE,
             SOURCE_CONNECT_TIMEOUT,
             SOURCE_HEARTBEAT_INTERVAL,
+            SOURCE_BINLOG_FORMAT_CHECK_INTERVAL,
             SOURCE_DEBEZIUM_PROPERTIES,
             TARGET_CATALOG_TYPE,
             TARGET_CATALOG_NAME,

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.shardberg.job.config.ShardbergConfig.CatalogType;
+import dev.shardberg.job.config.ShardbergConfig.OnStatelessStart;
 import dev.shardberg.job.config.ShardbergConfig.PasswordRef;
 import dev.shardberg.job.config.ShardbergConfig.ServerIdRange;
 import dev.shardberg.job.config.ShardbergConfig.StartupMode;
@@ -75,6 +76,22 @@ class ConfigLoaderTest {
     assertThat(config.target().qualifiedName()).isEqualTo("shardberg.shop.orders");
     assertThat(config.coordinator().haEnabled()).isFalse();
     assertThat(config.coordinator().lockTimeout()).isEqualTo(Duration.ofSeconds(60));
+    assertThat(config.pipeline().onStatelessStart()).isEqualTo(OnStatelessStart.FAIL);
+    assertThat(config.cdc().binlogFormatCheckInterval()).isEqualTo(Duration.ofSeconds(10));
+  }
+
+  @Test
+  void statelessStartPolicy() {
+    String resnapshot = minimal().replace("  id: orders", "  id: orders\n  on-stateless-start: resnapshot");
+    assertThat(parse(resnapshot).pipeline().onStatelessStart()).isEqualTo(OnStatelessStart.RESNAPSHOT);
+    assertThat(messageOf(minimal().replace("  id: orders", "  id: orders\n  on-stateless-start: reset")))
+        .contains("Cannot use 'pipeline.on-stateless-start' = 'reset': use fail or resnapshot.");
+    assertThat(messageOf(resnapshot + "source:\n  startup-mode: latest\n"))
+        .contains("Cannot use 'pipeline.on-stateless-start' = resnapshot with 'source.startup-mode' = latest: a re-snapshot"
+            + " removes the shards' rows and reads them again, which needs the snapshot; set source.startup-mode to"
+            + " initial or pipeline.on-stateless-start to fail.");
+    assertThat(parse(minimal() + "source:\n  binlog-format-check-interval: 2s\n").cdc().binlogFormatCheckInterval())
+        .isEqualTo(Duration.ofSeconds(2));
   }
 
   @Test

@@ -138,6 +138,13 @@ class FlinkClusterEndToEndTest {
     String savepoint = cluster.stopWithSavepoint(jobId);
     assertThat(cluster.jobStatus(jobId).state()).isEqualTo("FINISHED");
     orders.applyChanges(200);
+    // without -s on the table this pipeline wrote: refused in the client, nothing submitted
+    CliResult stateless = cluster.flink("run", "-d", jobJar.toString(), "--config", config.toString());
+    assertThat(stateless.exitCode()).as(stateless.describe()).isNotZero();
+    assertThat(stateless.output()).as(stateless.describe())
+        .contains("without state: table ")
+        .contains("Resume from the job's last retained checkpoint or a savepoint: use `flink run -s <retained checkpoint or savepoint> ");
+    assertThat(cluster.runningJobIds()).isEmpty();
     String resumedId = cluster.submit(JobSubmission.of(jobJar, "--config", config.toString()).fromSavepoint(savepoint));
     assertThat(resumedId).isNotEqualTo(jobId);
     JobStatus resumed = await("job resumed from " + savepoint).atMost(CATCH_UP)
