@@ -106,6 +106,8 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
 
   static final String PIPELINE_ID_STATE_NAME = "shardberg-coordinator-pipeline-id";
 
+  static final String LINEAGE_STATE_NAME = "shardberg-coordinator-lineage";
+
   private enum Outcome {
     COMMITTED,
     ALREADY_COMMITTED,
@@ -129,6 +131,12 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
   private transient ListState<Long> offsetState;
   private transient ListState<Long> lastSnapshotState;
   private transient ListState<String> pipelineIdState;
+  private transient ListState<String> lineageState;
+  /**
+   * The Flink jobs whose state this coordinator descends from, each with the newest Flink
+   * checkpoint of it restored (directly or through earlier restores), oldest first.
+   */
+  private transient java.util.LinkedHashMap<String, Long> restoredFrom;
   /** Highest Flink checkpoint whose results were staged (or restored); later results only. */
   private transient long lastStagedFlinkCheckpoint;
   private transient String shardColumn;
@@ -180,6 +188,11 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
             .getOperatorStateStore()
             .getListState(
                 new ListStateDescriptor<>(PIPELINE_ID_STATE_NAME, StringSerializer.INSTANCE));
+    this.lineageState =
+        context
+            .getOperatorStateStore()
+            .getListState(new ListStateDescriptor<>(LINEAGE_STATE_NAME, StringSerializer.INSTANCE));
+    this.restoredFrom = new java.util.LinkedHashMap<>();
 
     long restoredFlinkCheckpoint = context.getRestoredCheckpointId().orElse(0L);
     if (context.isRestored()) {
@@ -193,6 +206,9 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
                       + " without this state.",
                   options.pipelineId(), options.tableName(), restoredId, restoredId));
         }
+      }
+      for (String lineage : lineageState.get()) {
+        PipelineProgress.decodeLineage(lineage).forEach((job, c) -> restoredFrom.merge(job, c, Math::max));
       }
       for (Long offset : offsetState.get()) {
         checkpointOffset = Math.max(checkpointOffset, offset);
@@ -279,6 +295,7 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
     offsetState.update(List.of(checkpointOffset));
     lastSnapshotState.update(List.of(context.getCheckpointId()));
     pipelineIdState.update(List.of(options.pipelineId()));
+    lineageState.update(List.of(PipelineProgress.encodeLineage(lineageAt(context.getCheckpointId()))));
     metrics.pending(pending.size());
   }
 
@@ -479,6 +496,13 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
     TableOperations ops = ((HasTableOperations) table).operations();
     TableMetadata base = ops.refresh();
     Optional<PipelineProgress> progress = PipelineProgress.read(table, options.pipelineId());
+    // Fencing first: a newer epoch in the record means this instance was superseded, even if the
+    // newer one already committed this very entry for it.
+    guard.checkNotFenced();
+    long epoch = guard.epoch();
+    if (progress.isPresent()) {
+      checkNotFenced(checkpoint, progress.get(), epoch);
+    }
     if (progress.isPresent() && isOwnCommit(progress.get(), checkpoint)) {
       LOG.info(
           "Checkpoint {} of pipeline {} is already in table {} (progress record: {}); not"
@@ -490,10 +514,8 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
       metrics.alreadyCommitted(progress.get().checkpointId());
       return Outcome.ALREADY_COMMITTED;
     }
-    guard.checkNotFenced();
-    long epoch = guard.epoch();
     if (progress.isPresent()) {
-      checkNotSuperseded(checkpoint, progress.get(), epoch);
+      checkNoOtherLineage(checkpoint, progress.get());
     }
     WriterTableCheck.validateSchema(table.schema(), options.tableName(), rowType);
     if (!checkpoint.insertOnlyScans().isEmpty()) {
@@ -559,7 +581,8 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
             checkpoint.flinkCheckpointId(),
             checkpoint.stagedBy() != null ? checkpoint.stagedBy() : flinkJobId,
             flinkJobId,
-            epoch);
+            epoch,
+            restoredFrom);
     transaction
         .updateProperties()
         .set(PipelineProgress.propertyKey(options.pipelineId()), committed.encode())
@@ -606,9 +629,11 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
 
   /**
    * True when the table's progress shows this entry committed by its own lineage: the record is at
-   * or past this id and was staged by the same Flink job at the same or a later Flink checkpoint (one
-   * job commits its entries in order, so a later one of its own means this one landed too). Without
-   * lineage on either side (a table or state from before the record), "at or past" alone decides.
+   * or past this id and either was staged by the same Flink job at the same or a later Flink
+   * checkpoint (one job commits its entries in order, so a later one of its own means this one
+   * landed too), or its committer descends from this entry's job's state at or past this entry (a
+   * restore commits every restored entry before its own). Without lineage on either side (a table or
+   * state from before the record), "at or past" alone decides.
    */
   private static boolean isOwnCommit(PipelineProgress progress, PendingCheckpoint checkpoint) {
     if (progress.checkpointId() < checkpoint.checkpointId()) {
@@ -617,15 +642,22 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
     if (progress.legacy() || checkpoint.stagedBy() == null) {
       return true;
     }
-    return progress.stagedBy().equals(checkpoint.stagedBy())
-        && progress.flinkCheckpointId() >= checkpoint.flinkCheckpointId();
+    return progress.covers(checkpoint.stagedBy(), checkpoint.flinkCheckpointId());
   }
 
-  /**
-   * The record is not this entry's own commit: a newer epoch means this instance was superseded, and
-   * a record at or past this id from another lineage means a second job shares the pipeline id.
-   */
-  private void checkNotSuperseded(PendingCheckpoint checkpoint, PipelineProgress progress, long epoch) {
+  /** The ancestry written into state at checkpoint c: the restored jobs plus this job at c. */
+  private java.util.LinkedHashMap<String, Long> lineageAt(long flinkCheckpointId) {
+    java.util.LinkedHashMap<String, Long> lineage = new java.util.LinkedHashMap<>(restoredFrom);
+    lineage.remove(flinkJobId);
+    lineage.put(flinkJobId, flinkCheckpointId);
+    while (lineage.size() > PipelineProgress.MAX_RESTORED_FROM) {
+      lineage.remove(lineage.keySet().iterator().next());
+    }
+    return lineage;
+  }
+
+  /** A newer epoch in the record: another instance of this pipeline took over. */
+  private void checkNotFenced(PendingCheckpoint checkpoint, PipelineProgress progress, long epoch) {
     if (epoch >= 0 && progress.epoch() > epoch) {
       throw new CommitFencedException(
           String.format(
@@ -641,6 +673,14 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
               epoch,
               progress.epoch()));
     }
+  }
+
+  /**
+   * The record is not this entry's own commit; at or past this id it is another lineage's, so a
+   * second job shares the pipeline id: skipping would lose this job's data, committing would
+   * duplicate.
+   */
+  private void checkNoOtherLineage(PendingCheckpoint checkpoint, PipelineProgress progress) {
     if (progress.checkpointId() >= checkpoint.checkpointId()) {
       throw new PipelineConflictException(
           String.format(

@@ -93,8 +93,13 @@ final class PinnedBaseOperations implements TableOperations {
     return delegate.newSnapshotId();
   }
 
+  /**
+   * Strict: when the swap is refused after the catalog reported a conflict, Iceberg must not delete
+   * the files of the earlier attempt (a catalog may report a conflict for a swap that landed); the
+   * coordinator decides from a fresh refresh, and unreferenced files are orphans at worst.
+   */
   @Override
   public boolean requireStrictCleanup() {
-    return delegate.requireStrictCleanup();
+    return true;
   }
 }

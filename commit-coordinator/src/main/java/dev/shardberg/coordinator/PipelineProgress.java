@@ -19,7 +19,8 @@ import org.apache.iceberg.Table;
  * lineage known), and the next commit writes the record.
  *
  * <p>Format (version 1), one line of {@code key=value} pairs joined by {@code ;}:
- * {@code version=1;checkpoint=12;flink-checkpoint=12;staged-by=<job>;committed-by=<job>;epoch=-1}.
+ * {@code version=1;checkpoint=12;flink-checkpoint=12;staged-by=<job>;committed-by=<job>;epoch=-1;
+ * restored-from=<job>@<flink checkpoint>,…}.
  *
  * @param checkpointId pipeline checkpoint id of the newest commit
  * @param flinkCheckpointId Flink checkpoint id whose barrier closed that commit's files ({@code -1}
@@ -28,9 +29,25 @@ import org.apache.iceberg.Table;
  *     null for a legacy record
  * @param committedBy Flink job id that committed it (differs from {@code stagedBy} after a restore)
  * @param epoch fencing epoch of the committing coordinator, {@code -1} when fencing was off
+ * @param restoredFrom the committing coordinator's state ancestry: for each earlier Flink job whose
+ *     state it was restored from (directly or through other restores), the Flink checkpoint of that
+ *     state. Every pending entry of such a job up to that checkpoint was committed in order before
+ *     this record's checkpoint.
  */
 public record PipelineProgress(
-    long checkpointId, long flinkCheckpointId, String stagedBy, String committedBy, long epoch) {
+    long checkpointId,
+    long flinkCheckpointId,
+    String stagedBy,
+    String committedBy,
+    long epoch,
+    Map<String, Long> restoredFrom) {
+
+  /** At most this many restored-from entries are kept, newest last. */
+  static final int MAX_RESTORED_FROM = 16;
+
+  public PipelineProgress {
+    restoredFrom = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(restoredFrom));
+  }
 
   /** Prefix of the table property; the pipeline id follows. */
   public static final String PROPERTY_PREFIX = "shardberg.progress.";
@@ -60,7 +77,8 @@ public record PipelineProgress(
                     -1L,
                     null,
                     commit.flinkJobId(),
-                    commit.epoch()));
+                    commit.epoch(),
+                    Map.of()));
   }
 
   String encode() {
@@ -75,7 +93,49 @@ public record PipelineProgress(
         + ";committed-by="
         + committedBy
         + ";epoch="
-        + epoch;
+        + epoch
+        + ";restored-from="
+        + encodeLineage(restoredFrom);
+  }
+
+  /** {@code job@checkpoint,job@checkpoint}, oldest first. */
+  static String encodeLineage(Map<String, Long> lineage) {
+    StringBuilder out = new StringBuilder();
+    for (Map.Entry<String, Long> entry : lineage.entrySet()) {
+      if (out.length() > 0) {
+        out.append(',');
+      }
+      out.append(entry.getKey()).append('@').append(entry.getValue());
+    }
+    return out.toString();
+  }
+
+  static Map<String, Long> decodeLineage(String text) {
+    Map<String, Long> lineage = new LinkedHashMap<>();
+    if (text == null || text.isBlank()) {
+      return lineage;
+    }
+    for (String entry : text.split(",")) {
+      int at = entry.lastIndexOf('@');
+      if (at <= 0) {
+        throw new IllegalArgumentException("restored-from entry '" + entry + "' is not job@checkpoint");
+      }
+      lineage.merge(entry.substring(0, at), Long.parseLong(entry.substring(at + 1)), Math::max);
+    }
+    return lineage;
+  }
+
+  /**
+   * True when this record shows the pending entry staged by {@code stagedBy} at {@code
+   * flinkCheckpointId} as committed: the record is that job's own later commit, or its committer
+   * was restored from that job's state at or after that checkpoint.
+   */
+  boolean covers(String entryStagedBy, long entryFlinkCheckpointId) {
+    if (entryStagedBy.equals(stagedBy) && flinkCheckpointId >= entryFlinkCheckpointId) {
+      return true;
+    }
+    Long restored = restoredFrom.get(entryStagedBy);
+    return restored != null && restored >= entryFlinkCheckpointId;
   }
 
   static PipelineProgress decode(String value, String pipelineId, String tableName) {
@@ -100,7 +160,8 @@ public record PipelineProgress(
           Long.parseLong(required(fields, "flink-checkpoint")),
           required(fields, "staged-by"),
           required(fields, "committed-by"),
-          Long.parseLong(required(fields, "epoch")));
+          Long.parseLong(required(fields, "epoch")),
+          decodeLineage(fields.get("restored-from")));
     } catch (IllegalArgumentException e) {
       throw new IllegalStateException(
           String.format(
