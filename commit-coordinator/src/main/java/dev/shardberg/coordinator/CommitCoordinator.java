@@ -26,10 +26,12 @@ import org.apache.iceberg.SnapshotUpdate;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableMetadata;
 import org.apache.iceberg.TableOperations;
+import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.Transaction;
 import org.apache.iceberg.Transactions;
 import org.apache.iceberg.exceptions.CommitFailedException;
 import org.apache.iceberg.flink.TableLoader;
+import org.apache.iceberg.util.PropertyUtil;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -428,6 +430,12 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
   private Outcome commitWithRetries(PendingCheckpoint checkpoint, boolean heartbeat)
       throws Exception {
     long backoffMs = options.retryBackoff().toMillis();
+    int rebases = 0;
+    long rebaseWaitMs =
+        PropertyUtil.propertyAsLong(
+            table.properties(),
+            TableProperties.COMMIT_MIN_RETRY_WAIT_MS,
+            TableProperties.COMMIT_MIN_RETRY_WAIT_MS_DEFAULT);
     for (int attempt = 1; ; attempt++) {
       try {
         return guard.runExclusive(
@@ -451,22 +459,54 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
             e.getMessage(),
             checkpoint.checkpointId());
         throw e;
-      } catch (PinnedBaseOperations.BaseChangedException | CommitFailedException e) {
-        // The table moved between the checks and the swap (another committer, or a swap that
-        // failed on a stale pointer). Nothing landed; everything is checked again from a fresh
-        // refresh, so a commit that landed while its answer was lost is not repeated.
-        if (attempt >= options.commitAttempts()) {
+      } catch (PinnedBaseOperations.BaseChangedException e) {
+        // Another committer moved the table between the checks and the swap. Nothing landed;
+        // everything is checked again from a fresh refresh. Bounded like Iceberg's own retries on
+        // a stale base (the table's commit.retry.* properties), which this loop replaces.
+        rebases++;
+        int maxRebases =
+            PropertyUtil.propertyAsInt(
+                table.properties(),
+                TableProperties.COMMIT_NUM_RETRIES,
+                TableProperties.COMMIT_NUM_RETRIES_DEFAULT);
+        if (rebases > maxRebases) {
           throw new IllegalStateException(
               String.format(
-                  "Cannot commit checkpoint %d of pipeline %s to table %s after %d attempts: %s."
-                      + " Another committer keeps changing the table; serialise the committers"
-                      + " with the ZooKeeper lock (coordinator.zookeeper.*) or raise the attempts.",
+                  "Cannot commit checkpoint %d of pipeline %s to table %s: the table changed"
+                      + " under %d commit attempts in a row (%s). Another committer keeps"
+                      + " changing it; serialise the committers with the ZooKeeper lock"
+                      + " (coordinator.zookeeper.*) or raise %s.",
                   checkpoint.checkpointId(),
                   options.pipelineId(),
                   options.tableName(),
-                  attempt,
-                  e.getMessage()),
+                  rebases,
+                  e.getMessage(),
+                  TableProperties.COMMIT_NUM_RETRIES),
               e);
+        }
+        metrics.retry();
+        LOG.info(
+            "Table {} changed between the checks and the swap of checkpoint {} ({}); checking"
+                + " again in {} ms",
+            options.tableName(),
+            checkpoint.checkpointId(),
+            e.getMessage(),
+            rebaseWaitMs);
+        Thread.sleep(rebaseWaitMs);
+        rebaseWaitMs =
+            Math.min(
+                rebaseWaitMs * 2,
+                PropertyUtil.propertyAsLong(
+                    table.properties(),
+                    TableProperties.COMMIT_MAX_RETRY_WAIT_MS,
+                    TableProperties.COMMIT_MAX_RETRY_WAIT_MS_DEFAULT));
+        attempt--; // not a failed attempt
+      } catch (CommitFailedException e) {
+        // The catalog kept rejecting the swap on an unchanged base until Iceberg's own retries gave
+        // up. Nothing landed; everything is checked again from a fresh refresh, so a commit that
+        // landed while the catalog reported a failure is not repeated.
+        if (attempt >= options.commitAttempts()) {
+          throw e;
         }
         metrics.retry();
         LOG.warn(
