@@ -53,9 +53,11 @@ import org.slf4j.LoggerFactory;
  *                          │   refresh → read the progress record from that base
  *                          │   → own lineage already there?  skip (ALREADY_COMMITTED)
  *                          │   → newer epoch?                 CommitFencedException (job fails)
+ *                          │   → older epoch at ≥ this id?    renumber pending past it, again
  *                          │   → other lineage at ≥ this id?  PipelineConflictException (job fails)
  *                          │   → one transaction: RowDelta (no history validation) + progress record
- *                          │   → swap only from that base; base moved? start over from refresh
+ *                          │   → swap only from that base, or from a newer one where the progress
+ *                          │     record and schema are unchanged (a foreign commit); else start over
  *                          ▼
  *                      committed (table property shardberg.progress.&lt;pipeline&gt; + snapshot summary)
  * </pre>
@@ -73,10 +75,11 @@ import org.slf4j.LoggerFactory;
  *       the same or a later Flink checkpoint (a job commits its own entries in order). Anything else
  *       at ≥ ours means two jobs share the pipeline id; the coordinator stops the job instead of
  *       skipping (which would lose this job's data) or committing (which would duplicate).
- *   <li>A commit lands only on the base its checks ran on ({@link PinnedBaseOperations}): Iceberg's
- *       retry loop never re-bases it onto a table someone else changed. The catalog's
- *       compare-and-swap is the final fence, also for an instance whose ZooKeeper lock expired in
- *       the middle of its commit.
+ *   <li>A commit lands only on metadata where its checks hold ({@link PinnedBaseOperations}): the
+ *       base they ran on, or a later one whose progress record and schema are the same (a foreign
+ *       commit such as maintenance; Iceberg's retry re-applies onto it). Never onto a table where
+ *       another instance of the pipeline committed since the checks: the catalog's compare-and-swap
+ *       is the final fence, also for an instance whose ZooKeeper lock expired mid-commit.
  *   <li>No history validation: position deletes only name data files of the same checkpoint (the
  *       writer deletes by position only keys it wrote since its last barrier), and equality deletes
  *       need no validation, so expiry and compaction between commits cannot fail a commit.
@@ -113,7 +116,9 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
   private enum Outcome {
     COMMITTED,
     ALREADY_COMMITTED,
-    LEFT_PENDING
+    LEFT_PENDING,
+    /** Pending ids were shifted past an older instance's commits; commit again from the start. */
+    RENUMBERED
   }
 
   private final TableLoader tableLoader;
@@ -375,26 +380,60 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
   }
 
   private void commitUpTo(long checkpointId) throws Exception {
-    NavigableMap<Long, PendingCheckpoint> ready = pending.headMap(checkpointId, true);
-    for (PendingCheckpoint checkpoint : new ArrayList<>(ready.values())) {
-      Outcome outcome = commitOrSkip(checkpoint);
-      if (outcome == Outcome.LEFT_PENDING) {
-        break; // later checkpoints wait too: commits happen in checkpoint order
-      }
-      pending.remove(checkpoint.checkpointId());
-      int deleted = TempManifests.delete(table, checkpoint);
-      int staged = checkpoint.dataManifests().size() + checkpoint.deleteManifests().size();
-      if (deleted < staged) {
-        LOG.warn(
-            "Could not delete {} of {} temporary manifests of checkpoint {} in table {}; they are"
-                + " orphan files now, removable by Iceberg's orphan-file cleanup",
-            staged - deleted,
-            staged,
-            checkpoint.checkpointId(),
-            options.tableName());
+    long limit = checkpointId;
+    boolean again = true;
+    while (again) {
+      again = false;
+      NavigableMap<Long, PendingCheckpoint> ready = pending.headMap(limit, true);
+      for (PendingCheckpoint checkpoint : new ArrayList<>(ready.values())) {
+        Outcome outcome = commitOrSkip(checkpoint);
+        if (outcome == Outcome.RENUMBERED) {
+          long shift = pending.firstKey() - checkpoint.checkpointId();
+          limit = limit == Long.MAX_VALUE ? limit : limit + shift;
+          again = true;
+          break;
+        }
+        if (outcome == Outcome.LEFT_PENDING) {
+          break; // later checkpoints wait too: commits happen in checkpoint order
+        }
+        pending.remove(checkpoint.checkpointId());
+        int deleted = TempManifests.delete(table, checkpoint);
+        int staged = checkpoint.dataManifests().size() + checkpoint.deleteManifests().size();
+        if (deleted < staged) {
+          LOG.warn(
+              "Could not delete {} of {} temporary manifests of checkpoint {} in table {}; they are"
+                  + " orphan files now, removable by Iceberg's orphan-file cleanup",
+              staged - deleted,
+              staged,
+              checkpoint.checkpointId(),
+              options.tableName());
+        }
       }
     }
     metrics.pending(pending.size());
+  }
+
+  /**
+   * Shifts every pending id (and the offset for later ones) past {@code committed}: this instance
+   * holds the newest epoch (ZooKeeper said so under the lock) and the table holds an older
+   * instance's commits up to {@code committed}, made while this one started.
+   */
+  private void renumberPast(long committed) {
+    long shift = committed - pending.firstKey() + 1;
+    NavigableMap<Long, PendingCheckpoint> shifted = new TreeMap<>();
+    for (PendingCheckpoint entry : pending.values()) {
+      shifted.put(entry.checkpointId() + shift, entry.withCheckpointId(entry.checkpointId() + shift));
+    }
+    LOG.info(
+        "Table {} holds checkpoint {} of pipeline {}, committed by an older instance (older epoch)"
+            + " while this one started; numbering this instance's pending checkpoints {} from {}",
+        options.tableName(),
+        committed,
+        options.pipelineId(),
+        pending.keySet(),
+        pending.firstKey() + shift);
+    pending = shifted;
+    checkpointOffset += shift;
   }
 
   private Outcome commitOrSkip(PendingCheckpoint checkpoint) throws Exception {
@@ -417,7 +456,7 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
       continuousEmptyCheckpoints++; // counted in the heartbeat's log line
     }
     Outcome outcome = commitWithRetries(checkpoint, heartbeat);
-    if (outcome == Outcome.LEFT_PENDING) {
+    if (outcome == Outcome.LEFT_PENDING || outcome == Outcome.RENUMBERED) {
       if (heartbeat) {
         continuousEmptyCheckpoints--;
       }
@@ -460,9 +499,10 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
             checkpoint.checkpointId());
         throw e;
       } catch (PinnedBaseOperations.BaseChangedException e) {
-        // Another committer moved the table between the checks and the swap. Nothing landed;
-        // everything is checked again from a fresh refresh. Bounded like Iceberg's own retries on
-        // a stale base (the table's commit.retry.* properties), which this loop replaces.
+        // The table moved between the checks and the swap, and an input of the checks moved with
+        // it (another instance of this pipeline committed, the schema changed, or insert-only rows
+        // need their history check again). Nothing landed; everything is checked again from a
+        // fresh refresh, bounded by the table's commit.retry.* properties.
         rebases++;
         int maxRebases =
             PropertyUtil.propertyAsInt(
@@ -554,6 +594,15 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
       metrics.alreadyCommitted(progress.get().checkpointId());
       return Outcome.ALREADY_COMMITTED;
     }
+    if (progress.isPresent()
+        && progress.get().checkpointId() >= checkpoint.checkpointId()
+        && epoch >= 0
+        && progress.get().epoch() < epoch) {
+      // Fencing is on and this instance is the pipeline's newest: the record is an older
+      // instance's progress, made before it was fenced. Number this instance's checkpoints past it.
+      renumberPast(progress.get().checkpointId());
+      return Outcome.RENUMBERED;
+    }
     if (progress.isPresent()) {
       checkNoOtherLineage(checkpoint, progress.get());
     }
@@ -580,8 +629,29 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
 
     TempManifests.Files files = TempManifests.read(table, checkpoint);
     // One transaction: the checkpoint's snapshot and the pipeline's progress record.
+    String progressKey = PipelineProgress.propertyKey(options.pipelineId());
+    String checkedProgress = base.properties().get(progressKey);
+    int checkedSchema = base.currentSchemaId();
+    // On a moved base only the snapshots after the checked one need the insert-only check.
+    java.util.SortedMap<Integer, Long> sinceChecked = new TreeMap<>();
+    long checkedSnapshot =
+        base.currentSnapshot() == null
+            ? PendingCheckpoint.NO_SNAPSHOT
+            : base.currentSnapshot().snapshotId();
+    checkpoint.insertOnlyScans().keySet().forEach(shard -> sinceChecked.put(shard, checkedSnapshot));
     Transaction transaction =
-        Transactions.newTransaction(table.name(), new PinnedBaseOperations(ops, base));
+        Transactions.newTransaction(
+            table.name(),
+            new PinnedBaseOperations(
+                ops,
+                base,
+                moved ->
+                    moved.currentSchemaId() == checkedSchema
+                        && java.util.Objects.equals(
+                            moved.properties().get(progressKey), checkedProgress)
+                        && InsertOnlyCheck.foreignWrite(
+                                moved, table.io(), shardColumn, options.pipelineId(), sinceChecked)
+                            .isEmpty()));
     SnapshotUpdate<?> update;
     if (heartbeat) {
       update = transaction.newAppend();

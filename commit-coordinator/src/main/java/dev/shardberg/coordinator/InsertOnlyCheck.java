@@ -8,7 +8,10 @@ import java.util.TreeMap;
 import org.apache.iceberg.ContentFile;
 import org.apache.iceberg.DataOperations;
 import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.HasTableOperations;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.TableMetadata;
+import org.apache.iceberg.io.FileIO;
 
 /**
  * Verifies the promise behind insert-only rows: no committer other than this pipeline added rows to
@@ -29,18 +32,33 @@ final class InsertOnlyCheck {
    */
   static Optional<String> foreignWrite(
       Table table, String shardColumn, String pipelineId, SortedMap<Integer, Long> scans) {
+    return foreignWrite(
+        ((HasTableOperations) table).operations().current(),
+        table.io(),
+        shardColumn,
+        pipelineId,
+        scans);
+  }
+
+  /** The same, on given table metadata (a base the coordinator's commit might swap from). */
+  static Optional<String> foreignWrite(
+      TableMetadata metadata,
+      FileIO io,
+      String shardColumn,
+      String pipelineId,
+      SortedMap<Integer, Long> scans) {
     if (scans.isEmpty()) {
       return Optional.empty();
     }
     SortedMap<Integer, Long> open = new TreeMap<>(scans);
-    int shardFieldId = table.schema().findField(shardColumn).fieldId();
+    int shardFieldId = metadata.schema().findField(shardColumn).fieldId();
     Map<Integer, Integer> positionBySpec = new HashMap<>();
-    table
-        .specs()
+    metadata
+        .specsById()
         .forEach(
             (id, spec) ->
                 positionBySpec.put(id, ShardbergWriter.identityPosition(spec, shardFieldId)));
-    Snapshot snapshot = table.currentSnapshot();
+    Snapshot snapshot = metadata.currentSnapshot();
     while (snapshot != null) {
       long id = snapshot.snapshotId();
       open.values().removeIf(scan -> scan == id);
@@ -48,13 +66,13 @@ final class InsertOnlyCheck {
         return Optional.empty();
       }
       if (!isOwn(snapshot, pipelineId) && !DataOperations.REPLACE.equals(snapshot.operation())) {
-        for (ContentFile<?> file : snapshot.addedDataFiles(table.io())) {
+        for (ContentFile<?> file : snapshot.addedDataFiles(io)) {
           Optional<String> hit = hit(snapshot, file, positionBySpec, open);
           if (hit.isPresent()) {
             return hit;
           }
         }
-        for (ContentFile<?> file : snapshot.addedDeleteFiles(table.io())) {
+        for (ContentFile<?> file : snapshot.addedDeleteFiles(io)) {
           Optional<String> hit = hit(snapshot, file, positionBySpec, open);
           if (hit.isPresent()) {
             return hit;
@@ -68,7 +86,7 @@ final class InsertOnlyCheck {
             ? Optional.empty()
             : Optional.of("scanned snapshot(s) " + open.values() + " are not in the current history");
       }
-      snapshot = table.snapshot(parent);
+      snapshot = metadata.snapshot(parent);
       if (snapshot == null) {
         return Optional.of(
             String.format(

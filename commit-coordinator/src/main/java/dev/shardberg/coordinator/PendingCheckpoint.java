@@ -45,6 +45,19 @@ record PendingCheckpoint(
     shardCounts = java.util.Collections.unmodifiableSortedMap(new java.util.TreeMap<>(shardCounts));
   }
 
+  /** The same entry under another pipeline checkpoint id (renumbered past another instance's). */
+  PendingCheckpoint withCheckpointId(long id) {
+    return new PendingCheckpoint(
+        id,
+        flinkCheckpointId,
+        dataManifests,
+        deleteManifests,
+        referencedDataFiles,
+        shardCounts,
+        stagedBy,
+        insertOnlyScans);
+  }
+
   boolean isEmpty() {
     return dataManifests.isEmpty() && deleteManifests.isEmpty();
   }

@@ -7,24 +7,33 @@ import org.apache.iceberg.io.FileIO;
 import org.apache.iceberg.io.LocationProvider;
 
 /**
- * The table's operations, with a commit that only swaps from the metadata the coordinator checked.
+ * The table's operations, with a commit that only swaps from metadata on which the coordinator's
+ * checks hold.
  *
  * <p>Iceberg's transaction retry loop, on a conflict, refreshes and re-applies the updates to the
- * new base. For a coordinator commit that would be wrong: the idempotency, lineage and epoch checks
- * ran on the old base, and a newer instance of the pipeline may have committed the same checkpoint
- * meanwhile. So {@link #commit} refuses any base other than {@code checked} with {@link
- * BaseChangedException} (not a {@code CommitFailedException}, so Iceberg does not retry it), and the
- * coordinator starts over from a fresh refresh. The catalog's compare-and-swap of the metadata
- * pointer is then the fencing token: a commit prepared on a base that is no longer current never
- * lands.
+ * new base. Blindly, that would be wrong for a coordinator commit: the idempotency, lineage and
+ * epoch checks ran on the old base, and a newer instance of the pipeline may have committed the same
+ * checkpoint meanwhile. So {@link #commit} accepts a base other than {@code checked} only when
+ * {@code sameInputs} says every input of those checks is unchanged in it (the pipeline's progress
+ * record, which every commit of the pipeline rewrites; the schema; for insert-only rows, no foreign
+ * write into their shards in the new history) — a foreign commit such as maintenance — and refuses any other with {@link
+ * BaseChangedException} (not a {@code CommitFailedException}, so Iceberg does not retry it); the
+ * coordinator then starts over from a fresh refresh. The catalog's compare-and-swap of the metadata
+ * pointer is the fencing token: a commit checked on a base where another instance of the pipeline
+ * has committed since never lands.
  */
 final class PinnedBaseOperations implements TableOperations {
   private final TableOperations delegate;
   private final TableMetadata checked;
+  private final java.util.function.Predicate<TableMetadata> sameInputs;
 
-  PinnedBaseOperations(TableOperations delegate, TableMetadata checked) {
+  PinnedBaseOperations(
+      TableOperations delegate,
+      TableMetadata checked,
+      java.util.function.Predicate<TableMetadata> sameInputs) {
     this.delegate = delegate;
     this.checked = checked;
+    this.sameInputs = sameInputs;
   }
 
   /** The table changed after the coordinator's checks: nothing was committed, check again. */
@@ -46,14 +55,16 @@ final class PinnedBaseOperations implements TableOperations {
 
   @Override
   public void commit(TableMetadata base, TableMetadata metadata) {
-    if (base == null || !sameVersion(base, checked)) {
+    if (base == null || (!sameVersion(base, checked) && !sameInputs.test(base))) {
       throw new BaseChangedException(
           String.format(
-              "the table's metadata moved from %s to %s after the checks; nothing was committed",
+              "the table's metadata moved from %s to %s after the checks, and the pipeline's"
+                  + " progress record or the schema changed with it, or another committer wrote"
+                  + " shards of insert-only rows; nothing was committed",
               checked.metadataFileLocation(), base == null ? null : base.metadataFileLocation()));
     }
     // The catalog's compare-and-swap: fails with CommitFailedException if the pointer moved since
-    // `checked`; Iceberg's retry then calls back here with the new base, which is refused above.
+    // `base`; Iceberg's retry then calls back here with the new base, judged above.
     delegate.commit(base, metadata);
   }
 

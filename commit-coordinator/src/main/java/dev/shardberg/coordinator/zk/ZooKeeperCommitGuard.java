@@ -57,8 +57,8 @@ import org.slf4j.LoggerFactory;
  * dev.shardberg.coordinator.CommitLockTimeoutException}: nothing committed, retried at the next
  * checkpoint). Once the commit has gone to Iceberg, its outcome is what Iceberg answered: a normal
  * return is a landed commit, {@code CommitStateUnknownException} stays unknown, and the coordinator
- * resolves it on its next attempt from the snapshot summaries ({@code shardberg.pipeline-id},
- * {@code shardberg.checkpoint-id}), read under the lock.
+ * resolves it on its next attempt from the table's progress record ({@code
+ * shardberg.progress.<pipeline-id>}), read under the lock.
  */
 public final class ZooKeeperCommitGuard implements CommitGuard {
   private static final Logger LOG = LoggerFactory.getLogger(ZooKeeperCommitGuard.class);
