@@ -51,8 +51,8 @@ import org.slf4j.LoggerFactory;
  *                          │ notifyCheckpointComplete(c): commit each entry ≤ c in order
  *                          │ ("commit one checkpoint", under guard.runExclusive):
  *                          │   refresh → read the progress record from that base
- *                          │   → own lineage already there?  skip (ALREADY_COMMITTED)
  *                          │   → newer epoch?                 CommitFencedException (job fails)
+ *                          │   → own lineage already there?  skip (ALREADY_COMMITTED)
  *                          │   → older epoch at ≥ this id?    renumber pending past it, again
  *                          │   → other lineage at ≥ this id?  PipelineConflictException (job fails)
  *                          │   → one transaction: RowDelta (no history validation) + progress record
@@ -72,9 +72,11 @@ import org.slf4j.LoggerFactory;
  *       as the data, so it is never ahead of or behind the data, and it never expires.
  *   <li>Pipeline checkpoint ids strictly increase, so "already committed" is "the record's id ≥
  *       ours", but only when the record is this entry's own lineage: staged by the same Flink job at
- *       the same or a later Flink checkpoint (a job commits its own entries in order). Anything else
- *       at ≥ ours means two jobs share the pipeline id; the coordinator stops the job instead of
- *       skipping (which would lose this job's data) or committing (which would duplicate).
+ *       the same or a later Flink checkpoint (a job commits its own entries in order), or committed
+ *       by a job restored from this entry's job's state at or past it ({@code restored-from}).
+ *       Anything else at ≥ ours means two jobs share the pipeline id; the coordinator stops the job
+ *       instead of skipping (which would lose this job's data) or committing (which would
+ *       duplicate) — unless fencing shows this instance is the newest, then it numbers past.
  *   <li>A commit lands only on metadata where its checks hold ({@link PinnedBaseOperations}): the
  *       base they ran on, or a later one whose progress record and schema are the same (a foreign
  *       commit such as maintenance; Iceberg's retry re-applies onto it). Never onto a table where

@@ -260,6 +260,40 @@ class TableLifeTest {
     assertThat(TestTables.read(table)).containsExactlyInAnyOrder(new Row(1, 1, "a"), new Row(1, 2, "fresh"));
   }
 
+  /** With fencing: the newer instance numbers past what the older one committed meanwhile. */
+  @Test
+  void theNewestInstanceNumbersPastAnOlderInstancesCommitsAndTheOlderIsFenced() throws Exception {
+    try (Writer oldWriter = writer();
+        Writer newWriter = writer();
+        Coordinator older =
+            new Coordinator(
+                TestTables.loader(warehouse), new JobID(), new ScriptedGuard(1).factory(), 10)) {
+      older.harness.open();
+      commit(older, 1, oldWriter.checkpoint(1, row(INSERT, 1, 1, "old-1")));
+      try (Coordinator newer =
+          new Coordinator(
+              TestTables.loader(warehouse), new JobID(), new ScriptedGuard(2).factory(), 10)) {
+        newer.harness.open(); // without state: its Flink checkpoint 1 is pipeline checkpoint 2
+        commit(older, 2, oldWriter.checkpoint(2, row(INSERT, 1, 2, "old-2")));
+        commit(older, 3, oldWriter.checkpoint(3, row(INSERT, 1, 3, "old-3")));
+        commit(newer, 1, newWriter.checkpoint(1, row(UPDATE_AFTER, 1, 1, "new-1")));
+        assertThat(newer.pending()).isEmpty();
+      }
+      older.add(oldWriter.checkpoint(4, row(INSERT, 1, 4, "old-4")));
+      older.harness.snapshot(4, 4);
+      assertThatThrownBy(() -> older.harness.notifyOfCompletedCheckpoint(4))
+          .isInstanceOf(CommitFencedException.class)
+          .hasMessageContaining("newer epoch 2");
+    }
+    assertThat(TestTables.committedCheckpoints(table)).containsExactly(1L, 2L, 3L, 4L);
+    assertThat(TestTables.summaries(table).get(3))
+        .containsEntry(SnapshotSummaryKeys.FLINK_CHECKPOINT_ID, "1")
+        .containsEntry(SnapshotSummaryKeys.EPOCH, "2");
+    assertThat(TestTables.read(table))
+        .containsExactlyInAnyOrder(
+            new Row(1, 1, "new-1"), new Row(1, 2, "old-2"), new Row(1, 3, "old-3"));
+  }
+
   /**
    * Issue 13, item 3: the old instance passed its checks (its lock was still valid), then lost the
    * lock; a newer instance restored the same checkpoint and committed it plus one of its own before
