@@ -2,10 +2,13 @@ package dev.shardberg.coordinator;
 
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
+import java.util.Objects;
 import java.util.Optional;
+import java.util.SortedMap;
 import java.util.TreeMap;
 import org.apache.flink.api.common.state.ListState;
 import org.apache.flink.api.common.state.ListStateDescriptor;
@@ -145,7 +148,7 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
    * The Flink jobs whose state this coordinator descends from, each with the newest Flink
    * checkpoint of it restored (directly or through earlier restores), oldest first.
    */
-  private transient java.util.LinkedHashMap<String, Long> restoredFrom;
+  private transient LinkedHashMap<String, Long> restoredFrom;
   /** Highest Flink checkpoint whose results were staged (or restored); later results only. */
   private transient long lastStagedFlinkCheckpoint;
   private transient String shardColumn;
@@ -201,7 +204,7 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
         context
             .getOperatorStateStore()
             .getListState(new ListStateDescriptor<>(LINEAGE_STATE_NAME, StringSerializer.INSTANCE));
-    this.restoredFrom = new java.util.LinkedHashMap<>();
+    this.restoredFrom = new LinkedHashMap<>();
 
     long restoredFlinkCheckpoint = context.getRestoredCheckpointId().orElse(0L);
     if (context.isRestored()) {
@@ -321,10 +324,15 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
                     + " the coordinator's snapshot. Disable unaligned checkpoints for this job.",
                 checkpointId, options.pipelineId()));
       }
-      checkInsertOnlyRowsBeforeStaging(checkpointId, entry.getValue());
       PendingCheckpoint staged =
           TempManifests.write(
               table, manifestPrefix, checkpointId, entry.getKey(), flinkJobId, entry.getValue());
+      try {
+        checkInsertOnlyRowsBeforeStaging(staged);
+      } catch (RuntimeException e) {
+        TempManifests.delete(table, staged);
+        throw e;
+      }
       pending.put(checkpointId, staged);
     }
     ready.clear();
@@ -336,15 +344,12 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
    * insert-only rows since the writers' scan: the job then restores the previous checkpoint, where
    * the writers are in a restored run and write every row as an upsert.
    */
-  private void checkInsertOnlyRowsBeforeStaging(long checkpointId, List<WriterResult> results) {
-    java.util.SortedMap<Integer, Long> scans = new TreeMap<>();
-    for (WriterResult result : results) {
-      result.insertOnlyScans().forEach((shard, scan) -> scans.putIfAbsent(shard, scan));
-      // the oldest of several scans is checked at the commit; any one catches a foreign write here
-    }
+  private void checkInsertOnlyRowsBeforeStaging(PendingCheckpoint staged) {
+    SortedMap<Integer, Long> scans = staged.insertOnlyScans();
     if (scans.isEmpty()) {
       return;
     }
+    long checkpointId = staged.checkpointId();
     table.refresh();
     InsertOnlyCheck.foreignWrite(table, shardColumn, options.pipelineId(), scans)
         .ifPresent(
@@ -635,7 +640,7 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
     String checkedProgress = base.properties().get(progressKey);
     int checkedSchema = base.currentSchemaId();
     // On a moved base only the snapshots after the checked one need the insert-only check.
-    java.util.SortedMap<Integer, Long> sinceChecked = new TreeMap<>();
+    SortedMap<Integer, Long> sinceChecked = new TreeMap<>();
     long checkedSnapshot =
         base.currentSnapshot() == null
             ? PendingCheckpoint.NO_SNAPSHOT
@@ -649,7 +654,7 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
                 base,
                 moved ->
                     moved.currentSchemaId() == checkedSchema
-                        && java.util.Objects.equals(
+                        && Objects.equals(
                             moved.properties().get(progressKey), checkedProgress)
                         && InsertOnlyCheck.foreignWrite(
                                 moved, table.io(), shardColumn, options.pipelineId(), sinceChecked)
@@ -758,8 +763,8 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
   }
 
   /** The ancestry written into state at checkpoint c: the restored jobs plus this job at c. */
-  private java.util.LinkedHashMap<String, Long> lineageAt(long flinkCheckpointId) {
-    java.util.LinkedHashMap<String, Long> lineage = new java.util.LinkedHashMap<>(restoredFrom);
+  private LinkedHashMap<String, Long> lineageAt(long flinkCheckpointId) {
+    LinkedHashMap<String, Long> lineage = new LinkedHashMap<>(restoredFrom);
     lineage.remove(flinkJobId);
     lineage.put(flinkJobId, flinkCheckpointId);
     while (lineage.size() > PipelineProgress.MAX_RESTORED_FROM) {

@@ -1,5 +1,6 @@
 package dev.shardberg.coordinator;
 
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
@@ -46,7 +47,7 @@ public record PipelineProgress(
   static final int MAX_RESTORED_FROM = 16;
 
   public PipelineProgress {
-    restoredFrom = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(restoredFrom));
+    restoredFrom = Collections.unmodifiableMap(new LinkedHashMap<>(restoredFrom));
   }
 
   /** Prefix of the table property; the pipeline id follows. */
