@@ -363,6 +363,40 @@ class TableLifeTest {
     assertThat(TestTables.read(table)).containsExactly(new Row(1, 1, "b"));
   }
 
+  /** A table written before the progress record: the summaries decide once, then the record. */
+  @Test
+  void aTableWithoutTheProgressRecordFallsBackToTheSummariesAndGetsTheRecord() throws Exception {
+    OperatorSubtaskState state;
+    try (Writer writer = writer();
+        Coordinator first = coordinator(new JobID())) {
+      first.harness.open();
+      first.add(writer.checkpoint(1, row(INSERT, 1, 1, "a")));
+      state = first.harness.snapshot(1, 1);
+      first.harness.notifyOfCompletedCheckpoint(1);
+    }
+    String key = PipelineProgress.propertyKey(OperatorHarnesses.PIPELINE);
+    table.refresh();
+    table.updateProperties().remove(key).commit(); // as an older release left it
+    table.refresh();
+    assertThat(PipelineProgress.read(table, OperatorHarnesses.PIPELINE))
+        .hasValueSatisfying(
+            p -> {
+              assertThat(p.legacy()).isTrue();
+              assertThat(p.checkpointId()).isEqualTo(1);
+            });
+
+    try (Writer writer = writer();
+        Coordinator restored = coordinator(new JobID())) {
+      restored.harness.initializeState(state);
+      restored.harness.open(); // checkpoint 1 is in the summaries: skipped
+      commit(restored, 2, writer.checkpoint(2, row(UPDATE_AFTER, 1, 1, "b")));
+    }
+    table.refresh();
+    assertThat(table.properties()).containsKey(key);
+    assertThat(TestTables.committedCheckpoints(table)).containsExactly(1L, 2L);
+    assertThat(TestTables.read(table)).containsExactly(new Row(1, 1, "b"));
+  }
+
   @Test
   void aRestoreUnderAnotherPipelineIdIsRefused() throws Exception {
     OperatorSubtaskState state;
