@@ -2,10 +2,13 @@ package dev.shardberg.coordinator;
 
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
+import java.util.Objects;
 import java.util.Optional;
+import java.util.SortedMap;
 import java.util.TreeMap;
 import org.apache.flink.api.common.state.ListState;
 import org.apache.flink.api.common.state.ListStateDescriptor;
@@ -19,29 +22,47 @@ import org.apache.flink.streaming.api.operators.BoundedOneInput;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.table.types.logical.RowType;
-import org.apache.iceberg.AppendFiles;
+import org.apache.flink.api.common.typeutils.base.StringSerializer;
+import org.apache.iceberg.HasTableOperations;
 import org.apache.iceberg.RowDelta;
 import org.apache.iceberg.SnapshotUpdate;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.TableMetadata;
+import org.apache.iceberg.TableOperations;
+import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.Transaction;
+import org.apache.iceberg.Transactions;
 import org.apache.iceberg.exceptions.CommitFailedException;
-import org.apache.iceberg.exceptions.ValidationException;
 import org.apache.iceberg.flink.TableLoader;
+import org.apache.iceberg.util.PropertyUtil;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The single commit coordinator (parallelism 1, max parallelism 1): one Iceberg snapshot per
- * checkpoint, in checkpoint order, exactly once across failures and restarts.
+ * checkpoint, in checkpoint order, exactly once for the table's whole life — across failures,
+ * restores, snapshot expiry, compaction, orphan-file removal and a second job or a zombie instance
+ * of the same pipeline.
  *
  * <pre>
  *  writer results ──► collecting (by Flink checkpoint id, memory only)
- *                          │ snapshotState(c): every result tagged ≤ c becomes temporary manifests
+ *                          │ snapshotState(c): every result tagged ≤ c becomes temporary manifests,
+ *                          │ stamped with this Flink job id (its lineage); a result for a
+ *                          │ checkpoint already staged fails the job
  *                          ▼
  *                      pending (NavigableMap by pipeline checkpoint id; manifest bytes in state)
- *                          │ notifyCheckpointComplete(c): commit each entry ≤ c in order,
- *                          │ one RowDelta each, under guard.runExclusive
+ *                          │ notifyCheckpointComplete(c): commit each entry ≤ c in order
+ *                          │ ("commit one checkpoint", under guard.runExclusive):
+ *                          │   refresh → read the progress record from that base
+ *                          │   → newer epoch?                 CommitFencedException (job fails)
+ *                          │   → own lineage already there?  skip (ALREADY_COMMITTED)
+ *                          │   → older epoch at ≥ this id?    renumber pending past it, again
+ *                          │   → other lineage at ≥ this id?  PipelineConflictException (job fails)
+ *                          │   → one transaction: RowDelta (no history validation) + progress record
+ *                          │   → swap only from that base, or from a newer one where the progress
+ *                          │     record and schema are unchanged (a foreign commit); else start over
  *                          ▼
- *                      committed (table snapshot summary: pipeline id + checkpoint id)
+ *                      committed (table property shardberg.progress.&lt;pipeline&gt; + snapshot summary)
  * </pre>
  *
  * <p>Invariants:
@@ -49,13 +70,31 @@ import org.slf4j.LoggerFactory;
  * <ul>
  *   <li>Checkpoints are never merged: an equality delete does not apply to data files of its own
  *       sequence number, so merging two checkpoints would resurrect rows deleted by the later one.
- *   <li>Pipeline checkpoint ids strictly increase along the table's ancestry, so "already committed"
- *       is "≤ the newest committed id of this pipeline". The check runs inside the lock, right before
- *       each commit attempt, so a commit that landed while its answer was lost is never repeated.
+ *   <li>What the pipeline committed is read from its {@link PipelineProgress} record only, from the
+ *       very metadata the commit is built on; the record is written in the same Iceberg transaction
+ *       as the data, so it is never ahead of or behind the data, and it never expires.
+ *   <li>Pipeline checkpoint ids strictly increase, so "already committed" is "the record's id ≥
+ *       ours", but only when the record is this entry's own lineage: staged by the same Flink job at
+ *       the same or a later Flink checkpoint (a job commits its own entries in order), or committed
+ *       by a job restored from this entry's job's state at or past it ({@code restored-from}).
+ *       Anything else at ≥ ours means two jobs share the pipeline id; the coordinator stops the job
+ *       instead of skipping (which would lose this job's data) or committing (which would
+ *       duplicate) — unless fencing shows this instance is the newest, then it numbers past.
+ *   <li>A commit lands only on metadata where its checks hold ({@link PinnedBaseOperations}): the
+ *       base they ran on, or a later one whose progress record and schema are the same (a foreign
+ *       commit such as maintenance; Iceberg's retry re-applies onto it). Never onto a table where
+ *       another instance of the pipeline committed since the checks: the catalog's compare-and-swap
+ *       is the final fence, also for an instance whose ZooKeeper lock expired mid-commit.
+ *   <li>No history validation: position deletes only name data files of the same checkpoint (the
+ *       writer deletes by position only keys it wrote since its last barrier), and equality deletes
+ *       need no validation, so expiry and compaction between commits cannot fail a commit.
  *   <li>The pipeline checkpoint id is the Flink checkpoint id plus an offset kept in state. The offset
  *       is 0 unless the job starts without state (or from an old savepoint) on a table where the
  *       pipeline already committed higher ids; then it shifts new ids past them, so nothing new is
  *       mistaken for already committed.
+ *   <li>The pipeline id is kept in state; a restore under another id is refused.
+ *   <li>Insert-only rows are committed only if no other committer added files to their shards since
+ *       the writers' scan ({@link InsertOnlyCheck}), checked when staged and again at the commit.
  *   <li>A checkpoint that cannot be committed now (lock timeout, guard disconnected) stays pending,
  *       with every later one, and is retried at the next checkpoint completion.
  * </ul>
@@ -75,10 +114,16 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
 
   static final String LAST_SNAPSHOT_STATE_NAME = "shardberg-coordinator-last-snapshot-checkpoint";
 
+  static final String PIPELINE_ID_STATE_NAME = "shardberg-coordinator-pipeline-id";
+
+  static final String LINEAGE_STATE_NAME = "shardberg-coordinator-lineage";
+
   private enum Outcome {
     COMMITTED,
     ALREADY_COMMITTED,
-    LEFT_PENDING
+    LEFT_PENDING,
+    /** Pending ids were shifted past an older instance's commits; commit again from the start. */
+    RENUMBERED
   }
 
   private final TableLoader tableLoader;
@@ -97,6 +142,16 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
   private transient ListState<byte[]> pendingState;
   private transient ListState<Long> offsetState;
   private transient ListState<Long> lastSnapshotState;
+  private transient ListState<String> pipelineIdState;
+  private transient ListState<String> lineageState;
+  /**
+   * The Flink jobs whose state this coordinator descends from, each with the newest Flink
+   * checkpoint of it restored (directly or through earlier restores), oldest first.
+   */
+  private transient LinkedHashMap<String, Long> restoredFrom;
+  /** Highest Flink checkpoint whose results were staged (or restored); later results only. */
+  private transient long lastStagedFlinkCheckpoint;
+  private transient String shardColumn;
   private transient CoordinatorMetrics metrics;
 
   CommitCoordinator(
@@ -123,6 +178,7 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
       tableLoader.open();
     }
     this.table = tableLoader.loadTable();
+    this.shardColumn = WriterTableCheck.shardColumn(rowType);
     this.guard = guardFactory.open(options.pipelineId(), options.tableName());
 
     this.pendingState =
@@ -139,9 +195,33 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
             .getOperatorStateStore()
             .getListState(
                 new ListStateDescriptor<>(LAST_SNAPSHOT_STATE_NAME, LongSerializer.INSTANCE));
+    this.pipelineIdState =
+        context
+            .getOperatorStateStore()
+            .getListState(
+                new ListStateDescriptor<>(PIPELINE_ID_STATE_NAME, StringSerializer.INSTANCE));
+    this.lineageState =
+        context
+            .getOperatorStateStore()
+            .getListState(new ListStateDescriptor<>(LINEAGE_STATE_NAME, StringSerializer.INSTANCE));
+    this.restoredFrom = new LinkedHashMap<>();
 
     long restoredFlinkCheckpoint = context.getRestoredCheckpointId().orElse(0L);
     if (context.isRestored()) {
+      for (String restoredId : pipelineIdState.get()) {
+        if (!restoredId.equals(options.pipelineId())) {
+          throw new PipelineConflictException(
+              String.format(
+                  "Cannot restore the coordinator of pipeline %s for table %s: the restored state"
+                      + " belongs to pipeline %s. Restoring it under another id would commit its"
+                      + " checkpoints again. Set pipeline.id back to %s, or start the new pipeline"
+                      + " without this state.",
+                  options.pipelineId(), options.tableName(), restoredId, restoredId));
+        }
+      }
+      for (String lineage : lineageState.get()) {
+        PipelineProgress.decodeLineage(lineage).forEach((job, c) -> restoredFrom.merge(job, c, Math::max));
+      }
       for (Long offset : offsetState.get()) {
         checkpointOffset = Math.max(checkpointOffset, offset);
       }
@@ -165,10 +245,14 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
       // Every restored entry belongs to a completed checkpoint: commit what the table lacks.
       commitUpTo(Long.MAX_VALUE);
     }
+    this.lastStagedFlinkCheckpoint = restoredFlinkCheckpoint;
 
+    // Only numbering: which ids are committed is decided again under the lock at every commit.
     table.refresh();
     long maxCommitted =
-        CommittedCheckpoints.maxCommittedCheckpoint(table, options.pipelineId()).orElse(-1L);
+        PipelineProgress.read(table, options.pipelineId())
+            .map(PipelineProgress::checkpointId)
+            .orElse(-1L);
     long neededOffset = maxCommitted - restoredFlinkCheckpoint;
     if (neededOffset > checkpointOffset) {
       LOG.info(
@@ -187,6 +271,20 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
   @Override
   public void processElement(StreamRecord<WriterResult> element) {
     WriterResult result = element.getValue();
+    if (result.checkpointId() <= lastStagedFlinkCheckpoint) {
+      // Dropping it would lose its files; committing it in a later checkpoint would reorder changes.
+      throw new IllegalStateException(
+          String.format(
+              "Cannot accept the files of writer %d for Flink checkpoint %d of pipeline %s (table"
+                  + " %s): the coordinator already staged checkpoint %d, so they arrived after the"
+                  + " barrier. Disable unaligned checkpoints for this job; the job restarts from"
+                  + " its last checkpoint and rewrites them.",
+              result.subtask(),
+              result.checkpointId(),
+              options.pipelineId(),
+              options.tableName(),
+              lastStagedFlinkCheckpoint));
+    }
     collecting.computeIfAbsent(result.checkpointId(), id -> new ArrayList<>()).add(result);
   }
 
@@ -208,6 +306,8 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
     pendingState.update(serialized);
     offsetState.update(List.of(checkpointOffset));
     lastSnapshotState.update(List.of(context.getCheckpointId()));
+    pipelineIdState.update(List.of(options.pipelineId()));
+    lineageState.update(List.of(PipelineProgress.encodeLineage(lineageAt(context.getCheckpointId()))));
     metrics.pending(pending.size());
   }
 
@@ -226,10 +326,47 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
       }
       PendingCheckpoint staged =
           TempManifests.write(
-              table, manifestPrefix, checkpointId, entry.getKey(), entry.getValue());
+              table, manifestPrefix, checkpointId, entry.getKey(), flinkJobId, entry.getValue());
+      try {
+        checkInsertOnlyRowsBeforeStaging(staged);
+      } catch (RuntimeException e) {
+        TempManifests.delete(table, staged);
+        throw e;
+      }
       pending.put(checkpointId, staged);
     }
     ready.clear();
+    lastStagedFlinkCheckpoint = Math.max(lastStagedFlinkCheckpoint, flinkCheckpointId);
+  }
+
+  /**
+   * Fails this checkpoint (not the commit) when another committer wrote into a shard that got
+   * insert-only rows since the writers' scan: the job then restores the previous checkpoint, where
+   * the writers are in a restored run and write every row as an upsert.
+   */
+  private void checkInsertOnlyRowsBeforeStaging(PendingCheckpoint staged) {
+    SortedMap<Integer, Long> scans = staged.insertOnlyScans();
+    if (scans.isEmpty()) {
+      return;
+    }
+    long checkpointId = staged.checkpointId();
+    table.refresh();
+    InsertOnlyCheck.foreignWrite(table, shardColumn, options.pipelineId(), scans)
+        .ifPresent(
+            reason -> {
+              throw new IllegalStateException(
+                  String.format(
+                      "Cannot stage checkpoint %d of pipeline %s for table %s: its rows of shard(s)"
+                          + " %s were written insert-only (initial load), but %s. Committing them"
+                          + " could duplicate keys. This checkpoint fails; the job restarts from"
+                          + " its previous checkpoint and writes these rows as upserts. Stop any"
+                          + " other writer of these shards.",
+                      checkpointId,
+                      options.pipelineId(),
+                      options.tableName(),
+                      scans.keySet(),
+                      reason));
+            });
   }
 
   @Override
@@ -250,26 +387,60 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
   }
 
   private void commitUpTo(long checkpointId) throws Exception {
-    NavigableMap<Long, PendingCheckpoint> ready = pending.headMap(checkpointId, true);
-    for (PendingCheckpoint checkpoint : new ArrayList<>(ready.values())) {
-      Outcome outcome = commitOrSkip(checkpoint);
-      if (outcome == Outcome.LEFT_PENDING) {
-        break; // later checkpoints wait too: commits happen in checkpoint order
-      }
-      pending.remove(checkpoint.checkpointId());
-      int deleted = TempManifests.delete(table, checkpoint);
-      int staged = checkpoint.dataManifests().size() + checkpoint.deleteManifests().size();
-      if (deleted < staged) {
-        LOG.warn(
-            "Could not delete {} of {} temporary manifests of checkpoint {} in table {}; they are"
-                + " orphan files now, removable by Iceberg's orphan-file cleanup",
-            staged - deleted,
-            staged,
-            checkpoint.checkpointId(),
-            options.tableName());
+    long limit = checkpointId;
+    boolean again = true;
+    while (again) {
+      again = false;
+      NavigableMap<Long, PendingCheckpoint> ready = pending.headMap(limit, true);
+      for (PendingCheckpoint checkpoint : new ArrayList<>(ready.values())) {
+        Outcome outcome = commitOrSkip(checkpoint);
+        if (outcome == Outcome.RENUMBERED) {
+          long shift = pending.firstKey() - checkpoint.checkpointId();
+          limit = limit == Long.MAX_VALUE ? limit : limit + shift;
+          again = true;
+          break;
+        }
+        if (outcome == Outcome.LEFT_PENDING) {
+          break; // later checkpoints wait too: commits happen in checkpoint order
+        }
+        pending.remove(checkpoint.checkpointId());
+        int deleted = TempManifests.delete(table, checkpoint);
+        int staged = checkpoint.dataManifests().size() + checkpoint.deleteManifests().size();
+        if (deleted < staged) {
+          LOG.warn(
+              "Could not delete {} of {} temporary manifests of checkpoint {} in table {}; they are"
+                  + " orphan files now, removable by Iceberg's orphan-file cleanup",
+              staged - deleted,
+              staged,
+              checkpoint.checkpointId(),
+              options.tableName());
+        }
       }
     }
     metrics.pending(pending.size());
+  }
+
+  /**
+   * Shifts every pending id (and the offset for later ones) past {@code committed}: this instance
+   * holds the newest epoch (ZooKeeper said so under the lock) and the table holds an older
+   * instance's commits up to {@code committed}, made while this one started.
+   */
+  private void renumberPast(long committed) {
+    long shift = committed - pending.firstKey() + 1;
+    NavigableMap<Long, PendingCheckpoint> shifted = new TreeMap<>();
+    for (PendingCheckpoint entry : pending.values()) {
+      shifted.put(entry.checkpointId() + shift, entry.withCheckpointId(entry.checkpointId() + shift));
+    }
+    LOG.info(
+        "Table {} holds checkpoint {} of pipeline {}, committed by an older instance (older epoch)"
+            + " while this one started; numbering this instance's pending checkpoints {} from {}",
+        options.tableName(),
+        committed,
+        options.pipelineId(),
+        pending.keySet(),
+        pending.firstKey() + shift);
+    pending = shifted;
+    checkpointOffset += shift;
   }
 
   private Outcome commitOrSkip(PendingCheckpoint checkpoint) throws Exception {
@@ -292,7 +463,7 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
       continuousEmptyCheckpoints++; // counted in the heartbeat's log line
     }
     Outcome outcome = commitWithRetries(checkpoint, heartbeat);
-    if (outcome == Outcome.LEFT_PENDING) {
+    if (outcome == Outcome.LEFT_PENDING || outcome == Outcome.RENUMBERED) {
       if (heartbeat) {
         continuousEmptyCheckpoints--;
       }
@@ -305,6 +476,12 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
   private Outcome commitWithRetries(PendingCheckpoint checkpoint, boolean heartbeat)
       throws Exception {
     long backoffMs = options.retryBackoff().toMillis();
+    int rebases = 0;
+    long rebaseWaitMs =
+        PropertyUtil.propertyAsLong(
+            table.properties(),
+            TableProperties.COMMIT_MIN_RETRY_WAIT_MS,
+            TableProperties.COMMIT_MIN_RETRY_WAIT_MS_DEFAULT);
     for (int attempt = 1; ; attempt++) {
       try {
         return guard.runExclusive(
@@ -328,15 +505,60 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
             e.getMessage(),
             checkpoint.checkpointId());
         throw e;
+      } catch (PinnedBaseOperations.BaseChangedException e) {
+        // The table moved between the checks and the swap, and an input of the checks moved with
+        // it (another instance of this pipeline committed, the schema changed, or insert-only rows
+        // need their history check again). Nothing landed; everything is checked again from a
+        // fresh refresh, bounded by the table's commit.retry.* properties.
+        rebases++;
+        int maxRebases =
+            PropertyUtil.propertyAsInt(
+                table.properties(),
+                TableProperties.COMMIT_NUM_RETRIES,
+                TableProperties.COMMIT_NUM_RETRIES_DEFAULT);
+        if (rebases > maxRebases) {
+          throw new IllegalStateException(
+              String.format(
+                  "Cannot commit checkpoint %d of pipeline %s to table %s: the table changed"
+                      + " under %d commit attempts in a row (%s). Another committer keeps"
+                      + " changing it; serialise the committers with the ZooKeeper lock"
+                      + " (coordinator.zookeeper.*) or raise %s.",
+                  checkpoint.checkpointId(),
+                  options.pipelineId(),
+                  options.tableName(),
+                  rebases,
+                  e.getMessage(),
+                  TableProperties.COMMIT_NUM_RETRIES),
+              e);
+        }
+        metrics.retry();
+        LOG.info(
+            "Table {} changed between the checks and the swap of checkpoint {} ({}); checking"
+                + " again in {} ms",
+            options.tableName(),
+            checkpoint.checkpointId(),
+            e.getMessage(),
+            rebaseWaitMs);
+        Thread.sleep(rebaseWaitMs);
+        rebaseWaitMs =
+            Math.min(
+                rebaseWaitMs * 2,
+                PropertyUtil.propertyAsLong(
+                    table.properties(),
+                    TableProperties.COMMIT_MAX_RETRY_WAIT_MS,
+                    TableProperties.COMMIT_MAX_RETRY_WAIT_MS_DEFAULT));
+        attempt--; // not a failed attempt
       } catch (CommitFailedException e) {
-        // Iceberg's own retries on a stale base gave up. The commit did not land; try again from a
-        // fresh table (the already-committed check runs again first).
+        // The catalog kept rejecting the swap on an unchanged base until Iceberg's own retries gave
+        // up. Nothing landed; everything is checked again from a fresh refresh, so a commit that
+        // landed while the catalog reported a failure is not repeated.
         if (attempt >= options.commitAttempts()) {
           throw e;
         }
         metrics.retry();
         LOG.warn(
-            "Commit of checkpoint {} to table {} failed (attempt {} of {}), retrying in {} ms: {}",
+            "Commit of checkpoint {} to table {} did not land (attempt {} of {}), checking again"
+                + " from a fresh table in {} ms: {}",
             checkpoint.checkpointId(),
             options.tableName(),
             attempt,
@@ -351,56 +573,103 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
     }
   }
 
+  /**
+   * "Commit one checkpoint", holding the guard's lock: every decision is taken on the metadata the
+   * commit is built on, and the commit swaps from exactly that metadata or not at all.
+   */
   private Outcome commitUnderLock(PendingCheckpoint checkpoint, boolean heartbeat)
       throws IOException {
     long start = System.nanoTime();
-    table.refresh();
-    Optional<CommitRecord> latest = CommittedCheckpoints.latest(table, options.pipelineId());
-    if (latest.isPresent() && latest.get().checkpointId() >= checkpoint.checkpointId()) {
+    TableOperations ops = ((HasTableOperations) table).operations();
+    TableMetadata base = ops.refresh();
+    Optional<PipelineProgress> progress = PipelineProgress.read(table, options.pipelineId());
+    // Fencing first: a newer epoch in the record means this instance was superseded, even if the
+    // newer one already committed this very entry for it.
+    guard.checkNotFenced();
+    long epoch = guard.epoch();
+    if (progress.isPresent()) {
+      checkNotFenced(checkpoint, progress.get(), epoch);
+    }
+    if (progress.isPresent() && isOwnCommit(progress.get(), checkpoint)) {
       LOG.info(
-          "Checkpoint {} of pipeline {} is already in table {} (newest committed: {}, snapshot"
-              + " {}); not committing it again",
+          "Checkpoint {} of pipeline {} is already in table {} (progress record: {}); not"
+              + " committing it again",
           checkpoint.checkpointId(),
           options.pipelineId(),
           options.tableName(),
-          latest.get().checkpointId(),
-          latest.get().snapshotId());
-      metrics.alreadyCommitted(latest.get().checkpointId());
+          progress.get());
+      metrics.alreadyCommitted(progress.get().checkpointId());
       return Outcome.ALREADY_COMMITTED;
     }
-    guard.checkNotFenced();
-    long epoch = guard.epoch();
-    if (epoch >= 0 && latest.isPresent() && latest.get().epoch() > epoch) {
-      throw new CommitFencedException(
-          String.format(
-              "Cannot commit checkpoint %d of pipeline %s to table %s: the table holds a commit of"
-                  + " the same pipeline with newer epoch %d (snapshot %d), this coordinator has"
-                  + " epoch %d. Another instance of this pipeline took over; stop this job. (If"
-                  + " ZooKeeper's data was reset instead, set the pipeline's epoch node above %d.)",
-              checkpoint.checkpointId(),
-              options.pipelineId(),
-              options.tableName(),
-              latest.get().epoch(),
-              latest.get().snapshotId(),
-              epoch,
-              latest.get().epoch()));
+    if (progress.isPresent()
+        && progress.get().checkpointId() >= checkpoint.checkpointId()
+        && epoch >= 0
+        && progress.get().epoch() < epoch) {
+      // Fencing is on and this instance is the pipeline's newest: the record is an older
+      // instance's progress, made before it was fenced. Number this instance's checkpoints past it.
+      renumberPast(progress.get().checkpointId());
+      return Outcome.RENUMBERED;
+    }
+    if (progress.isPresent()) {
+      checkNoOtherLineage(checkpoint, progress.get());
     }
     WriterTableCheck.validateSchema(table.schema(), options.tableName(), rowType);
+    if (!checkpoint.insertOnlyScans().isEmpty()) {
+      InsertOnlyCheck.foreignWrite(
+              table, shardColumn, options.pipelineId(), checkpoint.insertOnlyScans())
+          .ifPresent(
+              reason -> {
+                throw new PipelineConflictException(
+                    String.format(
+                        "Cannot commit checkpoint %d of pipeline %s to table %s: its rows of"
+                            + " shard(s) %s were written insert-only (initial load), but %s."
+                            + " Committing would duplicate keys, and the restored state holds"
+                            + " them too. Stop the other writer of these shards, then start the"
+                            + " pipeline without state with insert-only initial load off.",
+                        checkpoint.checkpointId(),
+                        options.pipelineId(),
+                        options.tableName(),
+                        checkpoint.insertOnlyScans().keySet(),
+                        reason));
+              });
+    }
 
     TempManifests.Files files = TempManifests.read(table, checkpoint);
+    // One transaction: the checkpoint's snapshot and the pipeline's progress record.
+    String progressKey = PipelineProgress.propertyKey(options.pipelineId());
+    String checkedProgress = base.properties().get(progressKey);
+    int checkedSchema = base.currentSchemaId();
+    // On a moved base only the snapshots after the checked one need the insert-only check.
+    SortedMap<Integer, Long> sinceChecked = new TreeMap<>();
+    long checkedSnapshot =
+        base.currentSnapshot() == null
+            ? PendingCheckpoint.NO_SNAPSHOT
+            : base.currentSnapshot().snapshotId();
+    checkpoint.insertOnlyScans().keySet().forEach(shard -> sinceChecked.put(shard, checkedSnapshot));
+    Transaction transaction =
+        Transactions.newTransaction(
+            table.name(),
+            new PinnedBaseOperations(
+                ops,
+                base,
+                moved ->
+                    moved.currentSchemaId() == checkedSchema
+                        && Objects.equals(
+                            moved.properties().get(progressKey), checkedProgress)
+                        && InsertOnlyCheck.foreignWrite(
+                                moved, table.io(), shardColumn, options.pipelineId(), sinceChecked)
+                            .isEmpty()));
     SnapshotUpdate<?> update;
     if (heartbeat) {
-      AppendFiles append = table.newAppend();
-      update = append;
+      update = transaction.newAppend();
       update.set(SnapshotSummaryKeys.HEARTBEAT, "true");
     } else {
-      RowDelta delta = table.newRowDelta();
+      // No validateDataFilesExist / validateDeletedFiles: position deletes only name data files of
+      // this same checkpoint, written by the same writer, so no concurrent operation can have
+      // removed them before this snapshot; and a history walk fails once old snapshots expire.
+      RowDelta delta = transaction.newRowDelta();
       files.dataFiles().forEach(delta::addRows);
       files.deleteFiles().forEach(delta::addDeletes);
-      if (!checkpoint.referencedDataFiles().isEmpty()) {
-        delta.validateDataFilesExist(checkpoint.referencedDataFiles());
-      }
-      delta.validateDeletedFiles();
       update = delta;
     }
     update.set(SnapshotSummaryKeys.PIPELINE_ID, options.pipelineId());
@@ -422,20 +691,21 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
                   SnapshotSummaryKeys.shardDeletedRecords(shard),
                   Long.toString(counts.deletedRecords()));
             });
-    try {
-      update.commit();
-    } catch (ValidationException e) {
-      throw new IllegalStateException(
-          String.format(
-              "Cannot commit checkpoint %d of pipeline %s to table %s: %s. Position deletes of this"
-                  + " checkpoint name data files that are gone (was the table compacted or"
-                  + " rewritten while the job ran?).",
-              checkpoint.checkpointId(),
-              options.pipelineId(),
-              options.tableName(),
-              e.getMessage()),
-          e);
-    }
+    update.commit();
+    PipelineProgress committed =
+        new PipelineProgress(
+            checkpoint.checkpointId(),
+            checkpoint.flinkCheckpointId(),
+            checkpoint.stagedBy() != null ? checkpoint.stagedBy() : flinkJobId,
+            flinkJobId,
+            epoch,
+            restoredFrom);
+    transaction
+        .updateProperties()
+        .set(PipelineProgress.propertyKey(options.pipelineId()), committed.encode())
+        .commit();
+    transaction.commitTransaction();
+    long snapshotId = transaction.table().currentSnapshot().snapshotId();
     long ms = (System.nanoTime() - start) / 1_000_000;
     if (heartbeat) {
       metrics.heartbeat(checkpoint.checkpointId());
@@ -469,9 +739,82 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
           files.deleteRecords(),
           checkpoint.shardCounts().size(),
           ms,
-          table.currentSnapshot().snapshotId());
+          snapshotId);
     }
     return Outcome.COMMITTED;
+  }
+
+  /**
+   * True when the table's progress shows this entry committed by its own lineage: the record is at
+   * or past this id and either was staged by the same Flink job at the same or a later Flink
+   * checkpoint (one job commits its entries in order, so a later one of its own means this one
+   * landed too), or its committer descends from this entry's job's state at or past this entry (a
+   * restore commits every restored entry before its own). Without lineage on either side (a table or
+   * state from before the record), "at or past" alone decides.
+   */
+  private static boolean isOwnCommit(PipelineProgress progress, PendingCheckpoint checkpoint) {
+    if (progress.checkpointId() < checkpoint.checkpointId()) {
+      return false;
+    }
+    if (progress.legacy() || checkpoint.stagedBy() == null) {
+      return true;
+    }
+    return progress.covers(checkpoint.stagedBy(), checkpoint.flinkCheckpointId());
+  }
+
+  /** The ancestry written into state at checkpoint c: the restored jobs plus this job at c. */
+  private LinkedHashMap<String, Long> lineageAt(long flinkCheckpointId) {
+    LinkedHashMap<String, Long> lineage = new LinkedHashMap<>(restoredFrom);
+    lineage.remove(flinkJobId);
+    lineage.put(flinkJobId, flinkCheckpointId);
+    while (lineage.size() > PipelineProgress.MAX_RESTORED_FROM) {
+      lineage.remove(lineage.keySet().iterator().next());
+    }
+    return lineage;
+  }
+
+  /** A newer epoch in the record: another instance of this pipeline took over. */
+  private void checkNotFenced(PendingCheckpoint checkpoint, PipelineProgress progress, long epoch) {
+    if (epoch >= 0 && progress.epoch() > epoch) {
+      throw new CommitFencedException(
+          String.format(
+              "Cannot commit checkpoint %d of pipeline %s to table %s: the table holds a commit of"
+                  + " the same pipeline with newer epoch %d (%s), this coordinator has epoch %d."
+                  + " Another instance of this pipeline took over; stop this job. (If ZooKeeper's"
+                  + " data was reset instead, set the pipeline's epoch node above %d.)",
+              checkpoint.checkpointId(),
+              options.pipelineId(),
+              options.tableName(),
+              progress.epoch(),
+              progress,
+              epoch,
+              progress.epoch()));
+    }
+  }
+
+  /**
+   * The record is not this entry's own commit; at or past this id it is another lineage's, so a
+   * second job shares the pipeline id: skipping would lose this job's data, committing would
+   * duplicate.
+   */
+  private void checkNoOtherLineage(PendingCheckpoint checkpoint, PipelineProgress progress) {
+    if (progress.checkpointId() >= checkpoint.checkpointId()) {
+      throw new PipelineConflictException(
+          String.format(
+              "Cannot commit checkpoint %d of pipeline %s to table %s: the table's progress record"
+                  + " shows checkpoint %d committed by Flink job %s (Flink checkpoint %d, staged by"
+                  + " Flink job %s), while this checkpoint was staged by Flink job %s from Flink"
+                  + " checkpoint %d; two jobs share pipeline.id — stop one of them.",
+              checkpoint.checkpointId(),
+              options.pipelineId(),
+              options.tableName(),
+              progress.checkpointId(),
+              progress.committedBy(),
+              progress.flinkCheckpointId(),
+              progress.stagedBy(),
+              checkpoint.stagedBy(),
+              checkpoint.flinkCheckpointId()));
+    }
   }
 
   @Override

@@ -14,9 +14,13 @@ import java.util.concurrent.Callable;
  *
  * <ul>
  *   <li>{@link #runExclusive} runs the action while holding the table's lock, and releases it after,
- *       whatever the action does. Inside the action the coordinator refreshes the table, finds the
- *       highest checkpoint already committed for its pipeline, checks the epoch recorded in the
- *       table, and commits.
+ *       whatever the action does. Inside the action the coordinator refreshes the table, reads its
+ *       pipeline's progress record, checks the epoch recorded there, and commits with a metadata
+ *       swap that only succeeds from the metadata it checked (so a lock lost in between cannot make
+ *       a commit land on top of another committer's).
+ *   <li>A guard may connect lazily: opening it must not block on or fail for an unreachable server;
+ *       {@link #runExclusive} then throws {@link CommitLockTimeoutException} and the checkpoint stays
+ *       pending. {@link #epoch()} is valid inside the action.
  *   <li>When the lock is not obtained within the timeout, {@link CommitLockTimeoutException} is
  *       thrown and nothing was run: the checkpoint stays pending and is retried at the next one.
  *   <li>When the guard is not connected (ZooKeeper SUSPENDED or LOST), {@link #canCommit()} is false
@@ -28,7 +32,10 @@ import java.util.concurrent.Callable;
  */
 public interface CommitGuard extends AutoCloseable {
 
-  /** Epoch of this coordinator instance for its pipeline; {@code -1} when fencing is off. */
+  /**
+   * Epoch of this coordinator instance for its pipeline; {@code -1} when fencing is off (or, for a
+   * lazy guard, before its first {@link #runExclusive} took it).
+   */
   long epoch();
 
   /** False while the guard knows it cannot commit (e.g. ZooKeeper connection suspended or lost). */

@@ -13,8 +13,10 @@ import org.apache.iceberg.Table;
 import org.apache.iceberg.util.SnapshotUtil;
 
 /**
- * Reads a pipeline's commits back from the table: the exactly-once check of the coordinator and the
- * CLI's {@code status} command use the same walk.
+ * Reads a pipeline's commits back from the table's snapshot summaries, for display (the CLI's {@code
+ * status}) and as the fallback of {@link PipelineProgress} for tables written before the progress
+ * record existed. Decisions about what is committed read {@link PipelineProgress}: summaries expire
+ * with their snapshots.
  *
  * <p>The walk follows the ancestry of the table's current snapshot (not every snapshot in the
  * metadata), so commits on other branches or rolled back by maintenance do not count.
@@ -23,12 +25,12 @@ public final class CommittedCheckpoints {
   private CommittedCheckpoints() {}
 
   /**
-   * The highest checkpoint committed by {@code pipelineId}, or empty when the pipeline never
-   * committed (or its snapshots have all expired). The caller refreshes the table first.
+   * The highest checkpoint committed by {@code pipelineId} (its {@link PipelineProgress} record), or
+   * empty when the pipeline never committed. The caller refreshes the table first.
    */
   public static OptionalLong maxCommittedCheckpoint(Table table, String pipelineId) {
-    return latest(table, pipelineId)
-        .map(commit -> OptionalLong.of(commit.checkpointId()))
+    return PipelineProgress.read(table, pipelineId)
+        .map(progress -> OptionalLong.of(progress.checkpointId()))
         .orElseGet(OptionalLong::empty);
   }
 

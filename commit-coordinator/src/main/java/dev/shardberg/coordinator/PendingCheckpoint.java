@@ -16,6 +16,12 @@ import java.util.SortedMap;
  * @param deleteManifests encoded manifests of the delete files, one per partition spec
  * @param referencedDataFiles data files named by position deletes; must still exist at commit
  * @param shardCounts per-shard changes, by shard number
+ * @param stagedBy Flink job id of the coordinator that staged this checkpoint (its lineage: compared
+ *     with the table's {@link PipelineProgress} to tell "committed by us" from "committed by another
+ *     job with the same pipeline id"); null when restored from version-1 state
+ * @param insertOnlyScans shards that got insert-only rows in this checkpoint, each with the snapshot
+ *     id the writers scanned to decide it ({@code -1}: the table had no snapshot); empty when the
+ *     checkpoint has no insert-only rows
  */
 record PendingCheckpoint(
     long checkpointId,
@@ -23,13 +29,33 @@ record PendingCheckpoint(
     List<byte[]> dataManifests,
     List<byte[]> deleteManifests,
     List<String> referencedDataFiles,
-    SortedMap<Integer, ShardCounts> shardCounts) {
+    SortedMap<Integer, ShardCounts> shardCounts,
+    String stagedBy,
+    SortedMap<Integer, Long> insertOnlyScans) {
+
+  /** No snapshot in the table when the writer scanned it. */
+  static final long NO_SNAPSHOT = -1L;
 
   PendingCheckpoint {
+    insertOnlyScans =
+        java.util.Collections.unmodifiableSortedMap(new java.util.TreeMap<>(insertOnlyScans));
     dataManifests = List.copyOf(dataManifests);
     deleteManifests = List.copyOf(deleteManifests);
     referencedDataFiles = List.copyOf(referencedDataFiles);
     shardCounts = java.util.Collections.unmodifiableSortedMap(new java.util.TreeMap<>(shardCounts));
+  }
+
+  /** The same entry under another pipeline checkpoint id (renumbered past another instance's). */
+  PendingCheckpoint withCheckpointId(long id) {
+    return new PendingCheckpoint(
+        id,
+        flinkCheckpointId,
+        dataManifests,
+        deleteManifests,
+        referencedDataFiles,
+        shardCounts,
+        stagedBy,
+        insertOnlyScans);
   }
 
   boolean isEmpty() {

@@ -13,10 +13,12 @@ import org.apache.flink.core.memory.DataOutputSerializer;
  * State format of {@link PendingCheckpoint}. Version 1 layout, in order: checkpoint id (long), Flink
  * checkpoint id (long), data manifests (int count, then int length + bytes each), delete manifests
  * (same), referenced data files (int count, then UTF each), shard counts (int count, then int shard,
- * long added, long deleted each).
+ * long added, long deleted each). Version 2 appends: staging Flink job id (UTF, empty when unknown), insert-only scans
+ * (int count, then int shard, long snapshot id each). Version 1 entries restore with no staging job
+ * (lineage unknown) and no insert-only rows.
  */
 final class PendingCheckpointSerializer implements SimpleVersionedSerializer<PendingCheckpoint> {
-  static final int VERSION = 1;
+  static final int VERSION = 2;
   static final PendingCheckpointSerializer INSTANCE = new PendingCheckpointSerializer();
 
   @Override
@@ -41,16 +43,22 @@ final class PendingCheckpointSerializer implements SimpleVersionedSerializer<Pen
       out.writeLong(entry.getValue().addedRecords());
       out.writeLong(entry.getValue().deletedRecords());
     }
+    out.writeUTF(pending.stagedBy() == null ? "" : pending.stagedBy()); // "": unknown (v1)
+    out.writeInt(pending.insertOnlyScans().size());
+    for (var entry : pending.insertOnlyScans().entrySet()) {
+      out.writeInt(entry.getKey());
+      out.writeLong(entry.getValue());
+    }
     return out.getCopyOfBuffer();
   }
 
   @Override
   public PendingCheckpoint deserialize(int version, byte[] serialized) throws IOException {
-    if (version != VERSION) {
+    if (version != 1 && version != VERSION) {
       throw new IOException(
           String.format(
               "Cannot restore a pending Shardberg checkpoint: state version %d is not supported by"
-                  + " this release (it reads version %d). Restore with the release that wrote the"
+                  + " this release (it reads versions 1 to %d). Restore with the release that wrote the"
                   + " checkpoint, or start the pipeline without state.",
               version, VERSION));
     }
@@ -69,8 +77,25 @@ final class PendingCheckpointSerializer implements SimpleVersionedSerializer<Pen
     for (int i = 0; i < shardCount; i++) {
       counts.put(in.readInt(), new ShardCounts(in.readLong(), in.readLong()));
     }
+    String stagedBy = null;
+    SortedMap<Integer, Long> scans = new TreeMap<>();
+    if (version >= 2) {
+      String job = in.readUTF();
+      stagedBy = job.isEmpty() ? null : job;
+      int scanCount = in.readInt();
+      for (int i = 0; i < scanCount; i++) {
+        scans.put(in.readInt(), in.readLong());
+      }
+    }
     return new PendingCheckpoint(
-        checkpointId, flinkCheckpointId, dataManifests, deleteManifests, referenced, counts);
+        checkpointId,
+        flinkCheckpointId,
+        dataManifests,
+        deleteManifests,
+        referenced,
+        counts,
+        stagedBy,
+        scans);
   }
 
   private static void writeBlobs(DataOutputSerializer out, List<byte[]> blobs) throws IOException {

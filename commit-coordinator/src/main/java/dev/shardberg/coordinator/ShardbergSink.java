@@ -61,7 +61,7 @@ public final class ShardbergSink {
     private int commitAttempts = DEFAULT_COMMIT_ATTEMPTS;
     private Duration retryBackoff = DEFAULT_RETRY_BACKOFF;
     private String uidPrefix;
-    private boolean insertOnlyInitialLoad;
+    private boolean insertOnlyInitialLoad = true;
 
     private Builder(DataStream<RowData> input) {
       this.input = Objects.requireNonNull(input, "input");
@@ -131,12 +131,15 @@ public final class ShardbergSink {
     }
 
     /**
-     * Write snapshot rows of shards that hold no data yet without key deletes (default off). Turning
-     * it on is a promise about the input: an INSERT row is a snapshot read, each key is read at most
-     * once per shard in one run, and every other write of a key (a live insert included) arrives as
+     * Write snapshot rows of shards that hold no data yet without key deletes (default on, as in the
+     * job). It relies on the input: an INSERT row is a snapshot read, each key is read at most once
+     * per shard in one run, and every other write of a key (a live insert included) arrives as
      * UPDATE_AFTER. The sink then writes INSERT rows insert-only while the pipeline runs its first
      * attempt (no restored state) and their shard had no data file when the writer opened; everything
-     * else stays an upsert. The finished initial load then carries no equality deletes.
+     * else stays an upsert. The finished initial load then carries no equality deletes. Other
+     * committers are not trusted: a checkpoint whose insert-only shards got files from anyone else
+     * since the writers' scan is refused (see docs/commit-coordinator.md). Turn it off for an input
+     * that emits INSERT for keys that may already exist.
      */
     public Builder insertOnlyInitialLoad(boolean enabled) {
       this.insertOnlyInitialLoad = enabled;

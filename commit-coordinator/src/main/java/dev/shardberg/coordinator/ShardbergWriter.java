@@ -40,7 +40,9 @@ import org.slf4j.LoggerFactory;
  * for a snapshot read, is written without a key delete when (1) this is the pipeline's first attempt
  * (no restored state: nothing of this pipeline has been committed, since commits follow completed
  * checkpoints and every failover restores the latest one) and (2) its shard had no data file in the
- * table when this writer opened. Otherwise it is an upsert. See docs/commit-coordinator.md.
+ * table when this writer opened. Otherwise it is an upsert. The writer reports which shards got
+ * insert-only rows and which snapshot it scanned; the coordinator refuses to commit them if any
+ * other committer added files to those shards since that snapshot. See docs/commit-coordinator.md.
  *
  * <p>Event order per checkpoint: rows → {@link #prepareSnapshotPreBarrier} (close every file, emit
  * one {@link WriterResult} tagged with the checkpoint id) → barrier. No file stays open across a
@@ -71,6 +73,10 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
   private transient int subtask;
   /** Shards with data files when this writer opened; null: insert-only writes are off for this run. */
   private transient Set<Integer> shardsWithData;
+  /** The snapshot that scan read ({@link PendingCheckpoint#NO_SNAPSHOT}: the table had none). */
+  private transient long scannedSnapshotId;
+  /** Shards that got insert-only rows since the last barrier; reported for the coordinator's check. */
+  private transient Set<Integer> insertOnlyShards;
   private transient Counter insertOnlyRows;
   private transient Counter upsertRows;
   private transient Counter deleteRows;
@@ -117,7 +123,12 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
     this.writers =
         DeltaTaskWriter.factory(
             table, rowType, equalityFieldIds, subtask, getRuntimeContext().getTaskInfo().getAttemptNumber());
+    this.insertOnlyShards = new HashSet<>();
     if (insertOnlyInitialLoad && !restored) {
+      this.scannedSnapshotId =
+          table.currentSnapshot() == null
+              ? PendingCheckpoint.NO_SNAPSHOT
+              : table.currentSnapshot().snapshotId();
       this.shardsWithData = shardsWithDataFiles(table, tableName, WriterTableCheck.shardColumn(rowType));
       if (shardsWithData != null) {
         LOG.info(
@@ -171,7 +182,7 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
     return shards;
   }
 
-  private static int identityPosition(PartitionSpec spec, int sourceId) {
+  static int identityPosition(PartitionSpec spec, int sourceId) {
     List<PartitionField> fields = spec.fields();
     for (int i = 0; i < fields.size(); i++) {
       if (fields.get(i).sourceId() == sourceId && fields.get(i).transform().isIdentity()) {
@@ -197,6 +208,7 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
       deleteRows.inc();
     } else if (kind == RowKind.INSERT && shardsWithData != null && !shardsWithData.contains(shard)) {
       writer.insert(row);
+      insertOnlyShards.add(shard);
       insertOnlyRows.inc();
     } else {
       writer.upsert(row);
@@ -251,7 +263,11 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
     Map<Integer, ShardCounts> shardCounts = new HashMap<>();
     counts.forEach((shard, c) -> shardCounts.put(shard, new ShardCounts(c[0], c[1])));
     counts.clear();
-    output.collect(new StreamRecord<>(new WriterResult(checkpointId, subtask, files, shardCounts)));
+    Map<Integer, Long> scans = new HashMap<>();
+    insertOnlyShards.forEach(shard -> scans.put(shard, scannedSnapshotId));
+    insertOnlyShards.clear();
+    output.collect(
+        new StreamRecord<>(new WriterResult(checkpointId, subtask, files, shardCounts, scans)));
   }
 
   @Override

@@ -53,8 +53,10 @@ final class TempManifests {
       String filePrefix,
       long checkpointId,
       long flinkCheckpointId,
+      String stagedBy,
       Collection<WriterResult> results)
       throws IOException {
+    SortedMap<Integer, Long> scans = new TreeMap<>();
     SortedMap<Integer, List<DataFile>> dataBySpec = new TreeMap<>();
     SortedMap<Integer, List<DeleteFile>> deletesBySpec = new TreeMap<>();
     List<String> referenced = new ArrayList<>();
@@ -70,6 +72,9 @@ final class TempManifests {
         referenced.add(path.toString());
       }
       result.shardCounts().forEach((shard, c) -> counts.merge(shard, c, ShardCounts::plus));
+      result
+          .insertOnlyScans()
+          .forEach((shard, scan) -> scans.merge(shard, scan, (a, b) -> older(table, a, b)));
     }
     int formatVersion = TableUtil.formatVersion(table);
     List<byte[]> dataManifests = new ArrayList<>();
@@ -93,7 +98,33 @@ final class TempManifests {
       deleteManifests.add(ManifestFiles.encode(writer.toManifestFile()));
     }
     return new PendingCheckpoint(
-        checkpointId, flinkCheckpointId, dataManifests, deleteManifests, referenced, counts);
+        checkpointId,
+        flinkCheckpointId,
+        dataManifests,
+        deleteManifests,
+        referenced,
+        counts,
+        stagedBy,
+        scans);
+  }
+
+  /**
+   * Of two writers' scans of one shard, the older one (its check covers more history): no snapshot
+   * is oldest, then the lower sequence number; a snapshot the table no longer has counts as older.
+   */
+  private static long older(Table table, long a, long b) {
+    if (a == PendingCheckpoint.NO_SNAPSHOT || b == PendingCheckpoint.NO_SNAPSHOT) {
+      return PendingCheckpoint.NO_SNAPSHOT;
+    }
+    if (a == b) {
+      return a;
+    }
+    var snapshotA = table.snapshot(a);
+    var snapshotB = table.snapshot(b);
+    if (snapshotA == null || snapshotB == null) {
+      return snapshotA == null ? a : b;
+    }
+    return snapshotA.sequenceNumber() <= snapshotB.sequenceNumber() ? a : b;
   }
 
   static Files read(Table table, PendingCheckpoint pending) throws IOException {

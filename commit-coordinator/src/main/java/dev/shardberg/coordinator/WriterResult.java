@@ -19,12 +19,31 @@ final class WriterResult implements Serializable {
   private final int subtask;
   private final WriteResult files;
   private final TreeMap<Integer, ShardCounts> shardCounts;
+  private final TreeMap<Integer, Long> insertOnlyScans;
 
   WriterResult(long checkpointId, int subtask, WriteResult files, Map<Integer, ShardCounts> counts) {
+    this(checkpointId, subtask, files, counts, Map.of());
+  }
+
+  /**
+   * @param insertOnlyScans shards this writer wrote insert-only rows of in this checkpoint, each with
+   *     the snapshot id it scanned to find them empty ({@link PendingCheckpoint#NO_SNAPSHOT}: none)
+   */
+  WriterResult(
+      long checkpointId,
+      int subtask,
+      WriteResult files,
+      Map<Integer, ShardCounts> counts,
+      Map<Integer, Long> insertOnlyScans) {
     this.checkpointId = checkpointId;
     this.subtask = subtask;
     this.files = files;
     this.shardCounts = new TreeMap<>(counts);
+    this.insertOnlyScans = new TreeMap<>(insertOnlyScans);
+  }
+
+  SortedMap<Integer, Long> insertOnlyScans() {
+    return Collections.unmodifiableSortedMap(insertOnlyScans);
   }
 
   long checkpointId() {

@@ -42,7 +42,35 @@ final class FaultInjection {
     /** The catalog rejects the commit on a stale base (CommitFailedException); nothing landed. */
     COMMIT_CONFLICT,
     /** The commit lands, yet the catalog reports a conflict (CommitFailedException). */
-    LANDED_BUT_REPORTED_CONFLICT
+    LANDED_BUT_REPORTED_CONFLICT,
+    /**
+     * Between the coordinator's checks and its metadata swap, {@link #atSwap} runs (by default
+     * another committer changes the table; a test may instead let a second coordinator commit).
+     */
+    AT_SWAP
+  }
+
+  /** What {@link Point#AT_SWAP} does: gets the table's real operations. */
+  @FunctionalInterface
+  interface SwapAction {
+    void run(TableOperations operations) throws Exception;
+  }
+
+  /** A foreign commit (a table property, as maintenance or another tool would write). */
+  static final SwapAction FOREIGN_COMMIT =
+      operations -> {
+        TableMetadata current = operations.refresh();
+        Map<String, String> properties = new java.util.HashMap<>(current.properties());
+        properties.put("test.foreign-commit", Long.toString(System.nanoTime()));
+        operations.commit(
+            current, TableMetadata.buildFrom(current).setProperties(properties).build());
+      };
+
+  private static volatile SwapAction atSwap = FOREIGN_COMMIT;
+
+  /** Sets what {@link Point#AT_SWAP} does until the next {@link #arm}. */
+  static void atSwap(SwapAction action) {
+    atSwap = action;
   }
 
   record Fault(Point point, int occurrence) {}
@@ -56,6 +84,7 @@ final class FaultInjection {
 
   static synchronized void arm(List<Fault> faults) {
     plan = List.copyOf(faults);
+    atSwap = FOREIGN_COMMIT;
     FIRED.clear();
     STAGED_MANIFESTS.set(0);
     for (Point point : Point.values()) {
@@ -144,6 +173,13 @@ final class FaultInjection {
       }
       if (shouldFail(Point.COMMIT_CONFLICT)) {
         throw new CommitFailedException("Injected conflict: base metadata is stale");
+      }
+      if (shouldFail(Point.AT_SWAP)) {
+        try {
+          atSwap.run(delegate());
+        } catch (Exception e) {
+          throw new IllegalStateException("The action at the swap failed", e);
+        }
       }
       super.commit(base, metadata);
       if (shouldFail(Point.LANDED_BUT_REPORTED_CONFLICT)) {

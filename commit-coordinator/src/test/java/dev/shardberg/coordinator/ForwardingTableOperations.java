@@ -19,6 +19,11 @@ class ForwardingTableOperations implements TableOperations {
     this.io = io;
   }
 
+  /** The wrapped operations. */
+  TableOperations delegate() {
+    return delegate;
+  }
+
   @Override
   public TableMetadata current() {
     return delegate.current();

@@ -21,10 +21,19 @@ final class OperatorHarnesses {
     private final OneInputStreamOperatorTestHarness<RowData, WriterResult> harness;
 
     Writer(TableLoader loader) throws Exception {
+      this(loader, false);
+    }
+
+    /** A first-attempt writer; with {@code insertOnly}, INSERT rows of empty shards skip key deletes. */
+    Writer(TableLoader loader, boolean insertOnly) throws Exception {
       this.harness =
           new OneInputStreamOperatorTestHarness<>(
               new ShardbergWriter(
-                  loader, TestTables.TABLE_NAME, TestTables.ROW_TYPE, TestTables.EQUALITY_COLUMNS, false));
+                  loader,
+                  TestTables.TABLE_NAME,
+                  TestTables.ROW_TYPE,
+                  TestTables.EQUALITY_COLUMNS,
+                  insertOnly));
       harness.setup(WriterResultTypeInfo.WireSerializer.INSTANCE);
       harness.open();
     }
@@ -66,6 +75,17 @@ final class OperatorHarnesses {
         int maxEmptyCommits,
         int commitAttempts)
         throws Exception {
+      this(loader, jobId, guard, maxEmptyCommits, commitAttempts, PIPELINE);
+    }
+
+    Coordinator(
+        TableLoader loader,
+        JobID jobId,
+        CommitGuardFactory guard,
+        int maxEmptyCommits,
+        int commitAttempts,
+        String pipelineId)
+        throws Exception {
       this.environment =
           new MockEnvironmentBuilder()
               .setJobID(jobId)
@@ -78,7 +98,7 @@ final class OperatorHarnesses {
               TestTables.ROW_TYPE,
               new CoordinatorOptions(
                   TestTables.TABLE_NAME,
-                  PIPELINE,
+                  pipelineId,
                   maxEmptyCommits,
                   Duration.ofSeconds(5),
                   commitAttempts,

@@ -11,6 +11,8 @@ import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
 
 class PendingCheckpointSerializerTest {
+  private static final String JOB = "0123456789abcdef0123456789abcdef";
+
   private static final PendingCheckpoint SAMPLE =
       new PendingCheckpoint(
           42,
@@ -18,7 +20,21 @@ class PendingCheckpointSerializerTest {
           List.of(new byte[] {1, 2, 3}),
           List.of(new byte[] {4}, new byte[] {5, 6}),
           List.of("file:/warehouse/shop/orders/data/a.parquet"),
-          new TreeMap<>(Map.of(0, new ShardCounts(10, 2), 127, new ShardCounts(0, 1))));
+          new TreeMap<>(Map.of(0, new ShardCounts(10, 2), 127, new ShardCounts(0, 1))),
+          JOB,
+          new TreeMap<>(Map.of(3, 77L, 5, PendingCheckpoint.NO_SNAPSHOT)));
+
+  /** {@link #SAMPLE} as version 1 held it: no staging job, no insert-only scans. */
+  private static final PendingCheckpoint SAMPLE_V1 =
+      new PendingCheckpoint(
+          SAMPLE.checkpointId(),
+          SAMPLE.flinkCheckpointId(),
+          SAMPLE.dataManifests(),
+          SAMPLE.deleteManifests(),
+          SAMPLE.referencedDataFiles(),
+          SAMPLE.shardCounts(),
+          null,
+          new TreeMap<>());
 
   /** Version 1 bytes of {@link #SAMPLE}, frozen: a change here breaks restores of old state. */
   private static final String VERSION_1_HEX =
@@ -31,11 +47,19 @@ class PendingCheckpointSerializerTest {
           + "00000000" + "000000000000000a" + "0000000000000002"
           + "0000007f" + "0000000000000000" + "0000000000000001";
 
+  /** Version 2 bytes of {@link #SAMPLE}, frozen: version 1's, then the staging job and the scans. */
+  private static final String VERSION_2_HEX =
+      VERSION_1_HEX
+          + "0020" + hex(JOB)
+          + "00000002"
+          + "00000003" + "000000000000004d"
+          + "00000005" + "ffffffffffffffff";
+
   private final PendingCheckpointSerializer serializer = PendingCheckpointSerializer.INSTANCE;
 
   @Test
-  void startsAtVersionOne() {
-    assertThat(serializer.getVersion()).isEqualTo(1);
+  void isAtVersionTwo() {
+    assertThat(serializer.getVersion()).isEqualTo(2);
   }
 
   @Test
@@ -45,20 +69,28 @@ class PendingCheckpointSerializerTest {
   }
 
   @Test
-  void frozenVersionOneBytesStillRead() throws IOException {
-    assertThat(HexFormat.of().formatHex(serializer.serialize(SAMPLE))).isEqualTo(VERSION_1_HEX);
-    PendingCheckpoint restored = serializer.deserialize(1, HexFormat.of().parseHex(VERSION_1_HEX));
+  void frozenVersionTwoBytesStillRead() throws IOException {
+    assertThat(HexFormat.of().formatHex(serializer.serialize(SAMPLE))).isEqualTo(VERSION_2_HEX);
+    PendingCheckpoint restored = serializer.deserialize(2, HexFormat.of().parseHex(VERSION_2_HEX));
     assertSame(restored, SAMPLE);
   }
 
   @Test
+  void frozenVersionOneBytesStillReadWithoutLineage() throws IOException {
+    PendingCheckpoint restored = serializer.deserialize(1, HexFormat.of().parseHex(VERSION_1_HEX));
+    assertSame(restored, SAMPLE_V1);
+    // written again (at the next checkpoint) it stays without lineage
+    assertSame(serializer.deserialize(2, serializer.serialize(restored)), SAMPLE_V1);
+  }
+
+  @Test
   void unsupportedVersionIsRejectedWithTheFix() {
-    assertThatThrownBy(() -> serializer.deserialize(2, serializer.serialize(SAMPLE)))
+    assertThatThrownBy(() -> serializer.deserialize(3, serializer.serialize(SAMPLE)))
         .isInstanceOf(IOException.class)
         .hasMessage(
-            "Cannot restore a pending Shardberg checkpoint: state version 2 is not supported by"
-                + " this release (it reads version 1). Restore with the release that wrote the"
-                + " checkpoint, or start the pipeline without state.");
+            "Cannot restore a pending Shardberg checkpoint: state version 3 is not supported by"
+                + " this release (it reads versions 1 to 2). Restore with the release that wrote"
+                + " the checkpoint, or start the pipeline without state.");
   }
 
   private static void assertSame(PendingCheckpoint actual, PendingCheckpoint expected) {
@@ -68,6 +100,8 @@ class PendingCheckpointSerializerTest {
     assertThat(actual.deleteManifests()).containsExactlyElementsOf(expected.deleteManifests());
     assertThat(actual.referencedDataFiles()).isEqualTo(expected.referencedDataFiles());
     assertThat(actual.shardCounts()).isEqualTo(expected.shardCounts());
+    assertThat(actual.stagedBy()).isEqualTo(expected.stagedBy());
+    assertThat(actual.insertOnlyScans()).isEqualTo(expected.insertOnlyScans());
   }
 
   private static String hex(String text) {

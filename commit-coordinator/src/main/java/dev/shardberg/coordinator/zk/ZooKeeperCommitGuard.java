@@ -4,6 +4,7 @@ import static com.google.common.base.Preconditions.checkArgument;
 
 import dev.shardberg.coordinator.CommitFencedException;
 import dev.shardberg.coordinator.CommitGuard;
+import dev.shardberg.coordinator.CommitLockTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.Callable;
@@ -17,15 +18,27 @@ import org.slf4j.LoggerFactory;
  * The Curator-backed {@link CommitGuard}: the table's {@link ZooKeeperTableLock} around every
  * commit, plus a fencing epoch per pipeline.
  *
+ * <h2>Connecting lazily</h2>
+ *
+ * The coordinator's guard ({@link #lazy}) does not touch ZooKeeper when it is opened (in the
+ * coordinator's {@code initializeState}): it connects at its first {@link #runExclusive}, and a
+ * ZooKeeper that cannot be reached then is a {@link CommitLockTimeoutException} — the checkpoint
+ * stays pending and the next completed checkpoint tries again. So a ZooKeeper outage during a
+ * failover keeps commits pending instead of failing the job after its restart attempts. {@link
+ * #open} connects and takes the epoch at once, for tools and tests.
+ *
  * <h2>Fencing</h2>
  *
- * Opening the guard increments {@code <root>/pipelines/<pipeline>/epoch} with a versioned
- * compare-and-set; the new value is this instance's {@link #epoch()} and goes into every snapshot
- * summary. The node is read again under the lock twice per commit: by {@link #runExclusive} before
- * the action runs, and by {@link #checkNotFenced()}, which the coordinator calls just before the
- * commit. A larger value means another instance of the same pipeline has started since, and this
- * one stops for good. Epochs are unique and increase; a retried write may skip a number, never
- * repeat one.
+ * The lazy guard takes its epoch at its first commit, under the table lock: it increments {@code
+ * <root>/pipelines/<pipeline>/epoch} with a versioned compare-and-set; the new value is this
+ * instance's {@link #epoch()} and goes into every commit (summary and the table's progress record).
+ * The node is read again under the lock twice per commit: by {@link #runExclusive} before the action
+ * runs, and by {@link #checkNotFenced()}, which the coordinator calls before the commit. A larger
+ * value means another instance of the same pipeline has started since, and this one stops for good.
+ * The coordinator also compares its epoch with the one in the table's progress record, on the very
+ * metadata it commits on, and its commit only swaps from that metadata: an instance whose session
+ * expired after these checks cannot land a commit on top of a newer instance's. Epochs are unique
+ * and increase; a retried write may skip a number, never repeat one.
  *
  * <h2>States</h2>
  *
@@ -44,26 +57,47 @@ import org.slf4j.LoggerFactory;
  * dev.shardberg.coordinator.CommitLockTimeoutException}: nothing committed, retried at the next
  * checkpoint). Once the commit has gone to Iceberg, its outcome is what Iceberg answered: a normal
  * return is a landed commit, {@code CommitStateUnknownException} stays unknown, and the coordinator
- * resolves it on its next attempt from the snapshot summaries ({@code shardberg.pipeline-id},
- * {@code shardberg.checkpoint-id}), read under the lock.
+ * resolves it on its next attempt from the table's progress record ({@code
+ * shardberg.progress.<pipeline-id>}), read under the lock.
  */
 public final class ZooKeeperCommitGuard implements CommitGuard {
   private static final Logger LOG = LoggerFactory.getLogger(ZooKeeperCommitGuard.class);
 
-  private final ZooKeeperTableLock lock;
+  private final ZooKeeperOptions options;
+  private final String tableName;
   private final String pipelineId;
   private final String epochPath;
-  private final long epoch;
+
+  /** Null until connected; then the connected lock (its client reconnects by itself). */
+  private volatile ZooKeeperTableLock lock;
+
+  /** This instance's epoch; -1 until taken (at the first commit of a lazy guard). */
+  private volatile long epoch = -1;
 
   /** The newer epoch that fenced this instance, or 0 while not fenced. */
   private volatile long fencedBy;
 
-  private ZooKeeperCommitGuard(
-      ZooKeeperTableLock lock, String pipelineId, String epochPath, long epoch) {
-    this.lock = lock;
+  private volatile boolean closed;
+
+  private ZooKeeperCommitGuard(ZooKeeperOptions options, String pipelineId, String tableName) {
+    checkArgument(
+        pipelineId != null && !pipelineId.isBlank(),
+        "Cannot open the ZooKeeper commit guard of table '%s': the pipeline id is empty; set"
+            + " shardberg.pipeline-id",
+        tableName);
+    this.options = options;
+    this.tableName = tableName;
     this.pipelineId = pipelineId;
-    this.epochPath = epochPath;
-    this.epoch = epoch;
+    this.epochPath = ZooKeeperPaths.epochPath(options.rootPath(), pipelineId);
+  }
+
+  /**
+   * The coordinator's guard: no connection yet. It connects at its first {@link #runExclusive} and
+   * takes its epoch there, under the lock.
+   */
+  public static ZooKeeperCommitGuard lazy(
+      ZooKeeperOptions options, String pipelineId, String tableName) {
+    return new ZooKeeperCommitGuard(options, pipelineId, tableName);
   }
 
   /**
@@ -72,27 +106,39 @@ public final class ZooKeeperCommitGuard implements CommitGuard {
    */
   public static ZooKeeperCommitGuard open(
       ZooKeeperOptions options, String pipelineId, String tableName) throws Exception {
-    checkArgument(
-        pipelineId != null && !pipelineId.isBlank(),
-        "Cannot open the ZooKeeper commit guard of table '%s': the pipeline id is empty; set"
-            + " shardberg.pipeline-id",
-        tableName);
-    ZooKeeperTableLock lock = ZooKeeperTableLock.open(options, tableName);
+    ZooKeeperCommitGuard guard = new ZooKeeperCommitGuard(options, pipelineId, tableName);
     try {
-      String epochPath = ZooKeeperPaths.epochPath(options.rootPath(), pipelineId);
-      long epoch = incrementEpoch(lock.client(), epochPath, pipelineId);
-      LOG.info(
-          "Pipeline {} took fencing epoch {} at {}; commits to table {} go through the lock at {}",
-          pipelineId,
-          epoch,
-          epochPath,
-          tableName,
-          lock.lockPath());
-      return new ZooKeeperCommitGuard(lock, pipelineId, epochPath, epoch);
+      guard.connect();
+      guard.takeEpoch();
+      return guard;
     } catch (Exception | Error e) {
-      lock.close();
+      guard.close();
       throw e;
     }
+  }
+
+  /** Connects once; the lock's client then reconnects by itself. */
+  private synchronized ZooKeeperTableLock connect() throws InterruptedException {
+    if (closed) {
+      throw new IllegalStateException(
+          "Cannot use the ZooKeeper commit guard of table '" + tableName + "': it is closed");
+    }
+    if (lock == null) {
+      lock = ZooKeeperTableLock.open(options, tableName);
+    }
+    return lock;
+  }
+
+  private void takeEpoch() throws Exception {
+    long taken = incrementEpoch(lock.client(), epochPath, pipelineId);
+    epoch = taken;
+    LOG.info(
+        "Pipeline {} took fencing epoch {} at {}; commits to table {} go through the lock at {}",
+        pipelineId,
+        taken,
+        epochPath,
+        tableName,
+        lock.lockPath());
   }
 
   private static long incrementEpoch(CuratorFramework client, String path, String pipelineId)
@@ -145,23 +191,51 @@ public final class ZooKeeperCommitGuard implements CommitGuard {
     return epoch;
   }
 
+  /** True until the guard knows it cannot commit: fenced, or connected once and now not. */
   @Override
   public boolean canCommit() {
-    return fencedBy == 0 && lock.isConnected();
+    ZooKeeperTableLock current = lock;
+    return fencedBy == 0 && (current == null || current.isConnected());
   }
 
   /**
-   * Runs {@code action} holding the table lock, after checking the fencing epoch under the lock: a
-   * superseded instance stops at its first attempt after a newer one started, whatever the action
-   * would decide (it might otherwise skip a checkpoint the newer instance already numbered past, and
-   * never reach its own fencing check).
+   * Connects if this is the first call, then runs {@code action} holding the table lock: takes the
+   * epoch if not taken yet, and checks it under the lock, so a superseded instance stops at its
+   * first attempt after a newer one started, whatever the action would decide. When ZooKeeper cannot
+   * be reached the action does not run ({@link CommitLockTimeoutException}: retried later).
    */
   @Override
   public <T> T runExclusive(Duration lockTimeout, Callable<T> action) throws Exception {
     throwIfFenced();
-    return lock.runExclusive(
+    ZooKeeperTableLock connected;
+    try {
+      connected = connect();
+    } catch (IllegalStateException e) {
+      if (closed) {
+        throw e;
+      }
+      throw new CommitLockTimeoutException(
+          String.format(
+              "Cannot take the commit lock of table '%s': %s; nothing was run, the commit is"
+                  + " retried at the next completed checkpoint",
+              tableName, e.getMessage()),
+          e);
+    }
+    return connected.runExclusive(
         lockTimeout,
         () -> {
+          if (epoch < 0) {
+            try {
+              takeEpoch();
+            } catch (Exception e) {
+              throw new LockLostException(
+                  String.format(
+                      "Cannot take the fencing epoch of pipeline '%s' at %s: %s; nothing was"
+                          + " committed, the commit is retried later",
+                      pipelineId, epochPath, e),
+                  e);
+            }
+          }
           checkNotFenced();
           return action.call();
         });
@@ -177,6 +251,13 @@ public final class ZooKeeperCommitGuard implements CommitGuard {
   @Override
   public void checkNotFenced() throws CommitFencedException {
     throwIfFenced();
+    ZooKeeperTableLock lock = this.lock;
+    if (lock == null || epoch < 0) {
+      throw new LockLostException(
+          String.format(
+              "Cannot check the fencing epoch of pipeline '%s': not connected to ZooKeeper yet",
+              pipelineId));
+    }
     if (lock.isHeldByCurrentThread()) {
       lock.checkLockHeld();
     } else if (!lock.isConnected()) {
@@ -236,34 +317,42 @@ public final class ZooKeeperCommitGuard implements CommitGuard {
                 + " (this instance has epoch %s), so this instance stops committing for good."
                 + " Expected after a redeploy; otherwise two jobs run with the same"
                 + " shardberg.pipeline-id — stop one of them",
-            lock.tableName(), pipelineId, newerEpoch, epoch));
+            tableName, pipelineId, newerEpoch, epoch));
   }
 
-  /** Waits for the table lock so far. */
+  /** Waits for the table lock so far (none before the first connection). */
   public LockWaitStats.Snapshot lockWaits() {
-    return lock.lockWaits();
+    ZooKeeperTableLock current = lock;
+    return current == null ? new LockWaitStats().snapshot() : current.lockWaits();
   }
 
+  /** {@code LATENT} until the first connection. */
   public ZooKeeperTableLock.State connectionState() {
-    return lock.state();
+    ZooKeeperTableLock current = lock;
+    return current == null ? ZooKeeperTableLock.State.LATENT : current.state();
   }
 
-  /** How many times the connection was suspended or lost since this guard opened. */
+  /** How many times the connection was suspended or lost since this guard connected. */
   public long connectionInterruptions() {
-    return lock.connectionInterruptions();
+    ZooKeeperTableLock current = lock;
+    return current == null ? 0 : current.connectionInterruptions();
   }
 
   public String pipelineId() {
     return pipelineId;
   }
 
-  /** The ZooKeeper client of this guard; tests expire its session. */
+  /** The ZooKeeper client of this guard (null before the first connection); tests expire its session. */
   CuratorFramework client() {
-    return lock.client();
+    ZooKeeperTableLock current = lock;
+    return current == null ? null : current.client();
   }
 
   @Override
-  public void close() {
-    lock.close();
+  public synchronized void close() {
+    closed = true;
+    if (lock != null) {
+      lock.close();
+    }
   }
 }

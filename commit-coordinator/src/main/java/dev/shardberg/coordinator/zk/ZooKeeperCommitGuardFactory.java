@@ -6,7 +6,8 @@ import dev.shardberg.coordinator.CommitGuardFactory;
 
 /**
  * Opens a {@link ZooKeeperCommitGuard} per coordinator instance. Serializable: it carries only the
- * {@link ZooKeeperOptions}; the connection is made in {@link #open}, on the task manager.
+ * {@link ZooKeeperOptions}; the connection is made at the coordinator's first commit, on the task
+ * manager.
  */
 public final class ZooKeeperCommitGuardFactory implements CommitGuardFactory {
   private static final long serialVersionUID = 1L;
@@ -21,9 +22,10 @@ public final class ZooKeeperCommitGuardFactory implements CommitGuardFactory {
     return options;
   }
 
+  /** A lazy guard: it connects and takes its epoch at the coordinator's first commit. */
   @Override
-  public ZooKeeperCommitGuard open(String pipelineId, String tableName) throws Exception {
-    return ZooKeeperCommitGuard.open(options, pipelineId, tableName);
+  public ZooKeeperCommitGuard open(String pipelineId, String tableName) {
+    return ZooKeeperCommitGuard.lazy(options, pipelineId, tableName);
   }
 
   @Override

@@ -279,8 +279,23 @@ final class SharedTableWorkload {
       AtomicLong conflicts,
       AtomicLong lockTimeouts)
       throws Exception {
+    return maintain(table, lock, keepGoing, conflicts, lockTimeouts, Duration.ZERO);
+  }
+
+  /** The same, resting {@code pause} after each round (a maintenance run that does not spin). */
+  static long maintain(
+      Table table,
+      ZooKeeperTableLock lock,
+      BooleanSupplier keepGoing,
+      AtomicLong conflicts,
+      AtomicLong lockTimeouts,
+      Duration pause)
+      throws Exception {
     long commits = 0;
     for (long round = 0; keepGoing.getAsBoolean(); round++) {
+      if (round > 0 && !pause.isZero()) {
+        Thread.sleep(pause.toMillis());
+      }
       DataFile marker = round % 2 == 0 ? null : writeMarkerFile(table, round);
       Callable<Integer> work =
           () -> {

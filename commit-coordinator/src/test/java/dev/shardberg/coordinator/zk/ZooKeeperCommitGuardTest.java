@@ -66,11 +66,55 @@ class ZooKeeperCommitGuardTest {
     return open(options(server.getConnectString()), pipelineId);
   }
 
+  /** Connected, with its epoch taken (the eager open tools use). */
   private ZooKeeperCommitGuard open(ZooKeeperOptions options, String pipelineId) throws Exception {
-    ZooKeeperCommitGuard guard =
-        new ZooKeeperCommitGuardFactory(options).open(pipelineId, TABLE);
+    ZooKeeperCommitGuard guard = ZooKeeperCommitGuard.open(options, pipelineId, TABLE);
     toClose.add(guard);
     return guard;
+  }
+
+  /** The coordinator's guard, as its factory opens it: not connected yet. */
+  private ZooKeeperCommitGuard lazy(ZooKeeperOptions options, String pipelineId) {
+    ZooKeeperCommitGuard guard = new ZooKeeperCommitGuardFactory(options).open(pipelineId, TABLE);
+    toClose.add(guard);
+    return guard;
+  }
+
+  @Test
+  void theCoordinatorsGuardOpensWithoutZooKeeperAndTakesItsEpochAtTheFirstCommitUnderTheLock()
+      throws Exception {
+    ZooKeeperOptions zk = options(server.getConnectString());
+    server.stop();
+    ZooKeeperCommitGuard guard =
+        lazy(zk.withConnectionTimeout(Duration.ofMillis(500)), "orders"); // no connection attempt
+    assertThat(guard.epoch()).isEqualTo(-1);
+    assertThat(guard.canCommit()).isTrue();
+    assertThat(guard.connectionState()).isEqualTo(ZooKeeperTableLock.State.LATENT);
+
+    AtomicInteger commits = new AtomicInteger();
+    assertThatThrownBy(() -> guard.runExclusive(LOCK_TIMEOUT, commits::incrementAndGet))
+        .isInstanceOf(CommitLockTimeoutException.class)
+        .hasMessageStartingWith("Cannot take the commit lock of table 'hadoop.shop.orders': Cannot connect to ZooKeeper at")
+        .hasMessageEndingWith("nothing was run, the commit is retried at the next completed checkpoint");
+    assertThat(commits).hasValue(0);
+    assertThat(guard.epoch()).isEqualTo(-1);
+
+    server.restart();
+    ZooKeeperCommitGuard older = open("orders"); // another instance took epoch 1 meanwhile
+    assertThat(older.epoch()).isEqualTo(1);
+    List<Long> epochInsideTheLock = new ArrayList<>();
+    assertThat(
+            guard.runExclusive(
+                LOCK_TIMEOUT,
+                () -> {
+                  epochInsideTheLock.add(guard.epoch());
+                  guard.checkNotFenced();
+                  return commits.incrementAndGet();
+                }))
+        .isEqualTo(1);
+    assertThat(epochInsideTheLock).containsExactly(2L);
+    assertThatThrownBy(() -> older.runExclusive(LOCK_TIMEOUT, commits::incrementAndGet))
+        .isInstanceOf(CommitFencedException.class);
   }
 
   private <T extends AutoCloseable> T closeLater(T closeable) {

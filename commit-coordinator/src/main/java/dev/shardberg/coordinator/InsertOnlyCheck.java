@@ -1,0 +1,123 @@
+package dev.shardberg.coordinator;
+
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import org.apache.iceberg.ContentFile;
+import org.apache.iceberg.DataOperations;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.HasTableOperations;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.TableMetadata;
+import org.apache.iceberg.io.FileIO;
+
+/**
+ * Verifies the promise behind insert-only rows: no committer other than this pipeline added rows to
+ * their shard after the writer found the shard empty.
+ *
+ * <p>Walks the current snapshot's ancestry back to each shard's scanned snapshot and looks at the
+ * files added by every snapshot that is not this pipeline's own commit and not a {@code replace}
+ * (compaction rewrites rows that exist, it adds none). Iceberg's own conflict detection ({@code
+ * validateFromSnapshot} + {@code validateNoConflictingDataFiles}) cannot be used as is: it would
+ * also count this pipeline's own insert-only commits since the scan, which are the initial load.
+ */
+final class InsertOnlyCheck {
+  private InsertOnlyCheck() {}
+
+  /**
+   * A description of the first foreign write into one of {@code scans}' shards since its scan, or of
+   * why the history cannot tell (a scanned snapshot expired); empty when the rows are safe.
+   */
+  static Optional<String> foreignWrite(
+      Table table, String shardColumn, String pipelineId, SortedMap<Integer, Long> scans) {
+    return foreignWrite(
+        ((HasTableOperations) table).operations().current(),
+        table.io(),
+        shardColumn,
+        pipelineId,
+        scans);
+  }
+
+  /** The same, on given table metadata (a base the coordinator's commit might swap from). */
+  static Optional<String> foreignWrite(
+      TableMetadata metadata,
+      FileIO io,
+      String shardColumn,
+      String pipelineId,
+      SortedMap<Integer, Long> scans) {
+    if (scans.isEmpty()) {
+      return Optional.empty();
+    }
+    SortedMap<Integer, Long> open = new TreeMap<>(scans);
+    int shardFieldId = metadata.schema().findField(shardColumn).fieldId();
+    Map<Integer, Integer> positionBySpec = new HashMap<>();
+    metadata
+        .specsById()
+        .forEach(
+            (id, spec) ->
+                positionBySpec.put(id, ShardbergWriter.identityPosition(spec, shardFieldId)));
+    Snapshot snapshot = metadata.currentSnapshot();
+    while (snapshot != null) {
+      long id = snapshot.snapshotId();
+      open.values().removeIf(scan -> scan == id);
+      if (open.isEmpty()) {
+        return Optional.empty();
+      }
+      if (!isOwn(snapshot, pipelineId) && !DataOperations.REPLACE.equals(snapshot.operation())) {
+        for (ContentFile<?> file : snapshot.addedDataFiles(io)) {
+          Optional<String> hit = hit(snapshot, file, positionBySpec, open);
+          if (hit.isPresent()) {
+            return hit;
+          }
+        }
+        for (ContentFile<?> file : snapshot.addedDeleteFiles(io)) {
+          Optional<String> hit = hit(snapshot, file, positionBySpec, open);
+          if (hit.isPresent()) {
+            return hit;
+          }
+        }
+      }
+      Long parent = snapshot.parentId();
+      if (parent == null) {
+        open.values().removeIf(scan -> scan == PendingCheckpoint.NO_SNAPSHOT);
+        return open.isEmpty()
+            ? Optional.empty()
+            : Optional.of("scanned snapshot(s) " + open.values() + " are not in the current history");
+      }
+      snapshot = metadata.snapshot(parent);
+      if (snapshot == null) {
+        return Optional.of(
+            String.format(
+                "the history since the scan of shard(s) %s cannot be read: snapshot %d has expired",
+                open.keySet(), parent));
+      }
+    }
+    return Optional.empty();
+  }
+
+  private static boolean isOwn(Snapshot snapshot, String pipelineId) {
+    return snapshot.summary() != null
+        && pipelineId.equals(snapshot.summary().get(SnapshotSummaryKeys.PIPELINE_ID));
+  }
+
+  private static Optional<String> hit(
+      Snapshot snapshot,
+      ContentFile<?> file,
+      Map<Integer, Integer> positionBySpec,
+      SortedMap<Integer, Long> open) {
+    int position = positionBySpec.getOrDefault(file.specId(), -1);
+    Integer shard = position < 0 ? null : file.partition().get(position, Integer.class);
+    if (shard != null && !open.containsKey(shard)) {
+      return Optional.empty();
+    }
+    return Optional.of(
+        String.format(
+            "snapshot %d (operation %s) added %s to %s after the writers' scan",
+            snapshot.snapshotId(),
+            snapshot.operation(),
+            file.location(),
+            shard == null ? "a file whose shard cannot be told" : "shard " + shard));
+  }
+}

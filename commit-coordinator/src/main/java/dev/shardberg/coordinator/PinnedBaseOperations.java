@@ -1,0 +1,116 @@
+package dev.shardberg.coordinator;
+
+import org.apache.iceberg.TableMetadata;
+import org.apache.iceberg.TableOperations;
+import org.apache.iceberg.encryption.EncryptionManager;
+import org.apache.iceberg.io.FileIO;
+import org.apache.iceberg.io.LocationProvider;
+
+/**
+ * The table's operations, with a commit that only swaps from metadata on which the coordinator's
+ * checks hold.
+ *
+ * <p>Iceberg's transaction retry loop, on a conflict, refreshes and re-applies the updates to the
+ * new base. Blindly, that would be wrong for a coordinator commit: the idempotency, lineage and
+ * epoch checks ran on the old base, and a newer instance of the pipeline may have committed the same
+ * checkpoint meanwhile. So {@link #commit} accepts a base other than {@code checked} only when
+ * {@code sameInputs} says every input of those checks is unchanged in it (the pipeline's progress
+ * record, which every commit of the pipeline rewrites; the schema; for insert-only rows, no foreign
+ * write into their shards in the new history) — a foreign commit such as maintenance — and refuses any other with {@link
+ * BaseChangedException} (not a {@code CommitFailedException}, so Iceberg does not retry it); the
+ * coordinator then starts over from a fresh refresh. The catalog's compare-and-swap of the metadata
+ * pointer is the fencing token: a commit checked on a base where another instance of the pipeline
+ * has committed since never lands.
+ */
+final class PinnedBaseOperations implements TableOperations {
+  private final TableOperations delegate;
+  private final TableMetadata checked;
+  private final java.util.function.Predicate<TableMetadata> sameInputs;
+
+  PinnedBaseOperations(
+      TableOperations delegate,
+      TableMetadata checked,
+      java.util.function.Predicate<TableMetadata> sameInputs) {
+    this.delegate = delegate;
+    this.checked = checked;
+    this.sameInputs = sameInputs;
+  }
+
+  /** The table changed after the coordinator's checks: nothing was committed, check again. */
+  static final class BaseChangedException extends RuntimeException {
+    BaseChangedException(String message) {
+      super(message);
+    }
+  }
+
+  @Override
+  public TableMetadata current() {
+    return delegate.current();
+  }
+
+  @Override
+  public TableMetadata refresh() {
+    return delegate.refresh();
+  }
+
+  @Override
+  public void commit(TableMetadata base, TableMetadata metadata) {
+    if (base == null || (!sameVersion(base, checked) && !sameInputs.test(base))) {
+      throw new BaseChangedException(
+          String.format(
+              "the table's metadata moved from %s to %s after the checks, and the pipeline's"
+                  + " progress record or the schema changed with it, or another committer wrote"
+                  + " shards of insert-only rows; nothing was committed",
+              checked.metadataFileLocation(), base == null ? null : base.metadataFileLocation()));
+    }
+    // The catalog's compare-and-swap: fails with CommitFailedException if the pointer moved since
+    // `base`; Iceberg's retry then calls back here with the new base, judged above.
+    delegate.commit(base, metadata);
+  }
+
+  private static boolean sameVersion(TableMetadata a, TableMetadata b) {
+    return a == b
+        || (a.metadataFileLocation() != null
+            && a.metadataFileLocation().equals(b.metadataFileLocation()));
+  }
+
+  @Override
+  public FileIO io() {
+    return delegate.io();
+  }
+
+  @Override
+  public EncryptionManager encryption() {
+    return delegate.encryption();
+  }
+
+  @Override
+  public String metadataFileLocation(String fileName) {
+    return delegate.metadataFileLocation(fileName);
+  }
+
+  @Override
+  public LocationProvider locationProvider() {
+    return delegate.locationProvider();
+  }
+
+  @Override
+  public TableOperations temp(TableMetadata uncommittedMetadata) {
+    return delegate.temp(uncommittedMetadata);
+  }
+
+  @Override
+  public long newSnapshotId() {
+    return delegate.newSnapshotId();
+  }
+
+  /**
+   * Strict: when the swap is refused after the catalog reported a conflict, Iceberg must not delete
+   * the files of the earlier attempt (a catalog may report a conflict for a swap that landed); the
+   * coordinator decides from a fresh refresh, and unreferenced files are orphans at worst.
+   */
+  @Override
+  public boolean requireStrictCleanup() {
+    return true;
+  }
+}
