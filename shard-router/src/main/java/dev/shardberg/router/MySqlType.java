@@ -193,6 +193,8 @@ public enum MySqlType {
     @Override public Object toFlink(Object v, Schema s, MySqlColumn c) { return timeMicros(v, s); }
     @Override public String renderIceberg(Object v) { return formatTime(((Number) v).longValue()); }
     @Override String jdbc(ResultSet rs, int i, MySqlColumn c) throws SQLException { return formatTime(parseTime(rs.getString(i))); }
+    // Connector/J decodes a binary-protocol TIME as a time of day (wrong beyond ±24 h): read MySQL's text
+    @Override public String selectExpression(String quotedColumn) { return "CAST(" + quotedColumn + " AS CHAR)"; }
   },
   /** DATETIME(p): the wall-clock value in microseconds (Iceberg timestamp without zone). Zero → NULL. */
   DATETIME {
@@ -309,9 +311,16 @@ public enum MySqlType {
 
   abstract String jdbc(ResultSet rs, int index, MySqlColumn c) throws SQLException;
 
+  /** What {@code verify}'s SELECT reads for a column of this type ({@link #renderJdbc} reads that). */
+  public String selectExpression(String quotedColumn) {
+    return quotedColumn;
+  }
+
   /** The canonical text of the value at {@code index}, read through JDBC ({@link #NULL} for SQL NULL). */
   public String renderJdbc(ResultSet rs, int index, MySqlColumn c) throws SQLException {
-    if (rs.getObject(index) == null) {
+    // temporal values are probed as text: the driver refuses to make an object of a zero date
+    Object probe = this == DATE || this == DATETIME || this == TIMESTAMP ? rs.getString(index) : rs.getObject(index);
+    if (probe == null) {
       return NULL;
     }
     return jdbc(rs, index, c);

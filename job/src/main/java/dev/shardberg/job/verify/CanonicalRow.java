@@ -59,6 +59,15 @@ final class CanonicalRow {
     return columns.stream().map(MySqlColumn::name).toList();
   }
 
+  /** The SELECT list that {@link #values(ResultSet)} reads: per column, its type's select expression. */
+  List<String> selectList() {
+    List<String> select = new ArrayList<>(columns.size());
+    for (int i = 0; i < columns.size(); i++) {
+      select.add(types.get(i).selectExpression(ShardSource.quote(columns.get(i).name())));
+    }
+    return select;
+  }
+
   /** The canonical values of an Iceberg row, in {@link #columnNames()} order. */
   List<String> values(Record record) {
     List<String> values = new ArrayList<>(columns.size());
@@ -68,7 +77,7 @@ final class CanonicalRow {
     return values;
   }
 
-  /** The canonical values of a MySQL row; the result set must select {@link #columnNames()} in that order. */
+  /** The canonical values of a MySQL row; the result set must select {@link #selectList()}. */
   List<String> values(ResultSet rs) throws SQLException {
     List<String> values = new ArrayList<>(columns.size());
     for (int i = 0; i < columns.size(); i++) {

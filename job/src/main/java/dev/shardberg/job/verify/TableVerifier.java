@@ -174,7 +174,7 @@ public final class TableVerifier {
    */
   private void forEachMysqlRow(ShardSource shard, RowHandler handler) {
     try (Connection c = shard.connections().open();
-        PreparedStatement s = c.prepareStatement(shard.selectFrom(canonical.columnNames()), ResultSet.TYPE_FORWARD_ONLY, ResultSet.CONCUR_READ_ONLY)) {
+        PreparedStatement s = c.prepareStatement(shard.selectFrom(canonical.selectList()), ResultSet.TYPE_FORWARD_ONLY, ResultSet.CONCUR_READ_ONLY)) {
       if (!s.isWrapperFor(ServerPreparedStatement.class)) {
         throw new IllegalStateException(String.format(
             "Cannot verify shard %d (%s): its connection reads through the text protocol, which prints FLOAT with 6 digits; open it with the JDBC property useServerPrepStmts=true",

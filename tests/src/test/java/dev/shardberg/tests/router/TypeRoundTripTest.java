@@ -9,7 +9,10 @@ import dev.shardberg.job.Reconciliation;
 import dev.shardberg.job.ShardbergPipeline;
 import dev.shardberg.job.config.ShardbergConfig;
 import dev.shardberg.job.verify.VerifyReport;
+import dev.shardberg.router.MySqlColumn;
 import dev.shardberg.router.MySqlType;
+import dev.shardberg.router.ShardDiscovery;
+import dev.shardberg.router.ShardPlan;
 import dev.shardberg.router.ShardRouterException;
 import dev.shardberg.router.TableLayout;
 import dev.shardberg.tests.support.EmbeddedMariaDb;
@@ -18,9 +21,12 @@ import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
+import java.time.Instant;
 import java.time.LocalDate;
 import java.time.LocalDateTime;
 import java.time.OffsetDateTime;
@@ -55,6 +61,8 @@ import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.io.DataWriter;
 import org.apache.iceberg.io.OutputFileFactory;
 import org.apache.iceberg.types.TypeUtil;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -66,8 +74,9 @@ import org.junit.jupiter.api.io.TempDir;
  * coordinator) in a local MiniCluster → a Hadoop-catalog table → read back with IcebergGenerics and
  * compared value by value; after each phase our {@code verify} must match too. Snapshot rows (1 min,
  * 2 nulls, 3 max) are checked first; then the binlog phase inserts the same boundary rows again (11, 12,
- * 13), updates row 1 to a third set of values and deletes row 2. Finally one FLOAT bit and one YEAR are
- * corrupted in the table behind the job's back, and verify must name both keys and columns.
+ * 13), updates row 1 to a third set of values and deletes row 2; then a real Spark 3.5 reads the table
+ * and every value it returns must equal MySQL's. Finally one FLOAT bit and one YEAR are corrupted in the
+ * table behind the job's back, and verify must name both keys and columns.
  */
 class TypeRoundTripTest {
 
@@ -128,7 +137,7 @@ class TypeRoundTripTest {
           new Col("c_time6", "TIME(6)", "'-838:59:58.999999'", -3_020_398_999_999L, "'838:59:59.999999'", 3_020_399_999_999L, "'00:00:00.000001'", 1L),
           // a negative TIME(p > 0) with a zero fraction: exact from the snapshot; the binlog client decodes it
           // wrongly (docs/type-mapping.md), so the binlog rows below carry other values in this column
-          new Col("c_time6_whole", "TIME(6)", "'-838:59:59.000000'", -3_020_399_000_000L, "'-00:00:01.000001'", -1_000_001L, "'100:00:00.5'", 360_000_500_000L),
+          new Col("c_time6_whole", "TIME(6)", "'-838:59:59.000000'", -3_020_399_000_000L, "'-01:00:00.000001'", -3_600_000_001L, "'100:00:00.5'", 360_000_500_000L),
           new Col(
               "c_datetime", "DATETIME", "'1000-01-01 00:00:00'", LocalDateTime.parse("1000-01-01T00:00:00"),
               "'9999-12-31 23:59:59'", LocalDateTime.parse("9999-12-31T23:59:59"), "'2024-02-29 12:00:00'", LocalDateTime.parse("2024-02-29T12:00:00")),
@@ -221,6 +230,7 @@ class TypeRoundTripTest {
       expected.put(13, expectedRow(13, Col::max));
       awaitTable(table, expected);
       assertVerifyMatches(config);
+      assertSparkReadsWhatMySqlHolds(config);
 
       // a DDL on a shard stops the job with a message naming the shard and the DDL
       server.execute("ALTER TABLE " + DB + "." + TABLE + " ADD COLUMN extra INT");
@@ -267,6 +277,69 @@ class TypeRoundTripTest {
         + "target:\n  catalog:\n    type: hadoop\n    warehouse: " + warehouse.resolve("warehouse").toUri()
         + "\n  namespace: db\n  table: all_types\n";
     return Files.writeString(warehouse.resolve("types.yaml"), yaml);
+  }
+
+  /**
+   * A real Spark 3.5 (Iceberg's Spark runtime, local, no UI) opens the table — it refuses whole tables
+   * with types it does not support — and every value it returns, rendered by the column's MySqlType,
+   * equals MySQL's value read through JDBC's binary protocol.
+   */
+  private static void assertSparkReadsWhatMySqlHolds(ShardbergConfig config) throws Exception {
+    ShardPlan plan = ShardDiscovery.discover(ShardbergPipeline.logicalTable(config));
+    List<MySqlColumn> columns = plan.schema().columns();
+    Map<String, List<String>> mysql = new TreeMap<>();
+    try (Connection c = DriverManager.getConnection(server.jdbcUrl(DB) + "&useServerPrepStmts=true&yearIsDateType=false&tinyInt1isBit=false",
+            EmbeddedMariaDb.ROOT_USER, EmbeddedMariaDb.ROOT_PASSWORD);
+        PreparedStatement ps = c.prepareStatement("SELECT " + columns.stream().map(col -> MySqlType.of(col).selectExpression(col.name())).collect(Collectors.joining(", "))
+            + " FROM " + TABLE);
+        ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        List<String> values = new ArrayList<>();
+        for (int i = 0; i < columns.size(); i++) {
+          values.add(MySqlType.of(columns.get(i)).renderJdbc(rs, i + 1, columns.get(i)));
+        }
+        mysql.put(values.get(0), values);
+      }
+    }
+    SparkSession spark = SparkSession.builder()
+        .master("local[1]")
+        .appName("type-round-trip")
+        .config("spark.ui.enabled", "false")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.sql.shuffle.partitions", "1")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.datetime.java8API.enabled", "true")
+        .config("spark.sql.catalog.rt", "org.apache.iceberg.spark.SparkCatalog")
+        .config("spark.sql.catalog.rt.type", "hadoop")
+        .config("spark.sql.catalog.rt.warehouse", warehouse.resolve("warehouse").toUri().toString())
+        .getOrCreate();
+    try {
+      Map<String, List<String>> read = new TreeMap<>();
+      for (Row row : spark.table("rt.db.all_types").collectAsList()) {
+        assertThat(row.<Integer>getAs(TableLayout.SHARD_COLUMN)).isZero();
+        List<String> values = new ArrayList<>();
+        for (MySqlColumn column : columns) {
+          Object v = row.getAs(column.name());
+          if (v instanceof Instant instant) {
+            v = instant.atOffset(ZoneOffset.UTC); // Spark's timestamp is the instant; Iceberg's generic reader an OffsetDateTime
+          }
+          values.add(MySqlType.of(column).renderIcebergOrNull(v));
+        }
+        read.put(values.get(0), values);
+      }
+      assertThat(read.keySet()).isEqualTo(mysql.keySet());
+      List<String> mismatches = new ArrayList<>();
+      mysql.forEach((id, values) -> {
+        for (int i = 0; i < columns.size(); i++) {
+          if (!values.get(i).equals(read.get(id).get(i))) {
+            mismatches.add(String.format("id %s %s: MySQL %s, Spark %s", id, columns.get(i).name(), values.get(i), read.get(id).get(i)));
+          }
+        }
+      });
+      assertThat(mismatches).as("values Spark reads that differ from MySQL").isEmpty();
+    } finally {
+      spark.stop();
+    }
   }
 
   private static void assertVerifyMatches(ShardbergConfig config) {
