@@ -25,7 +25,7 @@ public final class Reconciliation {
     LogicalTableSpec spec = ShardbergPipeline.logicalTable(config);
     ShardPlan plan = ShardDiscovery.discover(spec);
     Table table = Catalogs.loadTable(config.target());
-    return new TableVerifier(table, TableLayout.SHARD_COLUMN, maxDifferences).verify(shardSources(spec, plan));
+    return new TableVerifier(table, plan.schema().columns(), TableLayout.SHARD_COLUMN, maxDifferences).verify(shardSources(spec, plan));
   }
 
   /** The plan's shard tables as the verifier reads them, over JDBC with each host's credentials. */
@@ -37,6 +37,7 @@ public final class Reconciliation {
           return new ShardSource(t.shard(), t.hostName() + ":" + t.qualifiedName(), t.database(), t.table(), () -> {
             Properties props = new Properties();
             props.putAll(host.jdbcProperties());
+            props.putAll(MySqlHost.VERIFY_JDBC_PROPERTIES); // binary protocol: FLOAT exactly as stored
             props.setProperty("user", host.user());
             props.setProperty("password", host.password().reveal());
             return DriverManager.getConnection(host.jdbcUrl(), props);

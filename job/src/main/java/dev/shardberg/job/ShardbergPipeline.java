@@ -19,6 +19,7 @@ import dev.shardberg.router.ShardTable;
 import dev.shardberg.router.ShardTaggingDeserializer;
 import dev.shardberg.router.TableCreator;
 import dev.shardberg.router.TableLayout;
+import dev.shardberg.router.YearConverter;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -264,6 +265,11 @@ public final class ShardbergPipeline {
     Properties debezium = new Properties();
     debezium.setProperty("poll.interval.ms", Long.toString(cdc.pollInterval().toMillis()));
     debezium.putAll(cdc.debeziumProperties());
+    String userConverters = debezium.getProperty("converters");
+    debezium.putAll(YearConverter.DEBEZIUM_PROPERTIES); // YEAR 0000 stays 0 (docs/type-mapping.md)
+    if (userConverters != null && !userConverters.isBlank()) {
+      debezium.setProperty("converters", userConverters + "," + YearConverter.DEBEZIUM_PROPERTIES.get("converters"));
+    }
     Properties jdbc = new Properties();
     jdbc.putAll(host.jdbcProperties());
     MySqlSourceBuilder<RowData> builder = MySqlSource.<RowData>builder();
@@ -294,6 +300,8 @@ public final class ShardbergPipeline {
         .debeziumProperties(debezium)
         .jdbcProperties(jdbc)
         .includeSchemaChanges(true) // the deserializer stops the job on DDL with a clear message
+        // MySQL 8 binary JSON: the binlog renders a document as MySQL's snapshot text does (FLINK-36578)
+        .useLegacyJsonFormat(false)
         .deserializer(ShardTaggingDeserializer.forHost(plan, host.name(), layout))
         .build();
   }

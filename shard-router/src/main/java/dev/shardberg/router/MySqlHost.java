@@ -19,11 +19,23 @@ public record MySqlHost(
 
   /**
    * Driver settings the type mapping relies on, added to every host's JDBC properties (discovery,
-   * the CDC snapshot reader and verify all read through them): without {@code tinyInt1isBit=false}
-   * the MySQL driver reads {@code TINYINT(1)} as a boolean, which the faithful mapping keeps as a
-   * number.
+   * the CDC snapshot reader and verify all read through them; docs/type-mapping.md):
+   * <ul>
+   *   <li>{@code tinyInt1isBit=false}: {@code TINYINT(1)} is a number, not a boolean.
+   *   <li>{@code yearIsDateType=false}: {@code YEAR} is read as its number, so {@code 0000} stays 0 (as a
+   *       date the driver turns it into 2000).
+   * </ul>
+   * Not {@code useServerPrepStmts=true}: the binary protocol would carry FLOAT exactly, but Flink CDC
+   * 3.5 reads DATE, TIME, DATETIME and TIMESTAMP snapshot columns with {@code getBlob} and parses the
+   * bytes as text, which fails on binary-protocol rows. {@link #VERIFY_JDBC_PROPERTIES} add it for verify.
    */
-  public static final Map<String, String> REQUIRED_JDBC_PROPERTIES = Map.of("tinyInt1isBit", "false");
+  public static final Map<String, String> REQUIRED_JDBC_PROPERTIES = Map.of("tinyInt1isBit", "false", "yearIsDateType", "false");
+
+  /**
+   * Added to {@link #jdbcProperties()} for verify's reads: server-side prepared statements, so rows come
+   * in the binary protocol, which carries FLOAT's stored 4 bytes (the text protocol prints 6 digits).
+   */
+  public static final Map<String, String> VERIFY_JDBC_PROPERTIES = Map.of("useServerPrepStmts", "true");
 
   public MySqlHost {
     Preconditions.checkArgument(name != null && !name.isBlank(), "Cannot define a MySQL host: sources[].name is empty");

@@ -2,19 +2,6 @@ package dev.shardberg.router;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.debezium.data.Bits;
-import io.debezium.data.geometry.Geometry;
-import io.debezium.time.MicroTime;
-import io.debezium.time.MicroTimestamp;
-import io.debezium.time.NanoTime;
-import io.debezium.time.NanoTimestamp;
-import io.debezium.time.Time;
-import io.debezium.time.Timestamp;
-import java.io.Serializable;
-import java.math.BigDecimal;
-import java.math.BigInteger;
-import java.nio.ByteBuffer;
-import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
@@ -29,14 +16,9 @@ import org.apache.flink.cdc.connectors.shaded.org.apache.kafka.connect.data.Sche
 import org.apache.flink.cdc.connectors.shaded.org.apache.kafka.connect.data.Struct;
 import org.apache.flink.cdc.connectors.shaded.org.apache.kafka.connect.source.SourceRecord;
 import org.apache.flink.cdc.debezium.DebeziumDeserializationSchema;
-import org.apache.flink.table.data.DecimalData;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
-import org.apache.flink.table.data.StringData;
-import org.apache.flink.table.data.TimestampData;
 import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
-import org.apache.flink.table.types.logical.DecimalType;
-import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.types.RowKind;
 import org.apache.flink.util.Collector;
@@ -44,7 +26,7 @@ import org.apache.flink.util.Collector;
 /**
  * Turns the Debezium change records of ONE host's {@code MySqlSource} into Flink {@link RowData} of
  * {@link TableLayout#rowType()}: {@code shard_number} at position 0 (from the record's database and
- * table, looked up in the {@link ShardPlan}), then the source columns converted per {@link TypeMapping}.
+ * table, looked up in the {@link ShardPlan}), then the source columns converted by their {@link MySqlType}.
  * Row kinds: a snapshot read ({@code op = r}) is +I, a live insert ({@code op = c}) is +U (an upsert:
  * after a restore the key may already be in the table), an update is -U then +U, a delete -D. Only
  * snapshot reads are +I, which lets the sink write a first load insert-only (see ShardbergSink).
@@ -62,12 +44,8 @@ import org.apache.flink.util.Collector;
  * represented all throw {@link ShardRouterException}, which fails the job before the next checkpoint, so
  * nothing after the last completed checkpoint is lost.
  *
- * <p>Debezium value representations handled (MySQL connector defaults, and the alternatives where
- * cheap): integers as Short/Integer/Long; BIGINT UNSIGNED as Long (unsigned bits) or BigDecimal
- * (precise mode); DECIMAL as BigDecimal (or String/Double); BIT(1) Boolean; BIT(n) {@code Bits} bytes in
- * little-endian order; DATE {@code io.debezium.time.Date} epoch days; TIME {@code MicroTime} micros;
- * DATETIME {@code Timestamp} millis / {@code MicroTimestamp} micros; TIMESTAMP {@code ZonedTimestamp}
- * ISO-8601 string in UTC; YEAR int; geometry a struct whose {@code wkb} field is the WKB.
+ * <p>Value conversion is {@link MySqlType#toFlink}, chosen per column from the plan's MySQL columns
+ * (the one type table; docs/type-mapping.md).
  */
 public final class ShardTaggingDeserializer implements DebeziumDeserializationSchema<RowData> {
   private static final long serialVersionUID = 1L;
@@ -78,18 +56,23 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
   private final String hostName;
   private final RowType rowType;
   private final Map<String, Integer> shardByTable;
+  /** The source columns in row order (row position i + 1): their {@link MySqlType} converts the values. */
+  private final List<MySqlColumn> columns;
+
   /** Positions in {@link #rowType} of the key columns (shard_number excluded: one record, one shard). */
   private final int[] keyPositions;
 
-  private transient FieldConverter[] converters;
+  private transient MySqlType[] types;
   private transient RowData.FieldGetter[] keyGetters;
   private transient Map<Schema, Boolean> verifiedSchemas;
 
   private ShardTaggingDeserializer(
-      String hostName, RowType rowType, Map<String, Integer> shardByTable, int[] keyPositions) {
+      String hostName, RowType rowType, Map<String, Integer> shardByTable, List<MySqlColumn> columns,
+      int[] keyPositions) {
     this.hostName = hostName;
     this.rowType = rowType;
     this.shardByTable = shardByTable;
+    this.columns = List.copyOf(columns);
     this.keyPositions = keyPositions;
   }
 
@@ -114,7 +97,13 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
             .filter(c -> !c.equals(TableLayout.SHARD_COLUMN))
             .mapToInt(c -> layout.rowType().getFieldIndex(c))
             .toArray();
-    return new ShardTaggingDeserializer(hostName, layout.rowType(), shardByTable, keyPositions);
+    List<MySqlColumn> columns = plan.schema().columns();
+    Preconditions.checkArgument(
+        layout.rowType().getFieldNames().subList(1, layout.rowType().getFieldCount()).equals(plan.schema().columnNames()),
+        "Cannot tag rows: the layout's columns %s are not the plan's columns %s",
+        layout.rowType().getFieldNames(),
+        plan.schema().columnNames());
+    return new ShardTaggingDeserializer(hostName, layout.rowType(), shardByTable, columns, keyPositions);
   }
 
   /**
@@ -268,15 +257,15 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
   }
 
   private RowData toRow(RowKind kind, int shard, String qualifiedName, Struct row) {
-    if (converters == null) {
-      converters = createConverters(rowType);
+    if (types == null) {
+      types = columns.stream().map(MySqlType::of).toArray(MySqlType[]::new);
       verifiedSchemas = new HashMap<>();
     }
     verifyColumns(shard, qualifiedName, row.schema());
     GenericRowData result = new GenericRowData(kind, rowType.getFieldCount());
     result.setField(0, shard);
     List<String> names = rowType.getFieldNames();
-    for (int i = 1; i < converters.length; i++) {
+    for (int i = 1; i < rowType.getFieldCount(); i++) {
       String name = names.get(i);
       Field field = row.schema().field(name);
       Object v = row.get(field);
@@ -284,7 +273,7 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
         continue;
       }
       try {
-        result.setField(i, converters[i].convert(v, field.schema()));
+        result.setField(i, types[i - 1].toFlink(v, field.schema(), columns.get(i - 1)));
       } catch (RuntimeException e) {
         throw new ShardRouterException(
             String.format(
@@ -314,186 +303,5 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
               expected));
     }
     verifiedSchemas.put(schema, Boolean.TRUE);
-  }
-
-  // ---------------------------------------------------------------- value conversion
-
-  @FunctionalInterface
-  private interface FieldConverter extends Serializable {
-    Object convert(Object value, Schema schema);
-  }
-
-  private static FieldConverter[] createConverters(RowType rowType) {
-    FieldConverter[] result = new FieldConverter[rowType.getFieldCount()];
-    for (int i = 1; i < result.length; i++) {
-      result[i] = converter(rowType.getTypeAt(i));
-    }
-    return result;
-  }
-
-  private static FieldConverter converter(LogicalType type) {
-    switch (type.getTypeRoot()) {
-      case BOOLEAN:
-        return (v, s) -> toBoolean(v);
-      case INTEGER:
-        return (v, s) -> ((Number) v).intValue();
-      case BIGINT:
-        return ShardTaggingDeserializer::toLong;
-      case FLOAT:
-        return (v, s) -> ((Number) v).floatValue();
-      case DOUBLE:
-        return (v, s) -> ((Number) v).doubleValue();
-      case DECIMAL:
-        {
-          DecimalType d = (DecimalType) type;
-          return (v, s) -> toDecimal(v, d.getPrecision(), d.getScale());
-        }
-      case VARCHAR:
-      case CHAR:
-        return (v, s) -> StringData.fromString(v.toString());
-      case VARBINARY:
-      case BINARY:
-        return ShardTaggingDeserializer::toBytes;
-      case DATE:
-        return (v, s) -> ((Number) v).intValue();
-      case TIME_WITHOUT_TIME_ZONE:
-        return ShardTaggingDeserializer::toTimeMillis;
-      case TIMESTAMP_WITHOUT_TIME_ZONE:
-        return ShardTaggingDeserializer::toTimestamp;
-      case TIMESTAMP_WITH_LOCAL_TIME_ZONE:
-        return ShardTaggingDeserializer::toInstantTimestamp;
-      default:
-        throw new ShardRouterException("Cannot convert values to Flink type " + type + ": not produced by TypeMapping");
-    }
-  }
-
-  private static Object toBoolean(Object v) {
-    if (v instanceof Boolean b) {
-      return b;
-    }
-    if (v instanceof Number n) {
-      return n.longValue() != 0;
-    }
-    byte[] bytes = rawBytes(v);
-    for (byte b : bytes) {
-      if (b != 0) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  /** BIGINT: longs, and TIME(p > 3) as microseconds of the day. */
-  private static Object toLong(Object v, Schema s) {
-    String name = s.name();
-    long n = ((Number) v).longValue();
-    if (Time.SCHEMA_NAME.equals(name)) {
-      return n * 1000L;
-    }
-    if (NanoTime.SCHEMA_NAME.equals(name)) {
-      return n / 1000L;
-    }
-    return n;
-  }
-
-  private static Object toDecimal(Object v, int precision, int scale) {
-    BigDecimal bd;
-    if (v instanceof BigDecimal b) {
-      bd = b;
-    } else if (v instanceof Long l) {
-      bd = new BigDecimal(new BigInteger(Long.toUnsignedString(l))); // BIGINT UNSIGNED in "long" mode
-    } else if (v instanceof Number n) {
-      bd = new BigDecimal(n.toString());
-    } else {
-      bd = new BigDecimal(v.toString());
-    }
-    DecimalData d = DecimalData.fromBigDecimal(bd, precision, scale);
-    if (d == null) {
-      throw new IllegalArgumentException("value " + bd.toPlainString() + " does not fit decimal(" + precision + "," + scale + ")");
-    }
-    return d;
-  }
-
-  private static Object toBytes(Object v, Schema s) {
-    if (v instanceof Struct struct) {
-      if (Geometry.LOGICAL_NAME.equals(s.name()) || struct.schema().field(Geometry.WKB_FIELD) != null) {
-        return rawBytes(struct.get(Geometry.WKB_FIELD));
-      }
-      throw new IllegalArgumentException("unexpected struct " + s.name());
-    }
-    byte[] bytes = rawBytes(v);
-    if (Bits.LOGICAL_NAME.equals(s.name())) {
-      // Debezium gives BIT(n) little-endian; MySQL (and JDBC) show it big-endian
-      int length = bytes.length;
-      String param = s.parameters() == null ? null : s.parameters().get(Bits.LENGTH_FIELD);
-      if (param != null) {
-        length = (Integer.parseInt(param) + 7) / 8;
-      }
-      byte[] bigEndian = new byte[length];
-      for (int i = 0; i < length && i < bytes.length; i++) {
-        bigEndian[length - 1 - i] = bytes[i];
-      }
-      return bigEndian;
-    }
-    return bytes;
-  }
-
-  private static byte[] rawBytes(Object v) {
-    if (v instanceof byte[] b) {
-      return b;
-    }
-    if (v instanceof ByteBuffer buffer) {
-      ByteBuffer dup = buffer.duplicate();
-      byte[] b = new byte[dup.remaining()];
-      dup.get(b);
-      return b;
-    }
-    throw new IllegalArgumentException("unexpected value of " + v.getClass().getName() + " for a bytes column");
-  }
-
-  private static Object toTimeMillis(Object v, Schema s) {
-    long n = ((Number) v).longValue();
-    String name = s.name();
-    long millis;
-    if (MicroTime.SCHEMA_NAME.equals(name)) {
-      millis = Math.floorDiv(n, 1000L);
-    } else if (NanoTime.SCHEMA_NAME.equals(name)) {
-      millis = Math.floorDiv(n, 1_000_000L);
-    } else {
-      millis = n; // io.debezium.time.Time and Kafka Connect Time are millis
-    }
-    if (millis < 0 || millis >= 86_400_000L) {
-      throw new IllegalArgumentException(
-          "time value " + millis + " ms is outside 00:00:00..23:59:59.999; Iceberg time holds a time of day only");
-    }
-    return (int) millis;
-  }
-
-  private static Object toTimestamp(Object v, Schema s) {
-    String name = s.name();
-    if (v instanceof java.util.Date d) {
-      return TimestampData.fromEpochMillis(d.getTime());
-    }
-    long n = ((Number) v).longValue();
-    if (MicroTimestamp.SCHEMA_NAME.equals(name)) {
-      return TimestampData.fromEpochMillis(Math.floorDiv(n, 1000L), (int) Math.floorMod(n, 1000L) * 1000);
-    }
-    if (NanoTimestamp.SCHEMA_NAME.equals(name)) {
-      return TimestampData.fromEpochMillis(Math.floorDiv(n, 1_000_000L), (int) Math.floorMod(n, 1_000_000L));
-    }
-    if (Timestamp.SCHEMA_NAME.equals(name) || name == null || name.endsWith("Timestamp")) {
-      return TimestampData.fromEpochMillis(n);
-    }
-    throw new IllegalArgumentException("unexpected timestamp representation " + name);
-  }
-
-  private static Object toInstantTimestamp(Object v, Schema s) {
-    if (v instanceof String str) {
-      return TimestampData.fromInstant(OffsetDateTime.parse(str).toInstant());
-    }
-    if (v instanceof java.util.Date d) {
-      return TimestampData.fromEpochMillis(d.getTime());
-    }
-    return TimestampData.fromEpochMillis(((Number) v).longValue());
   }
 }

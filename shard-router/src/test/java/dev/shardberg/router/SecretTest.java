@@ -21,7 +21,7 @@ class SecretTest {
     assertThat(secret.reveal()).isEqualTo("hunter2");
     MySqlHost host = new MySqlHost("a", "db.example", 3306, "cdc", secret, Map.of("useSSL", "true"));
     assertThat(host.toString()).doesNotContain("hunter2").contains("******");
-    assertThat(host.jdbcUrl()).isEqualTo("jdbc:mysql://db.example:3306/?tinyInt1isBit=false&useSSL=true").doesNotContain("hunter2");
+    assertThat(host.jdbcUrl()).isEqualTo("jdbc:mysql://db.example:3306/?tinyInt1isBit=false&useSSL=true&yearIsDateType=false").doesNotContain("hunter2");
   }
 
   @Test

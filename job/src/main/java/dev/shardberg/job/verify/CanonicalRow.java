@@ -1,146 +1,117 @@
 package dev.shardberg.job.verify;
 
-import java.math.BigDecimal;
+import dev.shardberg.router.MySqlColumn;
+import dev.shardberg.router.MySqlType;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Timestamp;
-import java.time.LocalDate;
-import java.time.LocalDateTime;
-import java.time.LocalTime;
-import java.time.OffsetDateTime;
-import java.util.HexFormat;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.data.Record;
-import org.apache.iceberg.types.Type;
 import org.apache.iceberg.types.Types;
 
 /**
  * The canonical rendering of one row, computed the same way from a MySQL JDBC row and from an
- * Iceberg generic-reader {@link Record}: every column of the Iceberg schema except the shard column,
- * rendered by its Iceberg type (decimals at the column's scale, timestamps as ISO local date-times or
- * instants, bytes as hex), joined in schema order. Two rows are equal iff their renderings are.
+ * Iceberg generic-reader {@link Record}: every source column (the table's columns but the shard
+ * column), each rendered by its column's {@link MySqlType} — the same type table the write path
+ * converts with — in schema order. Two rows are equal iff their renderings are, and the first
+ * differing column is named.
  */
 final class CanonicalRow {
-  static final String NULL = "\u2205";
-  private static final HexFormat HEX = HexFormat.of();
+  static final String NULL = MySqlType.NULL;
 
-  private final List<Types.NestedField> columns;
-  private final List<Types.NestedField> keyColumns;
+  private final List<MySqlColumn> columns;
+  private final List<MySqlType> types;
+  private final List<Integer> keyPositions;
 
-  CanonicalRow(Schema schema, String shardColumn) {
-    this.columns = schema.columns().stream().filter(f -> !f.name().equals(shardColumn)).toList();
-    this.keyColumns = schema.identifierFieldNames().stream()
+  /**
+   * @param schema the Iceberg table's schema (its identifier fields are the key)
+   * @param mysqlColumns the shards' columns as discovery found them, in table order
+   */
+  CanonicalRow(Schema schema, List<MySqlColumn> mysqlColumns, String shardColumn) {
+    List<String> icebergNames = schema.columns().stream().map(Types.NestedField::name).filter(n -> !n.equals(shardColumn)).toList();
+    List<String> mysqlNames = mysqlColumns.stream().map(MySqlColumn::name).toList();
+    if (!icebergNames.equals(mysqlNames)) {
+      throw new IllegalArgumentException(String.format(
+          "Cannot verify table: its columns %s are not the shards' columns %s; the table and the shards differ in schema (run validate)",
+          icebergNames, mysqlNames));
+    }
+    this.columns = List.copyOf(mysqlColumns);
+    this.types = columns.stream().map(MySqlType::of).toList();
+    Map<String, Integer> position = new java.util.HashMap<>();
+    for (int i = 0; i < columns.size(); i++) {
+      position.put(columns.get(i).name(), i);
+    }
+    this.keyPositions = schema.identifierFieldNames().stream()
         .filter(n -> !n.equals(shardColumn))
-        .map(schema::findField)
-        .sorted((a, b) -> Integer.compare(columns.indexOf(a), columns.indexOf(b)))
+        .map(position::get)
+        .sorted()
         .toList();
   }
 
   List<String> columnNames() {
-    return columns.stream().map(Types.NestedField::name).toList();
+    return columns.stream().map(MySqlColumn::name).toList();
   }
 
-  String key(Record record) {
-    StringBuilder sb = new StringBuilder();
-    for (Types.NestedField f : keyColumns) {
-      append(sb, f, renderIceberg(f.type(), record.getField(f.name())));
+  /** The SELECT list that {@link #values(ResultSet)} reads: per column, its type's select expression. */
+  List<String> selectList() {
+    List<String> select = new ArrayList<>(columns.size());
+    for (int i = 0; i < columns.size(); i++) {
+      select.add(types.get(i).selectExpression(ShardSource.quote(columns.get(i).name())));
     }
-    return sb.toString();
+    return select;
   }
 
-  String render(Record record) {
-    StringBuilder sb = new StringBuilder();
-    for (Types.NestedField f : columns) {
-      append(sb, f, renderIceberg(f.type(), record.getField(f.name())));
+  /** The canonical values of an Iceberg row, in {@link #columnNames()} order. */
+  List<String> values(Record record) {
+    List<String> values = new ArrayList<>(columns.size());
+    for (int i = 0; i < columns.size(); i++) {
+      values.add(types.get(i).renderIcebergOrNull(record.getField(columns.get(i).name())));
     }
-    return sb.toString();
+    return values;
   }
 
-  /** The result set must select {@link #columnNames()} in that order. */
-  String key(ResultSet rs) throws SQLException {
-    StringBuilder sb = new StringBuilder();
-    for (Types.NestedField f : keyColumns) {
-      append(sb, f, renderJdbc(f.type(), rs, columns.indexOf(f) + 1));
+  /** The canonical values of a MySQL row; the result set must select {@link #selectList()}. */
+  List<String> values(ResultSet rs) throws SQLException {
+    List<String> values = new ArrayList<>(columns.size());
+    for (int i = 0; i < columns.size(); i++) {
+      values.add(types.get(i).renderJdbc(rs, i + 1, columns.get(i)));
     }
-    return sb.toString();
+    return values;
   }
 
-  String render(ResultSet rs) throws SQLException {
+  /** "k1=v1, k2=v2" of the key columns. */
+  String key(List<String> values) {
+    return keyPositions.stream().map(i -> columns.get(i).name() + "=" + values.get(i)).collect(Collectors.joining(", "));
+  }
+
+  /** "c1=v1, c2=v2, …" of every column. */
+  String render(List<String> values) {
     StringBuilder sb = new StringBuilder();
     for (int i = 0; i < columns.size(); i++) {
-      Types.NestedField f = columns.get(i);
-      append(sb, f, renderJdbc(f.type(), rs, i + 1));
+      sb.append(i == 0 ? "" : ", ").append(columns.get(i).name()).append('=').append(values.get(i));
     }
     return sb.toString();
   }
 
-  private static void append(StringBuilder sb, Types.NestedField f, String value) {
-    if (sb.length() > 0) {
-      sb.append(", ");
-    }
-    sb.append(f.name()).append('=').append(value);
-  }
-
-  static String renderIceberg(Type type, Object v) {
-    if (v == null) {
-      return NULL;
-    }
-    return switch (type.typeId()) {
-      case BOOLEAN -> Boolean.toString((Boolean) v);
-      case INTEGER, LONG -> Long.toString(((Number) v).longValue());
-      case FLOAT -> Float.toString(((Number) v).floatValue());
-      case DOUBLE -> Double.toString(((Number) v).doubleValue());
-      case DECIMAL -> ((BigDecimal) v).setScale(((Types.DecimalType) type).scale()).toPlainString();
-      case STRING -> v.toString();
-      case DATE -> v.toString();
-      case TIME -> v.toString();
-      case TIMESTAMP -> ((Types.TimestampType) type).shouldAdjustToUTC()
-          ? ((OffsetDateTime) v).toInstant().toString()
-          : v.toString();
-      case BINARY, FIXED -> HEX.formatHex(bytes(v));
-      default -> v.toString();
-    };
-  }
-
-  static String renderJdbc(Type type, ResultSet rs, int index) throws SQLException {
-    Object raw = rs.getObject(index);
-    if (raw == null) {
-      return NULL;
-    }
-    return switch (type.typeId()) {
-      case BOOLEAN -> Boolean.toString(rs.getBoolean(index));
-      case INTEGER, LONG -> Long.toString(rs.getLong(index));
-      case FLOAT -> Float.toString(rs.getFloat(index));
-      case DOUBLE -> Double.toString(rs.getDouble(index));
-      case DECIMAL -> rs.getBigDecimal(index).setScale(((Types.DecimalType) type).scale()).toPlainString();
-      case STRING -> rs.getString(index);
-      case DATE -> rs.getObject(index, LocalDate.class).toString();
-      case TIME -> LocalTime.parse(rs.getString(index)).toString();
-      case TIMESTAMP -> {
-        if (((Types.TimestampType) type).shouldAdjustToUTC()) {
-          Timestamp ts = rs.getTimestamp(index);
-          yield ts.toInstant().toString();
-        }
-        yield rs.getObject(index, LocalDateTime.class).toString();
+  /** The index of the first column whose values differ, or -1. */
+  int firstDifference(List<String> a, List<String> b) {
+    for (int i = 0; i < columns.size(); i++) {
+      if (!a.get(i).equals(b.get(i))) {
+        return i;
       }
-      case BINARY, FIXED -> HEX.formatHex(rs.getBytes(index));
-      default -> rs.getString(index);
-    };
+    }
+    return -1;
   }
 
-  private static byte[] bytes(Object v) {
-    if (v instanceof byte[] b) {
-      return b;
-    }
-    ByteBuffer buffer = ((ByteBuffer) v).duplicate();
-    byte[] b = new byte[buffer.remaining()];
-    buffer.get(b);
-    return b;
+  String columnName(int index) {
+    return columns.get(index).name();
   }
 
   /** A 64-bit hash of a rendering; shard checksums add these up (order-independent, multiset-safe). */

@@ -16,15 +16,12 @@ public record ShardSource(int shard, String label, String database, String table
     Connection open() throws SQLException;
   }
 
-  String selectFrom(java.util.List<String> columns) {
-    StringBuilder sql = new StringBuilder("SELECT ");
-    for (int i = 0; i < columns.size(); i++) {
-      sql.append(i == 0 ? "" : ", ").append(quote(columns.get(i)));
-    }
-    return sql.append(" FROM ").append(quote(database)).append('.').append(quote(table)).toString();
+  /** {@code SELECT <expressions> FROM `db`.`table`}; the expressions are SQL, column names quoted by {@link #quote}. */
+  String selectFrom(java.util.List<String> expressions) {
+    return "SELECT " + String.join(", ", expressions) + " FROM " + quote(database) + '.' + quote(table);
   }
 
-  private static String quote(String identifier) {
+  static String quote(String identifier) {
     return '`' + identifier.replace("`", "``") + '`';
   }
 }

@@ -1,13 +1,15 @@
 package dev.shardberg.job.verify;
 
+import com.mysql.cj.jdbc.ServerPreparedStatement;
 import dev.shardberg.job.verify.VerifyReport.Difference;
 import dev.shardberg.job.verify.VerifyReport.ShardResult;
+import dev.shardberg.router.MySqlColumn;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -27,8 +29,10 @@ import org.slf4j.LoggerFactory;
  * Reconciles an Iceberg table against the MySQL shards it is fed from: per shard, row counts and an
  * order-independent content checksum (the sum of 64-bit hashes of each row's canonical rendering,
  * see {@link CanonicalRow}) on both sides; for every shard that differs, a second pass finds the first
- * differing keys. Reads the table's current snapshot with Iceberg's generic reader (deletes applied)
- * and every shard with a streaming {@code SELECT}.
+ * differing keys, each with the first differing column. Reads the table's current snapshot with Iceberg's
+ * generic reader (deletes applied) and every shard with a streaming server-side prepared {@code SELECT}
+ * (binary protocol, so FLOAT is read as stored; the connection must use {@code useServerPrepStmts=true}, as
+ * {@code Reconciliation}'s connections do).
  *
  * <p>Used by the CLI's {@code verify}, the demo, the end-to-end tests and the load harness.
  */
@@ -41,13 +45,14 @@ public final class TableVerifier {
   private final int maxDifferences;
 
   /**
+   * @param mysqlColumns the shards' columns (the plan's schema): their MySQL types choose the rendering
    * @param shardColumn the table's shard-number column ({@code shard_number})
    * @param maxDifferences how many differing keys to report per shard
    */
-  public TableVerifier(Table table, String shardColumn, int maxDifferences) {
+  public TableVerifier(Table table, List<MySqlColumn> mysqlColumns, String shardColumn, int maxDifferences) {
     this.table = table;
     this.shardColumn = shardColumn;
-    this.canonical = new CanonicalRow(table.schema(), shardColumn);
+    this.canonical = new CanonicalRow(table.schema(), mysqlColumns, shardColumn);
     this.maxDifferences = maxDifferences;
   }
 
@@ -96,7 +101,7 @@ public final class TableVerifier {
     try (CloseableIterable<Record> rows = IcebergGenerics.read(table).build()) {
       for (Record row : rows) {
         Integer shard = (Integer) row.getField(shardColumn);
-        sums.computeIfAbsent(shard, s -> new Checksum()).add(canonical.render(row));
+        sums.computeIfAbsent(shard, s -> new Checksum()).add(canonical.render(canonical.values(row)));
       }
     } catch (IOException e) {
       throw new UncheckedIOException("Cannot read Iceberg table " + table.name(), e);
@@ -106,20 +111,24 @@ public final class TableVerifier {
 
   private Checksum mysqlChecksum(ShardSource shard) {
     Checksum sum = new Checksum();
-    forEachMysqlRow(shard, rs -> sum.add(canonical.render(rs)));
+    forEachMysqlRow(shard, rs -> sum.add(canonical.render(canonical.values(rs))));
     return sum;
   }
 
   private List<Difference> differences(ShardSource shard) {
-    Map<String, String> mysql = new HashMap<>();
-    forEachMysqlRow(shard, rs -> mysql.put(canonical.key(rs), canonical.render(rs)));
-    Map<String, String> iceberg = new HashMap<>();
+    Map<String, List<String>> mysql = new HashMap<>();
+    forEachMysqlRow(shard, rs -> {
+      List<String> values = canonical.values(rs);
+      mysql.put(canonical.key(values), values);
+    });
+    Map<String, List<String>> iceberg = new HashMap<>();
     if (table.currentSnapshot() != null) {
       try (CloseableIterable<Record> rows =
           IcebergGenerics.read(table).where(Expressions.equal(shardColumn, shard.shard())).build()) {
         for (Record row : rows) {
-          String key = canonical.key(row);
-          String previous = iceberg.put(key, canonical.render(row));
+          List<String> values = canonical.values(row);
+          String key = canonical.key(values);
+          List<String> previous = iceberg.put(key, values);
           if (previous != null) {
             iceberg.put(key + " (duplicate)", previous);
           }
@@ -132,13 +141,23 @@ public final class TableVerifier {
     keys.addAll(iceberg.keySet());
     List<Difference> differences = new ArrayList<>();
     for (String key : keys) {
-      String m = mysql.get(key);
-      String i = iceberg.get(key);
-      if (m == null || !m.equals(i)) {
-        differences.add(new Difference(key, m, i));
-        if (differences.size() >= maxDifferences) {
-          break;
+      List<String> m = mysql.get(key);
+      List<String> i = iceberg.get(key);
+      Difference d;
+      if (m == null) {
+        d = new Difference(key, null, null, canonical.render(i));
+      } else if (i == null) {
+        d = new Difference(key, null, canonical.render(m), null);
+      } else {
+        int column = canonical.firstDifference(m, i);
+        if (column < 0) {
+          continue;
         }
+        d = new Difference(key, canonical.columnName(column), m.get(column), i.get(column));
+      }
+      differences.add(d);
+      if (differences.size() >= maxDifferences) {
+        break;
       }
     }
     return differences;
@@ -149,11 +168,20 @@ public final class TableVerifier {
     void accept(ResultSet rs) throws SQLException;
   }
 
+  /**
+   * Streams the shard's rows through a server-side prepared statement: the binary protocol carries
+   * FLOAT's stored bits (the text protocol prints 6 digits), like the CDC snapshot reads them.
+   */
   private void forEachMysqlRow(ShardSource shard, RowHandler handler) {
     try (Connection c = shard.connections().open();
-        Statement s = c.createStatement(ResultSet.TYPE_FORWARD_ONLY, ResultSet.CONCUR_READ_ONLY)) {
+        PreparedStatement s = c.prepareStatement(shard.selectFrom(canonical.selectList()), ResultSet.TYPE_FORWARD_ONLY, ResultSet.CONCUR_READ_ONLY)) {
+      if (!s.isWrapperFor(ServerPreparedStatement.class)) {
+        throw new IllegalStateException(String.format(
+            "Cannot verify shard %d (%s): its connection reads through the text protocol, which prints FLOAT with 6 digits; open it with the JDBC property useServerPrepStmts=true",
+            shard.shard(), shard.label()));
+      }
       s.setFetchSize(Integer.MIN_VALUE); // MySQL Connector/J: stream the rows, do not buffer the shard
-      try (ResultSet rs = s.executeQuery(shard.selectFrom(canonical.columnNames()))) {
+      try (ResultSet rs = s.executeQuery()) {
         while (rs.next()) {
           handler.accept(rs);
         }

@@ -19,8 +19,12 @@ public record VerifyReport(List<ShardResult> shards, Map<Integer, Long> unexpect
     }
   }
 
-  /** A key whose row differs: {@code mysql} or {@code iceberg} is null when the key is absent there. */
-  public record Difference(String key, String mysql, String iceberg) {
+  /**
+   * A key whose row differs. Both sides present: {@code column} is the first differing column and
+   * {@code mysql}/{@code iceberg} its canonical values. One side absent: {@code column} is null and the
+   * other side holds the whole row's rendering.
+   */
+  public record Difference(String key, String column, String mysql, String iceberg) {
     @Override
     public String toString() {
       if (mysql == null) {
@@ -29,7 +33,7 @@ public record VerifyReport(List<ShardResult> shards, Map<Integer, Long> unexpect
       if (iceberg == null) {
         return "{" + key + "} missing in Iceberg: " + mysql;
       }
-      return "{" + key + "} differs: MySQL " + mysql + " / Iceberg " + iceberg;
+      return "{" + key + "} column " + column + " differs: MySQL " + mysql + " / Iceberg " + iceberg;
     }
   }
 

@@ -2,9 +2,9 @@ package dev.shardberg.tests.bench;
 
 import dev.shardberg.coordinator.ForklessLocalFileSystem;
 import dev.shardberg.coordinator.zk.ZooKeeperOptions;
+import dev.shardberg.job.Reconciliation;
 import dev.shardberg.job.ShardbergPipeline;
 import dev.shardberg.job.config.ShardbergConfig;
-import dev.shardberg.job.verify.ShardSource;
 import dev.shardberg.job.verify.TableVerifier;
 import dev.shardberg.job.verify.VerifyReport;
 import dev.shardberg.router.LogicalTableSpec;
@@ -442,15 +442,15 @@ final class ModeRunner {
     return file;
   }
 
-  /** The job's own verifier: per shard, counts and content checksums, MySQL against the table. */
+  /**
+   * The job's own verifier: per shard, counts and content checksums, MySQL against the table, read as
+   * the CLI's verify reads them (the CDC user, the hosts' JDBC properties).
+   */
   private VerifyReport verify(Table table) {
-    List<ShardSource> shards = new ArrayList<>();
-    for (int s = 0; s < workload.shards(); s++) {
-      EmbeddedMariaDb host = workload.hostOf(s);
-      shards.add(new ShardSource(s, host.name() + ":" + Workload.DATABASE + "." + Workload.table(s), Workload.DATABASE,
-          Workload.table(s), () -> host.connect(Workload.DATABASE)));
-    }
-    return new TableVerifier(table, TableLayout.SHARD_COLUMN, 5).verify(shards);
+    LogicalTableSpec spec = spec();
+    ShardPlan plan = ShardDiscovery.discover(spec);
+    return new TableVerifier(table, plan.schema().columns(), TableLayout.SHARD_COLUMN, 5)
+        .verify(Reconciliation.shardSources(spec, plan));
   }
 
   private LogicalTableSpec spec() {
