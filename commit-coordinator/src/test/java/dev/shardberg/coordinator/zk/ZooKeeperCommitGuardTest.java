@@ -395,7 +395,10 @@ class ZooKeeperCommitGuardTest {
   void clusterOfThreeKeepsLockingAndFencingWithOneServerKilled() throws Exception {
     TestingCluster cluster = closeLater(new TestingCluster(spec(1), spec(2), spec(3)));
     cluster.start();
-    ZooKeeperOptions options = options(cluster.getConnectString());
+    // A cluster that has just started elects its leader first: allow more than the 2 s default of
+    // these tests (CI once took longer on a loaded machine).
+    ZooKeeperOptions options =
+        options(cluster.getConnectString()).withConnectionTimeout(Duration.ofSeconds(15));
     ZooKeeperCommitGuard a = open(options, "pipeline-a");
     InstanceSpec serverOfA =
         cluster.findConnectionInstance(a.client().getZookeeperClient().getZooKeeper());
