@@ -1,10 +1,8 @@
 package dev.shardberg.coordinator;
 
+import java.util.function.Predicate;
 import org.apache.iceberg.TableMetadata;
 import org.apache.iceberg.TableOperations;
-import org.apache.iceberg.encryption.EncryptionManager;
-import org.apache.iceberg.io.FileIO;
-import org.apache.iceberg.io.LocationProvider;
 
 /**
  * The table's operations, with a commit that only swaps from metadata on which the coordinator's
@@ -22,16 +20,13 @@ import org.apache.iceberg.io.LocationProvider;
  * pointer is the fencing token: a commit checked on a base where another instance of the pipeline
  * has committed since never lands.
  */
-final class PinnedBaseOperations implements TableOperations {
-  private final TableOperations delegate;
+final class PinnedBaseOperations extends ForwardingTableOperations {
   private final TableMetadata checked;
-  private final java.util.function.Predicate<TableMetadata> sameInputs;
+  private final Predicate<TableMetadata> sameInputs;
 
   PinnedBaseOperations(
-      TableOperations delegate,
-      TableMetadata checked,
-      java.util.function.Predicate<TableMetadata> sameInputs) {
-    this.delegate = delegate;
+      TableOperations delegate, TableMetadata checked, Predicate<TableMetadata> sameInputs) {
+    super(delegate);
     this.checked = checked;
     this.sameInputs = sameInputs;
   }
@@ -41,16 +36,6 @@ final class PinnedBaseOperations implements TableOperations {
     BaseChangedException(String message) {
       super(message);
     }
-  }
-
-  @Override
-  public TableMetadata current() {
-    return delegate.current();
-  }
-
-  @Override
-  public TableMetadata refresh() {
-    return delegate.refresh();
   }
 
   @Override
@@ -65,7 +50,7 @@ final class PinnedBaseOperations implements TableOperations {
     }
     // The catalog's compare-and-swap: fails with CommitFailedException if the pointer moved since
     // `base`; Iceberg's retry then calls back here with the new base, judged above.
-    delegate.commit(base, metadata);
+    super.commit(base, metadata);
   }
 
   private static boolean sameVersion(TableMetadata a, TableMetadata b) {
@@ -75,33 +60,8 @@ final class PinnedBaseOperations implements TableOperations {
   }
 
   @Override
-  public FileIO io() {
-    return delegate.io();
-  }
-
-  @Override
-  public EncryptionManager encryption() {
-    return delegate.encryption();
-  }
-
-  @Override
-  public String metadataFileLocation(String fileName) {
-    return delegate.metadataFileLocation(fileName);
-  }
-
-  @Override
-  public LocationProvider locationProvider() {
-    return delegate.locationProvider();
-  }
-
-  @Override
   public TableOperations temp(TableMetadata uncommittedMetadata) {
-    return delegate.temp(uncommittedMetadata);
-  }
-
-  @Override
-  public long newSnapshotId() {
-    return delegate.newSnapshotId();
+    return delegate().temp(uncommittedMetadata);
   }
 
   /**

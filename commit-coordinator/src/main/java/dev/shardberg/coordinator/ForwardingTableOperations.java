@@ -7,12 +7,17 @@ import org.apache.iceberg.io.FileIO;
 import org.apache.iceberg.io.LocationProvider;
 
 /**
- * A table's own operations with another {@link FileIO}: the seam the fault-injection tests and the
- * writer benchmark use. Subclasses may also intercept {@link #commit}.
+ * A table's own operations, forwarded, optionally with another {@link FileIO}. Subclasses intercept
+ * {@link #commit}: {@link PinnedBaseOperations} (the coordinator's commit), and in tests the fault
+ * injection and the writer benchmark's counting I/O.
  */
 class ForwardingTableOperations implements TableOperations {
   private final TableOperations delegate;
   private final FileIO io;
+
+  ForwardingTableOperations(TableOperations delegate) {
+    this(delegate, delegate.io());
+  }
 
   ForwardingTableOperations(TableOperations delegate, FileIO io) {
     this.delegate = delegate;
