@@ -120,6 +120,8 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
 
   private enum Outcome {
     COMMITTED,
+    /** An empty checkpoint with no heartbeat due: nothing written, done like a committed one. */
+    SKIPPED_EMPTY,
     ALREADY_COMMITTED,
     LEFT_PENDING,
     /** Pending ids were shifted past an older instance's commits; commit again from the start. */
@@ -447,7 +449,7 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
     boolean heartbeat = checkpoint.isEmpty();
     if (heartbeat && continuousEmptyCheckpoints + 1 < options.maxContinuousEmptyCommits()) {
       continuousEmptyCheckpoints++;
-      return Outcome.COMMITTED; // nothing to write, no heartbeat due: no snapshot
+      return Outcome.SKIPPED_EMPTY; // nothing to write, no heartbeat due: no snapshot
     }
     if (!guard.canCommit()) {
       LOG.warn(
@@ -486,7 +488,7 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
       try {
         return guard.runExclusive(
             options.lockTimeout(), () -> commitUnderLock(checkpoint, heartbeat));
-      } catch (CommitLockTimeoutException e) {
+      } catch (CommitDeferredException e) {
         metrics.lockTimeout();
         LOG.warn(
             "Cannot commit checkpoint {} of pipeline {} to table {} now: {}. It stays pending and"
@@ -583,12 +585,12 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
     TableOperations ops = ((HasTableOperations) table).operations();
     TableMetadata base = ops.refresh();
     Optional<PipelineProgress> progress = PipelineProgress.read(table, options.pipelineId());
-    // Fencing first: a newer epoch in the record means this instance was superseded, even if the
-    // newer one already committed this very entry for it.
-    guard.checkNotFenced();
+    // Fencing first, on the metadata the commit swaps from (the guard checked ZooKeeper's epoch
+    // when it took the lock): a newer epoch in the record means this instance was superseded, even
+    // if the newer one already committed this very entry for it.
     long epoch = guard.epoch();
     if (progress.isPresent()) {
-      checkNotFenced(checkpoint, progress.get(), epoch);
+      checkRecordNotNewerEpoch(checkpoint, progress.get(), epoch);
     }
     if (progress.isPresent() && isOwnCommit(progress.get(), checkpoint)) {
       LOG.info(
@@ -774,7 +776,8 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
   }
 
   /** A newer epoch in the record: another instance of this pipeline took over. */
-  private void checkNotFenced(PendingCheckpoint checkpoint, PipelineProgress progress, long epoch) {
+  private void checkRecordNotNewerEpoch(
+      PendingCheckpoint checkpoint, PipelineProgress progress, long epoch) {
     if (epoch >= 0 && progress.epoch() > epoch) {
       throw new CommitFencedException(
           String.format(

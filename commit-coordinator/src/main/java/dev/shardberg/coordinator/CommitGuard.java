@@ -19,15 +19,16 @@ import java.util.concurrent.Callable;
  *       swap that only succeeds from the metadata it checked (so a lock lost in between cannot make
  *       a commit land on top of another committer's).
  *   <li>A guard may connect lazily: opening it must not block on or fail for an unreachable server;
- *       {@link #runExclusive} then throws {@link CommitLockTimeoutException} and the checkpoint stays
+ *       {@link #runExclusive} then throws {@link CommitDeferredException} and the checkpoint stays
  *       pending. {@link #epoch()} is valid inside the action.
- *   <li>When the lock is not obtained within the timeout, {@link CommitLockTimeoutException} is
+ *   <li>When the lock is not obtained within the timeout, {@link CommitDeferredException} is
  *       thrown and nothing was run: the checkpoint stays pending and is retried at the next one.
  *   <li>When the guard is not connected (ZooKeeper SUSPENDED or LOST), {@link #canCommit()} is false
- *       and {@link #runExclusive} throws {@link CommitLockTimeoutException} without running the
+ *       and {@link #runExclusive} throws {@link CommitDeferredException} without running the
  *       action.
- *   <li>When a newer epoch of the same pipeline exists, {@link CommitFencedException} is thrown;
- *       the coordinator fails for good with its message.
+ *   <li>When a newer epoch of the same pipeline exists, {@link #runExclusive} throws {@link
+ *       CommitFencedException} without running the action (checked once, under the lock); the
+ *       coordinator fails for good with its message.
  * </ul>
  */
 public interface CommitGuard extends AutoCloseable {
@@ -43,12 +44,6 @@ public interface CommitGuard extends AutoCloseable {
 
   /** Runs {@code action} holding the table's commit lock. */
   <T> T runExclusive(Duration lockTimeout, Callable<T> action) throws Exception;
-
-  /**
-   * Throws {@link CommitFencedException} when ZooKeeper shows an epoch newer than {@link #epoch()}
-   * for this pipeline. Called inside {@link #runExclusive}, before committing.
-   */
-  void checkNotFenced() throws CommitFencedException;
 
   @Override
   void close();

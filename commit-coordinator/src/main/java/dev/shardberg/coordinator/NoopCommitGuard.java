@@ -25,8 +25,5 @@ public final class NoopCommitGuard implements CommitGuard {
   }
 
   @Override
-  public void checkNotFenced() {}
-
-  @Override
   public void close() {}
 }

@@ -485,13 +485,10 @@ class CommitCoordinatorTest {
     @Override
     public <T> T runExclusive(Duration lockTimeout, Callable<T> action) throws Exception {
       if (lockTimesOut.get() || !connected.get()) {
-        throw new CommitLockTimeoutException("lock not obtained within " + lockTimeout);
+        throw new CommitDeferredException("lock not obtained within " + lockTimeout);
       }
       return action.call();
     }
-
-    @Override
-    public void checkNotFenced() {}
 
     @Override
     public void close() {}

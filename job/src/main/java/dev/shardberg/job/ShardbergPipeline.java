@@ -106,7 +106,7 @@ public final class ShardbergPipeline {
         .writeParallelism(pipeline.writerParallelism())
         .maxContinuousEmptyCommits(pipeline.heartbeatEveryEmptyCheckpoints())
         .commitGuard(commitGuard(config))
-        .lockTimeout(config.coordinator().lockTimeout())
+        .lockTimeout(config.coordinator().commitLockTimeout())
         .insertOnlyInitialLoad(config.target().insertOnlyInitialLoad())
         .uidPrefix(SINK_UID_PREFIX)
         .append();

@@ -3,7 +3,7 @@ package dev.shardberg.coordinator.zk;
 /**
  * Thrown inside {@link ZooKeeperTableLock#runExclusive} when the lock can no longer be trusted
  * (ZooKeeper connection interrupted after the lock was taken) before anything was committed.
- * {@code runExclusive} turns it into a {@link dev.shardberg.coordinator.CommitLockTimeoutException},
+ * {@code runExclusive} turns it into a {@link dev.shardberg.coordinator.CommitDeferredException},
  * so the caller keeps its pending commit and retries it later.
  */
 final class LockLostException extends IllegalStateException {

@@ -1,8 +1,11 @@
 /**
  * The ZooKeeper (Curator) HA mode of the commit coordinator, on when {@code coordinator.zookeeper.*}
- * is set: a lock per table around every commit ({@link
- * dev.shardberg.coordinator.zk.ZooKeeperTableLock}), a fencing epoch per pipeline ({@link
+ * is set: one connection with its state machine ({@link
+ * dev.shardberg.coordinator.zk.ZooKeeperConnection}), two recipes over it — the table's commit lock
+ * ({@link dev.shardberg.coordinator.zk.ZooKeeperTableLock}) and the pipeline's fencing epoch ({@link
+ * dev.shardberg.coordinator.zk.FencingEpoch}) — the coordinator's guard composing them ({@link
  * dev.shardberg.coordinator.zk.ZooKeeperCommitGuard}), and their options ({@link
- * dev.shardberg.coordinator.zk.ZooKeeperOptions}). See docs/high-availability.md.
+ * dev.shardberg.coordinator.zk.ZooKeeperOptions}). Imports Curator and the coordinator package's
+ * guard contract only. See docs/high-availability.md.
  */
 package dev.shardberg.coordinator.zk;

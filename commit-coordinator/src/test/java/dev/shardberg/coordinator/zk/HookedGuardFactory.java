@@ -1,6 +1,5 @@
 package dev.shardberg.coordinator.zk;
 
-import dev.shardberg.coordinator.CommitFencedException;
 import dev.shardberg.coordinator.CommitGuard;
 import dev.shardberg.coordinator.CommitGuardFactory;
 import java.time.Duration;
@@ -65,11 +64,6 @@ final class HookedGuardFactory implements CommitGuardFactory {
               }
               return action.call();
             });
-      }
-
-      @Override
-      public void checkNotFenced() throws CommitFencedException {
-        guard.checkNotFenced();
       }
 
       @Override

@@ -1,7 +1,7 @@
 package dev.shardberg.coordinator.zk;
 
+import dev.shardberg.coordinator.CommitDeferredException;
 import dev.shardberg.coordinator.CommitGuard;
-import dev.shardberg.coordinator.CommitLockTimeoutException;
 import dev.shardberg.coordinator.NoopCommitGuard;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -229,7 +229,7 @@ final class SharedTableWorkload {
           break;
         } catch (CommitFailedException e) {
           conflicts.incrementAndGet(); // stale base: refresh and try again, as the coordinator does
-        } catch (CommitLockTimeoutException e) {
+        } catch (CommitDeferredException e) {
           lockTimeouts.incrementAndGet();
         }
       }
@@ -244,7 +244,7 @@ final class SharedTableWorkload {
     if (maxCommittedCheckpoint(table, pipelineId) >= checkpointId) {
       return false; // landed on an earlier attempt
     }
-    guard.checkNotFenced();
+    // the guard checked its fencing epoch under the lock before this action, as for the coordinator
     table
         .newRowDelta()
         .addRows(file)
@@ -333,7 +333,7 @@ final class SharedTableWorkload {
             }
             done = true;
           }
-        } catch (CommitLockTimeoutException e) {
+        } catch (CommitDeferredException e) {
           lockTimeouts.incrementAndGet();
         }
       }

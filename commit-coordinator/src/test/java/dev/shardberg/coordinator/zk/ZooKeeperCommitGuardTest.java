@@ -10,8 +10,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.shardberg.coordinator.CommitDeferredException;
 import dev.shardberg.coordinator.CommitFencedException;
-import dev.shardberg.coordinator.CommitLockTimeoutException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -89,11 +89,11 @@ class ZooKeeperCommitGuardTest {
         lazy(zk.withConnectionTimeout(Duration.ofMillis(500)), "orders"); // no connection attempt
     assertThat(guard.epoch()).isEqualTo(-1);
     assertThat(guard.canCommit()).isTrue();
-    assertThat(guard.connectionState()).isEqualTo(ZooKeeperTableLock.State.LATENT);
+    assertThat(guard.connectionState()).isEqualTo(ZooKeeperConnection.State.LATENT);
 
     AtomicInteger commits = new AtomicInteger();
     assertThatThrownBy(() -> guard.runExclusive(LOCK_TIMEOUT, commits::incrementAndGet))
-        .isInstanceOf(CommitLockTimeoutException.class)
+        .isInstanceOf(CommitDeferredException.class)
         .hasMessageStartingWith("Cannot take the commit lock of table 'hadoop.shop.orders': Cannot connect to ZooKeeper at")
         .hasMessageEndingWith("nothing was run, the commit is retried at the next completed checkpoint");
     assertThat(commits).hasValue(0);
@@ -108,7 +108,7 @@ class ZooKeeperCommitGuardTest {
                 LOCK_TIMEOUT,
                 () -> {
                   epochInsideTheLock.add(guard.epoch());
-                  guard.checkNotFenced();
+                  guard.checkLockHeldAndNotFenced();
                   return commits.incrementAndGet();
                 }))
         .isEqualTo(1);
@@ -174,7 +174,7 @@ class ZooKeeperCommitGuardTest {
                 first.runExclusive(
                     LOCK_TIMEOUT,
                     () -> {
-                      first.checkNotFenced();
+                      first.checkLockHeldAndNotFenced();
                       return commits.incrementAndGet();
                     }))
         .isInstanceOf(CommitFencedException.class)
@@ -183,7 +183,7 @@ class ZooKeeperCommitGuardTest {
     assertThatThrownBy(() -> first.runExclusive(LOCK_TIMEOUT, commits::incrementAndGet))
         .isInstanceOf(CommitFencedException.class)
         .hasMessage(fenced);
-    assertThatThrownBy(first::checkNotFenced).hasMessage(fenced);
+    assertThatThrownBy(first::checkLockHeldAndNotFenced).hasMessage(fenced);
 
     // the fenced attempt released the lock: the newer instance commits
     assertThat(second.canCommit()).isTrue();
@@ -191,7 +191,7 @@ class ZooKeeperCommitGuardTest {
         second.runExclusive(
             LOCK_TIMEOUT,
             () -> {
-              second.checkNotFenced();
+              second.checkLockHeldAndNotFenced();
               return commits.incrementAndGet();
             });
     assertThat(committed).isEqualTo(1);
@@ -281,7 +281,7 @@ class ZooKeeperCommitGuardTest {
     AtomicInteger runs = new AtomicInteger();
 
     assertThatThrownBy(() -> b.runExclusive(Duration.ofMillis(300), runs::incrementAndGet))
-        .isInstanceOf(CommitLockTimeoutException.class)
+        .isInstanceOf(CommitDeferredException.class)
         .hasMessage(
             "Cannot take the commit lock of table 'hadoop.shop.orders' at"
                 + " /shardberg-test/locks/hadoop.shop.orders within PT0.3S"
@@ -303,7 +303,7 @@ class ZooKeeperCommitGuardTest {
     AtomicInteger commits = new AtomicInteger();
     Callable<Integer> commit =
         () -> {
-          guard.checkNotFenced();
+          guard.checkLockHeldAndNotFenced();
           return commits.incrementAndGet();
         };
     assertThat(guard.runExclusive(LOCK_TIMEOUT, commit)).isEqualTo(1);
@@ -311,7 +311,7 @@ class ZooKeeperCommitGuardTest {
     server.stop();
     await().atMost(WAIT).until(() -> !guard.canCommit());
     assertThatThrownBy(() -> guard.runExclusive(LOCK_TIMEOUT, commit))
-        .isInstanceOf(CommitLockTimeoutException.class)
+        .isInstanceOf(CommitDeferredException.class)
         .hasMessageStartingWith(
             "Cannot take the commit lock of table 'hadoop.shop.orders': the ZooKeeper connection"
                 + " is ")
@@ -344,10 +344,10 @@ class ZooKeeperCommitGuardTest {
                       // the server dropped the lock node with the session: while this action
                       // still runs, another committer takes the lock
                       other.runExclusive(LOCK_TIMEOUT, () -> otherGotTheLock.getAndSet(true));
-                      guard.checkNotFenced();
+                      guard.checkLockHeldAndNotFenced();
                       return commits.incrementAndGet();
                     }))
-        .isInstanceOf(CommitLockTimeoutException.class)
+        .isInstanceOf(CommitDeferredException.class)
         .hasMessageStartingWith(
             "Cannot commit to table 'hadoop.shop.orders': the ZooKeeper connection was"
                 + " interrupted after the commit lock was taken (now ")
@@ -362,7 +362,7 @@ class ZooKeeperCommitGuardTest {
         guard.runExclusive(
             LOCK_TIMEOUT,
             () -> {
-              guard.checkNotFenced();
+              guard.checkLockHeldAndNotFenced();
               return commits.incrementAndGet();
             });
     assertThat(committed).isEqualTo(1);
@@ -377,7 +377,7 @@ class ZooKeeperCommitGuardTest {
         guard.runExclusive(
             LOCK_TIMEOUT,
             () -> {
-              guard.checkNotFenced();
+              guard.checkLockHeldAndNotFenced();
               commits.incrementAndGet(); // the commit went out and Iceberg accepted it
               expireSession(guard);
               return "committed";
@@ -491,7 +491,7 @@ class ZooKeeperCommitGuardTest {
 
   private static Callable<String> checkThenCommit(ZooKeeperCommitGuard guard) {
     return () -> {
-      guard.checkNotFenced();
+      guard.checkLockHeldAndNotFenced();
       return "committed";
     };
   }

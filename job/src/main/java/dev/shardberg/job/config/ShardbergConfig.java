@@ -240,6 +240,15 @@ public record ShardbergConfig(
     public boolean haEnabled() {
       return zookeeper != null;
     }
+
+    /**
+     * How long one commit of the job waits for the table's lock: {@code
+     * coordinator.zookeeper.lock-timeout} in HA mode (which defaults to {@code
+     * coordinator.lock-timeout}); without ZooKeeper there is no lock to wait for.
+     */
+    public Duration commitLockTimeout() {
+      return zookeeper != null ? zookeeper.lockTimeout() : lockTimeout;
+    }
   }
 
   static Map<String, String> masked(Map<String, String> properties) {

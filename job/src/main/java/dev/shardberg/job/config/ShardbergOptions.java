@@ -293,8 +293,7 @@ public final class ShardbergOptions {
           "coordinator.lock-timeout",
           Kind.DURATION,
           "60s",
-          "How long the coordinator waits for the table's commit lock before keeping the checkpoint"
-              + " pending for the next one (only with coordinator.zookeeper.connect).");
+          "Default of coordinator.zookeeper.lock-timeout (only with coordinator.zookeeper.connect).");
   public static final ConfigKey ZK_CONNECT =
       optional(
           "coordinator.zookeeper.connect",
@@ -313,7 +312,9 @@ public final class ShardbergOptions {
           "coordinator.zookeeper.lock-timeout",
           Kind.DURATION,
           null,
-          "Timeout of one attempt to take the ZooKeeper lock. Unset: coordinator.lock-timeout.");
+          "How long one commit of the job (and a tool using the same options) waits for the table's"
+              + " ZooKeeper lock before keeping the checkpoint pending for the next one. Unset:"
+              + " coordinator.lock-timeout.");
   public static final ConfigKey ZK_RETRY_BASE_SLEEP =
       optional("coordinator.zookeeper.retry.base-sleep", Kind.DURATION, "1s", "Curator exponential backoff: base sleep.");
   public static final ConfigKey ZK_RETRY_MAX_RETRIES =

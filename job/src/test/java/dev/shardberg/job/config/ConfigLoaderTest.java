@@ -76,8 +76,17 @@ class ConfigLoaderTest {
     assertThat(config.target().qualifiedName()).isEqualTo("shardberg.shop.orders");
     assertThat(config.coordinator().haEnabled()).isFalse();
     assertThat(config.coordinator().lockTimeout()).isEqualTo(Duration.ofSeconds(60));
+    assertThat(config.coordinator().commitLockTimeout()).isEqualTo(Duration.ofSeconds(60));
     assertThat(config.pipeline().onStatelessStart()).isEqualTo(OnStatelessStart.FAIL);
     assertThat(config.cdc().binlogFormatCheckInterval()).isEqualTo(Duration.ofSeconds(10));
+  }
+
+  @Test
+  void zooKeeperLockTimeoutIsTheJobsCommitLockTimeout() {
+    String zk = minimal() + "coordinator:\n  lock-timeout: 45s\n  zookeeper:\n    connect: zk:2181\n";
+    assertThat(parse(zk).coordinator().commitLockTimeout()).isEqualTo(Duration.ofSeconds(45));
+    assertThat(parse(zk + "    lock-timeout: 5s\n").coordinator().commitLockTimeout())
+        .isEqualTo(Duration.ofSeconds(5));
   }
 
   @Test
