@@ -214,7 +214,7 @@ public final class ShardbergOptions {
           Kind.MAP,
           "{}",
           "Pass-through Debezium properties; they win over the values derived from the keys above."
-              + " database.jdbc.driver is refused: Shardberg sets it (docs/sources.md).");
+              + " database.jdbc.driver and database.database.jdbc.driver are refused: Shardberg sets them (docs/sources.md).");
 
   // ---- target: the Iceberg table -----------------------------------------------------------------
   public static final ConfigKey TARGET_CATALOG_TYPE =
