@@ -220,6 +220,9 @@ public final class ExactFloatDriver implements Driver {
             if (scan.isPresent()) {
               Object[] rewritten = args.clone();
               rewritten[0] = rewrite(scan.get(), sql, columnsOf(scan.get()));
+              if (rewritten[0] != sql) {
+                LOG.debug("Chunk scan read with exact FLOAT columns: {}", rewritten[0]);
+              }
               args = rewritten;
             }
           }
@@ -275,9 +278,6 @@ public final class ExactFloatDriver implements Driver {
       }
       List<Column> result = List.copyOf(read);
       columns.put(key, result);
-      if (result.stream().anyMatch(Column::isFloat)) {
-        LOG.debug("Snapshot scans of {}.{} read FLOAT columns as exact doubles", quote(scan.database()), quote(scan.table()));
-      }
       return result;
     }
   }

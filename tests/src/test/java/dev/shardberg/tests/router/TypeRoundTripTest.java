@@ -276,6 +276,9 @@ class TypeRoundTripTest {
         + "sources:\n  - name: a\n    host: " + server.host() + "\n    port: " + server.port() + "\n    user: cdc\n"
         + "    password-file: " + password + "\n    server-id-range: 5401-5404\n"
         + "    jdbc-properties:\n      useSSL: \"false\"\n"
+        // chunks of 2 rows: the snapshot reads rows 1-3 in two chunk scans with WHERE bounds (ExactFloatDriver
+        // rewrites those too)
+        + "source:\n  snapshot-chunk-size: 2\n"
         + "tables:\n  database-pattern: '" + DB + "'\n  table-pattern: 'all_types_(?<shard>\\d+)'\n"
         + "target:\n  catalog:\n    type: hadoop\n    warehouse: " + warehouse.resolve("warehouse").toUri()
         + "\n  namespace: db\n  table: all_types\n";
