@@ -98,10 +98,10 @@ public enum MySqlType {
     @Override String jdbc(ResultSet rs, int i, MySqlColumn c) throws SQLException { return rs.getBigDecimal(i).setScale(scale(c)).toPlainString(); }
   },
   /**
-   * FLOAT: the 4-byte IEEE value Debezium delivers, bit for bit: exact from the binlog; from the snapshot
-   * the JDBC text protocol's 6-digit rendering (a known limit, docs/type-mapping.md). {@code verify}
-   * reads MySQL through the binary protocol ({@link MySqlHost#VERIFY_JDBC_PROPERTIES}), so it sees the
-   * stored bits and reports a rounded row.
+   * FLOAT: the 4-byte IEEE value, bit for bit. The binlog delivers a Float; the snapshot, read through
+   * {@link ExactFloatDriver}, a Double that equals the stored float (the text protocol's own FLOAT has only
+   * 6 digits), so {@code floatValue()} of either is exact. {@code verify} reads MySQL through the binary
+   * protocol ({@link MySqlHost#VERIFY_JDBC_PROPERTIES}), so it compares the stored bits.
    */
   FLOAT {
     @Override LogicalType flinkType(MySqlColumn c) { return new FloatType(c.nullable()); }

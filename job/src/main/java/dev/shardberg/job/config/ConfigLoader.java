@@ -20,6 +20,7 @@ import dev.shardberg.job.config.ShardbergConfig.StartupMode;
 import dev.shardberg.job.config.ShardbergConfig.TablesConfig;
 import dev.shardberg.job.config.ShardbergConfig.TargetConfig;
 import dev.shardberg.job.config.ShardbergConfig.ZooKeeperConfig;
+import dev.shardberg.router.ExactFloatDriver;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -37,6 +38,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -468,6 +470,14 @@ public final class ConfigLoader {
     } catch (DateTimeException e) {
       problems.add("Cannot use '" + SOURCE_SERVER_TIME_ZONE.key() + "' = '" + zone + "': not a time zone id; use e.g. UTC or Europe/Berlin.");
     }
+    Map<String, String> debezium = stringMap(SOURCE_DEBEZIUM_PROPERTIES, SOURCE_DEBEZIUM_PROPERTIES.key());
+    for (String driverKey : new TreeSet<>(ExactFloatDriver.DEBEZIUM_PROPERTIES.keySet())) {
+      if (debezium.containsKey(driverKey)) {
+        problems.add("Cannot set '" + SOURCE_DEBEZIUM_PROPERTIES.key() + "." + driverKey
+            + "': Shardberg sets it to its own driver, which reads MySQL FLOAT exactly in the snapshot"
+            + " (docs/sources.md); remove the key.");
+      }
+    }
     return new CdcConfig(
         mode,
         timestamp,
@@ -479,7 +489,7 @@ public final class ConfigLoader {
         duration(SOURCE_CONNECT_TIMEOUT, SOURCE_CONNECT_TIMEOUT.key()),
         duration(SOURCE_HEARTBEAT_INTERVAL, SOURCE_HEARTBEAT_INTERVAL.key()),
         duration(SOURCE_BINLOG_FORMAT_CHECK_INTERVAL, SOURCE_BINLOG_FORMAT_CHECK_INTERVAL.key()),
-        stringMap(SOURCE_DEBEZIUM_PROPERTIES, SOURCE_DEBEZIUM_PROPERTIES.key()));
+        debezium);
   }
 
   private TargetConfig target() {

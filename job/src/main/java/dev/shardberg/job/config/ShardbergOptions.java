@@ -213,7 +213,8 @@ public final class ShardbergOptions {
           "source.debezium-properties",
           Kind.MAP,
           "{}",
-          "Pass-through Debezium properties; they win over the values derived from the keys above.");
+          "Pass-through Debezium properties; they win over the values derived from the keys above."
+              + " database.jdbc.driver and database.database.jdbc.driver are refused: Shardberg sets them (docs/sources.md).");
 
   // ---- target: the Iceberg table -----------------------------------------------------------------
   public static final ConfigKey TARGET_CATALOG_TYPE =

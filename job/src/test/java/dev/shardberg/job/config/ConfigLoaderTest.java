@@ -204,6 +204,10 @@ class ConfigLoaderTest {
         .contains("Missing key 'source.startup-timestamp'");
     ShardbergConfig ts = parse(minimal() + "source:\n  startup-mode: timestamp\n  startup-timestamp: 2026-01-31T12:00:00Z\n");
     assertThat(ts.cdc().startupTimestamp()).isEqualTo(Instant.parse("2026-01-31T12:00:00Z"));
+    assertThat(messageOf(minimal() + "source:\n  debezium-properties:\n    database.jdbc.driver: com.mysql.cj.jdbc.Driver\n"))
+        .contains("Cannot set 'source.debezium-properties.database.jdbc.driver': Shardberg sets it to its own driver");
+    assertThat(messageOf(minimal() + "source:\n  debezium-properties:\n    database.database.jdbc.driver: x.Driver\n"))
+        .contains("Cannot set 'source.debezium-properties.database.database.jdbc.driver': Shardberg sets it");
     assertThat(messageOf(minimal() + "coordinator:\n  zookeeper:\n    root-path: /x\n"))
         .contains("'coordinator.zookeeper.root-path' set but 'coordinator.zookeeper.connect' is not");
   }

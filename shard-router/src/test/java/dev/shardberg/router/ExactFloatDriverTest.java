@@ -1,0 +1,79 @@
+package dev.shardberg.router;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.shardberg.router.ExactFloatDriver.Column;
+import dev.shardberg.router.ExactFloatDriver.Scan;
+import java.sql.SQLException;
+import java.util.List;
+import java.util.Properties;
+import org.junit.jupiter.api.Test;
+
+/** The SQL rewrite of {@link ExactFloatDriver} as pure logic; TypeRoundTripTest runs it against MariaDB. */
+class ExactFloatDriverTest {
+
+  private static final List<Column> WITH_FLOAT =
+      List.of(new Column("id", "int"), new Column("price", "float"), new Column("d", "double"), new Column("name", "varchar"));
+
+  private static String rewrite(String sql, List<Column> columns) {
+    Scan scan = ExactFloatDriver.scannedTable(sql).orElseThrow();
+    return ExactFloatDriver.rewrite(scan, sql, columns);
+  }
+
+  @Test
+  void chunkScanOfATableWithFloatListsTheColumnsWithFloatAsExactDouble() {
+    assertThat(rewrite("SELECT * FROM `shop`.`orders_0` WHERE `id` >= ? AND NOT (`id` = ?) AND `id` <= ?", WITH_FLOAT))
+        .isEqualTo("SELECT `id`, (`price` * 1E0) AS `price`, `d`, `name` FROM `shop`.`orders_0`"
+            + " WHERE `id` >= ? AND NOT (`id` = ?) AND `id` <= ?");
+    // the whole table (one split), and FLOAT in any case as information_schema may spell it
+    assertThat(rewrite("SELECT * FROM `shop`.`orders_0`", List.of(new Column("id", "int"), new Column("f", "FLOAT"))))
+        .isEqualTo("SELECT `id`, (`f` * 1E0) AS `f` FROM `shop`.`orders_0`");
+  }
+
+  @Test
+  void identifiersWithBackticksAndDotsAreParsedAndQuoted() {
+    String sql = "SELECT * FROM `my``db`.`t.1` WHERE `a``b` <= ?";
+    Scan scan = ExactFloatDriver.scannedTable(sql).orElseThrow();
+    assertThat(scan.database()).isEqualTo("my`db");
+    assertThat(scan.table()).isEqualTo("t.1");
+    assertThat(ExactFloatDriver.rewrite(scan, sql, List.of(new Column("a`b", "int"), new Column("f`", "float"))))
+        .isEqualTo("SELECT `a``b`, (`f``` * 1E0) AS `f``` FROM `my``db`.`t.1` WHERE `a``b` <= ?");
+  }
+
+  @Test
+  void tableWithoutFloatOrWithoutVisibleColumnsIsLeftAlone() {
+    String sql = "SELECT * FROM `shop`.`orders_0` WHERE `id` <= ?";
+    assertThat(rewrite(sql, List.of(new Column("id", "int"), new Column("d", "double"), new Column("x", "decimal"))))
+        .isSameAs(sql);
+    assertThat(rewrite(sql, List.of())).isSameAs(sql);
+  }
+
+  @Test
+  void everyOtherStatementIsNotAScan() {
+    for (String sql :
+        List.of(
+            "SELECT MIN(`id`), MAX(`id`) FROM `shop`.`orders_0`",
+            "SELECT MAX(`id`) FROM (SELECT `id` FROM `shop`.`orders_0` WHERE `id` >= ? ORDER BY `id` ASC LIMIT 8096) AS T",
+            "SHOW TABLE STATUS LIKE 'orders_0';",
+            "SHOW MASTER STATUS",
+            "SELECT * FROM information_schema.COLUMNS",
+            "SELECT * FROM `shop`",
+            "SELECT * FROM `shop`.orders_0",
+            "SELECT * FROM `shop`.`orders_0`, `shop`.`x`",
+            "SELECT * FROM `shop`.`orders_0",
+            "select * from `shop`.`orders_0`",
+            "SELECT `id` FROM `shop`.`orders_0`")) {
+      assertThat(ExactFloatDriver.scannedTable(sql)).as(sql).isEmpty();
+    }
+    assertThat(ExactFloatDriver.scannedTable(null)).isEmpty();
+  }
+
+  @Test
+  void acceptsMySqlUrlsOnlyAndLeavesOthersToTheirDrivers() throws SQLException {
+    ExactFloatDriver driver = new ExactFloatDriver();
+    assertThat(driver.acceptsURL("jdbc:mysql://db-a:3306/?useSSL=false")).isTrue();
+    assertThat(driver.acceptsURL("jdbc:postgresql://db-a/x")).isFalse();
+    assertThat(driver.acceptsURL(null)).isFalse();
+    assertThat(driver.connect("jdbc:postgresql://db-a/x", new Properties())).isNull();
+  }
+}
