@@ -303,8 +303,8 @@ final class ModeRunner {
 
   /**
    * {@code source-only}: the sources of {@code consolidated}, built by the job's own code ({@link
-   * ShardbergPipeline#buildSources}) from the same generated config (same source options, parallelism
-   * and checkpoint interval), feeding a map that counts rows into a {@link RowTally} and a discarding
+   * ShardbergPipeline#configureCheckpointsAndRestarts} and {@link ShardbergPipeline#buildSources}) from
+   * the same generated config (same source options, parallelism and checkpoint interval), feeding a map that counts rows into a {@link RowTally} and a discarding
    * sink: no writers, no commits, no table. Snapshot phase only (no change stream, no freshness). It
    * passes when exactly {@code shards x rowsPerShard} rows were counted by the time the job was
    * cancelled.
@@ -316,6 +316,7 @@ final class ModeRunner {
     String runId = mode.label() + "-n" + config.shards() + "-" + System.nanoTime();
     ShardbergConfig jobConfig = ShardbergConfig.load(writeJobConfig(config, warehouse, runId, null));
     StreamExecutionEnvironment env = environment(config.sourceParallelism());
+    ShardbergPipeline.configureCheckpointsAndRestarts(env, jobConfig);
     ShardbergPipeline.Sources sources = ShardbergPipeline.buildSources(env, jobConfig);
     sources.changes()
         .map(new RowTally.Counting(runId)).name("count rows").uid("bench-count-rows")
