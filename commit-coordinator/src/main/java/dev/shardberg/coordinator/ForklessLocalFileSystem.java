@@ -17,6 +17,10 @@ import org.apache.hadoop.fs.permission.FsPermission;
  * WriterCostBenchmark: 22 ms → 2.3 ms per file). This one sets the same permission bits through
  * {@code java.nio}. Shardberg uses it for {@code file:} paths unless the Hadoop configuration names
  * its own {@code fs.file.impl}; HDFS, S3 and other schemes are untouched.
+ *
+ * <p>{@code job} installs it (its catalog configuration), but it lives here, beside the writers it
+ * speeds up: this module's writer benchmark measures them with and without it ({@code
+ * -Dbenchmark.local-fs=forkless}), and a test dependency on {@code job} would be a module cycle.
  */
 public class ForklessLocalFileSystem extends LocalFileSystem {
   public ForklessLocalFileSystem() {

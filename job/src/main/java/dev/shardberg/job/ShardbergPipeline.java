@@ -86,6 +86,7 @@ public final class ShardbergPipeline {
     PipelineConfig pipeline = config.pipeline();
     CatalogLoader catalogLoader = Catalogs.loader(config.target().catalog());
     TableIdentifier tableId = Catalogs.identifier(config.target());
+    configureCheckpointsAndRestarts(env, config);
     Sources sources = buildSources(env, config, plan -> layout(config, plan, catalogLoader, tableId));
     ShardPlan plan = sources.plan();
     TableLayout layout = sources.layout();
@@ -119,10 +120,12 @@ public final class ShardbergPipeline {
   }
 
   /**
-   * The first half of {@link #build}: discover the shards, derive the layout, set checkpoints and
-   * restarts, and add one MySQL CDC source per host (tagging its rows with their shard number),
-   * unioned. Touches no catalog. {@link #build} connects the result to the coordinator's sink; the
-   * load-test harness connects it to a counting sink to measure the sources on their own. Without a
+   * The source half of {@link #build}: discover the shards, derive the layout, and add one MySQL CDC
+   * source per host (tagging its rows with their shard number), unioned. Touches no catalog and sets
+   * no checkpoints or restarts (that is {@link #configureCheckpointsAndRestarts}, which {@link #build}
+   * calls first). {@link #build} connects the result to the coordinator's sink; the load-test harness
+   * configures the environment the same way and connects it to a counting sink to measure the sources
+   * on their own. Without a
    * catalog, the bucket column (also the snapshot chunk key of tables without a primary key) is
    * {@code target.key-column} or discovery's default.
    */
@@ -140,8 +143,6 @@ public final class ShardbergPipeline {
 
     ShardPlan plan = ShardDiscovery.discover(spec);
     TableLayout layout = layoutOf.apply(plan);
-
-    configureCheckpointsAndRestarts(env, pipeline);
 
     DataStream<RowData> changes = null;
     for (MySqlHost host : spec.hosts()) {
@@ -246,7 +247,13 @@ public final class ShardbergPipeline {
     }
   }
 
-  private static void configureCheckpointsAndRestarts(StreamExecutionEnvironment env, PipelineConfig pipeline) {
+  /**
+   * Sets the job's checkpoints (exactly-once, {@code pipeline.checkpoint-*}, retained on cancel) and
+   * its fixed-delay restarts ({@code pipeline.restart.*}) on {@code env}. {@link #build} calls it;
+   * so does the load-test harness before {@link #buildSources}.
+   */
+  public static void configureCheckpointsAndRestarts(StreamExecutionEnvironment env, ShardbergConfig config) {
+    PipelineConfig pipeline = config.pipeline();
     Configuration conf = new Configuration();
     conf.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, pipeline.checkpointInterval());
     conf.set(CheckpointingOptions.CHECKPOINTING_CONSISTENCY_MODE, CheckpointingMode.EXACTLY_ONCE);

@@ -1,0 +1,5 @@
+/**
+ * The Iceberg side: the writers and the single commit coordinator (one snapshot per checkpoint, ZooKeeper HA in {@code zk}).
+ * May import Flink, Iceberg, Hadoop and Curator/ZooKeeper; no other Shardberg module.
+ */
+package dev.shardberg.coordinator;
