@@ -366,9 +366,9 @@ public final class ConfigLoader {
   // ---- rules across keys ------------------------------------------------------------------------
 
   private void checkRules(Configuration conf, List<Configuration> sources) {
-    positive(conf, PIPELINE_PARALLELISM, PIPELINE_PARALLELISM.key());
-    positive(conf, PIPELINE_WRITER_PARALLELISM, PIPELINE_WRITER_PARALLELISM.key());
-    positive(conf, CoordinatorConfigOptions.HEARTBEAT_EVERY_EMPTY_CHECKPOINTS, CoordinatorConfigOptions.HEARTBEAT_EVERY_EMPTY_CHECKPOINTS.key());
+    positive(conf, PIPELINE_PARALLELISM);
+    positive(conf, PIPELINE_WRITER_PARALLELISM);
+    positive(conf, CoordinatorConfigOptions.HEARTBEAT_EVERY_EMPTY_CHECKPOINTS);
     nonNegative(conf, PIPELINE_RESTART_ATTEMPTS);
     for (ConfigOption<?> option : topLevel()) {
       if (ValueType.of(option) == ValueType.DURATION && option != PIPELINE_RESTART_DELAY
@@ -568,9 +568,9 @@ public final class ConfigLoader {
             + " (docs/sources.md); remove the key.");
       }
     }
-    positive(conf, SOURCE_SNAPSHOT_CHUNK_SIZE, SOURCE_SNAPSHOT_CHUNK_SIZE.key());
-    positive(conf, SOURCE_FETCH_SIZE, SOURCE_FETCH_SIZE.key());
-    positive(conf, SOURCE_CONNECTION_POOL_SIZE, SOURCE_CONNECTION_POOL_SIZE.key());
+    positive(conf, SOURCE_SNAPSHOT_CHUNK_SIZE);
+    positive(conf, SOURCE_FETCH_SIZE);
+    positive(conf, SOURCE_CONNECTION_POOL_SIZE);
   }
 
   private void target(Configuration conf) {
@@ -588,13 +588,13 @@ public final class ConfigLoader {
       problems.add("'" + TARGET_CATALOG_HADOOP_CONF_DIR.key() + "' = '" + confDir + "' is not a directory: point it at the directory"
           + " holding core-site.xml / hdfs-site.xml / hive-site.xml, or remove it.");
     }
-    positive(conf, RouterOptions.TARGET_BUCKETS, RouterOptions.TARGET_BUCKETS.key());
+    positive(conf, RouterOptions.TARGET_BUCKETS);
   }
 
   private void coordinator(Configuration conf) {
     String connect = conf.get(CoordinatorConfigOptions.ZK_CONNECT);
     if (connect == null) {
-      List<String> orphans = top.raw.keySet().stream().filter(k -> k.startsWith(CoordinatorConfigOptions.ZK_PREFIX)).toList();
+      List<String> orphans = conf.keySet().stream().filter(k -> k.startsWith(CoordinatorConfigOptions.ZK_PREFIX)).sorted().toList();
       if (!orphans.isEmpty()) {
         problems.add("'" + String.join("', '", orphans) + "' set but '" + CoordinatorConfigOptions.ZK_CONNECT.key()
             + "' is not: set the ZooKeeper connect string to enable HA mode, or remove the zookeeper keys.");
@@ -616,10 +616,9 @@ public final class ConfigLoader {
 
   // ---- value ranges (defaults are valid: only set values are checked) --------------------------
 
-  private void positive(Configuration conf, ConfigOption<Integer> option, String key) {
-    Integer n = conf.getOptional(option).orElse(null);
-    if (n != null && conf.containsKey(option.key()) && n < 1) {
-      problems.add("Cannot use '" + key + "' = " + n + ": it must be at least 1.");
+  private void positive(Configuration conf, ConfigOption<Integer> option) {
+    if (conf.containsKey(option.key()) && conf.get(option) < 1) {
+      problems.add("Cannot use '" + option.key() + "' = " + conf.get(option) + ": it must be at least 1.");
     }
   }
 

@@ -236,6 +236,8 @@ class ConfigLoaderTest {
         .contains("Cannot use 'pipeline.checkpoint-interval' = '0s': it must be longer than 0.");
     assertThat(parse(minimal().replace("  id: orders", "  id: orders\n  restart:\n    delay: 0s")).pipeline().restartDelay())
         .isZero();
+    assertThat(messageOf(minimal() + "coordinator:\n  zookeeper:\n    session-timeout: PT5S\n"))
+        .contains("'coordinator.zookeeper.session-timeout' set but 'coordinator.zookeeper.connect' is not");
   }
 
   @Test
