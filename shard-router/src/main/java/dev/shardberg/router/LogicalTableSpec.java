@@ -32,7 +32,7 @@ public record LogicalTableSpec(
   private static final String SHARD_GROUP_SYNTAX = "(?<" + SHARD_GROUP + ">";
 
   public LogicalTableSpec {
-    Preconditions.checkArgument(hosts != null && !hosts.isEmpty(), "Cannot define the logical table: sources is empty; list at least one MySQL host");
+    Preconditions.checkArgument(hosts != null && !hosts.isEmpty(), "Cannot define the logical table: " + RouterOptions.SOURCES.key() + " is empty; list at least one MySQL host");
     hosts = List.copyOf(hosts);
     Set<String> names = new HashSet<>();
     for (MySqlHost host : hosts) {
