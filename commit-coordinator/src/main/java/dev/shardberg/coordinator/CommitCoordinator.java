@@ -216,7 +216,7 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
               String.format(
                   "Cannot restore the coordinator of pipeline %s for table %s: the restored state"
                       + " belongs to pipeline %s. Restoring it under another id would commit its"
-                      + " checkpoints again. Set pipeline.id back to %s, or start the new pipeline"
+                      + " checkpoints again. Set " + CoordinatorConfigOptions.PIPELINE_ID.key() + " back to %s, or start the new pipeline"
                       + " without this state.",
                   options.pipelineId(), options.tableName(), restoredId, restoredId));
         }
@@ -524,7 +524,7 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
                   "Cannot commit checkpoint %d of pipeline %s to table %s: the table changed"
                       + " under %d commit attempts in a row (%s). Another committer keeps"
                       + " changing it; serialise the committers with the ZooKeeper lock"
-                      + " (coordinator.zookeeper.*) or raise %s.",
+                      + " (" + CoordinatorConfigOptions.ZK_PREFIX + "*) or raise %s.",
                   checkpoint.checkpointId(),
                   options.pipelineId(),
                   options.tableName(),
@@ -807,7 +807,7 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
               "Cannot commit checkpoint %d of pipeline %s to table %s: the table's progress record"
                   + " shows checkpoint %d committed by Flink job %s (Flink checkpoint %d, staged by"
                   + " Flink job %s), while this checkpoint was staged by Flink job %s from Flink"
-                  + " checkpoint %d; two jobs share pipeline.id — stop one of them.",
+                  + " checkpoint %d; two jobs share " + CoordinatorConfigOptions.PIPELINE_ID.key() + " — stop one of them.",
               checkpoint.checkpointId(),
               options.pipelineId(),
               options.tableName(),

@@ -35,9 +35,10 @@ import org.apache.flink.util.Preconditions;
  */
 public final class ShardbergSink {
   /** Like Iceberg's {@code flink.max-continuous-empty-commits}. */
-  public static final int DEFAULT_MAX_CONTINUOUS_EMPTY_COMMITS = 10;
+  public static final int DEFAULT_MAX_CONTINUOUS_EMPTY_COMMITS =
+      CoordinatorConfigOptions.HEARTBEAT_EVERY_EMPTY_CHECKPOINTS.defaultValue();
 
-  public static final Duration DEFAULT_LOCK_TIMEOUT = Duration.ofMinutes(1);
+  public static final Duration DEFAULT_LOCK_TIMEOUT = CoordinatorConfigOptions.LOCK_TIMEOUT.defaultValue();
   public static final int DEFAULT_COMMIT_ATTEMPTS = 3;
   public static final Duration DEFAULT_RETRY_BACKOFF = Duration.ofSeconds(1);
 
@@ -61,7 +62,7 @@ public final class ShardbergSink {
     private int commitAttempts = DEFAULT_COMMIT_ATTEMPTS;
     private Duration retryBackoff = DEFAULT_RETRY_BACKOFF;
     private String uidPrefix;
-    private boolean insertOnlyInitialLoad = true;
+    private boolean insertOnlyInitialLoad = CoordinatorConfigOptions.INSERT_ONLY_INITIAL_LOAD.defaultValue();
 
     private Builder(DataStream<RowData> input) {
       this.input = Objects.requireNonNull(input, "input");
@@ -105,7 +106,8 @@ public final class ShardbergSink {
       return this;
     }
 
-    /** Write an empty heartbeat commit after this many empty checkpoints in a row (default 10). */
+    /** Write an empty heartbeat commit after this many empty checkpoints in a row (default: {@link
+     * CoordinatorConfigOptions#HEARTBEAT_EVERY_EMPTY_CHECKPOINTS}). */
     public Builder maxContinuousEmptyCommits(int count) {
       this.maxContinuousEmptyCommits = count;
       return this;
@@ -117,7 +119,8 @@ public final class ShardbergSink {
       return this;
     }
 
-    /** How long a commit waits for the table's lock before staying pending (default 1 min). */
+    /** How long a commit waits for the table's lock before staying pending (default: {@link
+     * CoordinatorConfigOptions#LOCK_TIMEOUT}). */
     public Builder lockTimeout(Duration timeout) {
       this.lockTimeout = timeout;
       return this;
@@ -131,7 +134,8 @@ public final class ShardbergSink {
     }
 
     /**
-     * Write snapshot rows of shards that hold no data yet without key deletes (default on, as in the
+     * Write snapshot rows of shards that hold no data yet without key deletes (default: {@link
+     * CoordinatorConfigOptions#INSERT_ONLY_INITIAL_LOAD}, as in the
      * job). It relies on the input: an INSERT row is a snapshot read, each key is read at most once
      * per shard in one run, and every other write of a key (a live insert included) arrives as
      * UPDATE_AFTER. The sink then writes INSERT rows insert-only while the pipeline runs its first

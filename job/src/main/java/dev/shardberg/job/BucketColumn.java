@@ -1,5 +1,6 @@
 package dev.shardberg.job;
 
+import dev.shardberg.router.RouterOptions;
 import dev.shardberg.router.ShardSchema;
 import java.util.Optional;
 import java.util.stream.Collectors;
@@ -14,7 +15,7 @@ public record BucketColumn(String column, String reason) {
 
   static BucketColumn resolve(String configured, ShardSchema schema, Optional<String> existingTableColumn) {
     if (configured != null) {
-      return new BucketColumn(configured, "from target.key-column");
+      return new BucketColumn(configured, "from " + RouterOptions.TARGET_KEY_COLUMN.key());
     }
     if (existingTableColumn.isPresent()) {
       return new BucketColumn(existingTableColumn.get(), "from the existing table's partition spec");
@@ -32,6 +33,6 @@ public record BucketColumn(String column, String reason) {
             + schema.primaryKey().stream()
                 .map(k -> k + " " + schema.keySample().get(k))
                 .collect(Collectors.joining(", "))
-            + "); set target.key-column to choose another");
+            + "); set " + RouterOptions.TARGET_KEY_COLUMN.key() + " to choose another");
   }
 }

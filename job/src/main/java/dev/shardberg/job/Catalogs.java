@@ -3,6 +3,7 @@ package dev.shardberg.job;
 import dev.shardberg.coordinator.ForklessLocalFileSystem;
 import dev.shardberg.job.config.ShardbergConfig.CatalogConfig;
 import dev.shardberg.job.config.ShardbergConfig.TargetConfig;
+import dev.shardberg.job.config.ShardbergOptions;
 import java.io.Closeable;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -69,7 +70,7 @@ public final class Catalogs {
     } catch (NoSuchTableException e) {
       close(catalog);
       throw new IllegalStateException(String.format(
-          "Cannot find table %s in the %s catalog '%s': has the pipeline run yet? Check target.namespace, target.table"
+          "Cannot find table %s in the %s catalog '%s': has the pipeline run yet? Check " + ShardbergOptions.TARGET_NAMESPACE.key() + ", " + ShardbergOptions.TARGET_TABLE.key()
               + " and target.catalog.*", identifier(target), target.catalog().type(), target.catalog().name()), e);
     }
   }

@@ -2,6 +2,7 @@ package dev.shardberg.job;
 
 import dev.shardberg.coordinator.CommitRecord;
 import dev.shardberg.coordinator.CommittedCheckpoints;
+import dev.shardberg.coordinator.CoordinatorConfigOptions;
 import dev.shardberg.coordinator.ShardCounts;
 import dev.shardberg.job.config.ShardbergConfig;
 import java.time.Clock;
@@ -66,7 +67,7 @@ public record PipelineStatus(
     StringBuilder sb = new StringBuilder();
     sb.append("Pipeline '").append(pipelineId).append("' on table ").append(table).append(nl);
     if (!committed()) {
-      return sb.append("No commit of this pipeline yet (is it running? is pipeline.id the same as the running job's?)").append(nl).toString();
+      return sb.append("No commit of this pipeline yet (is it running? is " + CoordinatorConfigOptions.PIPELINE_ID.key() + " the same as the running job's?)").append(nl).toString();
     }
     CommitRecord last = commits.get(0);
     sb.append(String.format("  last committed checkpoint: %d (snapshot %d%s)%n", last.checkpointId(), last.snapshotId(),

@@ -3,6 +3,7 @@ package dev.shardberg.job;
 import dev.shardberg.coordinator.CommittedCheckpoints;
 import dev.shardberg.job.config.ShardbergConfig;
 import dev.shardberg.job.config.ShardbergConfig.OnStatelessStart;
+import dev.shardberg.job.config.ShardbergOptions;
 import dev.shardberg.router.ShardPlan;
 import dev.shardberg.router.ShardTable;
 import dev.shardberg.router.TableLayout;
@@ -81,14 +82,14 @@ final class StatelessStart {
     String resume = launch.local()
         ? String.format(
             "No retained checkpoint to resume from was found under %s (or --fresh was given): `bin/shardberg run --config"
-                + " FILE` resumes by itself from the newest checkpoint there (pipeline.checkpoint-dir).",
+                + " FILE` resumes by itself from the newest checkpoint there (" + ShardbergOptions.PIPELINE_CHECKPOINT_DIR.key() + ").",
             launch.checkpointDir())
         : String.format(
             "Resume from the job's last retained checkpoint or a savepoint: use `flink run -s <retained checkpoint or"
                 + " savepoint> ... --config FILE` (retained checkpoints: %s/<flink-job-id>/chk-<n>).",
-            launch.checkpointDir() == null ? "pipeline.checkpoint-dir" : launch.checkpointDir());
+            launch.checkpointDir() == null ? ShardbergOptions.PIPELINE_CHECKPOINT_DIR.key() : launch.checkpointDir());
     return head + resume
-        + " To snapshot the shards again instead, set pipeline.on-stateless-start: resnapshot (their rows are removed"
+        + " To snapshot the shards again instead, set " + ShardbergOptions.PIPELINE_ON_STATELESS_START.key() + ": resnapshot (their rows are removed"
         + " from the table first; readers see them empty until the snapshot commits).";
   }
 
@@ -104,7 +105,7 @@ final class StatelessStart {
     delete.commit();
     Snapshot snapshot = table.currentSnapshot();
     LOG.warn(
-        "Re-snapshot of pipeline {} (pipeline.on-stateless-start: resnapshot; it had committed up to checkpoint {}):"
+        "Re-snapshot of pipeline {} (" + ShardbergOptions.PIPELINE_ON_STATELESS_START.key() + ": resnapshot; it had committed up to checkpoint {}):"
             + " removed the rows of shards [{}] from table {} in snapshot {} ({} data files, {} delete files, {} ms);"
             + " readers see these shards empty until the new snapshot commits",
         config.pipeline().id(),

@@ -49,7 +49,7 @@ public final class BinlogFormatWatch extends AbstractStreamOperator<RowData>
     this.host = Objects.requireNonNull(host, "host");
     Preconditions.checkArgument(
         interval != null && !interval.isNegative() && !interval.isZero(),
-        "Cannot watch the binlog format of host '%s': the check interval %s is not positive (source.binlog-format-check-interval)",
+        "Cannot watch the binlog format of host '%s': the check interval %s is not positive (" + RouterOptions.SOURCE_BINLOG_FORMAT_CHECK_INTERVAL.key() + ")",
         host.name(),
         interval);
     this.intervalMillis = interval.toMillis();

@@ -32,15 +32,15 @@ public record LogicalTableSpec(
   private static final String SHARD_GROUP_SYNTAX = "(?<" + SHARD_GROUP + ">";
 
   public LogicalTableSpec {
-    Preconditions.checkArgument(hosts != null && !hosts.isEmpty(), "Cannot define the logical table: sources is empty; list at least one MySQL host");
+    Preconditions.checkArgument(hosts != null && !hosts.isEmpty(), "Cannot define the logical table: " + RouterOptions.SOURCES.key() + " is empty; list at least one MySQL host");
     hosts = List.copyOf(hosts);
     Set<String> names = new HashSet<>();
     for (MySqlHost host : hosts) {
       Preconditions.checkArgument(
-          names.add(host.name()), "Cannot define the logical table: two sources are named '%s'; give each a unique sources[].name", host.name());
+          names.add(host.name()), "Cannot define the logical table: two sources are named '%s'; give each a unique " + RouterOptions.SOURCE_NAME.key(), host.name());
     }
-    compile("tables.database-pattern", databasePattern);
-    compile("tables.table-pattern", tablePattern);
+    compile(RouterOptions.TABLES_DATABASE_PATTERN.key(), databasePattern);
+    compile(RouterOptions.TABLES_TABLE_PATTERN.key(), tablePattern);
     explicitShardMap =
         explicitShardMap == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(explicitShardMap));
     for (Map.Entry<String, Integer> e : explicitShardMap.entrySet()) {
@@ -48,23 +48,23 @@ public record LogicalTableSpec(
       int dot = key == null ? -1 : key.indexOf('.');
       Preconditions.checkArgument(
           dot > 0 && dot < key.length() - 1,
-          "Cannot use tables.shard-map key '%s': it must be 'database.table'",
+          "Cannot use " + RouterOptions.TABLES_SHARD_MAP.key() + " key '%s': it must be 'database.table'",
           key);
       Preconditions.checkArgument(
           e.getValue() != null && e.getValue() >= 0,
-          "Cannot use tables.shard-map entry '%s': shard number %s must be an int >= 0",
+          "Cannot use " + RouterOptions.TABLES_SHARD_MAP.key() + " entry '%s': shard number %s must be an int >= 0",
           key,
           e.getValue());
     }
     boolean hasGroup = databasePattern.contains(SHARD_GROUP_SYNTAX) || tablePattern.contains(SHARD_GROUP_SYNTAX);
     Preconditions.checkArgument(
         hasGroup || !explicitShardMap.isEmpty(),
-        "Cannot derive shard numbers: neither tables.database-pattern '%s' nor tables.table-pattern '%s' has a named group (?<shard>\\d+), and tables.shard-map is empty; add the group to one pattern (e.g. 'orders_(?<shard>\\d+)') or list every table in tables.shard-map",
+        "Cannot derive shard numbers: neither " + RouterOptions.TABLES_DATABASE_PATTERN.key() + " '%s' nor " + RouterOptions.TABLES_TABLE_PATTERN.key() + " '%s' has a named group (?<shard>\\d+), and " + RouterOptions.TABLES_SHARD_MAP.key() + " is empty; add the group to one pattern (e.g. 'orders_(?<shard>\\d+)') or list every table in " + RouterOptions.TABLES_SHARD_MAP.key(),
         databasePattern,
         tablePattern);
     keyColumns = keyColumns == null ? List.of() : List.copyOf(keyColumns);
     Preconditions.checkArgument(
-        new HashSet<>(keyColumns).size() == keyColumns.size(), "Cannot use tables.key-columns %s: a column is listed twice", keyColumns);
+        new HashSet<>(keyColumns).size() == keyColumns.size(), "Cannot use " + RouterOptions.TABLES_KEY_COLUMNS.key() + " %s: a column is listed twice", keyColumns);
   }
 
   /** Re-checks the spec (the canonical constructor already did); handy after deserialization. */
@@ -85,8 +85,8 @@ public record LogicalTableSpec(
 
   /** True when both names fully match their patterns. */
   public boolean matches(String database, String table) {
-    return compile("tables.database-pattern", databasePattern).matcher(database).matches()
-        && compile("tables.table-pattern", tablePattern).matcher(table).matches();
+    return compile(RouterOptions.TABLES_DATABASE_PATTERN.key(), databasePattern).matcher(database).matches()
+        && compile(RouterOptions.TABLES_TABLE_PATTERN.key(), tablePattern).matcher(table).matches();
   }
 
   /**
@@ -106,7 +106,7 @@ public record LogicalTableSpec(
       } catch (NumberFormatException e) {
         throw new ShardRouterException(
             String.format(
-                "Cannot assign a shard number to table '%s.%s': the captured number '%s' is not an int >= 0; use (?<shard>\\d+) with at most 9 digits or list the table in tables.shard-map",
+                "Cannot assign a shard number to table '%s.%s': the captured number '%s' is not an int >= 0; use (?<shard>\\d+) with at most 9 digits or list the table in " + RouterOptions.TABLES_SHARD_MAP.key(),
                 database,
                 table,
                 captured.get()));

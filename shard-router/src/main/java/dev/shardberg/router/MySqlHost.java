@@ -38,12 +38,12 @@ public record MySqlHost(
   public static final Map<String, String> VERIFY_JDBC_PROPERTIES = Map.of("useServerPrepStmts", "true");
 
   public MySqlHost {
-    Preconditions.checkArgument(name != null && !name.isBlank(), "Cannot define a MySQL host: sources[].name is empty");
+    Preconditions.checkArgument(name != null && !name.isBlank(), "Cannot define a MySQL host: " + RouterOptions.SOURCE_NAME.key() + " is empty");
     Preconditions.checkArgument(
-        hostname != null && !hostname.isBlank(), "Cannot define MySQL host '%s': sources[].host is empty", name);
+        hostname != null && !hostname.isBlank(), "Cannot define MySQL host '%s': " + RouterOptions.SOURCE_HOST.key() + " is empty", name);
     Preconditions.checkArgument(
         port > 0 && port < 65536, "Cannot define MySQL host '%s': port %s is not in 1..65535", name, port);
-    Preconditions.checkArgument(user != null && !user.isBlank(), "Cannot define MySQL host '%s': sources[].user is empty", name);
+    Preconditions.checkArgument(user != null && !user.isBlank(), "Cannot define MySQL host '%s': " + RouterOptions.SOURCE_USER.key() + " is empty", name);
     Objects.requireNonNull(password, "password");
     TreeMap<String, String> effective = new TreeMap<>(jdbcProperties == null ? Map.of() : jdbcProperties);
     REQUIRED_JDBC_PROPERTIES.forEach(
@@ -62,7 +62,7 @@ public record MySqlHost(
     for (String key : jdbcProperties.keySet()) {
       Preconditions.checkArgument(
           !key.equalsIgnoreCase("password") && !key.equalsIgnoreCase("user"),
-          "Cannot use jdbc-properties key '%s' of MySQL host '%s': set the user with sources[].user and the password with sources[].password-env or password-file",
+          "Cannot use jdbc-properties key '%s' of MySQL host '%s': set the user with " + RouterOptions.SOURCE_USER.key() + " and the password with " + RouterOptions.SOURCE_PASSWORD_ENV.key() + " or password-file",
           key,
           name);
     }

@@ -76,7 +76,7 @@ final class SchemaComparison {
               .toList();
       throw new ShardRouterException(
           String.format(
-              "Cannot use table %s as an upsert source: it has no primary key; add a primary key to every shard or name the columns of a UNIQUE index whose columns are all NOT NULL in tables.key-columns (%s)",
+              "Cannot use table %s as an upsert source: it has no primary key; add a primary key to every shard or name the columns of a UNIQUE index whose columns are all NOT NULL in " + RouterOptions.TABLES_KEY_COLUMNS.key() + " (%s)",
               reference.table().describe(),
               candidates.isEmpty()
                   ? "the table has no such index"
@@ -87,14 +87,14 @@ final class SchemaComparison {
     for (String k : key) {
       Preconditions.checkState(
           names.contains(k),
-          "Cannot use key column '%s' from tables.key-columns: table %s has no such column (columns: %s)",
+          "Cannot use key column '%s' from " + RouterOptions.TABLES_KEY_COLUMNS.key() + ": table %s has no such column (columns: %s)",
           k,
           reference.table().describe(),
           reference.columns().stream().map(MySqlColumn::name).toList());
       MySqlColumn col = reference.columns().stream().filter(c -> c.name().equals(k)).findFirst().orElseThrow();
       Preconditions.checkState(
           !col.nullable(),
-          "Cannot use column '%s' as a key column: it is nullable in table %s; Iceberg identifier fields must be NOT NULL (make the column NOT NULL or pick other tables.key-columns)",
+          "Cannot use column '%s' as a key column: it is nullable in table %s; Iceberg identifier fields must be NOT NULL (make the column NOT NULL or pick other " + RouterOptions.TABLES_KEY_COLUMNS.key() + ")",
           k,
           reference.table().describe());
     }
@@ -138,7 +138,7 @@ final class SchemaComparison {
     if (!lines.isEmpty()) {
       throw new ShardRouterException(
           String.format(
-              "Cannot use tables.key-columns %s as the row key: on %d of %d shard(s) no PRIMARY KEY or UNIQUE index has exactly these columns, all NOT NULL, so two different rows could share one key and be merged into one:%n%s%nName the columns of the primary key or of such a UNIQUE index in tables.key-columns, or add the index on every shard.",
+              "Cannot use " + RouterOptions.TABLES_KEY_COLUMNS.key() + " %s as the row key: on %d of %d shard(s) no PRIMARY KEY or UNIQUE index has exactly these columns, all NOT NULL, so two different rows could share one key and be merged into one:%n%s%nName the columns of the primary key or of such a UNIQUE index in " + RouterOptions.TABLES_KEY_COLUMNS.key() + ", or add the index on every shard.",
               key,
               lines.size(),
               ordered.size(),

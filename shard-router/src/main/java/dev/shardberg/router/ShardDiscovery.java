@@ -118,7 +118,7 @@ public final class ShardDiscovery {
     for (Map.Entry<String, List<FoundTable>> e : found.entrySet()) {
       if (e.getValue().isEmpty()) {
         LOG.warn(
-            "Host '{}' has no table matching tables.database-pattern '{}' and tables.table-pattern '{}'; it gets no CDC source (check the patterns if it should have shards)",
+            "Host '{}' has no table matching " + RouterOptions.TABLES_DATABASE_PATTERN.key() + " '{}' and " + RouterOptions.TABLES_TABLE_PATTERN.key() + " '{}'; it gets no CDC source (check the patterns if it should have shards)",
             e.getKey(),
             spec.databasePattern(),
             spec.tablePattern());
@@ -140,7 +140,7 @@ public final class ShardDiscovery {
     if (result.isEmpty()) {
       throw new ShardRouterException(
           String.format(
-              "Cannot find any table matching tables.database-pattern '%s' and tables.table-pattern '%s' on host(s) %s; the patterns are anchored Java regexes matched against whole names (check them, the case of the names and the user's privileges)",
+              "Cannot find any table matching " + RouterOptions.TABLES_DATABASE_PATTERN.key() + " '%s' and " + RouterOptions.TABLES_TABLE_PATTERN.key() + " '%s' on host(s) %s; the patterns are anchored Java regexes matched against whole names (check them, the case of the names and the user's privileges)",
               spec.databasePattern(),
               spec.tablePattern(),
               spec.hostNames()));
@@ -148,7 +148,7 @@ public final class ShardDiscovery {
     if (!unnumbered.isEmpty()) {
       throw new ShardRouterException(
           String.format(
-              "Cannot assign a shard number to %d matched table(s): %s; the named group (?<shard>\\d+) captured nothing and tables.shard-map has no entry for them. Add them to tables.shard-map (key 'database.table') or tighten tables.database-pattern / tables.table-pattern to leave them out",
+              "Cannot assign a shard number to %d matched table(s): %s; the named group (?<shard>\\d+) captured nothing and " + RouterOptions.TABLES_SHARD_MAP.key() + " has no entry for them. Add them to " + RouterOptions.TABLES_SHARD_MAP.key() + " (key 'database.table') or tighten " + RouterOptions.TABLES_DATABASE_PATTERN.key() + " / " + RouterOptions.TABLES_TABLE_PATTERN.key() + " to leave them out",
               unnumbered.size(),
               unnumbered.stream().map(FoundTable::describe).collect(Collectors.joining(", "))));
     }
@@ -166,11 +166,11 @@ public final class ShardDiscovery {
     if (!duplicates.isEmpty()) {
       throw new ShardRouterException(
           String.format(
-              "Cannot assign shard numbers: %s; every shard table needs its own number (fix the patterns or tables.shard-map)",
+              "Cannot assign shard numbers: %s; every shard table needs its own number (fix the patterns or " + RouterOptions.TABLES_SHARD_MAP.key() + ")",
               String.join("; ", duplicates)));
     }
     for (String unused : spec.unusedShardMapKeys(qualifiedNames)) {
-      LOG.warn("tables.shard-map entry '{}' names no matching table on any host; remove it or fix the name", unused);
+      LOG.warn(RouterOptions.TABLES_SHARD_MAP.key() + " entry '{}' names no matching table on any host; remove it or fix the name", unused);
     }
     return result;
   }
@@ -193,14 +193,14 @@ public final class ShardDiscovery {
       if (state.equals("28000") || e.getErrorCode() == 1045) {
         throw new ShardRouterException(
             String.format(
-                "Cannot connect to MySQL host %s as user '%s': access denied; check sources[].user and the password (from %s)",
+                "Cannot connect to MySQL host %s as user '%s': access denied; check " + RouterOptions.SOURCE_USER.key() + " and the password (from %s)",
                 host.describe(),
                 host.user(),
                 host.password().origin()));
       }
       throw new ShardRouterException(
           String.format(
-              "Cannot connect to MySQL host %s as user '%s': %s; check sources[].host and sources[].port and that the server is reachable",
+              "Cannot connect to MySQL host %s as user '%s': %s; check " + RouterOptions.SOURCE_HOST.key() + " and " + RouterOptions.SOURCE_PORT.key() + " and that the server is reachable",
               host.describe(),
               host.user(),
               safeMessage(e, host)),
@@ -507,7 +507,7 @@ public final class ShardDiscovery {
       } catch (SQLException e) {
         throw new ShardRouterException(
             String.format(
-                "Cannot sample the key columns %s of shard %d (%s) as user '%s' to choose the bucket column: %s; grant SELECT on the table, or name the bucket column in target.key-column",
+                "Cannot sample the key columns %s of shard %d (%s) as user '%s' to choose the bucket column: %s; grant SELECT on the table, or name the bucket column in " + RouterOptions.TARGET_KEY_COLUMN.key(),
                 key, t.shard(), t.describe(), host.user(), safeMessage(e, host)));
       }
     }

@@ -33,7 +33,7 @@ public record TableLayout(
     implements Serializable {
 
   public static final String SHARD_COLUMN = "shard_number";
-  public static final int DEFAULT_BUCKETS = 5;
+  public static final int DEFAULT_BUCKETS = RouterOptions.TARGET_BUCKETS.defaultValue();
   public static final int FORMAT_VERSION = 2;
 
   /**

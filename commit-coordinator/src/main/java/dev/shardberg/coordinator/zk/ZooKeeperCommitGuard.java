@@ -5,6 +5,7 @@ import static com.google.common.base.Preconditions.checkArgument;
 import dev.shardberg.coordinator.CommitDeferredException;
 import dev.shardberg.coordinator.CommitFencedException;
 import dev.shardberg.coordinator.CommitGuard;
+import dev.shardberg.coordinator.CoordinatorConfigOptions;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import org.apache.curator.framework.CuratorFramework;
@@ -243,7 +244,7 @@ public final class ZooKeeperCommitGuard implements CommitGuard {
               "Cannot commit pipeline '%s': its fencing epoch node %s is gone (this instance has"
                   + " epoch %s); the ZooKeeper data was deleted or %s changed. Restart the job so"
                   + " it takes a fresh epoch",
-              pipelineId, epochPath, epoch, ZooKeeperOptions.KEY_ROOT_PATH),
+              pipelineId, epochPath, epoch, CoordinatorConfigOptions.ZK_ROOT_PATH.key()),
           e);
     } catch (IllegalStateException e) {
       throw e;

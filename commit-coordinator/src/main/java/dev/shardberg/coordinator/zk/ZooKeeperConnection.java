@@ -2,6 +2,7 @@ package dev.shardberg.coordinator.zk;
 
 import static com.google.common.base.Preconditions.checkNotNull;
 
+import dev.shardberg.coordinator.CoordinatorConfigOptions;
 import java.util.EnumSet;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
@@ -102,9 +103,9 @@ public final class ZooKeeperConnection implements AutoCloseable {
               "Cannot connect to ZooKeeper at '%s' (%s) within %s (%s): check that the servers are"
                   + " up and reachable from this host, or raise the connection timeout",
               options.connectString(),
-              ZooKeeperOptions.KEY_CONNECT,
+              CoordinatorConfigOptions.ZK_CONNECT.key(),
               options.connectionTimeout(),
-              ZooKeeperOptions.KEY_CONNECTION_TIMEOUT));
+              CoordinatorConfigOptions.ZK_CONNECTION_TIMEOUT.key()));
     }
     // the listener may already have moved LATENT to CONNECTED; a later SUSPENDED wins either way
     state.compareAndSet(State.LATENT, State.CONNECTED);

@@ -1,16 +1,25 @@
 package dev.shardberg.coordinator.zk;
 
 import static com.google.common.base.Preconditions.checkArgument;
+import static dev.shardberg.coordinator.CoordinatorConfigOptions.LOCK_TIMEOUT;
+import static dev.shardberg.coordinator.CoordinatorConfigOptions.ZK_CONNECT;
+import static dev.shardberg.coordinator.CoordinatorConfigOptions.ZK_CONNECTION_TIMEOUT;
+import static dev.shardberg.coordinator.CoordinatorConfigOptions.ZK_LOCK_TIMEOUT;
+import static dev.shardberg.coordinator.CoordinatorConfigOptions.ZK_RETRY_BASE_SLEEP;
+import static dev.shardberg.coordinator.CoordinatorConfigOptions.ZK_RETRY_MAX_RETRIES;
+import static dev.shardberg.coordinator.CoordinatorConfigOptions.ZK_ROOT_PATH;
+import static dev.shardberg.coordinator.CoordinatorConfigOptions.ZK_SESSION_TIMEOUT;
 
 import java.io.Serializable;
 import java.time.Duration;
 import org.apache.zookeeper.common.PathUtils;
 
 /**
- * The {@code coordinator.zookeeper.*} settings of the HA mode. Without them the coordinator runs with
- * {@link dev.shardberg.coordinator.NoopCommitGuard} and behaves as a single job that owns its table.
+ * The {@code coordinator.zookeeper.*} settings of the HA mode, typed (the keys and their defaults are
+ * declared in {@link dev.shardberg.coordinator.CoordinatorConfigOptions}). Without them the
+ * coordinator runs with {@link dev.shardberg.coordinator.NoopCommitGuard} and behaves as a single job that owns its table.
  *
- * <p>Start from {@link #of(String)} (every default) and change what you need with the {@code with*}
+ * <p>Start from {@link #of(String)} (every option's default) and change what you need with the {@code with*}
  * methods; every value is validated on construction, and a bad value fails with a message that names
  * the key, the value and the fix.
  *
@@ -36,21 +45,6 @@ public record ZooKeeperOptions(
 
   private static final long serialVersionUID = 1L;
 
-  public static final String KEY_CONNECT = "coordinator.zookeeper.connect";
-  public static final String KEY_ROOT_PATH = "coordinator.zookeeper.root-path";
-  public static final String KEY_SESSION_TIMEOUT = "coordinator.zookeeper.session-timeout";
-  public static final String KEY_CONNECTION_TIMEOUT = "coordinator.zookeeper.connection-timeout";
-  public static final String KEY_LOCK_TIMEOUT = "coordinator.zookeeper.lock-timeout";
-  public static final String KEY_RETRY_BASE_SLEEP = "coordinator.zookeeper.retry.base-sleep";
-  public static final String KEY_RETRY_MAX_RETRIES = "coordinator.zookeeper.retry.max-retries";
-
-  public static final String DEFAULT_ROOT_PATH = "/shardberg";
-  public static final Duration DEFAULT_SESSION_TIMEOUT = Duration.ofSeconds(60);
-  public static final Duration DEFAULT_CONNECTION_TIMEOUT = Duration.ofSeconds(15);
-  public static final Duration DEFAULT_LOCK_TIMEOUT = Duration.ofSeconds(60);
-  public static final Duration DEFAULT_RETRY_BASE_SLEEP = Duration.ofSeconds(1);
-  public static final int DEFAULT_RETRY_MAX_RETRIES = 10;
-
   /** Curator's {@code ExponentialBackoffRetry} refuses more retries than this. */
   static final int MAX_RETRIES_LIMIT = 29;
 
@@ -59,38 +53,38 @@ public record ZooKeeperOptions(
         connectString != null && !connectString.isBlank(),
         "Cannot use ZooKeeper HA: %s is not set; set it to host:port[,host:port...][/chroot],"
             + " e.g. zk1:2181,zk2:2181,zk3:2181",
-        KEY_CONNECT);
+        ZK_CONNECT.key());
     validateConnectString(connectString);
     checkArgument(
         rootPath != null && isValidRootPath(rootPath),
         "Cannot use ZooKeeper HA: %s '%s' is not a valid znode path; use an absolute path without a"
             + " trailing slash, e.g. %s",
-        KEY_ROOT_PATH,
+        ZK_ROOT_PATH.key(),
         rootPath,
-        DEFAULT_ROOT_PATH);
-    checkPositiveMillis(KEY_SESSION_TIMEOUT, sessionTimeout, "60 s");
-    checkPositiveMillis(KEY_CONNECTION_TIMEOUT, connectionTimeout, "15 s");
-    checkPositiveMillis(KEY_LOCK_TIMEOUT, lockTimeout, "60 s");
-    checkPositiveMillis(KEY_RETRY_BASE_SLEEP, retryBaseSleep, "1 s");
+        ZK_ROOT_PATH.defaultValue());
+    checkPositiveMillis(ZK_SESSION_TIMEOUT.key(), sessionTimeout, ZK_SESSION_TIMEOUT.defaultValue());
+    checkPositiveMillis(ZK_CONNECTION_TIMEOUT.key(), connectionTimeout, ZK_CONNECTION_TIMEOUT.defaultValue());
+    checkPositiveMillis(ZK_LOCK_TIMEOUT.key(), lockTimeout, LOCK_TIMEOUT.defaultValue());
+    checkPositiveMillis(ZK_RETRY_BASE_SLEEP.key(), retryBaseSleep, ZK_RETRY_BASE_SLEEP.defaultValue());
     checkArgument(
         retryMaxRetries >= 0 && retryMaxRetries <= MAX_RETRIES_LIMIT,
         "Cannot use ZooKeeper HA: %s is %s; set it between 0 and %s (default %s)",
-        KEY_RETRY_MAX_RETRIES,
+        ZK_RETRY_MAX_RETRIES.key(),
         retryMaxRetries,
         MAX_RETRIES_LIMIT,
-        DEFAULT_RETRY_MAX_RETRIES);
+        ZK_RETRY_MAX_RETRIES.defaultValue());
   }
 
   /** Every default, connected to {@code connectString}. */
   public static ZooKeeperOptions of(String connectString) {
     return new ZooKeeperOptions(
         connectString,
-        DEFAULT_ROOT_PATH,
-        DEFAULT_SESSION_TIMEOUT,
-        DEFAULT_CONNECTION_TIMEOUT,
-        DEFAULT_LOCK_TIMEOUT,
-        DEFAULT_RETRY_BASE_SLEEP,
-        DEFAULT_RETRY_MAX_RETRIES);
+        ZK_ROOT_PATH.defaultValue(),
+        ZK_SESSION_TIMEOUT.defaultValue(),
+        ZK_CONNECTION_TIMEOUT.defaultValue(),
+        LOCK_TIMEOUT.defaultValue(),
+        ZK_RETRY_BASE_SLEEP.defaultValue(),
+        ZK_RETRY_MAX_RETRIES.defaultValue());
   }
 
   public ZooKeeperOptions withRootPath(String path) {
@@ -131,7 +125,7 @@ public record ZooKeeperOptions(
           isValidHostPort(host),
           "Cannot use ZooKeeper HA: %s '%s' has a bad server entry '%s'; write host:port entries"
               + " separated by commas without spaces, e.g. zk1:2181,zk2:2181/chroot",
-          KEY_CONNECT,
+          ZK_CONNECT.key(),
           connectString,
           host);
     }
@@ -141,10 +135,10 @@ public record ZooKeeperOptions(
           isValidRootPath(path),
           "Cannot use ZooKeeper HA: %s '%s' has a bad chroot '%s'; use an absolute znode path"
               + " without a trailing slash, or put the path in %s instead",
-          KEY_CONNECT,
+          ZK_CONNECT.key(),
           connectString,
           path,
-          KEY_ROOT_PATH);
+          ZK_ROOT_PATH.key());
     }
   }
 
@@ -179,7 +173,7 @@ public record ZooKeeperOptions(
     }
   }
 
-  private static void checkPositiveMillis(String key, Duration value, String example) {
+  private static void checkPositiveMillis(String key, Duration value, Duration example) {
     checkArgument(
         value != null && !value.isNegative() && value.toMillis() > 0
             && value.toMillis() <= Integer.MAX_VALUE,
@@ -187,7 +181,7 @@ public record ZooKeeperOptions(
         key,
         value,
         Integer.MAX_VALUE,
-        example);
+        example.toMillis() % 1000 == 0 ? example.toSeconds() + " s" : example.toMillis() + " ms");
   }
 
   /** Sessions, connections and sleeps in the int milliseconds Curator takes. */

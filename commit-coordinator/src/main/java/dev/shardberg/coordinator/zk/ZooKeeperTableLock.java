@@ -4,6 +4,7 @@ import static com.google.common.base.Preconditions.checkArgument;
 import static com.google.common.base.Preconditions.checkNotNull;
 
 import dev.shardberg.coordinator.CommitDeferredException;
+import dev.shardberg.coordinator.CoordinatorConfigOptions;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
@@ -126,7 +127,7 @@ public final class ZooKeeperTableLock implements AutoCloseable {
         "Cannot take the lock of table '%s' with lock timeout %s: pass a positive duration (%s)",
         tableName,
         lockTimeout,
-        ZooKeeperOptions.KEY_LOCK_TIMEOUT);
+        CoordinatorConfigOptions.ZK_LOCK_TIMEOUT.key());
     ZooKeeperConnection.State before = connection.state();
     if (before != ZooKeeperConnection.State.CONNECTED) {
       throw new CommitDeferredException(
@@ -160,7 +161,7 @@ public final class ZooKeeperTableLock implements AutoCloseable {
               "Cannot take the commit lock of table '%s' at %s within %s (%s): another committer"
                   + " held it all that time; nothing was run, the commit is retried later. Raise"
                   + " the lock timeout if commits on this table are slow",
-              tableName, lockPath, lockTimeout, ZooKeeperOptions.KEY_LOCK_TIMEOUT));
+              tableName, lockPath, lockTimeout, CoordinatorConfigOptions.ZK_LOCK_TIMEOUT.key()));
     }
     lockWaits.recordGranted(waited);
     LOG.debug("Took the commit lock of table {} after {} ms", tableName, waited / 1_000_000);

@@ -5,7 +5,8 @@
  * ({@link dev.shardberg.coordinator.zk.ZooKeeperTableLock}) and the pipeline's fencing epoch ({@link
  * dev.shardberg.coordinator.zk.FencingEpoch}) — the coordinator's guard composing them ({@link
  * dev.shardberg.coordinator.zk.ZooKeeperCommitGuard}), and their options ({@link
- * dev.shardberg.coordinator.zk.ZooKeeperOptions}). Imports Curator and the coordinator package's
- * guard contract only. See docs/high-availability.md.
+ * dev.shardberg.coordinator.zk.ZooKeeperOptions}, keys and defaults from {@link
+ * dev.shardberg.coordinator.CoordinatorConfigOptions}). Imports Curator and the coordinator package's
+ * guard contract and config options only. See docs/high-availability.md.
  */
 package dev.shardberg.coordinator.zk;

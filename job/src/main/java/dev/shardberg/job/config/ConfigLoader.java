@@ -6,36 +6,28 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
-import dev.shardberg.job.config.ConfigKey.Kind;
-import dev.shardberg.job.config.ShardbergConfig.CatalogConfig;
+import dev.shardberg.coordinator.CoordinatorConfigOptions;
 import dev.shardberg.job.config.ShardbergConfig.CatalogType;
-import dev.shardberg.job.config.ShardbergConfig.CdcConfig;
-import dev.shardberg.job.config.ShardbergConfig.CoordinatorConfig;
 import dev.shardberg.job.config.ShardbergConfig.OnStatelessStart;
-import dev.shardberg.job.config.ShardbergConfig.PasswordRef;
-import dev.shardberg.job.config.ShardbergConfig.PipelineConfig;
 import dev.shardberg.job.config.ShardbergConfig.ServerIdRange;
-import dev.shardberg.job.config.ShardbergConfig.SourceConfig;
 import dev.shardberg.job.config.ShardbergConfig.StartupMode;
-import dev.shardberg.job.config.ShardbergConfig.TablesConfig;
-import dev.shardberg.job.config.ShardbergConfig.TargetConfig;
-import dev.shardberg.job.config.ShardbergConfig.ZooKeeperConfig;
 import dev.shardberg.router.ExactFloatDriver;
+import dev.shardberg.router.RouterOptions;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.DateTimeException;
 import java.time.Duration;
-import java.time.Instant;
 import java.time.ZoneId;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
@@ -43,23 +35,49 @@ import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
+import org.apache.flink.configuration.ConfigOption;
+import org.apache.flink.configuration.Configuration;
 
 /**
- * YAML → {@link ShardbergConfig}. Every problem is collected and reported at once, each naming the
- * key (with the list index for {@code sources[i]}), the bad value and the fix. Nothing is started
- * before this passes.
+ * YAML → Flink {@link Configuration} → {@link ShardbergConfig}. The YAML tree is flattened into
+ * dotted keys (a map key's entries become {@code key.name} entries, which Flink reads back as a map);
+ * each {@code sources[]} entry becomes a configuration of its own. Only keys listed in {@link
+ * ShardbergOptions#all()} are accepted, values are parsed by Flink's own conversions ({@code 10s},
+ * {@code 5min}, {@code true}, enum names), then the rules across keys below are checked. Every problem
+ * is collected and reported at once, each naming the key (with the list index for {@code
+ * sources[i]}), the bad value and the fix. Nothing is started before this passes.
  */
 public final class ConfigLoader {
   private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
-  private static final Pattern DURATION =
-      Pattern.compile("(\\d+)\\s*(ms|milli|millis|s|sec|secs|second|seconds|m|min|mins|minute|minutes|h|hour|hours|d|day|days)?");
-  private static final Pattern SERVER_ID_RANGE = Pattern.compile("\\s*(\\d+)\\s*(?:-\\s*(\\d+)\\s*)?");
   private static final Pattern SHARD_GROUP = Pattern.compile("\\(\\?<shard>");
+
+  /** Enum keys without a default: Flink does not tell an option's enum class, so their values are named here. */
+  private static final Map<String, List<String>> ENUMS_WITHOUT_DEFAULT =
+      Map.of(TARGET_CATALOG_TYPE.key(), Arrays.stream(CatalogType.values()).map(Object::toString).toList());
 
   private final String origin;
   private final Function<String, String> env;
-  private final Map<String, JsonNode> values = new LinkedHashMap<>();
+  private final Flat top = new Flat();
+  private final List<Flat> sourceEntries = new ArrayList<>();
+  private final Set<String> invalid = new HashSet<>();
   private final List<String> problems = new ArrayList<>();
+
+  /** One level of the file, flattened: raw text for Flink to parse, and lists already typed. */
+  private static final class Flat {
+    final Map<String, String> raw = new LinkedHashMap<>();
+    final Map<ConfigOption<?>, Object> typed = new LinkedHashMap<>();
+
+    Configuration toConfiguration() {
+      Configuration conf = Configuration.fromMap(raw);
+      typed.forEach((option, value) -> set(conf, option, value));
+      return conf;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <T> void set(Configuration conf, ConfigOption<T> option, Object value) {
+      conf.set(option, (T) value);
+    }
+  }
 
   private ConfigLoader(String origin, Function<String, String> env) {
     this.origin = origin;
@@ -98,37 +116,47 @@ public final class ConfigLoader {
     if (!root.isObject()) {
       throw new ConfigException(origin, List.of("The top level must be a mapping of keys (pipeline:, sources:, tables:, source:, target:)."));
     }
-    collect(root, "", "");
+    collect(root, "", "", top);
     if (!problems.isEmpty()) {
       throw new ConfigException(origin, problems);
     }
-    ShardbergConfig config = build();
+    Configuration conf = top.toConfiguration();
+    checkTypes(conf, top, topLevel(), ConfigOption::key);
+    List<Configuration> sources = new ArrayList<>();
+    for (int i = 0; i < sourceEntries.size(); i++) {
+      int index = i;
+      Configuration source = sourceEntries.get(i).toConfiguration();
+      checkTypes(source, sourceEntries.get(i), perSource(), o -> RouterOptions.sourceKey(o, index));
+      sources.add(source);
+    }
+    checkRequired(conf, topLevel(), ConfigOption::key);
+    checkRules(conf, sources);
     if (!problems.isEmpty()) {
       throw new ConfigException(origin, problems);
     }
-    return config;
+    return ShardbergConfig.from(conf, sources);
   }
 
   // ---- structure: every key known, every value of the right shape ------------------------------
 
-  private void collect(JsonNode object, String concretePrefix, String keyPrefix) {
+  private void collect(JsonNode object, String concretePrefix, String keyPrefix, Flat into) {
     Iterator<Map.Entry<String, JsonNode>> fields = object.fields();
     while (fields.hasNext()) {
       Map.Entry<String, JsonNode> field = fields.next();
       String concrete = concretePrefix + field.getKey();
       String keyPath = keyPrefix + field.getKey();
       JsonNode node = field.getValue();
-      ConfigKey key = ShardbergOptions.find(keyPath).orElse(null);
-      if (key != null) {
-        collectValue(key, concrete, node);
+      ConfigOption<?> option = find(keyPath).orElse(null);
+      if (option != null) {
+        collectValue(option, concrete, node, into);
       } else if (isSection(keyPath)) {
         if (node.isNull()) {
           continue;
         }
         if (!node.isObject()) {
-          problems.add("Key '" + concrete + "' is a section: give it nested keys (" + childrenOf(keyPath, concretePrefix, keyPrefix) + "), not a value.");
+          problems.add("Key '" + concrete + "' is a section: give it nested keys (" + childrenOf(keyPath) + "), not a value.");
         } else {
-          collect(node, concrete + ".", keyPath + ".");
+          collect(node, concrete + ".", keyPath + ".", into);
         }
       } else {
         String suggestion = suggestion(keyPath, concretePrefix, keyPrefix);
@@ -138,24 +166,25 @@ public final class ConfigLoader {
     }
   }
 
-  private void collectValue(ConfigKey key, String concrete, JsonNode node) {
+  private void collectValue(ConfigOption<?> option, String concrete, JsonNode node, Flat into) {
     if (node.isNull()) {
       return; // "key:" with no value = not set
     }
-    switch (key.kind()) {
-      case SECTION_LIST -> {
+    switch (ValueType.of(option)) {
+      case HOSTS -> {
         if (!node.isArray()) {
           problems.add("Key '" + concrete + "' must be a list (one '- name: …' entry per MySQL host).");
           return;
         }
-        values.put(concrete, node);
         for (int i = 0; i < node.size(); i++) {
           JsonNode element = node.get(i);
           String elementPath = concrete + "[" + i + "]";
+          Flat entry = new Flat();
+          sourceEntries.add(entry);
           if (!element.isObject()) {
             problems.add("Entry '" + elementPath + "' must be a mapping (name:, host:, port:, user:, …).");
           } else {
-            collect(element, elementPath + ".", key.key() + "[].");
+            collect(element, elementPath + ".", RouterOptions.SOURCE_PREFIX, entry);
           }
         }
       }
@@ -167,38 +196,81 @@ public final class ConfigLoader {
         node.fields().forEachRemaining(e -> {
           if (!e.getValue().isValueNode()) {
             problems.add("Key '" + concrete + "." + e.getKey() + "' must be a plain value (string or number), not a nested structure.");
+          } else {
+            into.raw.put(option.key() + "." + e.getKey(), e.getValue().asText());
           }
         });
-        values.put(concrete, node);
       }
       case LIST -> {
         if (!node.isArray() && !node.isValueNode()) {
           problems.add("Key '" + concrete + "' must be a list of names, e.g. [id] or [tenant_id, id].");
           return;
         }
-        values.put(concrete, node);
+        into.typed.put(option, names(concrete, node));
       }
       default -> {
         if (!node.isValueNode()) {
-          problems.add("Key '" + concrete + "' takes a single value, not a nested structure: " + key.description());
+          problems.add("Key '" + concrete + "' takes a single value, not a nested structure: " + ConfigReference.description(option));
           return;
         }
-        values.put(concrete, node);
+        String text = node.asText();
+        if (text.isBlank()) {
+          return;
+        }
+        ValueType type = ValueType.of(option);
+        if (type == ValueType.DURATION && isoDuration(text) != null) {
+          into.typed.put(option, isoDuration(text)); // Flink parses "10s"; ISO-8601 "PT10S" is the JDK's
+        } else {
+          into.raw.put(option.key(), type == ValueType.STRING ? text : text.trim());
+        }
       }
+    }
+  }
+
+  /** A list of names: a YAML sequence, or one string with commas. */
+  private List<String> names(String concrete, JsonNode node) {
+    List<String> list = new ArrayList<>();
+    if (node.isValueNode()) {
+      for (String part : node.asText().split(",")) {
+        if (!part.isBlank()) {
+          list.add(part.trim());
+        }
+      }
+      return list;
+    }
+    for (JsonNode element : node) {
+      if (!element.isValueNode() || element.asText().isBlank()) {
+        problems.add("Key '" + concrete + "' must list plain column names, e.g. [tenant_id, id].");
+      } else {
+        list.add(element.asText().trim());
+      }
+    }
+    return list;
+  }
+
+  private static Duration isoDuration(String text) {
+    String t = text.trim();
+    if (!t.startsWith("P") && !t.startsWith("p")) {
+      return null;
+    }
+    try {
+      return Duration.parse(t);
+    } catch (DateTimeException e) {
+      return null;
     }
   }
 
   private static boolean isSection(String keyPath) {
     String prefix = keyPath + ".";
-    return ShardbergOptions.all().stream().anyMatch(k -> k.key().startsWith(prefix));
+    return all().stream().anyMatch(o -> o.key().startsWith(prefix));
   }
 
-  private static String childrenOf(String keyPath, String concretePrefix, String keyPrefix) {
+  private static String childrenOf(String keyPath) {
     String prefix = keyPath + ".";
-    Set<String> children = new java.util.LinkedHashSet<>();
-    for (ConfigKey k : ShardbergOptions.all()) {
-      if (k.key().startsWith(prefix)) {
-        String rest = k.key().substring(prefix.length());
+    Set<String> children = new LinkedHashSet<>();
+    for (ConfigOption<?> option : all()) {
+      if (option.key().startsWith(prefix)) {
+        String rest = option.key().substring(prefix.length());
         int dot = rest.indexOf('.');
         children.add(dot < 0 ? rest : rest.substring(0, dot));
       }
@@ -209,7 +281,7 @@ public final class ConfigLoader {
   /** " — did you mean 'x'?" with the closest known key, rendered with the element index. */
   private static String suggestion(String keyPath, String concretePrefix, String keyPrefix) {
     String leaf = keyPath.substring(keyPath.lastIndexOf('.') + 1);
-    List<String> known = ShardbergOptions.all().stream().map(ConfigKey::key).toList();
+    List<String> known = all().stream().map(ConfigOption::key).toList();
     String best = known.stream()
         .filter(k -> k.endsWith("." + leaf) || k.equals(leaf))
         .findFirst()
@@ -245,147 +317,175 @@ public final class ConfigLoader {
     return prev[b.length()];
   }
 
-  // ---- typed values ------------------------------------------------------------------------------
+  // ---- values: Flink parses each one; what it cannot parse is reported and left unset ----------
 
-  private ShardbergConfig build() {
-    int parallelism = positiveInt(PIPELINE_PARALLELISM, PIPELINE_PARALLELISM.key());
-    Integer writers = optionalInt(PIPELINE_WRITER_PARALLELISM, PIPELINE_WRITER_PARALLELISM.key());
-    PipelineConfig pipeline = new PipelineConfig(
-        string(PIPELINE_ID, PIPELINE_ID.key()),
-        duration(PIPELINE_CHECKPOINT_INTERVAL, PIPELINE_CHECKPOINT_INTERVAL.key()),
-        duration(PIPELINE_CHECKPOINT_TIMEOUT, PIPELINE_CHECKPOINT_TIMEOUT.key()),
-        string(PIPELINE_CHECKPOINT_DIR, PIPELINE_CHECKPOINT_DIR.key()),
-        parallelism,
-        writers == null ? parallelism : writers,
-        positiveInt(PIPELINE_HEARTBEAT_EVERY_EMPTY_CHECKPOINTS, PIPELINE_HEARTBEAT_EVERY_EMPTY_CHECKPOINTS.key()),
-        nonNegativeInt(PIPELINE_RESTART_ATTEMPTS, PIPELINE_RESTART_ATTEMPTS.key()),
-        duration(PIPELINE_RESTART_DELAY, PIPELINE_RESTART_DELAY.key()),
-        onStatelessStart());
-
-    List<SourceConfig> sources = sources(parallelism);
-    TablesConfig tables = tables();
-    CdcConfig cdc = cdc();
-    if (pipeline.onStatelessStart() == OnStatelessStart.RESNAPSHOT && cdc.startupMode() != null
-        && cdc.startupMode() != StartupMode.INITIAL) {
-      problems.add("Cannot use '" + PIPELINE_ON_STATELESS_START.key() + "' = resnapshot with 'source.startup-mode' = "
-          + cdc.startupMode() + ": a re-snapshot removes the shards' rows and reads them again, which needs the"
-          + " snapshot; set source.startup-mode to initial or " + PIPELINE_ON_STATELESS_START.key() + " to fail.");
-    }
-    TargetConfig target = target();
-    CoordinatorConfig coordinator = coordinator();
-    return new ShardbergConfig(pipeline, sources, tables, cdc, target, coordinator);
-  }
-
-  private OnStatelessStart onStatelessStart() {
-    String raw = string(PIPELINE_ON_STATELESS_START, PIPELINE_ON_STATELESS_START.key());
-    try {
-      return OnStatelessStart.parse(raw);
-    } catch (IllegalArgumentException e) {
-      problems.add("Cannot use '" + PIPELINE_ON_STATELESS_START.key() + "' = '" + raw + "': use fail or resnapshot.");
-      return null;
+  private void checkTypes(Configuration conf, Flat flat, List<ConfigOption<?>> options, Function<ConfigOption<?>, String> name) {
+    for (ConfigOption<?> option : options) {
+      if (!conf.containsKey(option.key())) {
+        continue; // unset, a map (its entries are prefixed keys) or a typed list
+      }
+      try {
+        conf.get(option);
+      } catch (IllegalArgumentException e) {
+        String key = name.apply(option);
+        String value = flat.raw.get(option.key());
+        problems.add(switch (ValueType.of(option)) {
+          case DURATION -> "Cannot parse '" + key + "' = '" + value + "' as a duration: write e.g. 500ms, 10s, 5min or 1h.";
+          case INT -> "Cannot parse '" + key + "' = '" + value + "': expected a whole number.";
+          case BOOLEAN -> "Cannot parse '" + key + "' = '" + value + "': expected true or false.";
+          case ENUM -> "Cannot use '" + key + "' = '" + value + "': use " + oneOf(enumValues(option)) + ".";
+          default -> "Cannot parse '" + key + "' = '" + value + "': " + e.getMessage();
+        });
+        conf.removeKey(option.key());
+        invalid.add(key);
+      }
     }
   }
 
-  private List<SourceConfig> sources(int parallelism) {
-    JsonNode list = values.get(SOURCES.key());
-    if (list == null || list.isEmpty()) {
-      problems.add("Missing key 'sources': list at least one MySQL host (name, host, port, user, password-env or password-file, server-id-range).");
-      return List.of();
+  private static List<String> enumValues(ConfigOption<?> option) {
+    List<String> values = ValueType.enumValues(option);
+    return values.isEmpty() ? ENUMS_WITHOUT_DEFAULT.getOrDefault(option.key(), List.of()) : values;
+  }
+
+  private static String oneOf(List<String> values) {
+    if (values.size() < 2) {
+      return String.join("", values);
     }
-    List<SourceConfig> sources = new ArrayList<>();
-    Map<String, Integer> names = new LinkedHashMap<>();
-    for (int i = 0; i < list.size(); i++) {
-      String at = "sources[" + i + "].";
-      String name = string(SOURCE_NAME, at + "name");
-      if (name != null && names.putIfAbsent(name, i) != null) {
-        problems.add("Source name '" + name + "' is used by sources[" + names.get(name) + "] and sources[" + i
+    return String.join(", ", values.subList(0, values.size() - 1)) + " or " + values.get(values.size() - 1);
+  }
+
+  private void checkRequired(Configuration conf, List<ConfigOption<?>> options, Function<ConfigOption<?>, String> name) {
+    for (ConfigOption<?> option : options) {
+      String key = name.apply(option);
+      if (isRequired(option) && option != RouterOptions.SOURCES && !conf.containsKey(option.key()) && !invalid.contains(key)) {
+        problems.add("Missing key '" + key + "': " + ConfigReference.description(option));
+      }
+    }
+  }
+
+  // ---- rules across keys ------------------------------------------------------------------------
+
+  private void checkRules(Configuration conf, List<Configuration> sources) {
+    positive(conf, PIPELINE_PARALLELISM);
+    positive(conf, PIPELINE_WRITER_PARALLELISM);
+    positive(conf, CoordinatorConfigOptions.HEARTBEAT_EVERY_EMPTY_CHECKPOINTS);
+    nonNegative(conf, PIPELINE_RESTART_ATTEMPTS);
+    for (ConfigOption<?> option : topLevel()) {
+      if (ValueType.of(option) == ValueType.DURATION && option != PIPELINE_RESTART_DELAY
+          && !option.key().startsWith(CoordinatorConfigOptions.ZK_PREFIX)) {
+        longerThanZero(conf, top, option);
+      }
+    }
+    sources(conf.get(PIPELINE_PARALLELISM), sources);
+    tables(conf);
+    cdc(conf);
+    OnStatelessStart onStatelessStart = conf.get(PIPELINE_ON_STATELESS_START);
+    StartupMode startupMode = conf.get(SOURCE_STARTUP_MODE);
+    if (onStatelessStart == OnStatelessStart.RESNAPSHOT && !invalid.contains(SOURCE_STARTUP_MODE.key())
+        && startupMode != StartupMode.INITIAL) {
+      problems.add("Cannot use '" + PIPELINE_ON_STATELESS_START.key() + "' = resnapshot with '" + SOURCE_STARTUP_MODE.key()
+          + "' = " + startupMode + ": a re-snapshot removes the shards' rows and reads them again, which needs the"
+          + " snapshot; set " + SOURCE_STARTUP_MODE.key() + " to initial or " + PIPELINE_ON_STATELESS_START.key() + " to fail.");
+    }
+    target(conf);
+    coordinator(conf);
+  }
+
+  private void sources(int parallelism, List<Configuration> sources) {
+    if (sources.isEmpty()) {
+      problems.add("Missing key '" + RouterOptions.SOURCES.key() + "': list at least one MySQL host (name, host, port, user,"
+          + " password-env or password-file, server-id-range).");
+      return;
+    }
+    List<String> names = new ArrayList<>();
+    List<ServerIdRange> ranges = new ArrayList<>();
+    for (int i = 0; i < sources.size(); i++) {
+      int index = i;
+      Configuration source = sources.get(i);
+      checkRequired(source, perSource(), o -> RouterOptions.sourceKey(o, index));
+      String name = source.get(RouterOptions.SOURCE_NAME);
+      int first = names.indexOf(name);
+      if (name != null && first >= 0) {
+        problems.add("Source name '" + name + "' is used by sources[" + first + "] and sources[" + i
             + "]: give every source a unique 'name' (it names the operator uids).");
       }
-      String passwordEnv = string(SOURCE_PASSWORD_ENV, at + "password-env");
-      String passwordFile = string(SOURCE_PASSWORD_FILE, at + "password-file");
-      PasswordRef password = password(name, at, passwordEnv, passwordFile);
-      ServerIdRange ids = serverIdRange(at + "server-id-range", parallelism);
-      sources.add(new SourceConfig(
-          name,
-          string(SOURCE_HOST, at + "host"),
-          port(at + "port"),
-          string(SOURCE_USER, at + "user"),
-          password,
-          stringMap(SOURCE_JDBC_PROPERTIES, at + "jdbc-properties"),
-          ids));
+      names.add(name);
+      int port = source.get(RouterOptions.SOURCE_PORT);
+      if (port < 1) {
+        problems.add("Cannot use '" + RouterOptions.sourceKey(RouterOptions.SOURCE_PORT, i) + "' = " + port + ": it must be at least 1.");
+      } else if (port > 65535) {
+        problems.add("Cannot use '" + RouterOptions.sourceKey(RouterOptions.SOURCE_PORT, i) + "' = " + port + ": a port is between 1 and 65535.");
+      }
+      password(name, i, source.get(RouterOptions.SOURCE_PASSWORD_ENV), source.get(RouterOptions.SOURCE_PASSWORD_FILE));
+      ranges.add(serverIdRange(RouterOptions.sourceKey(RouterOptions.SOURCE_SERVER_ID_RANGE, i),
+          source.get(RouterOptions.SOURCE_SERVER_ID_RANGE), parallelism));
     }
-    for (int i = 0; i < sources.size(); i++) {
-      for (int j = i + 1; j < sources.size(); j++) {
-        SourceConfig a = sources.get(i);
-        SourceConfig b = sources.get(j);
-        if (a.serverIds() != null && b.serverIds() != null && a.serverIds().overlaps(b.serverIds())) {
-          int width = b.serverIds().size();
-          int free = sources.stream().filter(s -> s.serverIds() != null).mapToInt(s -> s.serverIds().last()).max().orElse(0) + 1;
-          problems.add("Server-id ranges of sources '" + a.name() + "' (sources[" + i + "].server-id-range = " + a.serverIds()
-              + ") and '" + b.name() + "' (sources[" + j + "].server-id-range = " + b.serverIds()
-              + ") overlap: give every source its own range, e.g. " + free + "-" + (free + width - 1) + " for '" + b.name() + "'.");
+    for (int i = 0; i < ranges.size(); i++) {
+      for (int j = i + 1; j < ranges.size(); j++) {
+        ServerIdRange a = ranges.get(i);
+        ServerIdRange b = ranges.get(j);
+        if (a != null && b != null && a.overlaps(b)) {
+          int width = b.size();
+          int free = ranges.stream().filter(r -> r != null).mapToInt(ServerIdRange::last).max().orElse(0) + 1;
+          problems.add("Server-id ranges of sources '" + names.get(i) + "' (" + RouterOptions.sourceKey(RouterOptions.SOURCE_SERVER_ID_RANGE, i)
+              + " = " + a + ") and '" + names.get(j) + "' (" + RouterOptions.sourceKey(RouterOptions.SOURCE_SERVER_ID_RANGE, j) + " = " + b
+              + ") overlap: give every source its own range, e.g. " + free + "-" + (free + width - 1) + " for '" + names.get(j) + "'.");
         }
       }
     }
-    return sources;
   }
 
-  private PasswordRef password(String sourceName, String at, String passwordEnv, String passwordFile) {
-    String who = sourceName == null ? at.substring(0, at.length() - 1) : "source '" + sourceName + "'";
+  /** Exactly one password source, and it can be read; the password itself is never read here. */
+  private void password(String sourceName, int index, String passwordEnv, String passwordFile) {
+    String envKey = RouterOptions.sourceKey(RouterOptions.SOURCE_PASSWORD_ENV, index);
+    String fileKey = RouterOptions.sourceKey(RouterOptions.SOURCE_PASSWORD_FILE, index);
+    String who = sourceName == null ? "sources[" + index + "]" : "source '" + sourceName + "'";
     if (passwordEnv != null && passwordFile != null) {
-      problems.add("Both '" + at + "password-env' and '" + at + "password-file' are set for " + who + ": keep exactly one.");
-      return null;
-    }
-    if (passwordEnv == null && passwordFile == null) {
-      problems.add("Missing password for " + who + ": set '" + at + "password-env' (name of an environment variable) or '"
-          + at + "password-file' (path of a file holding it). Passwords never go into the config file.");
-      return null;
-    }
-    if (passwordEnv != null) {
+      problems.add("Both '" + envKey + "' and '" + fileKey + "' are set for " + who + ": keep exactly one.");
+    } else if (passwordEnv == null && passwordFile == null) {
+      problems.add("Missing password for " + who + ": set '" + envKey + "' (name of an environment variable) or '"
+          + fileKey + "' (path of a file holding it). Passwords never go into the config file.");
+    } else if (passwordEnv != null) {
       if (env.apply(passwordEnv) == null) {
-        problems.add("Cannot read the password of " + who + ": environment variable '" + passwordEnv + "' (" + at
-            + "password-env) is not set. Export it before starting, or use '" + at + "password-file'.");
+        problems.add("Cannot read the password of " + who + ": environment variable '" + passwordEnv + "' (" + envKey
+            + ") is not set. Export it before starting, or use '" + fileKey + "'.");
       }
-      return PasswordRef.ofEnv(passwordEnv);
+    } else if (!Files.isReadable(Path.of(passwordFile))) {
+      problems.add("Cannot read the password of " + who + ": file '" + passwordFile + "' (" + fileKey
+          + ") does not exist or is not readable. Fix the path or its permissions.");
     }
-    Path file = Path.of(passwordFile);
-    if (!Files.isReadable(file)) {
-      problems.add("Cannot read the password of " + who + ": file '" + passwordFile + "' (" + at
-          + "password-file) does not exist or is not readable. Fix the path or its permissions.");
-    }
-    return PasswordRef.ofFile(passwordFile);
   }
 
-  private ServerIdRange serverIdRange(String path, int parallelism) {
-    String raw = string(SOURCE_SERVER_ID_RANGE, path);
+  private ServerIdRange serverIdRange(String key, String raw, int parallelism) {
     if (raw == null) {
       return null;
     }
-    Matcher m = SERVER_ID_RANGE.matcher(raw);
+    Matcher m = ServerIdRange.SYNTAX.matcher(raw);
     if (!m.matches()) {
-      problems.add("Cannot parse '" + path + "' = '" + raw + "': write FIRST-LAST, e.g. 5400-5403.");
+      problems.add("Cannot parse '" + key + "' = '" + raw + "': write FIRST-LAST, e.g. 5400-5403.");
       return null;
     }
     long first = Long.parseLong(m.group(1));
     long last = m.group(2) == null ? first : Long.parseLong(m.group(2));
     if (first < 1 || last > 0xFFFFFFFFL || first > last || last > Integer.MAX_VALUE) {
-      problems.add("Cannot use '" + path + "' = '" + raw + "': FIRST must be >= 1 and <= LAST, both below 2147483648.");
+      problems.add("Cannot use '" + key + "' = '" + raw + "': FIRST must be >= 1 and <= LAST, both below 2147483648.");
       return null;
     }
-    ServerIdRange range = new ServerIdRange((int) first, (int) last);
+    ServerIdRange range = ServerIdRange.parse(raw);
     if (range.size() < parallelism) {
-      problems.add("'" + path + "' = " + range + " holds " + range.size() + " server id(s) but pipeline.parallelism is "
+      problems.add("'" + key + "' = " + range + " holds " + range.size() + " server id(s) but " + PIPELINE_PARALLELISM.key() + " is "
           + parallelism + " (each source reader needs its own id): widen it to " + first + "-" + (first + parallelism - 1)
-          + " or lower pipeline.parallelism.");
+          + " or lower " + PIPELINE_PARALLELISM.key() + ".");
     }
     return range;
   }
 
-  private TablesConfig tables() {
-    String databasePattern = regex(TABLES_DATABASE_PATTERN);
-    String tablePattern = regex(TABLES_TABLE_PATTERN);
+  private void tables(Configuration conf) {
+    String databasePattern = regex(conf, RouterOptions.TABLES_DATABASE_PATTERN);
+    String tablePattern = regex(conf, RouterOptions.TABLES_TABLE_PATTERN);
+    String mapKey = RouterOptions.TABLES_SHARD_MAP.key();
     Map<String, Integer> shardMap = new LinkedHashMap<>();
-    stringMap(TABLES_SHARD_MAP, TABLES_SHARD_MAP.key()).forEach((table, number) -> {
+    conf.get(RouterOptions.TABLES_SHARD_MAP).forEach((table, number) -> {
       try {
         int n = Integer.parseInt(number.trim());
         if (n < 0) {
@@ -393,7 +493,7 @@ public final class ConfigLoader {
         }
         shardMap.put(table, n);
       } catch (NumberFormatException e) {
-        problems.add("Cannot use '" + TABLES_SHARD_MAP.key() + "." + table + "' = '" + number + "': shard numbers are integers >= 0.");
+        problems.add("Cannot use '" + mapKey + "." + table + "' = '" + number + "': shard numbers are integers >= 0.");
       }
     });
     Set<Integer> seen = new HashSet<>();
@@ -403,25 +503,24 @@ public final class ConfigLoader {
         if (same.get(0).equals(table)) {
           return;
         }
-        problems.add("'" + TABLES_SHARD_MAP.key() + "' gives shard number " + n + " to " + same + ": every table needs its own number.");
+        problems.add("'" + mapKey + "' gives shard number " + n + " to " + same + ": every table needs its own number.");
       }
     });
     for (String table : shardMap.keySet()) {
       if (!table.contains(".")) {
-        problems.add("Cannot use '" + TABLES_SHARD_MAP.key() + "." + table + "': name the table as 'database.table'.");
+        problems.add("Cannot use '" + mapKey + "." + table + "': name the table as 'database.table'.");
       }
     }
     boolean hasGroup = (databasePattern != null && SHARD_GROUP.matcher(databasePattern).find())
         || (tablePattern != null && SHARD_GROUP.matcher(tablePattern).find());
     if (databasePattern != null && tablePattern != null && !hasGroup && shardMap.isEmpty()) {
-      problems.add("No shard-number rule: add a named group (?<shard>\\d+) to 'tables.table-pattern' or 'tables.database-pattern'"
-          + " (e.g. orders_(?<shard>\\d+)), or list every table in 'tables.shard-map'.");
+      problems.add("No shard-number rule: add a named group (?<shard>\\d+) to '" + RouterOptions.TABLES_TABLE_PATTERN.key() + "' or '"
+          + RouterOptions.TABLES_DATABASE_PATTERN.key() + "' (e.g. orders_(?<shard>\\d+)), or list every table in '" + mapKey + "'.");
     }
-    return new TablesConfig(databasePattern, tablePattern, shardMap, stringList(TABLES_KEY_COLUMNS, TABLES_KEY_COLUMNS.key()));
   }
 
-  private String regex(ConfigKey key) {
-    String pattern = string(key, key.key());
+  private String regex(Configuration conf, ConfigOption<String> option) {
+    String pattern = conf.get(option);
     if (pattern == null) {
       return null;
     }
@@ -429,48 +528,39 @@ public final class ConfigLoader {
       Pattern.compile(pattern);
       return pattern;
     } catch (PatternSyntaxException e) {
-      problems.add("Cannot compile '" + key.key() + "' = '" + pattern + "' as a Java regex: " + e.getDescription()
+      problems.add("Cannot compile '" + option.key() + "' = '" + pattern + "' as a Java regex: " + e.getDescription()
           + " near index " + e.getIndex() + ". Fix the regex (escape literal characters such as . ( [ with a backslash,"
           + " and quote the value in YAML).");
       return null;
     }
   }
 
-  private CdcConfig cdc() {
-    String modeRaw = string(SOURCE_STARTUP_MODE, SOURCE_STARTUP_MODE.key());
-    StartupMode mode = null;
-    try {
-      mode = StartupMode.parse(modeRaw);
-    } catch (IllegalArgumentException e) {
-      problems.add("Cannot use '" + SOURCE_STARTUP_MODE.key() + "' = '" + modeRaw + "': use initial, latest or timestamp.");
-    }
-    String timestampRaw = string(SOURCE_STARTUP_TIMESTAMP, SOURCE_STARTUP_TIMESTAMP.key());
-    Instant timestamp = null;
-    if (timestampRaw != null) {
+  private void cdc(Configuration conf) {
+    StartupMode mode = invalid.contains(SOURCE_STARTUP_MODE.key()) ? null : conf.get(SOURCE_STARTUP_MODE);
+    String timestamp = conf.get(SOURCE_STARTUP_TIMESTAMP);
+    if (timestamp != null) {
       try {
-        timestamp = timestampRaw.chars().allMatch(Character::isDigit)
-            ? Instant.ofEpochMilli(Long.parseLong(timestampRaw))
-            : Instant.parse(timestampRaw);
+        ShardbergConfig.CdcConfig.parseTimestamp(timestamp);
       } catch (DateTimeException | NumberFormatException e) {
-        problems.add("Cannot parse '" + SOURCE_STARTUP_TIMESTAMP.key() + "' = '" + timestampRaw
+        problems.add("Cannot parse '" + SOURCE_STARTUP_TIMESTAMP.key() + "' = '" + timestamp
             + "': use an ISO-8601 instant such as 2026-01-31T12:00:00Z, or epoch milliseconds.");
       }
     }
-    if (mode == StartupMode.TIMESTAMP && timestampRaw == null) {
-      problems.add("Missing key '" + SOURCE_STARTUP_TIMESTAMP.key() + "': 'source.startup-mode' is timestamp; set the instant to start"
-          + " reading the binlog from (e.g. 2026-01-31T12:00:00Z).");
+    if (mode == StartupMode.TIMESTAMP && timestamp == null) {
+      problems.add("Missing key '" + SOURCE_STARTUP_TIMESTAMP.key() + "': '" + SOURCE_STARTUP_MODE.key() + "' is timestamp; set the"
+          + " instant to start reading the binlog from (e.g. 2026-01-31T12:00:00Z).");
     }
-    if (mode != null && mode != StartupMode.TIMESTAMP && timestampRaw != null) {
-      problems.add("'" + SOURCE_STARTUP_TIMESTAMP.key() + "' is set but 'source.startup-mode' is " + mode
+    if (mode != null && mode != StartupMode.TIMESTAMP && timestamp != null) {
+      problems.add("'" + SOURCE_STARTUP_TIMESTAMP.key() + "' is set but '" + SOURCE_STARTUP_MODE.key() + "' is " + mode
           + ": set the mode to timestamp or remove the timestamp.");
     }
-    String zone = string(SOURCE_SERVER_TIME_ZONE, SOURCE_SERVER_TIME_ZONE.key());
+    String zone = conf.get(SOURCE_SERVER_TIME_ZONE);
     try {
       ZoneId.of(zone);
     } catch (DateTimeException e) {
       problems.add("Cannot use '" + SOURCE_SERVER_TIME_ZONE.key() + "' = '" + zone + "': not a time zone id; use e.g. UTC or Europe/Berlin.");
     }
-    Map<String, String> debezium = stringMap(SOURCE_DEBEZIUM_PROPERTIES, SOURCE_DEBEZIUM_PROPERTIES.key());
+    Map<String, String> debezium = conf.get(SOURCE_DEBEZIUM_PROPERTIES);
     for (String driverKey : new TreeSet<>(ExactFloatDriver.DEBEZIUM_PROPERTIES.keySet())) {
       if (debezium.containsKey(driverKey)) {
         problems.add("Cannot set '" + SOURCE_DEBEZIUM_PROPERTIES.key() + "." + driverKey
@@ -478,232 +568,74 @@ public final class ConfigLoader {
             + " (docs/sources.md); remove the key.");
       }
     }
-    return new CdcConfig(
-        mode,
-        timestamp,
-        positiveInt(SOURCE_SNAPSHOT_CHUNK_SIZE, SOURCE_SNAPSHOT_CHUNK_SIZE.key()),
-        positiveInt(SOURCE_FETCH_SIZE, SOURCE_FETCH_SIZE.key()),
-        positiveInt(SOURCE_CONNECTION_POOL_SIZE, SOURCE_CONNECTION_POOL_SIZE.key()),
-        duration(SOURCE_POLL_INTERVAL, SOURCE_POLL_INTERVAL.key()),
-        zone,
-        duration(SOURCE_CONNECT_TIMEOUT, SOURCE_CONNECT_TIMEOUT.key()),
-        duration(SOURCE_HEARTBEAT_INTERVAL, SOURCE_HEARTBEAT_INTERVAL.key()),
-        duration(SOURCE_BINLOG_FORMAT_CHECK_INTERVAL, SOURCE_BINLOG_FORMAT_CHECK_INTERVAL.key()),
-        debezium);
+    positive(conf, SOURCE_SNAPSHOT_CHUNK_SIZE);
+    positive(conf, SOURCE_FETCH_SIZE);
+    positive(conf, SOURCE_CONNECTION_POOL_SIZE);
   }
 
-  private TargetConfig target() {
-    String typeRaw = string(TARGET_CATALOG_TYPE, TARGET_CATALOG_TYPE.key());
-    CatalogType type = null;
-    if (typeRaw != null) {
-      try {
-        type = CatalogType.valueOf(typeRaw.trim().toUpperCase(Locale.ROOT));
-      } catch (IllegalArgumentException e) {
-        problems.add("Cannot use '" + TARGET_CATALOG_TYPE.key() + "' = '" + typeRaw + "': use hadoop, hive or rest.");
-      }
-    }
-    String uri = string(TARGET_CATALOG_URI, TARGET_CATALOG_URI.key());
-    String warehouse = string(TARGET_CATALOG_WAREHOUSE, TARGET_CATALOG_WAREHOUSE.key());
-    if (type == CatalogType.HADOOP && warehouse == null) {
+  private void target(Configuration conf) {
+    CatalogType type = conf.get(TARGET_CATALOG_TYPE);
+    if (type == CatalogType.HADOOP && conf.get(TARGET_CATALOG_WAREHOUSE) == null) {
       problems.add("Missing key '" + TARGET_CATALOG_WAREHOUSE.key() + "': a hadoop catalog needs its warehouse directory"
           + " (e.g. hdfs://nn/warehouse or file:///tmp/warehouse).");
     }
-    if ((type == CatalogType.HIVE || type == CatalogType.REST) && uri == null) {
+    if ((type == CatalogType.HIVE || type == CatalogType.REST) && conf.get(TARGET_CATALOG_URI) == null) {
       problems.add("Missing key '" + TARGET_CATALOG_URI.key() + "': a " + type + " catalog needs its "
           + (type == CatalogType.HIVE ? "metastore URI (thrift://host:9083)" : "REST endpoint (https://host/api/catalog)") + ".");
     }
-    String confDir = string(TARGET_CATALOG_HADOOP_CONF_DIR, TARGET_CATALOG_HADOOP_CONF_DIR.key());
+    String confDir = conf.get(TARGET_CATALOG_HADOOP_CONF_DIR);
     if (confDir != null && !Files.isDirectory(Path.of(confDir))) {
       problems.add("'" + TARGET_CATALOG_HADOOP_CONF_DIR.key() + "' = '" + confDir + "' is not a directory: point it at the directory"
           + " holding core-site.xml / hdfs-site.xml / hive-site.xml, or remove it.");
     }
-    CatalogConfig catalog = new CatalogConfig(
-        type,
-        string(TARGET_CATALOG_NAME, TARGET_CATALOG_NAME.key()),
-        uri,
-        warehouse,
-        confDir,
-        stringMap(TARGET_CATALOG_PROPERTIES, TARGET_CATALOG_PROPERTIES.key()));
-    return new TargetConfig(
-        catalog,
-        string(TARGET_NAMESPACE, TARGET_NAMESPACE.key()),
-        string(TARGET_TABLE, TARGET_TABLE.key()),
-        positiveInt(TARGET_BUCKETS, TARGET_BUCKETS.key()),
-        string(TARGET_KEY_COLUMN, TARGET_KEY_COLUMN.key()),
-        stringMap(TARGET_TABLE_PROPERTIES, TARGET_TABLE_PROPERTIES.key()),
-        bool(TARGET_INSERT_ONLY_INITIAL_LOAD, TARGET_INSERT_ONLY_INITIAL_LOAD.key()));
+    positive(conf, RouterOptions.TARGET_BUCKETS);
   }
 
-  private CoordinatorConfig coordinator() {
-    Duration lockTimeout = duration(COORDINATOR_LOCK_TIMEOUT, COORDINATOR_LOCK_TIMEOUT.key());
-    String connect = string(ZK_CONNECT, ZK_CONNECT.key());
+  private void coordinator(Configuration conf) {
+    String connect = conf.get(CoordinatorConfigOptions.ZK_CONNECT);
     if (connect == null) {
-      List<String> orphans = values.keySet().stream().filter(k -> k.startsWith("coordinator.zookeeper.")).toList();
+      List<String> orphans = conf.keySet().stream().filter(k -> k.startsWith(CoordinatorConfigOptions.ZK_PREFIX)).sorted().toList();
       if (!orphans.isEmpty()) {
-        problems.add("'" + String.join("', '", orphans) + "' set but '" + ZK_CONNECT.key()
+        problems.add("'" + String.join("', '", orphans) + "' set but '" + CoordinatorConfigOptions.ZK_CONNECT.key()
             + "' is not: set the ZooKeeper connect string to enable HA mode, or remove the zookeeper keys.");
       }
-      return new CoordinatorConfig(lockTimeout, null);
+      return;
     }
-    String rootPath = string(ZK_ROOT_PATH, ZK_ROOT_PATH.key());
+    String rootPath = conf.get(CoordinatorConfigOptions.ZK_ROOT_PATH);
     if (!rootPath.startsWith("/") || (rootPath.length() > 1 && rootPath.endsWith("/"))) {
-      problems.add("Cannot use '" + ZK_ROOT_PATH.key() + "' = '" + rootPath + "': a ZooKeeper path starts with '/' and does not end with one.");
+      problems.add("Cannot use '" + CoordinatorConfigOptions.ZK_ROOT_PATH.key() + "' = '" + rootPath
+          + "': a ZooKeeper path starts with '/' and does not end with one.");
     }
-    Duration zkLock = values.containsKey(ZK_LOCK_TIMEOUT.key()) ? duration(ZK_LOCK_TIMEOUT, ZK_LOCK_TIMEOUT.key()) : lockTimeout;
-    return new CoordinatorConfig(lockTimeout, new ZooKeeperConfig(
-        connect,
-        rootPath,
-        duration(ZK_SESSION_TIMEOUT, ZK_SESSION_TIMEOUT.key()),
-        duration(ZK_CONNECTION_TIMEOUT, ZK_CONNECTION_TIMEOUT.key()),
-        zkLock,
-        duration(ZK_RETRY_BASE_SLEEP, ZK_RETRY_BASE_SLEEP.key()),
-        nonNegativeInt(ZK_RETRY_MAX_RETRIES, ZK_RETRY_MAX_RETRIES.key())));
-  }
-
-  // ---- scalar readers: record a problem and return null/default on failure ---------------------
-
-  private String raw(ConfigKey key, String path) {
-    JsonNode node = values.get(path);
-    String value = node == null ? null : node.asText();
-    if (value != null && value.isBlank()) {
-      value = null;
-    }
-    if (value == null) {
-      value = key.defaultValue();
-    }
-    if (value == null && key.required()) {
-      problems.add("Missing key '" + path + "': " + key.description());
-    }
-    return value;
-  }
-
-  private String string(ConfigKey key, String path) {
-    return raw(key, path);
-  }
-
-  private Integer optionalInt(ConfigKey key, String path) {
-    String value = raw(key, path);
-    if (value == null) {
-      return null;
-    }
-    try {
-      int n = Integer.parseInt(value.trim());
-      if (n < 1) {
-        problems.add("Cannot use '" + path + "' = " + n + ": it must be at least 1.");
-      }
-      return n;
-    } catch (NumberFormatException e) {
-      problems.add("Cannot parse '" + path + "' = '" + value + "': expected a whole number.");
-      return null;
-    }
-  }
-
-  private int positiveInt(ConfigKey key, String path) {
-    Integer n = optionalInt(key, path);
-    return n == null ? 1 : n;
-  }
-
-  private int nonNegativeInt(ConfigKey key, String path) {
-    String value = raw(key, path);
-    try {
-      int n = Integer.parseInt(value.trim());
-      if (n < 0) {
-        problems.add("Cannot use '" + path + "' = " + n + ": it must be 0 or more.");
-      }
-      return n;
-    } catch (NumberFormatException | NullPointerException e) {
-      problems.add("Cannot parse '" + path + "' = '" + value + "': expected a whole number.");
-      return 0;
-    }
-  }
-
-  private boolean bool(ConfigKey key, String path) {
-    String value = raw(key, path);
-    String t = value == null ? "" : value.trim().toLowerCase(Locale.ROOT);
-    if (t.equals("true") || t.equals("false")) {
-      return Boolean.parseBoolean(t);
-    }
-    problems.add("Cannot parse '" + path + "' = '" + value + "': expected true or false.");
-    return false;
-  }
-
-  private int port(String path) {
-    Integer port = optionalInt(SOURCE_PORT, path);
-    if (port != null && port > 65535) {
-      problems.add("Cannot use '" + path + "' = " + port + ": a port is between 1 and 65535.");
-    }
-    return port == null ? 3306 : port;
-  }
-
-  private Duration duration(ConfigKey key, String path) {
-    String value = raw(key, path);
-    if (value == null) {
-      return null;
-    }
-    Duration d = parseDuration(value);
-    if (d == null) {
-      problems.add("Cannot parse '" + path + "' = '" + value + "' as a duration: write e.g. 500ms, 10s, 5min or 1h.");
-    } else if (d.isZero() && key != PIPELINE_RESTART_DELAY) {
-      problems.add("Cannot use '" + path + "' = '" + value + "': it must be longer than 0.");
-    }
-    return d;
-  }
-
-  /** Parses "500ms", "10s", "5min", "1h", "2d" or ISO-8601 "PT10S"; null when it is none of these. */
-  public static Duration parseDuration(String text) {
-    String t = text.trim().toLowerCase(Locale.ROOT);
-    if (t.startsWith("pt")) {
-      try {
-        return Duration.parse(t);
-      } catch (DateTimeException e) {
-        return null;
+    for (ConfigOption<?> option : topLevel()) {
+      if (ValueType.of(option) == ValueType.DURATION && option.key().startsWith(CoordinatorConfigOptions.ZK_PREFIX)) {
+        longerThanZero(conf, top, option);
       }
     }
-    Matcher m = DURATION.matcher(t);
-    if (!m.matches()) {
-      return null;
-    }
-    long n = Long.parseLong(m.group(1));
-    String unit = m.group(2) == null ? "ms" : m.group(2);
-    return switch (unit) {
-      case "ms", "milli", "millis" -> Duration.ofMillis(n);
-      case "s", "sec", "secs", "second", "seconds" -> Duration.ofSeconds(n);
-      case "m", "min", "mins", "minute", "minutes" -> Duration.ofMinutes(n);
-      case "h", "hour", "hours" -> Duration.ofHours(n);
-      default -> Duration.ofDays(n);
-    };
+    nonNegative(conf, CoordinatorConfigOptions.ZK_RETRY_MAX_RETRIES);
   }
 
-  private Map<String, String> stringMap(ConfigKey key, String path) {
-    JsonNode node = values.get(path);
-    Map<String, String> map = new LinkedHashMap<>();
-    if (node != null) {
-      node.fields().forEachRemaining(e -> map.put(e.getKey(), e.getValue().asText()));
+  // ---- value ranges (defaults are valid: only set values are checked) --------------------------
+
+  private void positive(Configuration conf, ConfigOption<Integer> option) {
+    if (conf.containsKey(option.key()) && conf.get(option) < 1) {
+      problems.add("Cannot use '" + option.key() + "' = " + conf.get(option) + ": it must be at least 1.");
     }
-    return map;
   }
 
-  private List<String> stringList(ConfigKey key, String path) {
-    JsonNode node = values.get(path);
-    List<String> list = new ArrayList<>();
-    if (node == null) {
-      return list;
+  private void nonNegative(Configuration conf, ConfigOption<Integer> option) {
+    if (conf.containsKey(option.key()) && conf.get(option) < 0) {
+      problems.add("Cannot use '" + option.key() + "' = " + conf.get(option) + ": it must be 0 or more.");
     }
-    if (node.isValueNode()) {
-      for (String part : node.asText().split(",")) {
-        if (!part.isBlank()) {
-          list.add(part.trim());
-        }
-      }
-      return list;
+  }
+
+  private void longerThanZero(Configuration conf, Flat flat, ConfigOption<?> option) {
+    if (!conf.containsKey(option.key())) {
+      return;
     }
-    for (JsonNode element : node) {
-      if (!element.isValueNode() || element.asText().isBlank()) {
-        problems.add("Key '" + path + "' must list plain column names, e.g. [tenant_id, id].");
-      } else {
-        list.add(element.asText().trim());
-      }
+    Duration d = (Duration) conf.get(option);
+    if (d.isZero()) {
+      String raw = flat.raw.getOrDefault(option.key(), d.toString());
+      problems.add("Cannot use '" + option.key() + "' = '" + raw + "': it must be longer than 0.");
     }
-    return list;
   }
 }

@@ -1,6 +1,17 @@
 package dev.shardberg.job.config;
 
-/** Renders the key-by-key reference table of docs/config.md from {@link ShardbergOptions}. */
+import java.time.Duration;
+import java.util.Collection;
+import java.util.EnumSet;
+import java.util.Map;
+import org.apache.flink.configuration.ConfigOption;
+import org.apache.flink.configuration.description.Formatter;
+import org.apache.flink.configuration.description.TextElement.TextStyle;
+
+/**
+ * Renders the key-by-key reference table of docs/config.md from the {@link ConfigOption}s listed in
+ * {@link ShardbergOptions#all()}: key, type, default (or required) and description.
+ */
 public final class ConfigReference {
   private ConfigReference() {}
 
@@ -8,24 +19,74 @@ public final class ConfigReference {
     StringBuilder sb = new StringBuilder();
     sb.append("| key | type | default | description |\n");
     sb.append("|---|---|---|---|\n");
-    for (ConfigKey key : ShardbergOptions.all()) {
-      String def = key.required() ? "**required**" : key.defaultValue() == null ? "—" : "`" + key.defaultValue() + "`";
-      sb.append("| `").append(key.key()).append("` | ").append(type(key)).append(" | ").append(def).append(" | ")
-          .append(key.description().replace("|", "\\|")).append(" |\n");
+    for (ConfigOption<?> option : ShardbergOptions.all()) {
+      sb.append("| `").append(option.key()).append("` | ").append(ValueType.of(option).label()).append(" | ")
+          .append(defaultOf(option)).append(" | ").append(description(option).replace("|", "\\|")).append(" |\n");
     }
     return sb.toString();
   }
 
-  private static String type(ConfigKey key) {
-    return switch (key.kind()) {
-      case STRING -> "string";
-      case INT -> "int";
-      case BOOLEAN -> "boolean";
-      case DURATION -> "duration";
-      case MAP -> "map";
-      case LIST -> "list";
-      case SECTION_LIST -> "list of hosts";
-    };
+  /** The option's description as plain text (Flink's own formatter writes HTML). */
+  static String description(ConfigOption<?> option) {
+    return new PlainText().format(option.description());
+  }
+
+  private static String defaultOf(ConfigOption<?> option) {
+    if (ShardbergOptions.isRequired(option)) {
+      return "**required**";
+    }
+    return option.hasDefaultValue() ? "`" + render(option.defaultValue()) + "`" : "—";
+  }
+
+  /** A value as one would write it in the YAML file. */
+  static String render(Object value) {
+    if (value instanceof Duration d) {
+      return duration(d);
+    } else if (value instanceof Map<?, ?> map && map.isEmpty()) {
+      return "{}";
+    } else if (value instanceof Collection<?> list && list.isEmpty()) {
+      return "[]";
+    }
+    return String.valueOf(value);
+  }
+
+  private static String duration(Duration d) {
+    long ms = d.toMillis();
+    long[] sizes = {86_400_000L, 3_600_000L, 60_000L, 1_000L};
+    String[] units = {"d", "h", "min", "s"};
+    for (int i = 0; i < sizes.length; i++) {
+      if (ms != 0 && ms % sizes[i] == 0) {
+        return ms / sizes[i] + units[i];
+      }
+    }
+    return ms + "ms";
+  }
+
+  private static final class PlainText extends Formatter {
+    @Override
+    protected void formatLink(StringBuilder state, String link, String description) {
+      state.append(description).append(" (").append(link).append(')');
+    }
+
+    @Override
+    protected void formatLineBreak(StringBuilder state) {
+      state.append(' ');
+    }
+
+    @Override
+    protected void formatText(StringBuilder state, String format, String[] elements, EnumSet<TextStyle> styles) {
+      state.append(elements.length == 0 ? format : String.format(format, (Object[]) elements));
+    }
+
+    @Override
+    protected void formatList(StringBuilder state, String[] entries) {
+      state.append(String.join("; ", entries));
+    }
+
+    @Override
+    protected Formatter newInstance() {
+      return new PlainText();
+    }
   }
 
   public static void main(String[] args) {

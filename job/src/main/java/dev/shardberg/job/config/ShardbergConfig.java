@@ -1,19 +1,28 @@
 package dev.shardberg.job.config;
 
+import static dev.shardberg.job.config.ShardbergOptions.*;
+
+import dev.shardberg.coordinator.CoordinatorConfigOptions;
+import dev.shardberg.router.RouterOptions;
 import java.io.Serializable;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.apache.flink.configuration.Configuration;
 
 /**
- * One logical table's config, typed and validated (see {@link ShardbergOptions} for every key and
- * {@link ConfigLoader} for the rules). Holds no secret: passwords are referenced by environment
- * variable or file and read only when a connection is opened.
+ * One logical table's config, typed and validated: {@link #from} reads every record from the Flink
+ * {@link Configuration} the {@link ConfigLoader} made of the YAML file, with {@code
+ * configuration.get(OPTION)} (see {@link ShardbergOptions#all()} for every key and {@link
+ * ConfigLoader} for the rules). Holds no secret: passwords are referenced by environment variable or
+ * file and read only when a connection is opened.
  */
 public record ShardbergConfig(
     PipelineConfig pipeline,
@@ -33,6 +42,20 @@ public record ShardbergConfig(
     return ConfigLoader.load(file);
   }
 
+  /**
+   * The records of a validated configuration: {@code conf} holds the top-level keys, {@code sources}
+   * one configuration per {@code sources[]} entry (keys {@code sources[].*}).
+   */
+  static ShardbergConfig from(Configuration conf, List<Configuration> sources) {
+    return new ShardbergConfig(
+        PipelineConfig.from(conf),
+        sources.stream().map(SourceConfig::from).toList(),
+        TablesConfig.from(conf),
+        CdcConfig.from(conf),
+        TargetConfig.from(conf),
+        CoordinatorConfig.from(conf));
+  }
+
   public record PipelineConfig(
       String id,
       Duration checkpointInterval,
@@ -44,16 +67,27 @@ public record ShardbergConfig(
       int restartAttempts,
       Duration restartDelay,
       OnStatelessStart onStatelessStart)
-      implements Serializable {}
+      implements Serializable {
+    static PipelineConfig from(Configuration conf) {
+      int parallelism = conf.get(PIPELINE_PARALLELISM);
+      return new PipelineConfig(
+          conf.get(CoordinatorConfigOptions.PIPELINE_ID),
+          conf.get(PIPELINE_CHECKPOINT_INTERVAL),
+          conf.get(PIPELINE_CHECKPOINT_TIMEOUT),
+          conf.get(PIPELINE_CHECKPOINT_DIR),
+          parallelism,
+          conf.getOptional(PIPELINE_WRITER_PARALLELISM).orElse(parallelism),
+          conf.get(CoordinatorConfigOptions.HEARTBEAT_EVERY_EMPTY_CHECKPOINTS),
+          conf.get(PIPELINE_RESTART_ATTEMPTS),
+          conf.get(PIPELINE_RESTART_DELAY),
+          conf.get(PIPELINE_ON_STATELESS_START));
+    }
+  }
 
   /** {@code pipeline.on-stateless-start}: what a start without state does on a table this pipeline wrote. */
   public enum OnStatelessStart {
     FAIL,
     RESNAPSHOT;
-
-    static OnStatelessStart parse(String value) {
-      return valueOf(value.trim().toUpperCase(Locale.ROOT));
-    }
 
     @Override
     public String toString() {
@@ -72,6 +106,19 @@ public record ShardbergConfig(
       implements Serializable {
     public SourceConfig {
       jdbcProperties = Map.copyOf(jdbcProperties);
+    }
+
+    /** One {@code sources[]} entry. */
+    static SourceConfig from(Configuration source) {
+      String env = source.get(RouterOptions.SOURCE_PASSWORD_ENV);
+      return new SourceConfig(
+          source.get(RouterOptions.SOURCE_NAME),
+          source.get(RouterOptions.SOURCE_HOST),
+          source.get(RouterOptions.SOURCE_PORT),
+          source.get(RouterOptions.SOURCE_USER),
+          env != null ? PasswordRef.ofEnv(env) : PasswordRef.ofFile(source.get(RouterOptions.SOURCE_PASSWORD_FILE)),
+          source.get(RouterOptions.SOURCE_JDBC_PROPERTIES),
+          ServerIdRange.parse(source.get(RouterOptions.SOURCE_SERVER_ID_RANGE)));
     }
 
     @Override
@@ -101,6 +148,19 @@ public record ShardbergConfig(
 
   /** An inclusive range of binlog client server ids, e.g. {@code 5400-5403}. */
   public record ServerIdRange(int first, int last) implements Serializable {
+    /** {@code FIRST-LAST} or a single id; the loader checks the bounds. */
+    static final Pattern SYNTAX = Pattern.compile("\\s*(\\d+)\\s*(?:-\\s*(\\d+)\\s*)?");
+
+    /** A range the loader has accepted. */
+    static ServerIdRange parse(String text) {
+      Matcher m = SYNTAX.matcher(text);
+      if (!m.matches()) {
+        throw new IllegalArgumentException("Not a server-id range: " + text);
+      }
+      int first = Integer.parseInt(m.group(1));
+      return new ServerIdRange(first, m.group(2) == null ? first : Integer.parseInt(m.group(2)));
+    }
+
     public int size() {
       return last - first + 1;
     }
@@ -123,6 +183,16 @@ public record ShardbergConfig(
       keyColumns = List.copyOf(keyColumns);
     }
 
+    static TablesConfig from(Configuration conf) {
+      Map<String, Integer> shardMap = new LinkedHashMap<>();
+      conf.get(RouterOptions.TABLES_SHARD_MAP).forEach((table, number) -> shardMap.put(table, Integer.parseInt(number.trim())));
+      return new TablesConfig(
+          conf.get(RouterOptions.TABLES_DATABASE_PATTERN),
+          conf.get(RouterOptions.TABLES_TABLE_PATTERN),
+          shardMap,
+          conf.get(RouterOptions.TABLES_KEY_COLUMNS));
+    }
+
     public Pattern databaseRegex() {
       return Pattern.compile(databasePattern);
     }
@@ -136,10 +206,6 @@ public record ShardbergConfig(
     INITIAL,
     LATEST,
     TIMESTAMP;
-
-    static StartupMode parse(String value) {
-      return valueOf(value.trim().toUpperCase(Locale.ROOT));
-    }
 
     @Override
     public String toString() {
@@ -162,6 +228,27 @@ public record ShardbergConfig(
       implements Serializable {
     public CdcConfig {
       debeziumProperties = Map.copyOf(debeziumProperties);
+    }
+
+    static CdcConfig from(Configuration conf) {
+      String timestamp = conf.get(SOURCE_STARTUP_TIMESTAMP);
+      return new CdcConfig(
+          conf.get(SOURCE_STARTUP_MODE),
+          timestamp == null ? null : parseTimestamp(timestamp),
+          conf.get(SOURCE_SNAPSHOT_CHUNK_SIZE),
+          conf.get(SOURCE_FETCH_SIZE),
+          conf.get(SOURCE_CONNECTION_POOL_SIZE),
+          conf.get(SOURCE_POLL_INTERVAL),
+          conf.get(SOURCE_SERVER_TIME_ZONE),
+          conf.get(SOURCE_CONNECT_TIMEOUT),
+          conf.get(SOURCE_HEARTBEAT_INTERVAL),
+          conf.get(RouterOptions.SOURCE_BINLOG_FORMAT_CHECK_INTERVAL),
+          conf.get(SOURCE_DEBEZIUM_PROPERTIES));
+    }
+
+    /** {@code source.startup-timestamp}: epoch milliseconds or an ISO-8601 instant. */
+    static Instant parseTimestamp(String text) {
+      return text.chars().allMatch(Character::isDigit) ? Instant.ofEpochMilli(Long.parseLong(text)) : Instant.parse(text);
     }
 
     @Override
@@ -198,6 +285,16 @@ public record ShardbergConfig(
       properties = Map.copyOf(properties);
     }
 
+    static CatalogConfig from(Configuration conf) {
+      return new CatalogConfig(
+          conf.get(TARGET_CATALOG_TYPE),
+          conf.get(TARGET_CATALOG_NAME),
+          conf.get(TARGET_CATALOG_URI),
+          conf.get(TARGET_CATALOG_WAREHOUSE),
+          conf.get(TARGET_CATALOG_HADOOP_CONF_DIR),
+          conf.get(TARGET_CATALOG_PROPERTIES));
+    }
+
     /** Pass-through properties may hold credentials (REST tokens, S3 keys): mask what looks like one. */
     @Override
     public String toString() {
@@ -219,6 +316,17 @@ public record ShardbergConfig(
       tableProperties = Map.copyOf(tableProperties);
     }
 
+    static TargetConfig from(Configuration conf) {
+      return new TargetConfig(
+          CatalogConfig.from(conf),
+          conf.get(TARGET_NAMESPACE),
+          conf.get(TARGET_TABLE),
+          conf.get(RouterOptions.TARGET_BUCKETS),
+          conf.get(RouterOptions.TARGET_KEY_COLUMN),
+          conf.get(RouterOptions.TARGET_TABLE_PROPERTIES),
+          conf.get(CoordinatorConfigOptions.INSERT_ONLY_INITIAL_LOAD));
+    }
+
     /** {@code catalog.namespace.table}, the name used in logs and for the commit lock. */
     public String qualifiedName() {
       return catalog.name() + "." + namespace + "." + table;
@@ -237,6 +345,22 @@ public record ShardbergConfig(
 
   /** {@code zookeeper} is null unless {@code coordinator.zookeeper.connect} is set. */
   public record CoordinatorConfig(Duration lockTimeout, ZooKeeperConfig zookeeper) implements Serializable {
+    static CoordinatorConfig from(Configuration conf) {
+      Duration lockTimeout = conf.get(CoordinatorConfigOptions.LOCK_TIMEOUT);
+      String connect = conf.get(CoordinatorConfigOptions.ZK_CONNECT);
+      if (connect == null) {
+        return new CoordinatorConfig(lockTimeout, null);
+      }
+      return new CoordinatorConfig(lockTimeout, new ZooKeeperConfig(
+          connect,
+          conf.get(CoordinatorConfigOptions.ZK_ROOT_PATH),
+          conf.get(CoordinatorConfigOptions.ZK_SESSION_TIMEOUT),
+          conf.get(CoordinatorConfigOptions.ZK_CONNECTION_TIMEOUT),
+          conf.getOptional(CoordinatorConfigOptions.ZK_LOCK_TIMEOUT).orElse(lockTimeout),
+          conf.get(CoordinatorConfigOptions.ZK_RETRY_BASE_SLEEP),
+          conf.get(CoordinatorConfigOptions.ZK_RETRY_MAX_RETRIES)));
+    }
+
     public boolean haEnabled() {
       return zookeeper != null;
     }

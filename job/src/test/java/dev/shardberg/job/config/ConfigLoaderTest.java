@@ -213,6 +213,55 @@ class ConfigLoaderTest {
   }
 
   @Test
+  void durationsParseInEveryWrittenForm() {
+    Map<String, Duration> forms = Map.of(
+        "500ms", Duration.ofMillis(500),
+        "500 ms", Duration.ofMillis(500),
+        "10s", Duration.ofSeconds(10),
+        "2 s", Duration.ofSeconds(2),
+        "5min", Duration.ofMinutes(5),
+        "1h", Duration.ofHours(1),
+        "2d", Duration.ofDays(2),
+        "PT10S", Duration.ofSeconds(10),
+        "250", Duration.ofMillis(250));
+    forms.forEach((text, expected) ->
+        assertThat(parse(minimal().replace("  id: orders", "  id: orders\n  checkpoint-interval: " + text))
+                .pipeline().checkpointInterval())
+            .as(text)
+            .isEqualTo(expected));
+    assertThat(messageOf(minimal().replace("  id: orders", "  id: orders\n  checkpoint-interval: 1.5s")))
+        .startsWith("Invalid config test.yaml: ")
+        .contains("Cannot parse 'pipeline.checkpoint-interval' = '1.5s' as a duration: write e.g. 500ms, 10s, 5min or 1h.");
+    assertThat(messageOf(minimal().replace("  id: orders", "  id: orders\n  checkpoint-interval: 0s")))
+        .contains("Cannot use 'pipeline.checkpoint-interval' = '0s': it must be longer than 0.");
+    assertThat(parse(minimal().replace("  id: orders", "  id: orders\n  restart:\n    delay: 0s")).pipeline().restartDelay())
+        .isZero();
+    assertThat(messageOf(minimal() + "coordinator:\n  zookeeper:\n    session-timeout: PT5S\n"))
+        .contains("'coordinator.zookeeper.session-timeout' set but 'coordinator.zookeeper.connect' is not");
+  }
+
+  @Test
+  void valuesOfEveryKindReachTheRecords() {
+    ShardbergConfig config = parse(minimal()
+        .replace("  id: orders", "  id: orders\n  parallelism: 2\n  writer-parallelism: 3\n  on-stateless-start: RESNAPSHOT")
+        .replace("    server-id-range: 5400-5403", "    server-id-range: 5400-5403\n    port: 3307\n    jdbc-properties:\n      useSSL: false")
+        .replace("  table-pattern: 'orders_(?<shard>\\d+)'", "  table-pattern: 'orders_(?<shard>\\d+)'\n  key-columns: tenant_id, id")
+        + "  buckets: 3\n  table-properties:\n    write.format.default: orc\n"
+        + "coordinator:\n  zookeeper:\n    connect: zk:2181\n    session-timeout: 30s\n");
+    assertThat(config.pipeline().writerParallelism()).isEqualTo(3);
+    assertThat(config.pipeline().onStatelessStart()).isEqualTo(OnStatelessStart.RESNAPSHOT);
+    assertThat(config.sources().get(0).port()).isEqualTo(3307);
+    assertThat(config.sources().get(0).jdbcProperties()).isEqualTo(Map.of("useSSL", "false"));
+    assertThat(config.tables().keyColumns()).containsExactly("tenant_id", "id");
+    assertThat(config.target().buckets()).isEqualTo(3);
+    assertThat(config.target().tableProperties()).isEqualTo(Map.of("write.format.default", "orc"));
+    assertThat(config.coordinator().zookeeper().sessionTimeout()).isEqualTo(Duration.ofSeconds(30));
+    assertThat(config.coordinator().zookeeper().rootPath()).isEqualTo("/shardberg");
+    assertThat(messageOf(minimal().replace("    server-id-range: 5400-5403", "    server-id-range: 5400-5403\n    port: http")))
+        .contains("Cannot parse 'sources[0].port' = 'http': expected a whole number.");
+  }
+
+  @Test
   void secretLookingPropertiesAreMasked() {
     ShardbergConfig config = parse(minimal().replace("    warehouse: file:///tmp/wh",
         "    warehouse: file:///tmp/wh\n    properties:\n      rest.auth.token: abc123\n      clients: 2"));

@@ -6,7 +6,6 @@ import dev.shardberg.job.Catalogs;
 import dev.shardberg.job.PipelineStatus;
 import dev.shardberg.job.Reconciliation;
 import dev.shardberg.job.ShardbergPipeline;
-import dev.shardberg.job.config.ConfigLoader;
 import dev.shardberg.job.config.ShardbergConfig;
 import dev.shardberg.job.verify.VerifyReport;
 import dev.shardberg.tests.support.EmbeddedMariaDb;
@@ -29,6 +28,7 @@ import java.util.stream.Stream;
 import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.util.TimeUtils;
 import org.apache.iceberg.Table;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -231,7 +231,12 @@ public class DemoCommand implements Callable<Integer> {
   }
 
   private Duration durationOption(String value, String option) {
-    Duration d = ConfigLoader.parseDuration(value);
+    Duration d;
+    try {
+      d = TimeUtils.parseDuration(value); // the parser of the config's durations (Flink's)
+    } catch (IllegalArgumentException e) {
+      d = null;
+    }
     if (d == null || d.isZero()) {
       throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
           "Cannot parse " + option + " '" + value + "': write e.g. 500ms, 10s or 2min");

@@ -1,0 +1,95 @@
+package dev.shardberg.coordinator;
+
+import java.time.Duration;
+import org.apache.flink.configuration.ConfigOption;
+import org.apache.flink.configuration.ConfigOptions;
+
+/**
+ * The config keys of what this module owns: the pipeline id the coordinator writes into every
+ * commit, its heartbeat commits, the writers' insert-only initial load and the commit lock ({@code
+ * coordinator.*}, with {@code coordinator.zookeeper.*} read into {@link
+ * dev.shardberg.coordinator.zk.ZooKeeperOptions}). Each key is declared once, here: messages name it
+ * with {@code key()}, and the sink's and the ZooKeeper options' defaults are these options' {@code
+ * defaultValue()}. To add a key: declare it here and list it in the job's {@code
+ * ShardbergOptions.all()} (which the config loader and docs/config.md read).
+ */
+public final class CoordinatorConfigOptions {
+  private CoordinatorConfigOptions() {}
+
+  public static final ConfigOption<String> PIPELINE_ID =
+      ConfigOptions.key("pipeline.id")
+          .stringType()
+          .noDefaultValue()
+          .withDescription(
+              "Stable id of this pipeline, written into every snapshot summary as shardberg.pipeline-id."
+                  + " Exactly-once bookkeeping is keyed by it (Flink job ids change on restore): never"
+                  + " change it for a running table, never share it between two pipelines.");
+  public static final ConfigOption<Integer> HEARTBEAT_EVERY_EMPTY_CHECKPOINTS =
+      ConfigOptions.key("pipeline.heartbeat-every-empty-checkpoints")
+          .intType()
+          .defaultValue(10)
+          .withDescription(
+              "After this many checkpoints without changes the coordinator still commits an empty"
+                  + " snapshot, so readers can see the pipeline is alive (like Iceberg's"
+                  + " flink.max-continuous-empty-commits).");
+  public static final ConfigOption<Boolean> INSERT_ONLY_INITIAL_LOAD =
+      ConfigOptions.key("target.insert-only-initial-load")
+          .booleanType()
+          .defaultValue(true)
+          .withDescription(
+              "Write the snapshot rows of shards that hold no data yet without equality deletes, in the"
+                  + " job's first run (no restored state); restored runs and shards with data always"
+                  + " upsert. false: every row is an upsert.");
+
+  // ---- coordinator: the commit lock -----------------------------------------------------------
+  public static final ConfigOption<Duration> LOCK_TIMEOUT =
+      ConfigOptions.key("coordinator.lock-timeout")
+          .durationType()
+          .defaultValue(Duration.ofSeconds(60))
+          .withDescription("Default of coordinator.zookeeper.lock-timeout (only with coordinator.zookeeper.connect).");
+
+  /** Prefix of the HA keys; setting any of them needs {@link #ZK_CONNECT}. */
+  public static final String ZK_PREFIX = "coordinator.zookeeper.";
+
+  public static final ConfigOption<String> ZK_CONNECT =
+      ConfigOptions.key(ZK_PREFIX + "connect")
+          .stringType()
+          .noDefaultValue()
+          .withDescription(
+              "ZooKeeper connect string (host1:2181,host2:2181). Set: HA mode, every commit on the table"
+                  + " holds a ZooKeeper lock and zombie instances are fenced.");
+  public static final ConfigOption<String> ZK_ROOT_PATH =
+      ConfigOptions.key(ZK_PREFIX + "root-path")
+          .stringType()
+          .defaultValue("/shardberg")
+          .withDescription("ZooKeeper path under which locks and epochs live.");
+  public static final ConfigOption<Duration> ZK_SESSION_TIMEOUT =
+      ConfigOptions.key(ZK_PREFIX + "session-timeout")
+          .durationType()
+          .defaultValue(Duration.ofSeconds(60))
+          .withDescription("ZooKeeper session timeout.");
+  public static final ConfigOption<Duration> ZK_CONNECTION_TIMEOUT =
+      ConfigOptions.key(ZK_PREFIX + "connection-timeout")
+          .durationType()
+          .defaultValue(Duration.ofSeconds(15))
+          .withDescription("ZooKeeper connection timeout.");
+  /** Unset: {@link #LOCK_TIMEOUT}. */
+  public static final ConfigOption<Duration> ZK_LOCK_TIMEOUT =
+      ConfigOptions.key(ZK_PREFIX + "lock-timeout")
+          .durationType()
+          .noDefaultValue()
+          .withDescription(
+              "How long one commit of the job (and a tool using the same options) waits for the table's"
+                  + " ZooKeeper lock before keeping the checkpoint pending for the next one. Unset:"
+                  + " coordinator.lock-timeout.");
+  public static final ConfigOption<Duration> ZK_RETRY_BASE_SLEEP =
+      ConfigOptions.key(ZK_PREFIX + "retry.base-sleep")
+          .durationType()
+          .defaultValue(Duration.ofSeconds(1))
+          .withDescription("Curator exponential backoff: base sleep.");
+  public static final ConfigOption<Integer> ZK_RETRY_MAX_RETRIES =
+      ConfigOptions.key(ZK_PREFIX + "retry.max-retries")
+          .intType()
+          .defaultValue(10)
+          .withDescription("Curator exponential backoff: max retries.");
+}
