@@ -1,6 +1,9 @@
 package dev.shardberg.coordinator;
 
+import dev.shardberg.coordinator.maintenance.TableMaintainer;
 import java.io.IOException;
+import java.util.HashSet;
+import java.util.Set;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -155,6 +158,10 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
   private transient long lastStagedFlinkCheckpoint;
   private transient String shardColumn;
   private transient CoordinatorMetrics metrics;
+  /** Null when maintenance is off. */
+  private transient TableMaintainer maintainer;
+  /** Insert-only scans of the newest staged checkpoint: the next ones likely carry them too. */
+  private transient SortedMap<Integer, Long> latestInsertOnlyScans;
 
   CommitCoordinator(
       TableLoader tableLoader,
@@ -268,6 +275,16 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
       checkpointOffset = neededOffset;
     }
     metrics.pending(pending.size());
+    this.latestInsertOnlyScans = new TreeMap<>();
+    if (options.maintenance().enabled()) {
+      TableMaintainer.checkMetadataCleanup(table, options.tableName());
+      this.maintainer =
+          TableMaintainer.start(
+              tableLoader,
+              options.tableName(),
+              options.maintenance(),
+              getRuntimeContext().getMetricGroup().addGroup("shardberg"));
+    }
   }
 
   @Override
@@ -336,6 +353,7 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
         throw e;
       }
       pending.put(checkpointId, staged);
+      latestInsertOnlyScans = staged.insertOnlyScans();
     }
     ready.clear();
     lastStagedFlinkCheckpoint = Math.max(lastStagedFlinkCheckpoint, flinkCheckpointId);
@@ -376,6 +394,23 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
     super.notifyCheckpointComplete(flinkCheckpointId);
     // Late, duplicate and out-of-order notices find nothing new at or below their id.
     commitUpTo(flinkCheckpointId + checkpointOffset);
+    if (maintainer != null && pending.headMap(flinkCheckpointId + checkpointOffset, true).isEmpty()) {
+      // Between checkpoint commits, on this same thread (and under the same guard): maintenance
+      // commits are serialised with ingest by construction. Skipped while a checkpoint is stuck.
+      maintainer.afterCommits(table, guard, options.lockTimeout(), maintenanceView());
+    }
+  }
+
+  /** The pending checkpoints' temporary manifests and the insert-only scans still in use. */
+  private TableMaintainer.CoordinatorView maintenanceView() {
+    List<byte[]> manifests = new ArrayList<>();
+    Set<Long> scans = new HashSet<>(latestInsertOnlyScans.values());
+    for (PendingCheckpoint checkpoint : pending.values()) {
+      manifests.addAll(checkpoint.dataManifests());
+      manifests.addAll(checkpoint.deleteManifests());
+      scans.addAll(checkpoint.insertOnlyScans().values());
+    }
+    return new TableMaintainer.CoordinatorView(manifests, scans);
   }
 
   @Override
@@ -823,6 +858,9 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
   @Override
   public void close() throws Exception {
     try {
+      if (maintainer != null) {
+        maintainer.close();
+      }
       if (guard != null) {
         guard.close();
       }
