@@ -96,7 +96,11 @@ public final class TableMaintainer implements AutoCloseable {
   private int attempt;
   private boolean warnedNoListing;
 
-  TableMaintainer(
+  /**
+   * Maintenance with a given executor (its "maintenance thread") and clock; {@link #start} is the
+   * production wiring. The loader must be this instance's own (it is closed with it).
+   */
+  public TableMaintainer(
       TableLoader loader,
       String tableName,
       MaintenanceSettings settings,
