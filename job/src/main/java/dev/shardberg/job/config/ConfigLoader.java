@@ -20,7 +20,9 @@ import dev.shardberg.job.config.ShardbergConfig.StartupMode;
 import dev.shardberg.job.config.ShardbergConfig.TablesConfig;
 import dev.shardberg.job.config.ShardbergConfig.TargetConfig;
 import dev.shardberg.job.config.ShardbergConfig.ZooKeeperConfig;
+import dev.shardberg.coordinator.maintenance.MaintenanceSettings;
 import dev.shardberg.router.ExactFloatDriver;
+import org.apache.flink.configuration.Configuration;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -273,7 +275,33 @@ public final class ConfigLoader {
     }
     TargetConfig target = target();
     CoordinatorConfig coordinator = coordinator();
-    return new ShardbergConfig(pipeline, sources, tables, cdc, target, coordinator);
+    return new ShardbergConfig(pipeline, sources, tables, cdc, target, coordinator, maintenance());
+  }
+
+  /** The {@code maintenance.*} keys set in the file, into the typed options they declare. */
+  private MaintenanceSettings maintenance() {
+    Configuration typed = new Configuration();
+    for (ConfigKey key : MAINTENANCE) {
+      if (!values.containsKey(key.key())) {
+        continue;
+      }
+      String value = raw(key, key.key());
+      if (key.kind() == Kind.DURATION) {
+        Duration d = parseDuration(value);
+        if (d == null) {
+          problems.add("Cannot parse '" + key.key() + "' = '" + value + "' as a duration: write e.g. 500ms, 10s, 5min or 1h.");
+          continue;
+        }
+        value = d.toMillis() + "ms";
+      }
+      typed.setString(key.key(), value.trim());
+    }
+    try {
+      return MaintenanceSettings.from(typed);
+    } catch (IllegalArgumentException e) {
+      problems.add(e.getMessage() + ". Fix the maintenance key in the config file.");
+      return MaintenanceSettings.defaults();
+    }
   }
 
   private OnStatelessStart onStatelessStart() {

@@ -1,5 +1,6 @@
 package dev.shardberg.job.config;
 
+import dev.shardberg.coordinator.maintenance.MaintenanceSettings;
 import java.io.Serializable;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -21,7 +22,8 @@ public record ShardbergConfig(
     TablesConfig tables,
     CdcConfig cdc,
     TargetConfig target,
-    CoordinatorConfig coordinator)
+    CoordinatorConfig coordinator,
+    MaintenanceSettings maintenance)
     implements Serializable {
 
   public ShardbergConfig {

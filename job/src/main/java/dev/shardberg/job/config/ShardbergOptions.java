@@ -4,10 +4,15 @@ import static dev.shardberg.job.config.ConfigKey.optional;
 import static dev.shardberg.job.config.ConfigKey.required;
 
 import dev.shardberg.job.config.ConfigKey.Kind;
+import dev.shardberg.coordinator.maintenance.MaintenanceOptions;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import org.apache.flink.configuration.ConfigOption;
+import org.apache.flink.configuration.MemorySize;
+import org.apache.flink.configuration.description.HtmlFormatter;
 
 /**
  * Every key of a Shardberg config file, in one place: path, kind, default and description. The
@@ -321,6 +326,53 @@ public final class ShardbergOptions {
   public static final ConfigKey ZK_RETRY_MAX_RETRIES =
       optional("coordinator.zookeeper.retry.max-retries", Kind.INT, "10", "Curator exponential backoff: max retries.");
 
+  // ---- maintenance (declared once as Flink ConfigOptions in commit-coordinator) ---------------------
+  /** Every {@code maintenance.*} key, as declared by {@link MaintenanceOptions}. */
+  public static final List<ConfigKey> MAINTENANCE =
+      List.of(
+          fromOption(MaintenanceOptions.ENABLED, Kind.BOOLEAN),
+          fromOption(MaintenanceOptions.INTERVAL, Kind.DURATION),
+          fromOption(MaintenanceOptions.COMPACTION_ENABLED, Kind.BOOLEAN),
+          fromOption(MaintenanceOptions.COMPACTION_TARGET_FILE_SIZE, Kind.STRING),
+          fromOption(MaintenanceOptions.COMPACTION_MIN_SMALL_FILES, Kind.INT),
+          fromOption(MaintenanceOptions.COMPACTION_MAX_PARTITIONS_PER_CYCLE, Kind.INT),
+          fromOption(MaintenanceOptions.COMPACTION_MAX_BYTES_PER_CYCLE, Kind.STRING),
+          fromOption(MaintenanceOptions.EXPIRE_SNAPSHOTS_ENABLED, Kind.BOOLEAN),
+          fromOption(MaintenanceOptions.EXPIRE_SNAPSHOTS_MAX_AGE, Kind.DURATION),
+          fromOption(MaintenanceOptions.EXPIRE_SNAPSHOTS_RETAIN_LAST, Kind.INT),
+          fromOption(MaintenanceOptions.ORPHAN_FILES_ENABLED, Kind.BOOLEAN),
+          fromOption(MaintenanceOptions.ORPHAN_FILES_INTERVAL, Kind.DURATION),
+          fromOption(MaintenanceOptions.ORPHAN_FILES_MIN_AGE, Kind.DURATION),
+          fromOption(MaintenanceOptions.REWRITE_MANIFESTS_MAX_MANIFESTS, Kind.INT));
+
+  /** A key of today's loader for a typed option: its name, default and description. */
+  private static ConfigKey fromOption(ConfigOption<?> option, Kind kind) {
+    Object def = option.defaultValue();
+    String rendered =
+        def instanceof Duration d ? renderDuration(d) : def instanceof MemorySize m ? m.toString().replace(" ", "") : String.valueOf(def);
+    return optional(
+        option.key(), kind, rendered, new HtmlFormatter().format(option.description()));
+  }
+
+  private static String renderDuration(Duration d) {
+    if (d.isZero()) {
+      return "0s";
+    }
+    if (d.toDays() > 0 && d.equals(Duration.ofDays(d.toDays()))) {
+      return d.toDays() + "d";
+    }
+    if (d.toHours() > 0 && d.equals(Duration.ofHours(d.toHours()))) {
+      return d.toHours() + "h";
+    }
+    if (d.toMinutes() > 0 && d.equals(Duration.ofMinutes(d.toMinutes()))) {
+      return d.toMinutes() + "min";
+    }
+    if (d.toSeconds() > 0 && d.equals(Duration.ofSeconds(d.toSeconds()))) {
+      return d.toSeconds() + "s";
+    }
+    return d.toMillis() + "ms";
+  }
+
   private static final Map<String, ConfigKey> ALL = new LinkedHashMap<>();
 
   static {
@@ -380,6 +432,9 @@ public final class ShardbergOptions {
             ZK_LOCK_TIMEOUT,
             ZK_RETRY_BASE_SLEEP,
             ZK_RETRY_MAX_RETRIES)) {
+      ALL.put(key.key(), key);
+    }
+    for (ConfigKey key : MAINTENANCE) {
       ALL.put(key.key(), key);
     }
   }
