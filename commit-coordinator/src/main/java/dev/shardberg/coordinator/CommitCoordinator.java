@@ -162,6 +162,8 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
   private transient TableMaintainer maintainer;
   /** Insert-only scans of the newest staged checkpoint: the next ones likely carry them too. */
   private transient SortedMap<Integer, Long> latestInsertOnlyScans;
+  /** Read by the maintenance thread; see {@link #publishPendingManifests()}. */
+  private transient volatile List<byte[]> pendingManifests;
 
   CommitCoordinator(
       TableLoader tableLoader,
@@ -182,6 +184,7 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
         "shardberg-" + options.pipelineId().replaceAll("[^A-Za-z0-9_.-]", "_") + "-" + flinkJobId;
     this.collecting = new TreeMap<>();
     this.pending = new TreeMap<>();
+    this.pendingManifests = List.of();
     this.metrics = new CoordinatorMetrics(getRuntimeContext().getMetricGroup());
     if (!tableLoader.isOpen()) {
       tableLoader.open();
@@ -243,6 +246,7 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
                 PendingCheckpointSerializer.INSTANCE, bytes);
         pending.put(restored.checkpointId(), restored);
       }
+      publishPendingManifests();
       LOG.info(
           "Restored coordinator of pipeline {} for table {} from Flink checkpoint {}: {} pending"
               + " checkpoints {}",
@@ -354,6 +358,7 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
       }
       pending.put(checkpointId, staged);
       latestInsertOnlyScans = staged.insertOnlyScans();
+      publishPendingManifests();
     }
     ready.clear();
     lastStagedFlinkCheckpoint = Math.max(lastStagedFlinkCheckpoint, flinkCheckpointId);
@@ -401,16 +406,27 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
     }
   }
 
-  /** The pending checkpoints' temporary manifests and the insert-only scans still in use. */
+  /** The pending checkpoints' temporary manifests (as published) and the insert-only scans in use. */
   private TableMaintainer.CoordinatorView maintenanceView() {
-    List<byte[]> manifests = new ArrayList<>();
     Set<Long> scans = new HashSet<>(latestInsertOnlyScans.values());
+    for (PendingCheckpoint checkpoint : pending.values()) {
+      scans.addAll(checkpoint.insertOnlyScans().values());
+    }
+    return new TableMaintainer.CoordinatorView(() -> pendingManifests, scans);
+  }
+
+  /**
+   * Publishes the pending checkpoints' temporary manifests to maintenance's orphan removal: after a
+   * checkpoint is staged, and after one is committed (so a removed entry's files are in the table by
+   * then).
+   */
+  private void publishPendingManifests() {
+    List<byte[]> manifests = new ArrayList<>();
     for (PendingCheckpoint checkpoint : pending.values()) {
       manifests.addAll(checkpoint.dataManifests());
       manifests.addAll(checkpoint.deleteManifests());
-      scans.addAll(checkpoint.insertOnlyScans().values());
     }
-    return new TableMaintainer.CoordinatorView(manifests, scans);
+    pendingManifests = List.copyOf(manifests);
   }
 
   @Override
@@ -441,6 +457,7 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
           break; // later checkpoints wait too: commits happen in checkpoint order
         }
         pending.remove(checkpoint.checkpointId());
+        publishPendingManifests();
         int deleted = TempManifests.delete(table, checkpoint);
         int staged = checkpoint.dataManifests().size() + checkpoint.deleteManifests().size();
         if (deleted < staged) {

@@ -46,7 +46,7 @@ import org.junit.jupiter.api.io.TempDir;
 class TableMaintenanceTest {
   private static final Duration LOCK_TIMEOUT = Duration.ofSeconds(5);
   private static final TableMaintainer.CoordinatorView NOTHING_PENDING =
-      new TableMaintainer.CoordinatorView(List.of(), Set.of());
+      new TableMaintainer.CoordinatorView(List::of, Set.of());
 
   @TempDir Path warehouse;
   private Table table;

@@ -3,7 +3,10 @@ package dev.shardberg.coordinator.maintenance;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
+import java.util.ArrayList;
 import java.util.Collection;
+import java.util.List;
+import java.util.function.Supplier;
 import java.util.HashSet;
 import java.util.Set;
 import org.apache.iceberg.DataFile;
@@ -58,22 +61,35 @@ final class FileCleanup {
 
   /**
    * Deletes every file under the table location older than {@code olderThanMillis} that neither the
-   * table's metadata nor {@code protectedManifests} (the coordinator's pending checkpoints: the
-   * manifests and every file they list) reach. Hidden files (names starting with '.' or '_') are
-   * left alone. Returns how many it deleted, or -1 when the table's FileIO cannot list.
+   * table's metadata nor {@code pendingManifests} (the coordinator's pending checkpoints: their
+   * temporary manifests and every file they list) reach. Hidden files (names starting with '.' or
+   * '_') are left alone. Returns how many it deleted, or -1 when the table's FileIO cannot list.
+   *
+   * <p>Order matters, because the coordinator commits meanwhile: list first; then read the pending
+   * checkpoints; then refresh the table and collect what it reaches. A listed file that a pending
+   * checkpoint needs is either still pending at the second step or committed before the third, so it
+   * is kept either way; a checkpoint staged after the second step has only files younger than the
+   * cutoff (a writer's files and the temporary manifests are written just before staging).
    */
-  static int deleteOrphans(Table table, long olderThanMillis, Collection<byte[]> protectedManifests) {
+  static int deleteOrphans(
+      Table table, long olderThanMillis, Supplier<? extends Collection<byte[]>> pendingManifests) {
     if (!(table.io() instanceof SupportsPrefixOperations listing)) {
       return -1;
     }
-    // Reachability first, listing after: a file committed in between is listed and reachable from a
-    // newer metadata file only if it is newer than the cutoff, which keeps it.
+    List<String> candidates = new ArrayList<>();
+    for (FileInfo file : listing.listPrefix(table.location())) {
+      String name = file.location().substring(file.location().lastIndexOf('/') + 1);
+      if (!name.startsWith(".") && !name.startsWith("_") && file.createdAtMillis() < olderThanMillis) {
+        candidates.add(file.location());
+      }
+    }
+    if (candidates.isEmpty()) {
+      return 0;
+    }
+    Collection<byte[]> pending = pendingManifests.get();
+    table.refresh();
     Reachable reachable = new Reachable(table.io(), table.specs());
-    ReachableFileUtil.metadataFileLocations(table, true).forEach(reachable::addPath);
-    reachable.addPath(ReachableFileUtil.versionHintLocation(table));
-    ReachableFileUtil.statisticsFilesLocations(table).forEach(reachable::addPath);
-    table.snapshots().forEach(reachable::addSnapshot);
-    for (byte[] encoded : protectedManifests) {
+    for (byte[] encoded : pending) {
       try {
         ManifestFile manifest = ManifestFiles.decode(encoded);
         reachable.addPath(manifest.path());
@@ -82,15 +98,13 @@ final class FileCleanup {
         throw new UncheckedIOException(e);
       }
     }
+    ReachableFileUtil.metadataFileLocations(table, true).forEach(reachable::addPath);
+    reachable.addPath(ReachableFileUtil.versionHintLocation(table));
+    ReachableFileUtil.statisticsFilesLocations(table).forEach(reachable::addPath);
+    table.snapshots().forEach(reachable::addSnapshot);
     int deleted = 0;
-    for (FileInfo file : listing.listPrefix(table.location())) {
-      String name = file.location().substring(file.location().lastIndexOf('/') + 1);
-      if (name.startsWith(".") || name.startsWith("_")) {
-        continue;
-      }
-      if (file.createdAtMillis() < olderThanMillis
-          && !reachable.paths.contains(path(file.location()))
-          && delete(table.io(), file.location())) {
+    for (String location : candidates) {
+      if (!reachable.paths.contains(path(location)) && delete(table.io(), location)) {
         deleted++;
       }
     }

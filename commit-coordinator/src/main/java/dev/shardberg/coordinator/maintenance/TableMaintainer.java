@@ -14,6 +14,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 import org.apache.flink.metrics.MetricGroup;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.ExpireSnapshots;
@@ -73,8 +74,17 @@ import org.slf4j.LoggerFactory;
 public final class TableMaintainer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(TableMaintainer.class);
 
-  /** What the coordinator tells maintenance at each call, read on the committer's thread. */
-  public record CoordinatorView(List<byte[]> pendingManifests, Set<Long> insertOnlyScans) {}
+  /**
+   * What the coordinator tells maintenance.
+   *
+   * @param pendingManifests the temporary manifests of the coordinator's pending checkpoints, read
+   *     when orphan removal needs them (on the maintenance thread): the coordinator publishes a new
+   *     list after each staging and after each commit, never before the commit landed
+   * @param insertOnlyScans snapshots whose history the insert-only checks still walk ({@code -1}:
+   *     a scan of the empty table, the whole history), read on the committer's thread
+   */
+  public record CoordinatorView(
+      Supplier<List<byte[]>> pendingManifests, Set<Long> insertOnlyScans) {}
 
   private final TableLoader loader;
   private final String tableName;
@@ -173,9 +183,8 @@ public final class TableMaintainer implements AutoCloseable {
     }
     if (settings.orphanFiles() && now >= nextOrphansAt && (orphans == null || orphans.isDone())) {
       nextOrphansAt = now + settings.orphanInterval().toMillis();
-      List<byte[]> pending = List.copyOf(view.pendingManifests());
       long cutoff = now - settings.orphanMinAge().toMillis();
-      orphans = executor.submit(() -> removeOrphans(cutoff, pending));
+      orphans = executor.submit(() -> removeOrphans(cutoff, view.pendingManifests()));
     }
   }
 
@@ -250,6 +259,13 @@ public final class TableMaintainer implements AutoCloseable {
       LOG.info("Compaction of table {} waits for the commit lock: {}", tableName, e.getMessage());
       return false;
     } catch (ValidationException | CommitFailedException e) {
+      if (landed(table, result)) {
+        // A catalog may report a conflict for a swap that landed; Iceberg's retry then fails
+        // validation against its own commit. It is in the table: done, keep its files.
+        LOG.info("Compaction of table {} was reported failed but is in the table: {}", tableName, e.getMessage());
+        metrics.compacted(result, clock.getAsLong(), clock.getAsLong() - compactionStartedAt);
+        return true;
+      }
       metrics.compactionDropped();
       LOG.info(
           "Compaction of {} partitions of table {} planned on snapshot {} is dropped, its inputs"
@@ -292,6 +308,27 @@ public final class TableMaintainer implements AutoCloseable {
         ms,
         now - compactionStartedAt);
     return true;
+  }
+
+  /** True when a compaction snapshot after the planned one added this result's first file. */
+  private static boolean landed(Table table, PartitionRewrite.Result result) {
+    if (result.added().isEmpty()) {
+      return false;
+    }
+    String first = result.added().get(0).location();
+    table.refresh();
+    for (Snapshot s = table.currentSnapshot();
+        s != null && s.snapshotId() != result.snapshotId();
+        s = s.parentId() == null ? null : table.snapshot(s.parentId())) {
+      if ("compaction".equals(s.summary().get(TableHealth.MAINTENANCE))) {
+        for (DataFile file : s.addedDataFiles(table.io())) {
+          if (file.location().equals(first)) {
+            return true;
+          }
+        }
+      }
+    }
+    return false;
   }
 
   // ---- expiry, manifests ---------------------------------------------------------------------------
@@ -403,7 +440,7 @@ public final class TableMaintainer implements AutoCloseable {
 
   // ---- orphans -------------------------------------------------------------------------------------
 
-  private void removeOrphans(long cutoffMillis, List<byte[]> pendingManifests) {
+  private void removeOrphans(long cutoffMillis, Supplier<List<byte[]>> pendingManifests) {
     try {
       Table table = backgroundTable();
       int deleted = FileCleanup.deleteOrphans(table, cutoffMillis, pendingManifests);
