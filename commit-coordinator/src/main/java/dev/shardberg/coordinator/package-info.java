@@ -1,5 +1,6 @@
 /**
- * The Iceberg side: the writers and the single commit coordinator (one snapshot per checkpoint, ZooKeeper HA in {@code zk}).
+ * The Iceberg side: the writers and the single commit coordinator (one snapshot per checkpoint, ZooKeeper HA in {@code zk},
+ * table maintenance committed through the coordinator in {@code maintenance}).
  * May import Flink, Iceberg, Hadoop and Curator/ZooKeeper; no other Shardberg module.
  */
 package dev.shardberg.coordinator;
