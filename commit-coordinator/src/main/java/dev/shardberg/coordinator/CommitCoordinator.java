@@ -1,6 +1,9 @@
 package dev.shardberg.coordinator;
 
+import dev.shardberg.coordinator.maintenance.TableMaintainer;
 import java.io.IOException;
+import java.util.HashSet;
+import java.util.Set;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -155,6 +158,12 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
   private transient long lastStagedFlinkCheckpoint;
   private transient String shardColumn;
   private transient CoordinatorMetrics metrics;
+  /** Null when maintenance is off. */
+  private transient TableMaintainer maintainer;
+  /** Insert-only scans of the newest staged checkpoint: the next ones likely carry them too. */
+  private transient SortedMap<Integer, Long> latestInsertOnlyScans;
+  /** Read by the maintenance thread; see {@link #publishPendingManifests()}. */
+  private transient volatile List<byte[]> pendingManifests;
 
   CommitCoordinator(
       TableLoader tableLoader,
@@ -175,6 +184,7 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
         "shardberg-" + options.pipelineId().replaceAll("[^A-Za-z0-9_.-]", "_") + "-" + flinkJobId;
     this.collecting = new TreeMap<>();
     this.pending = new TreeMap<>();
+    this.pendingManifests = List.of();
     this.metrics = new CoordinatorMetrics(getRuntimeContext().getMetricGroup());
     if (!tableLoader.isOpen()) {
       tableLoader.open();
@@ -236,6 +246,7 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
                 PendingCheckpointSerializer.INSTANCE, bytes);
         pending.put(restored.checkpointId(), restored);
       }
+      publishPendingManifests();
       LOG.info(
           "Restored coordinator of pipeline {} for table {} from Flink checkpoint {}: {} pending"
               + " checkpoints {}",
@@ -268,6 +279,16 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
       checkpointOffset = neededOffset;
     }
     metrics.pending(pending.size());
+    this.latestInsertOnlyScans = new TreeMap<>();
+    if (options.maintenance().enabled()) {
+      TableMaintainer.checkMetadataCleanup(table, options.tableName());
+      this.maintainer =
+          TableMaintainer.start(
+              tableLoader,
+              options.tableName(),
+              options.maintenance(),
+              getRuntimeContext().getMetricGroup().addGroup("shardberg"));
+    }
   }
 
   @Override
@@ -336,6 +357,8 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
         throw e;
       }
       pending.put(checkpointId, staged);
+      latestInsertOnlyScans = staged.insertOnlyScans();
+      publishPendingManifests();
     }
     ready.clear();
     lastStagedFlinkCheckpoint = Math.max(lastStagedFlinkCheckpoint, flinkCheckpointId);
@@ -376,6 +399,34 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
     super.notifyCheckpointComplete(flinkCheckpointId);
     // Late, duplicate and out-of-order notices find nothing new at or below their id.
     commitUpTo(flinkCheckpointId + checkpointOffset);
+    if (maintainer != null && pending.headMap(flinkCheckpointId + checkpointOffset, true).isEmpty()) {
+      // Between checkpoint commits, on this same thread (and under the same guard): maintenance
+      // commits are serialised with ingest by construction. Skipped while a checkpoint is stuck.
+      maintainer.afterCommits(table, guard, options.lockTimeout(), maintenanceView());
+    }
+  }
+
+  /** The pending checkpoints' temporary manifests (as published) and the insert-only scans in use. */
+  private TableMaintainer.CoordinatorView maintenanceView() {
+    Set<Long> scans = new HashSet<>(latestInsertOnlyScans.values());
+    for (PendingCheckpoint checkpoint : pending.values()) {
+      scans.addAll(checkpoint.insertOnlyScans().values());
+    }
+    return new TableMaintainer.CoordinatorView(() -> pendingManifests, scans);
+  }
+
+  /**
+   * Publishes the pending checkpoints' temporary manifests to maintenance's orphan removal: after a
+   * checkpoint is staged, and after one is committed (so a removed entry's files are in the table by
+   * then).
+   */
+  private void publishPendingManifests() {
+    List<byte[]> manifests = new ArrayList<>();
+    for (PendingCheckpoint checkpoint : pending.values()) {
+      manifests.addAll(checkpoint.dataManifests());
+      manifests.addAll(checkpoint.deleteManifests());
+    }
+    pendingManifests = List.copyOf(manifests);
   }
 
   @Override
@@ -406,6 +457,7 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
           break; // later checkpoints wait too: commits happen in checkpoint order
         }
         pending.remove(checkpoint.checkpointId());
+        publishPendingManifests();
         int deleted = TempManifests.delete(table, checkpoint);
         int staged = checkpoint.dataManifests().size() + checkpoint.deleteManifests().size();
         if (deleted < staged) {
@@ -823,6 +875,9 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
   @Override
   public void close() throws Exception {
     try {
+      if (maintainer != null) {
+        maintainer.close();
+      }
       if (guard != null) {
         guard.close();
       }

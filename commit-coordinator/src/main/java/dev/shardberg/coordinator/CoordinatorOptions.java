@@ -1,6 +1,7 @@
 package dev.shardberg.coordinator;
 
 import java.io.Serializable;
+import dev.shardberg.coordinator.maintenance.MaintenanceSettings;
 import java.time.Duration;
 
 /**
@@ -13,6 +14,7 @@ import java.time.Duration;
  * @param lockTimeout how long to wait for the commit lock before leaving a checkpoint pending
  * @param commitAttempts attempts per checkpoint when Iceberg's own retries give up on a stale base
  * @param retryBackoff pause between those attempts (doubled each time)
+ * @param maintenance table maintenance run by the coordinator (compaction, expiry, cleanup)
  */
 record CoordinatorOptions(
     String tableName,
@@ -20,5 +22,6 @@ record CoordinatorOptions(
     int maxContinuousEmptyCommits,
     Duration lockTimeout,
     int commitAttempts,
-    Duration retryBackoff)
+    Duration retryBackoff,
+    MaintenanceSettings maintenance)
     implements Serializable {}

@@ -1,5 +1,6 @@
 package dev.shardberg.coordinator;
 
+import dev.shardberg.coordinator.maintenance.MaintenanceSettings;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -63,6 +64,7 @@ public final class ShardbergSink {
     private Duration retryBackoff = DEFAULT_RETRY_BACKOFF;
     private String uidPrefix;
     private boolean insertOnlyInitialLoad = CoordinatorConfigOptions.INSERT_ONLY_INITIAL_LOAD.defaultValue();
+    private MaintenanceSettings maintenance = MaintenanceSettings.disabled();
 
     private Builder(DataStream<RowData> input) {
       this.input = Objects.requireNonNull(input, "input");
@@ -150,6 +152,17 @@ public final class ShardbergSink {
       return this;
     }
 
+    /**
+     * Table maintenance run inside the coordinator (compaction, snapshot expiry, orphan-file
+     * removal, manifest rewrite), its commits serialised with the checkpoint commits; see {@link
+     * dev.shardberg.coordinator.maintenance.TableMaintainer}. Default off here; the job turns it on
+     * from its config ({@code maintenance.*}).
+     */
+    public Builder maintenance(MaintenanceSettings settings) {
+      this.maintenance = settings;
+      return this;
+    }
+
     /** Prefix of the operator uids (default {@code shardberg-<pipelineId>}); never change it. */
     public Builder uidPrefix(String prefix) {
       this.uidPrefix = prefix;
@@ -168,7 +181,8 @@ public final class ShardbergSink {
               maxContinuousEmptyCommits,
               lockTimeout,
               commitAttempts,
-              retryBackoff);
+              retryBackoff,
+              maintenance);
 
       SingleOutputStreamOperator<WriterResult> written =
           input
@@ -217,6 +231,8 @@ public final class ShardbergSink {
           "Cannot build the Shardberg sink for %s: maxContinuousEmptyCommits must be > 0, got %s",
           tableName,
           maxContinuousEmptyCommits);
+      Preconditions.checkArgument(
+          maintenance != null, "Cannot build the Shardberg sink for %s: maintenance is null", tableName);
       Preconditions.checkArgument(
           commitGuard != null, "Cannot build the Shardberg sink for %s: commitGuard is null", tableName);
       Preconditions.checkArgument(

@@ -1,5 +1,6 @@
 package dev.shardberg.coordinator;
 
+import dev.shardberg.coordinator.maintenance.MaintenanceSettings;
 import java.time.Duration;
 import java.util.List;
 import org.apache.flink.api.common.JobID;
@@ -86,6 +87,18 @@ final class OperatorHarnesses {
         int commitAttempts,
         String pipelineId)
         throws Exception {
+      this(loader, jobId, guard, maxEmptyCommits, commitAttempts, pipelineId, MaintenanceSettings.disabled());
+    }
+
+    Coordinator(
+        TableLoader loader,
+        JobID jobId,
+        CommitGuardFactory guard,
+        int maxEmptyCommits,
+        int commitAttempts,
+        String pipelineId,
+        MaintenanceSettings maintenance)
+        throws Exception {
       this.environment =
           new MockEnvironmentBuilder()
               .setJobID(jobId)
@@ -102,7 +115,8 @@ final class OperatorHarnesses {
                   maxEmptyCommits,
                   Duration.ofSeconds(5),
                   commitAttempts,
-                  Duration.ofMillis(10)),
+                  Duration.ofMillis(10),
+                  maintenance),
               guard);
       this.harness = new OneInputStreamOperatorTestHarness<>(
               operator, WriterResultTypeInfo.WireSerializer.INSTANCE, environment);

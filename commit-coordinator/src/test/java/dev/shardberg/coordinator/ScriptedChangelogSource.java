@@ -22,6 +22,14 @@ final class ScriptedChangelogSource extends RichSourceFunction<RowData>
   private static final long serialVersionUID = 1L;
 
   private final List<List<Change>> steps;
+  /** Before emitting step {@code gateBeforeStep}, wait until {@code gate} holds (-1: no gate). */
+  private final int gateBeforeStep;
+  private final Gate gate;
+
+  /** A condition the source waits for (polled outside the checkpoint lock, so checkpoints go on). */
+  interface Gate extends java.io.Serializable {
+    boolean open() throws Exception;
+  }
 
   private transient ListState<Integer> positionState;
   private transient int nextStep;
@@ -32,7 +40,13 @@ final class ScriptedChangelogSource extends RichSourceFunction<RowData>
   private volatile boolean stepConfirmed = true;
 
   ScriptedChangelogSource(List<List<Change>> steps) {
+    this(steps, -1, () -> true);
+  }
+
+  ScriptedChangelogSource(List<List<Change>> steps, int gateBeforeStep, Gate gate) {
     this.steps = List.copyOf(steps);
+    this.gateBeforeStep = gateBeforeStep;
+    this.gate = gate;
   }
 
   @Override
@@ -50,6 +64,13 @@ final class ScriptedChangelogSource extends RichSourceFunction<RowData>
   @Override
   public void run(SourceContext<RowData> context) throws Exception {
     while (running && nextStep < steps.size()) {
+      if (nextStep == gateBeforeStep) {
+        while (running && !gate.open()) {
+          synchronized (monitor) {
+            monitor.wait(50);
+          }
+        }
+      }
       synchronized (context.getCheckpointLock()) {
         for (Change change : steps.get(nextStep)) {
           context.collect(change.toRow());

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.shardberg.coordinator.FaultInjection.Fault;
 import dev.shardberg.coordinator.FaultInjection.Point;
+import dev.shardberg.coordinator.maintenance.MaintenanceOptions;
+import dev.shardberg.coordinator.maintenance.MaintenanceSettings;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -21,6 +23,7 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
 import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -32,7 +35,9 @@ import org.junit.jupiter.params.provider.MethodSource;
  * before and after the Iceberg commit, a conflict reported by the catalog, another committer
  * changing the table between the coordinator's checks and its metadata swap) under a restart
  * strategy, with insert-only initial load on (the sink's default). Whatever fails, the table must end
- * equal to the script, and no checkpoint id may be committed twice. Run more seeds with {@code
+ * equal to the script, and no checkpoint id may be committed twice. Table maintenance runs all the
+ * while (compaction, expiry, manifest rewrites; the faults hit its commits and files too): every
+ * compaction snapshot still in the history reads exactly its parent's rows. Run more seeds with {@code
  * -Dfault.seeds=N}.
  */
 class ShardbergSinkFaultInjectionTest {
@@ -84,6 +89,7 @@ class ShardbergSinkFaultInjectionTest {
         .pipelineId("faults")
         .writeParallelism(2)
         .insertOnlyInitialLoad(true) // the default, stated: the changelog keeps its contract
+        .maintenance(MaintenanceSettings.from(maintenanceUnderFaults()))
         .append();
     env.execute("fault injection, seed " + seed);
 
@@ -97,6 +103,29 @@ class ShardbergSinkFaultInjectionTest {
         .as("committed checkpoint ids after %s", context)
         .doesNotHaveDuplicates()
         .isSorted();
+    for (Snapshot compaction : MaintenanceWithIngestTest.compactions(table)) {
+      if (compaction.parentId() != null && table.snapshot(compaction.parentId()) != null) {
+        assertThat(MaintenanceWithIngestTest.rowsAt(table, compaction.snapshotId()))
+            .as("rows of compaction snapshot %d against its parent after %s", compaction.snapshotId(), context)
+            .containsExactlyInAnyOrderElementsOf(MaintenanceWithIngestTest.rowsAt(table, compaction.parentId()));
+      }
+    }
+  }
+
+  /**
+   * Maintenance runs beside the faults (which also hit its commits and its files): compaction and
+   * expiry every 100 ms, manifests rewritten from 4 on. Orphan removal needs a listing FileIO, which
+   * the faulty one is not.
+   */
+  private static Configuration maintenanceUnderFaults() {
+    Configuration maintenance = new Configuration();
+    maintenance.set(MaintenanceOptions.INTERVAL, Duration.ofMillis(100));
+    maintenance.set(MaintenanceOptions.COMPACTION_MIN_SMALL_FILES, 2);
+    maintenance.set(MaintenanceOptions.EXPIRE_SNAPSHOTS_MAX_AGE, Duration.ZERO);
+    maintenance.set(MaintenanceOptions.EXPIRE_SNAPSHOTS_RETAIN_LAST, 5);
+    maintenance.set(MaintenanceOptions.REWRITE_MANIFESTS_MAX_MANIFESTS, 4);
+    maintenance.set(MaintenanceOptions.ORPHAN_FILES_ENABLED, false);
+    return maintenance;
   }
 
   /**

@@ -110,6 +110,7 @@ public final class ShardbergPipeline {
         .commitGuard(commitGuard(config))
         .lockTimeout(config.coordinator().commitLockTimeout())
         .insertOnlyInitialLoad(config.target().insertOnlyInitialLoad())
+        .maintenance(config.maintenance())
         .uidPrefix(SINK_UID_PREFIX)
         .append();
 

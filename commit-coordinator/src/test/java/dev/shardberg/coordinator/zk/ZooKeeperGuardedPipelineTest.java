@@ -12,6 +12,9 @@ import dev.shardberg.coordinator.CommitGuardFactory;
 import dev.shardberg.coordinator.CommitRecord;
 import dev.shardberg.coordinator.CommittedCheckpoints;
 import dev.shardberg.coordinator.ShardbergSink;
+import dev.shardberg.coordinator.maintenance.MaintenanceOptions;
+import dev.shardberg.coordinator.maintenance.MaintenanceSettings;
+import dev.shardberg.coordinator.maintenance.TableHealth;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -42,6 +45,7 @@ import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
+import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.catalog.Namespace;
@@ -136,6 +140,74 @@ class ZooKeeperGuardedPipelineTest {
     assertNoRowTwice();
     assertCheckpointsCommittedOnceInOrder("orders-a");
     assertCheckpointsCommittedOnceInOrder("orders-b");
+  }
+
+  /**
+   * Issue 14 in HA mode: pipeline A runs table maintenance inside its coordinator, pipeline B
+   * commits to the same table; every commit (both pipelines' checkpoints, A's compactions, expiry
+   * and manifest rewrites) holds the table's ZooKeeper lock, so none is ever retried on a stale base.
+   * A waits half-way until a compaction landed, so the later batches update rewritten rows.
+   */
+  @Test
+  void maintenanceInsideOnePipelineAndASecondPipelineShareOneTableWithoutAnyRetry() throws Exception {
+    ZooKeeperOptions zk = options(zooKeeper.getConnectString());
+    Configuration maintenance = new Configuration();
+    maintenance.set(MaintenanceOptions.INTERVAL, Duration.ofMillis(100));
+    maintenance.set(MaintenanceOptions.COMPACTION_MIN_SMALL_FILES, 2);
+    maintenance.set(MaintenanceOptions.EXPIRE_SNAPSHOTS_RETAIN_LAST, 1000);
+    maintenance.set(MaintenanceOptions.REWRITE_MANIFESTS_MAX_MANIFESTS, 4);
+    maintenance.set(MaintenanceOptions.ORPHAN_FILES_ENABLED, false);
+    String sourceA = uniqueName("a");
+    int batches = 6;
+    JobClient a =
+        startPipeline(
+            "orders-a", sourceA, SHARDS_A, batches, batches / 2, new ZooKeeperCommitGuardFactory(zk),
+            MaintenanceSettings.from(maintenance));
+    JobClient b =
+        startPipeline(
+            "orders-b", uniqueName("b"), SHARDS_B, batches, -1, new ZooKeeperCommitGuardFactory(zk),
+            MaintenanceSettings.disabled());
+    whileRunning(a).until(() -> !compactions().isEmpty());
+    BatchPerCheckpointSource.progress(sourceA).release.countDown();
+    a.getJobExecutionResult().get(JOB_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+    b.getJobExecutionResult().get(JOB_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+
+    assertThat(CommitAttemptsReporter.RETRIED_ATTEMPTS.get())
+        .as("Iceberg commit attempts retried on a stale base (CommitFailedException)")
+        .isZero();
+    Set<String> expected = new TreeSet<>(BatchPerCheckpointSource.expectedRows(SHARDS_A, batches, ROWS_PER_SHARD));
+    expected.addAll(BatchPerCheckpointSource.expectedRows(SHARDS_B, batches, ROWS_PER_SHARD));
+    assertThat(readRows()).isEqualTo(expected);
+    assertNoRowTwice();
+    assertCheckpointsCommittedOnceInOrder("orders-a");
+    assertCheckpointsCommittedOnceInOrder("orders-b");
+    Table table = table();
+    for (Snapshot compaction : compactions()) {
+      assertThat(readRows(table, compaction.snapshotId()))
+          .as("rows of compaction snapshot %d against its parent", compaction.snapshotId())
+          .isEqualTo(readRows(table, compaction.parentId()));
+    }
+  }
+
+  private List<Snapshot> compactions() {
+    Table table = table();
+    List<Snapshot> found = new ArrayList<>();
+    for (Snapshot s : table.snapshots()) {
+      if ("compaction".equals(s.summary().get(TableHealth.MAINTENANCE))) {
+        found.add(s);
+      }
+    }
+    return found;
+  }
+
+  private static Set<String> readRows(Table table, long snapshotId) throws IOException {
+    Set<String> rows = new TreeSet<>();
+    try (CloseableIterable<Record> records = IcebergGenerics.read(table).useSnapshot(snapshotId).build()) {
+      for (Record r : records) {
+        rows.add(r.getField("shard_number") + "|" + r.getField("id") + "|" + r.getField("payload"));
+      }
+    }
+    return rows;
   }
 
   @Test
@@ -297,6 +369,18 @@ class ZooKeeperGuardedPipelineTest {
   private JobClient startPipeline(
       String pipelineId, String sourceName, int[] shards, int batches, int holdBefore, CommitGuardFactory guard)
       throws Exception {
+    return startPipeline(pipelineId, sourceName, shards, batches, holdBefore, guard, MaintenanceSettings.disabled());
+  }
+
+  private JobClient startPipeline(
+      String pipelineId,
+      String sourceName,
+      int[] shards,
+      int batches,
+      int holdBefore,
+      CommitGuardFactory guard,
+      MaintenanceSettings maintenance)
+      throws Exception {
     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
     Configuration conf = new Configuration();
     conf.set(RestartStrategyOptions.RESTART_STRATEGY, "none");
@@ -316,6 +400,7 @@ class ZooKeeperGuardedPipelineTest {
         .pipelineId(pipelineId)
         .commitGuard(guard)
         .lockTimeout(Duration.ofSeconds(30))
+        .maintenance(maintenance)
         .append();
     return env.executeAsync("pipeline " + pipelineId);
   }

@@ -1,6 +1,8 @@
 package dev.shardberg.job.cli;
 
 import dev.shardberg.job.PipelineStatus;
+import dev.shardberg.job.TableHealthReport;
+import dev.shardberg.job.config.ShardbergConfig;
 import java.io.PrintWriter;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -10,7 +12,8 @@ import picocli.CommandLine.Spec;
 
 @Command(name = "status", mixinStandardHelpOptions = true,
     description = {"Shows what the pipeline committed, read from the table's snapshot summaries:",
-        "last committed checkpoint, time of the last commit, freshness, per-shard record counts."})
+        "last committed checkpoint, time of the last commit, freshness, per-shard record counts;",
+        "then the table's health per shard: data and delete files, average file size, rows read per live row, last compaction."})
 public class StatusCommand implements Callable<Integer> {
   @Mixin ConfigOption config;
   @Spec picocli.CommandLine.Model.CommandSpec spec;
@@ -21,8 +24,11 @@ public class StatusCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     PrintWriter out = spec.commandLine().getOut();
-    PipelineStatus status = PipelineStatus.read(config.load());
+    ShardbergConfig loaded = config.load();
+    PipelineStatus status = PipelineStatus.read(loaded);
     out.print(status.render(history));
+    out.println();
+    out.print(TableHealthReport.read(loaded).render());
     out.flush();
     return 0;
   }

@@ -7,6 +7,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import dev.shardberg.coordinator.CoordinatorConfigOptions;
+import dev.shardberg.coordinator.maintenance.MaintenanceOptions;
+import dev.shardberg.coordinator.maintenance.MaintenanceSettings;
 import dev.shardberg.job.config.ShardbergConfig.CatalogType;
 import dev.shardberg.job.config.ShardbergConfig.OnStatelessStart;
 import dev.shardberg.job.config.ShardbergConfig.ServerIdRange;
@@ -372,12 +374,14 @@ public final class ConfigLoader {
     nonNegative(conf, PIPELINE_RESTART_ATTEMPTS);
     for (ConfigOption<?> option : topLevel()) {
       if (ValueType.of(option) == ValueType.DURATION && option != PIPELINE_RESTART_DELAY
-          && !option.key().startsWith(CoordinatorConfigOptions.ZK_PREFIX)) {
+          && !option.key().startsWith(CoordinatorConfigOptions.ZK_PREFIX)
+          && !option.key().startsWith(MaintenanceOptions.PREFIX)) {
         longerThanZero(conf, top, option);
       }
     }
     sources(conf.get(PIPELINE_PARALLELISM), sources);
     tables(conf);
+    maintenance(conf);
     cdc(conf);
     OnStatelessStart onStatelessStart = conf.get(PIPELINE_ON_STATELESS_START);
     StartupMode startupMode = conf.get(SOURCE_STARTUP_MODE);
@@ -589,6 +593,15 @@ public final class ConfigLoader {
           + " holding core-site.xml / hdfs-site.xml / hive-site.xml, or remove it.");
     }
     positive(conf, RouterOptions.TARGET_BUCKETS);
+  }
+
+  /** The {@code maintenance.*} ranges are checked where they are declared, by {@link MaintenanceSettings}. */
+  private void maintenance(Configuration conf) {
+    try {
+      MaintenanceSettings.from(conf);
+    } catch (IllegalArgumentException e) {
+      problems.add(e.getMessage() + ". Fix the maintenance key in the config file.");
+    }
   }
 
   private void coordinator(Configuration conf) {

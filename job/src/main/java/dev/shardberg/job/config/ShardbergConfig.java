@@ -3,6 +3,7 @@ package dev.shardberg.job.config;
 import static dev.shardberg.job.config.ShardbergOptions.*;
 
 import dev.shardberg.coordinator.CoordinatorConfigOptions;
+import dev.shardberg.coordinator.maintenance.MaintenanceSettings;
 import dev.shardberg.router.RouterOptions;
 import java.io.Serializable;
 import java.nio.file.Path;
@@ -30,7 +31,8 @@ public record ShardbergConfig(
     TablesConfig tables,
     CdcConfig cdc,
     TargetConfig target,
-    CoordinatorConfig coordinator)
+    CoordinatorConfig coordinator,
+    MaintenanceSettings maintenance)
     implements Serializable {
 
   public ShardbergConfig {
@@ -53,7 +55,8 @@ public record ShardbergConfig(
         TablesConfig.from(conf),
         CdcConfig.from(conf),
         TargetConfig.from(conf),
-        CoordinatorConfig.from(conf));
+        CoordinatorConfig.from(conf),
+        MaintenanceSettings.from(conf));
   }
 
   public record PipelineConfig(

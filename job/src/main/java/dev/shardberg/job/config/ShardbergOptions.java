@@ -1,6 +1,7 @@
 package dev.shardberg.job.config;
 
 import dev.shardberg.coordinator.CoordinatorConfigOptions;
+import dev.shardberg.coordinator.maintenance.MaintenanceOptions;
 import dev.shardberg.job.config.ShardbergConfig.CatalogType;
 import dev.shardberg.job.config.ShardbergConfig.OnStatelessStart;
 import dev.shardberg.job.config.ShardbergConfig.StartupMode;
@@ -23,7 +24,7 @@ import org.apache.flink.configuration.ConfigOptions;
  * <p>Keys live in the module that owns their behaviour: {@link RouterOptions} (shard-router: {@code
  * sources[].*}, {@code tables.*}, the table layout, the binlog watch), {@link
  * CoordinatorConfigOptions} (commit-coordinator: {@code pipeline.id}, heartbeats, the commit lock,
- * {@code coordinator.zookeeper.*}) and this class (everything the job assembles itself).
+ * {@code coordinator.zookeeper.*}), {@link MaintenanceOptions} (commit-coordinator: {@code maintenance.*}) and this class (everything the job assembles itself).
  *
  * <p><b>To add a key</b>: declare a {@code ConfigOption} (type, default, description) in the options
  * class of the module that reads it, list it in {@link #all()} below (its place there is its place in
@@ -249,7 +250,21 @@ public final class ShardbergOptions {
           CoordinatorConfigOptions.ZK_CONNECTION_TIMEOUT,
           CoordinatorConfigOptions.ZK_LOCK_TIMEOUT,
           CoordinatorConfigOptions.ZK_RETRY_BASE_SLEEP,
-          CoordinatorConfigOptions.ZK_RETRY_MAX_RETRIES);
+          CoordinatorConfigOptions.ZK_RETRY_MAX_RETRIES,
+          MaintenanceOptions.ENABLED,
+          MaintenanceOptions.INTERVAL,
+          MaintenanceOptions.COMPACTION_ENABLED,
+          MaintenanceOptions.COMPACTION_TARGET_FILE_SIZE,
+          MaintenanceOptions.COMPACTION_MIN_SMALL_FILES,
+          MaintenanceOptions.COMPACTION_MAX_PARTITIONS_PER_CYCLE,
+          MaintenanceOptions.COMPACTION_MAX_BYTES_PER_CYCLE,
+          MaintenanceOptions.EXPIRE_SNAPSHOTS_ENABLED,
+          MaintenanceOptions.EXPIRE_SNAPSHOTS_MAX_AGE,
+          MaintenanceOptions.EXPIRE_SNAPSHOTS_RETAIN_LAST,
+          MaintenanceOptions.ORPHAN_FILES_ENABLED,
+          MaintenanceOptions.ORPHAN_FILES_INTERVAL,
+          MaintenanceOptions.ORPHAN_FILES_MIN_AGE,
+          MaintenanceOptions.REWRITE_MANIFESTS_MAX_MANIFESTS);
 
   /** Keys without a default that every config file must set ({@code sources[].*}: every entry). */
   private static final Set<String> REQUIRED =

@@ -18,6 +18,7 @@ enum ValueType {
   INT("int"),
   BOOLEAN("boolean"),
   DURATION("duration"),
+  MEMORY("memory size"),
   ENUM("enum"),
   MAP("map"),
   LIST("list"),
@@ -44,6 +45,8 @@ enum ValueType {
       return BOOLEAN;
     } else if (sample instanceof Duration) {
       return DURATION;
+    } else if (sample instanceof org.apache.flink.configuration.MemorySize) {
+      return MEMORY;
     } else if (sample instanceof Map) {
       return MAP;
     } else if (sample instanceof List) {

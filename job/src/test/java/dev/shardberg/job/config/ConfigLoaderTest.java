@@ -267,4 +267,42 @@ class ConfigLoaderTest {
         "    warehouse: file:///tmp/wh\n    properties:\n      rest.auth.token: abc123\n      clients: 2"));
     assertThat(config.target().catalog().toString()).doesNotContain("abc123").contains("rest.auth.token=******").contains("clients=2");
   }
+
+  @Test
+  void maintenanceIsOnByDefaultAndItsKeysReachTheTypedSettings() {
+    assertThat(parse(minimal()).maintenance().enabled()).isTrue();
+    var settings =
+        parse(
+                minimal()
+                    + """
+                    maintenance:
+                      interval: 30s
+                      compaction:
+                        target-file-size: 64mb
+                        max-partitions-per-cycle: 3
+                      expire-snapshots:
+                        max-age: 0s
+                        retain-last: 5
+                      orphan-files:
+                        enabled: false
+                    """)
+            .maintenance();
+    assertThat(settings.interval()).isEqualTo(Duration.ofSeconds(30));
+    assertThat(settings.targetFileSizeBytes()).isEqualTo(64L << 20);
+    assertThat(settings.maxPartitionsPerCycle()).isEqualTo(3);
+    assertThat(settings.snapshotMaxAge()).isZero();
+    assertThat(settings.retainLastSnapshots()).isEqualTo(5);
+    assertThat(settings.orphanFiles()).isFalse();
+    assertThat(settings.compaction()).isTrue();
+  }
+
+  @Test
+  void aBadMaintenanceValueNamesItsKey() {
+    assertThat(messageOf(minimal() + "maintenance:\n  expire-snapshots:\n    retain-last: 0\n"))
+        .contains("maintenance.expire-snapshots.retain-last")
+        .contains("got 0");
+    assertThat(messageOf(minimal() + "maintenance:\n  interval: soon\n"))
+        .contains("maintenance.interval")
+        .contains("soon");
+  }
 }

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.shardberg.coordinator.CommitRecord;
 import dev.shardberg.coordinator.CommittedCheckpoints;
+import dev.shardberg.coordinator.maintenance.TableHealth;
 import dev.shardberg.job.Catalogs;
 import dev.shardberg.job.Reconciliation;
 import dev.shardberg.job.ShardbergPipeline;
@@ -86,6 +87,8 @@ class ShardbergEndToEndTest {
     String yaml = "pipeline:\n  id: " + pipelineId + "\n  checkpoint-interval: 1s\n  parallelism: 2\n  writer-parallelism: 2\n"
         + "  restart:\n    attempts: 10\n    delay: 1s\n"
         + shards.sourcesYaml()
+        // the job's own maintenance, every 2 s instead of every minute: compaction runs in the test
+        + "maintenance:\n  interval: 2s\n  compaction:\n    min-small-files: 2\n"
         + "target:\n" + target;
     return Files.writeString(dir.resolve(name), yaml);
   }
@@ -107,6 +110,9 @@ class ShardbergEndToEndTest {
       shards.changeRound(1);
       shards.changeRound(2);
       awaitCaughtUp(table, config);
+      // maintenance inside the job compacts partitions with deletes; everything after runs on
+      // compacted data, and every check against the shards below holds with it
+      await().atMost(CAUGHT_UP).until(() -> compactions(table) > 0);
 
       // changes in flight while the TaskManager dies; the job restarts from its last checkpoint
       shards.changeRound(3);
@@ -183,6 +189,17 @@ class ShardbergEndToEndTest {
     } finally {
       metastore.stop();
     }
+  }
+
+  private static long compactions(Table table) {
+    table.refresh();
+    long count = 0;
+    for (org.apache.iceberg.Snapshot snapshot : table.snapshots()) {
+      if ("compaction".equals(snapshot.summary().get(TableHealth.MAINTENANCE))) {
+        count++;
+      }
+    }
+    return count;
   }
 
   private static long addedEqualityDeletes(Table table) {

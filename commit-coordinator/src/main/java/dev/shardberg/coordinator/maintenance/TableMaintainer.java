@@ -1,0 +1,505 @@
+package dev.shardberg.coordinator.maintenance;
+
+import dev.shardberg.coordinator.CommitDeferredException;
+import dev.shardberg.coordinator.CommitFencedException;
+import dev.shardberg.coordinator.CommitGuard;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.StringJoiner;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
+import org.apache.flink.metrics.MetricGroup;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.ExpireSnapshots;
+import org.apache.iceberg.HasTableOperations;
+import org.apache.iceberg.ManifestContent;
+import org.apache.iceberg.RewriteFiles;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.TableMetadata;
+import org.apache.iceberg.TableOperations;
+import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.exceptions.CommitFailedException;
+import org.apache.iceberg.exceptions.CommitStateUnknownException;
+import org.apache.iceberg.exceptions.ValidationException;
+import org.apache.iceberg.flink.TableLoader;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Table maintenance inside the job, owned by the commit coordinator: its commits are serialised
+ * with ingest by construction, its heavy work never runs on the committer's thread.
+ *
+ * <pre>
+ *  committer thread (CommitCoordinator.notifyCheckpointComplete, after the pending checkpoints
+ *  committed; every commit below under guard.runExclusive, i.e. the ZooKeeper table lock in HA mode)
+ *    afterCommits ──► compaction done? ── commit RewriteFiles (validate from the planned snapshot S,
+ *         │                               new files at S's sequence number); inputs changed → drop
+ *         ├──────► cycle due? ── expire snapshots (metadata only) ──────────► delete expired files ─┐
+ *         │                   ── rewrite manifests if too many                                       │
+ *         │                   ── start compaction ─► plan on S by pressure, read with deletes, write ┤
+ *         └──────► orphans due? ─────────────────────► list the location, delete unreachable, old ──┤
+ *                                                                       maintenance thread (1) ◄──┘
+ * </pre>
+ *
+ * <p>Invariants:
+ *
+ * <ul>
+ *   <li>Only the committer's thread commits. A maintenance commit runs between two checkpoint
+ *       commits, never beside one; in HA mode it also holds the table's ZooKeeper lock, like every
+ *       other commit on the table. No maintenance commit can make an ingest commit fail, and the
+ *       reverse: a commit is built on a fresh refresh under the lock.
+ *   <li>A compaction commit whose inputs changed (Iceberg's validation from S: a data file it
+ *       rewrote got a new position delete, or is gone; S expired) is dropped, its files deleted, and
+ *       the partitions are planned again in a later cycle. It never fails the job. Equality deletes
+ *       committed after S need no validation: the rewritten files keep S's sequence number, so those
+ *       deletes still apply to them.
+ *   <li>One compaction at a time; the next cycle starts only after the previous one's result was
+ *       committed or dropped.
+ *   <li>Files are deleted only on the maintenance thread, and only files no snapshot of the table
+ *       reaches: those only expired snapshots held (computed from the metadata before and after the
+ *       expiry) and orphans older than the minimum age that no pending checkpoint of the coordinator
+ *       references.
+ *   <li>Expiry keeps the history insert-only checks still walk (from the writers' scanned snapshots
+ *       on) and skips entirely while a scan of an empty table is in use.
+ * </ul>
+ */
+public final class TableMaintainer implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(TableMaintainer.class);
+
+  /**
+   * What the coordinator tells maintenance.
+   *
+   * @param pendingManifests the temporary manifests of the coordinator's pending checkpoints, read
+   *     when orphan removal needs them (on the maintenance thread): the coordinator publishes a new
+   *     list after each staging and after each commit, never before the commit landed
+   * @param insertOnlyScans snapshots whose history the insert-only checks still walk ({@code -1}:
+   *     a scan of the empty table, the whole history), read on the committer's thread
+   */
+  public record CoordinatorView(
+      Supplier<List<byte[]>> pendingManifests, Set<Long> insertOnlyScans) {}
+
+  private final TableLoader loader;
+  private final String tableName;
+  private final MaintenanceSettings settings;
+  private final ExecutorService executor;
+  private final LongSupplier clock;
+  private final MaintenanceMetrics metrics;
+
+  /** The maintenance thread's own table instance (Table is not thread-safe). */
+  private Table backgroundTable;
+
+  private long nextCycleAt;
+  private long nextOrphansAt;
+  private Future<PartitionRewrite.Result> compaction;
+  private long compactionStartedAt;
+  /** A finished compaction whose commit could not take the lock yet. */
+  private PartitionRewrite.Result readyToCommit;
+  private Future<?> orphans;
+  private int attempt;
+  private boolean warnedNoListing;
+
+  /**
+   * Maintenance with a given executor (its "maintenance thread") and clock; {@link #start} is the
+   * production wiring. The loader must be this instance's own (it is closed with it).
+   */
+  public TableMaintainer(
+      TableLoader loader,
+      String tableName,
+      MaintenanceSettings settings,
+      ExecutorService executor,
+      LongSupplier clock,
+      MetricGroup metricGroup) {
+    this.loader = loader;
+    this.tableName = tableName;
+    this.settings = settings;
+    this.executor = executor;
+    this.clock = clock;
+    this.metrics = new MaintenanceMetrics(metricGroup);
+    long now = clock.getAsLong();
+    this.nextCycleAt = now + settings.interval().toMillis();
+    this.nextOrphansAt = now + settings.orphanInterval().toMillis();
+  }
+
+  /**
+   * Maintenance for one table, with its own maintenance thread and its own table loader (a clone);
+   * metrics under {@code metricGroup}.
+   */
+  public static TableMaintainer start(
+      TableLoader loader, String tableName, MaintenanceSettings settings, MetricGroup metricGroup) {
+    ExecutorService executor =
+        Executors.newSingleThreadExecutor(
+            r -> {
+              Thread t = new Thread(r, "shardberg-maintenance " + tableName);
+              t.setDaemon(true);
+              return t;
+            });
+    TableLoader own = loader.clone();
+    LOG.info("Table maintenance of {} is on: {}", tableName, settings);
+    return new TableMaintainer(own, tableName, settings, executor, System::currentTimeMillis, metricGroup);
+  }
+
+  /**
+   * On the committer's thread, right after the coordinator committed its completed checkpoints (and
+   * only when none is left pending): commits a finished compaction, and starts what is due.
+   * Throws only what must stop the job ({@link CommitFencedException}).
+   */
+  public void afterCommits(Table table, CommitGuard guard, Duration lockTimeout, CoordinatorView view)
+      throws Exception {
+    if (!guard.canCommit()) {
+      return;
+    }
+    if (compaction != null && compaction.isDone()) {
+      readyToCommit = collect(compaction);
+      compaction = null;
+    }
+    if (readyToCommit != null) {
+      if (!commitCompaction(table, guard, lockTimeout, readyToCommit)) {
+        return; // the lock was not free: try again after the next checkpoint
+      }
+      readyToCommit = null;
+    }
+    long now = clock.getAsLong();
+    if (now >= nextCycleAt && compaction == null) {
+      nextCycleAt = now + settings.interval().toMillis();
+      if (settings.expireSnapshots()) {
+        expireSnapshots(table, guard, lockTimeout, view.insertOnlyScans(), now);
+      }
+      if (settings.maxManifests() > 0) {
+        rewriteManifestsIfMany(table, guard, lockTimeout);
+      }
+      if (settings.compaction()) {
+        compactionStartedAt = now;
+        int thisAttempt = ++attempt;
+        compaction = executor.submit(() -> planAndRewrite(thisAttempt));
+      }
+    }
+    if (settings.orphanFiles() && now >= nextOrphansAt && (orphans == null || orphans.isDone())) {
+      nextOrphansAt = now + settings.orphanInterval().toMillis();
+      long cutoff = now - settings.orphanMinAge().toMillis();
+      orphans = executor.submit(() -> removeOrphans(cutoff, view.pendingManifests()));
+    }
+  }
+
+  // ---- compaction --------------------------------------------------------------------------------
+
+  private PartitionRewrite.Result planAndRewrite(int thisAttempt) throws IOException {
+    Table table = backgroundTable();
+    Snapshot snapshot = table.currentSnapshot();
+    if (snapshot == null) {
+      return null;
+    }
+    TableHealth health = TableHealth.of(table, snapshot, settings.smallFileBytes());
+    metrics.health(health);
+    List<PartitionHealth> chosen =
+        CompactionPlanner.of(table.spec().specId(), settings).choose(health.partitions());
+    if (chosen.isEmpty()) {
+      return null;
+    }
+    LOG.debug("Compaction of {} planned on snapshot {}: {}", tableName, snapshot.snapshotId(), chosen);
+    return PartitionRewrite.rewrite(
+        table, snapshot.snapshotId(), chosen, settings.targetFileSizeBytes(), thisAttempt);
+  }
+
+  private PartitionRewrite.Result collect(Future<PartitionRewrite.Result> done) {
+    try {
+      return done.get();
+    } catch (ExecutionException e) {
+      metrics.compactionFailed();
+      LOG.warn(
+          "Compaction of table {} failed on the maintenance thread and is dropped; the partitions"
+              + " are planned again next cycle ({}): {}",
+          tableName,
+          MaintenanceOptions.INTERVAL.key(),
+          e.getCause().toString(),
+          e.getCause());
+      return null;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return null;
+    }
+  }
+
+  /** False when the lock could not be taken now (the result is kept for the next call). */
+  private boolean commitCompaction(
+      Table table, CommitGuard guard, Duration lockTimeout, PartitionRewrite.Result result)
+      throws Exception {
+    if (result.isEmpty()) {
+      return true;
+    }
+    long start = System.nanoTime();
+    try {
+      guard.runExclusive(
+          lockTimeout,
+          () -> {
+            table.refresh();
+            RewriteFiles rewrite =
+                table
+                    .newRewrite()
+                    .validateFromSnapshot(result.snapshotId())
+                    .dataSequenceNumber(result.sequenceNumber());
+            result.rewritten().forEach(rewrite::deleteFile);
+            result.droppedDeletes().forEach(rewrite::deleteFile);
+            result.added().forEach(rewrite::addFile);
+            StringJoiner shards = new StringJoiner(",");
+            result.shards().forEach(s -> shards.add(Integer.toString(s)));
+            rewrite.set(TableHealth.MAINTENANCE, "compaction");
+            rewrite.set(TableHealth.COMPACTED_SHARDS, shards.toString());
+            rewrite.commit();
+            return null;
+          });
+    } catch (CommitDeferredException e) {
+      LOG.info("Compaction of table {} waits for the commit lock: {}", tableName, e.getMessage());
+      return false;
+    } catch (ValidationException | CommitFailedException e) {
+      if (landed(table, result)) {
+        // A catalog may report a conflict for a swap that landed; Iceberg's retry then fails
+        // validation against its own commit. It is in the table: done, keep its files.
+        LOG.info("Compaction of table {} was reported failed but is in the table: {}", tableName, e.getMessage());
+        metrics.compacted(result, clock.getAsLong(), clock.getAsLong() - compactionStartedAt);
+        return true;
+      }
+      metrics.compactionDropped();
+      LOG.info(
+          "Compaction of {} partitions of table {} planned on snapshot {} is dropped, its inputs"
+              + " changed under it; planned again in a later cycle: {}",
+          result.partitions().size(),
+          tableName,
+          result.snapshotId(),
+          e.getMessage());
+      executor.submit(() -> PartitionRewrite.deleteAdded(backgroundTable(), result));
+      return true;
+    } catch (CommitFencedException e) {
+      throw e;
+    } catch (CommitStateUnknownException e) {
+      // It may have landed: keep its files; orphan-file removal collects them if it did not.
+      metrics.compactionFailed();
+      LOG.warn("Compaction commit of table {} has an unknown state; its files are kept", tableName, e);
+      return true;
+    } catch (RuntimeException e) {
+      metrics.compactionFailed();
+      LOG.warn(
+          "Compaction commit of table {} failed; dropped, planned again in a later cycle",
+          tableName,
+          e);
+      return true;
+    }
+    long now = clock.getAsLong();
+    long ms = (System.nanoTime() - start) / 1_000_000;
+    metrics.compacted(result, now, now - compactionStartedAt);
+    LOG.info(
+        "Compacted table {}: {} partitions of shards {}, {} data files and {} delete files ({}"
+            + " bytes) into {} data files, planned on snapshot {}, commit {} ms, {} ms in all",
+        tableName,
+        result.partitions().size(),
+        result.shards(),
+        result.rewritten().size(),
+        result.droppedDeletes().size(),
+        result.bytesRead(),
+        result.added().size(),
+        result.snapshotId(),
+        ms,
+        now - compactionStartedAt);
+    return true;
+  }
+
+  /** True when a compaction snapshot after the planned one added this result's first file. */
+  private static boolean landed(Table table, PartitionRewrite.Result result) {
+    if (result.added().isEmpty()) {
+      return false;
+    }
+    String first = result.added().get(0).location();
+    table.refresh();
+    for (Snapshot s = table.currentSnapshot();
+        s != null && s.snapshotId() != result.snapshotId();
+        s = s.parentId() == null ? null : table.snapshot(s.parentId())) {
+      if ("compaction".equals(s.summary().get(TableHealth.MAINTENANCE))) {
+        for (DataFile file : s.addedDataFiles(table.io())) {
+          if (file.location().equals(first)) {
+            return true;
+          }
+        }
+      }
+    }
+    return false;
+  }
+
+  // ---- expiry, manifests ---------------------------------------------------------------------------
+
+  private void expireSnapshots(
+      Table table, CommitGuard guard, Duration lockTimeout, Set<Long> insertOnlyScans, long now)
+      throws Exception {
+    if (insertOnlyScans.contains(-1L)) {
+      LOG.debug("Snapshot expiry of {} skipped: insert-only rows of a scan of the empty table are pending", tableName);
+      return;
+    }
+    TableMetadata[] beforeAfter = new TableMetadata[2];
+    int expired;
+    try {
+      expired =
+          guard.runExclusive(
+              lockTimeout,
+              () -> {
+                TableOperations ops = ((HasTableOperations) table).operations();
+                TableMetadata before = ops.refresh();
+                long olderThan = now - settings.snapshotMaxAge().toMillis();
+                for (Long scanned : insertOnlyScans) {
+                  Snapshot s = before.snapshot(scanned);
+                  if (s != null) {
+                    olderThan = Math.min(olderThan, s.timestampMillis());
+                  }
+                }
+                ExpireSnapshots expire =
+                    table
+                        .expireSnapshots()
+                        .expireOlderThan(olderThan)
+                        .retainLast(settings.retainLastSnapshots())
+                        .cleanExpiredFiles(false);
+                List<Snapshot> removed = expire.apply();
+                if (removed.isEmpty()) {
+                  return 0;
+                }
+                expire.commit();
+                beforeAfter[0] = before;
+                beforeAfter[1] = ops.refresh();
+                return removed.size();
+              });
+    } catch (CommitDeferredException e) {
+      return;
+    } catch (CommitFencedException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      LOG.warn("Snapshot expiry of table {} failed; tried again next cycle", tableName, e);
+      return;
+    }
+    if (expired > 0) {
+      metrics.expired(expired);
+      TableMetadata before = beforeAfter[0];
+      TableMetadata after = beforeAfter[1];
+      LOG.info("Expired {} snapshots of table {}", expired, tableName);
+      executor.submit(
+          () -> {
+            try {
+              int deleted = FileCleanup.deleteExpired(backgroundTable().io(), before, after);
+              metrics.expiredFilesDeleted(deleted);
+              LOG.info("Deleted {} files of the expired snapshots of table {}", deleted, tableName);
+            } catch (RuntimeException e) {
+              LOG.warn(
+                  "Could not delete the files of expired snapshots of table {}; orphan-file"
+                      + " removal finds them",
+                  tableName,
+                  e);
+            }
+          });
+    }
+  }
+
+  private void rewriteManifestsIfMany(Table table, CommitGuard guard, Duration lockTimeout)
+      throws Exception {
+    Snapshot current = table.currentSnapshot();
+    if (current == null || current.dataManifests(table.io()).size() <= settings.maxManifests()) {
+      return;
+    }
+    int shardFieldId = table.schema().columns().get(0).fieldId();
+    try {
+      guard.runExclusive(
+          lockTimeout,
+          () -> {
+            table.refresh();
+            table
+                .rewriteManifests()
+                .rewriteIf(m -> m.content() == ManifestContent.DATA)
+                .clusterBy(file -> clusterKey(table, file, shardFieldId))
+                .set(TableHealth.MAINTENANCE, "rewrite-manifests")
+                .commit();
+            return null;
+          });
+      metrics.manifestsRewritten();
+      LOG.info("Rewrote the data manifests of table {} clustered by shard", tableName);
+    } catch (CommitDeferredException e) {
+      // next cycle
+    } catch (CommitFencedException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      LOG.warn("Manifest rewrite of table {} failed; tried again next cycle", tableName, e);
+    }
+  }
+
+  private static String clusterKey(Table table, DataFile file, int shardFieldId) {
+    int position = TableHealth.shardPosition(table.specs().get(file.specId()), shardFieldId);
+    Object shard = position < 0 ? null : file.partition().get(position, Integer.class);
+    return file.specId() + "/" + shard;
+  }
+
+  // ---- orphans -------------------------------------------------------------------------------------
+
+  private void removeOrphans(long cutoffMillis, Supplier<List<byte[]>> pendingManifests) {
+    try {
+      Table table = backgroundTable();
+      int deleted = FileCleanup.deleteOrphans(table, cutoffMillis, pendingManifests);
+      if (deleted < 0) {
+        if (!warnedNoListing) {
+          warnedNoListing = true;
+          LOG.warn(
+              "Orphan-file removal of table {} is skipped: its FileIO {} cannot list files. Use a"
+                  + " FileIO that can (HadoopFileIO, S3FileIO) or set {}: false",
+              tableName,
+              table.io().getClass().getName(),
+              MaintenanceOptions.ORPHAN_FILES_ENABLED.key());
+        }
+        return;
+      }
+      metrics.orphansDeleted(deleted);
+      LOG.info("Removed {} orphan files of table {}", deleted, tableName);
+    } catch (RuntimeException e) {
+      LOG.warn("Orphan-file removal of table {} failed; tried again next interval", tableName, e);
+    }
+  }
+
+  private Table backgroundTable() {
+    if (backgroundTable == null) {
+      if (!loader.isOpen()) {
+        loader.open();
+      }
+      backgroundTable = loader.loadTable();
+    } else {
+      backgroundTable.refresh();
+    }
+    return backgroundTable;
+  }
+
+  /**
+   * Warns when the table keeps every old metadata file: maintenance deletes unreachable files, but
+   * Iceberg only drops metadata files from its log with this property on.
+   */
+  public static void checkMetadataCleanup(Table table, String tableName) {
+    if (!"true".equalsIgnoreCase(
+        table.properties().get(TableProperties.METADATA_DELETE_AFTER_COMMIT_ENABLED))) {
+      LOG.warn(
+          "Table {} keeps all its old metadata files: set its property {}=true (and {} to bound"
+              + " how many are kept)",
+          tableName,
+          TableProperties.METADATA_DELETE_AFTER_COMMIT_ENABLED,
+          TableProperties.METADATA_PREVIOUS_VERSIONS_MAX);
+    }
+  }
+
+  /** Stops the maintenance thread; work in flight is abandoned (its files are orphans at worst). */
+  @Override
+  public void close() throws IOException {
+    executor.shutdownNow();
+    try {
+      executor.awaitTermination(30, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    loader.close();
+  }
+}

@@ -1,0 +1,202 @@
+package dev.shardberg.coordinator;
+
+import static dev.shardberg.coordinator.TestTables.row;
+import static org.apache.flink.types.RowKind.DELETE;
+import static org.apache.flink.types.RowKind.INSERT;
+import static org.apache.flink.types.RowKind.UPDATE_AFTER;
+import static org.apache.flink.types.RowKind.UPDATE_BEFORE;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.shardberg.coordinator.OperatorHarnesses.Coordinator;
+import dev.shardberg.coordinator.OperatorHarnesses.Writer;
+import dev.shardberg.coordinator.TestTables.Row;
+import dev.shardberg.coordinator.maintenance.MaintenanceOptions;
+import dev.shardberg.coordinator.maintenance.MaintenanceSettings;
+import dev.shardberg.coordinator.maintenance.TableHealth;
+import dev.shardberg.coordinator.maintenance.TableMaintainer;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
+import org.apache.flink.api.common.JobID;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
+import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.relocated.com.google.common.util.concurrent.MoreExecutors;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Maintenance against real tables on disk, the real writer and coordinator in operator harnesses:
+ * a compaction whose inputs changed under it is dropped and done again later, never failing; expiry
+ * and orphan removal never delete what the table or a pending checkpoint references, so a restore
+ * from a checkpoint taken just before them commits it.
+ */
+class TableMaintenanceTest {
+  private static final Duration LOCK_TIMEOUT = Duration.ofSeconds(5);
+  private static final TableMaintainer.CoordinatorView NOTHING_PENDING =
+      new TableMaintainer.CoordinatorView(List::of, Set.of());
+
+  @TempDir Path warehouse;
+  private Table table;
+
+  @BeforeEach
+  void createTable() {
+    table = TestTables.create(warehouse, 1);
+  }
+
+  private static void commit(Coordinator coordinator, long checkpoint, WriterResult result)
+      throws Exception {
+    coordinator.add(result);
+    coordinator.harness.snapshot(checkpoint, checkpoint);
+    coordinator.harness.notifyOfCompletedCheckpoint(checkpoint);
+  }
+
+  private static Configuration compactionOnly() {
+    Configuration config = new Configuration();
+    config.set(MaintenanceOptions.INTERVAL, Duration.ofMillis(1));
+    config.set(MaintenanceOptions.COMPACTION_MIN_SMALL_FILES, 2);
+    config.set(MaintenanceOptions.EXPIRE_SNAPSHOTS_ENABLED, false);
+    config.set(MaintenanceOptions.ORPHAN_FILES_ENABLED, false);
+    config.set(MaintenanceOptions.REWRITE_MANIFESTS_MAX_MANIFESTS, 0);
+    return config;
+  }
+
+  @Test
+  void aCompactionWhoseInputsChangedIsDroppedThenDoneAgainOnTheNewSnapshot() throws Exception {
+    try (Writer writer = new Writer(TestTables.loader(warehouse));
+        Coordinator coordinator = new Coordinator(TestTables.loader(warehouse), new JobID(), CommitGuardFactory.none(), 10)) {
+      coordinator.harness.open();
+      commit(coordinator, 1, writer.checkpoint(1, row(INSERT, 1, 1, "a"), row(INSERT, 1, 2, "b"), row(INSERT, 1, 3, "c")));
+      commit(coordinator, 2, writer.checkpoint(2, row(UPDATE_BEFORE, 1, 1, "a"), row(UPDATE_AFTER, 1, 1, "a2"), row(DELETE, 1, 2, "b")));
+    }
+    table.refresh();
+    // The maintenance thread is the caller's (a direct executor): compaction plans and rewrites
+    // inside afterCommits, and its commit waits for the next afterCommits, like between checkpoints.
+    AtomicLong now = new AtomicLong(1_000);
+    try (TableMaintainer maintainer =
+        new TableMaintainer(
+            TestTables.loader(warehouse),
+            TestTables.TABLE_NAME,
+            MaintenanceSettings.from(compactionOnly()),
+            MoreExecutors.newDirectExecutorService(),
+            now::get,
+            new UnregisteredMetricsGroup())) {
+      now.addAndGet(10);
+      maintainer.afterCommits(table, NoopCommitGuard.INSTANCE, LOCK_TIMEOUT, NOTHING_PENDING);
+      assertThat(compactions(table)).isEmpty(); // rewritten, not committed yet
+
+      // Meanwhile another committer deletes one of the data files the compaction rewrote.
+      DataFile gone = table.currentSnapshot().addedDataFiles(table.io()).iterator().next();
+      table.newDelete().deleteFile(gone).commit();
+      Set<Row> expected = TestTables.read(table);
+
+      now.addAndGet(10);
+      maintainer.afterCommits(table, NoopCommitGuard.INSTANCE, LOCK_TIMEOUT, NOTHING_PENDING);
+      assertThat(compactions(table)).as("the first compaction is dropped").isEmpty();
+      assertThat(TestTables.read(table)).containsExactlyInAnyOrderElementsOf(expected);
+
+      now.addAndGet(10); // the same call planned the next one on the new snapshot; it commits now
+      maintainer.afterCommits(table, NoopCommitGuard.INSTANCE, LOCK_TIMEOUT, NOTHING_PENDING);
+      assertThat(compactions(table)).hasSize(1);
+      assertThat(TestTables.read(table)).containsExactlyInAnyOrderElementsOf(expected);
+      TableHealth health = TableHealth.of(table, 1);
+      assertThat(health.deleteFiles()).as("the partition's delete files went with it").isZero();
+      assertThat(health.dataFiles()).isEqualTo(1);
+      assertThat(health.byShard().get(1).lastCompactionMillis()).isPresent();
+    }
+  }
+
+  @Test
+  void expiryAndOrphanRemovalKeepWhatAPendingCheckpointNeedsSoItsRestoreCommitsIt() throws Exception {
+    Configuration config = new Configuration();
+    config.set(MaintenanceOptions.INTERVAL, Duration.ofMillis(1));
+    config.set(MaintenanceOptions.COMPACTION_ENABLED, false);
+    config.set(MaintenanceOptions.EXPIRE_SNAPSHOTS_MAX_AGE, Duration.ZERO);
+    config.set(MaintenanceOptions.EXPIRE_SNAPSHOTS_RETAIN_LAST, 1);
+    config.set(MaintenanceOptions.ORPHAN_FILES_INTERVAL, Duration.ofMillis(1));
+    config.set(MaintenanceOptions.ORPHAN_FILES_MIN_AGE, Duration.ofDays(1));
+    MaintenanceSettings settings = MaintenanceSettings.from(config);
+    JobID job = new JobID();
+    OperatorSubtaskState takenBeforeMaintenance;
+    Path metadata = warehouse.resolve("shop/orders/metadata");
+    Path data = warehouse.resolve("shop/orders/data");
+    String firstManifestList;
+    try (Writer writer = new Writer(TestTables.loader(warehouse));
+        Coordinator coordinator =
+            new Coordinator(TestTables.loader(warehouse), job, CommitGuardFactory.none(), 10, 3, OperatorHarnesses.PIPELINE, settings)) {
+      coordinator.harness.open();
+      commit(coordinator, 1, writer.checkpoint(1, row(INSERT, 1, 1, "a"), row(INSERT, 1, 2, "b")));
+      table.refresh();
+      firstManifestList = table.currentSnapshot().manifestListLocation();
+      commit(coordinator, 2, writer.checkpoint(2, row(UPDATE_BEFORE, 1, 1, "a"), row(UPDATE_AFTER, 1, 1, "a2")));
+
+      // Checkpoint 3 is taken (its files and temporary manifests are staged), its completion never
+      // arrives; make it look a day old, like one stuck while ZooKeeper was away.
+      WriterResult third = writer.checkpoint(3, row(DELETE, 1, 2, "b"), row(INSERT, 1, 3, "c"));
+      coordinator.add(third);
+      takenBeforeMaintenance = coordinator.harness.snapshot(3, 3);
+      List<Path> neededByCheckpoint3 = new ArrayList<>(filesNamed(metadata, "-3-"));
+      java.util.Arrays.stream(third.files().dataFiles()).forEach(f -> neededByCheckpoint3.add(Path.of(f.location())));
+      java.util.Arrays.stream(third.files().deleteFiles()).forEach(f -> neededByCheckpoint3.add(Path.of(f.location())));
+      assertThat(neededByCheckpoint3).hasSizeGreaterThanOrEqualTo(3);
+      // Orphans: a temporary manifest of a checkpoint that never completed, a data file of a failed
+      // write; both old.
+      Path neverCompleted = Files.writeString(metadata.resolve("shardberg-maintained-0000-9-data-0-x.avro"), "x");
+      Path failedWrite = Files.writeString(data.resolve("00000-0-failed-00001.parquet"), "x");
+      for (Path p : Stream.concat(neededByCheckpoint3.stream(), Stream.of(neverCompleted, failedWrite)).toList()) {
+        Files.setLastModifiedTime(p, FileTime.fromMillis(System.currentTimeMillis() - Duration.ofDays(2).toMillis()));
+      }
+
+      // Maintenance runs after every completed checkpoint; a repeated notice of 2 triggers it.
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .until(
+              () -> {
+                coordinator.harness.notifyOfCompletedCheckpoint(2);
+                return !Files.exists(neverCompleted) && !Files.exists(failedWrite);
+              });
+      assertThat(neededByCheckpoint3).allMatch(Files::exists);
+      table.refresh();
+      assertThat(table.snapshots()).hasSize(1);
+      await().atMost(Duration.ofSeconds(30)).until(() -> !Files.exists(Path.of(java.net.URI.create(firstManifestList).getPath())));
+      assertThat(coordinator.pending()).containsExactly(3L);
+    }
+
+    // Killed; restored from the checkpoint taken just before expiry and orphan removal.
+    try (Coordinator restored =
+        new Coordinator(TestTables.loader(warehouse), new JobID(), CommitGuardFactory.none(), 10)) {
+      restored.harness.initializeState(takenBeforeMaintenance);
+      restored.harness.open();
+      assertThat(restored.pending()).isEmpty();
+    }
+    assertThat(TestTables.read(table))
+        .containsExactlyInAnyOrder(new Row(1, 1, "a2"), new Row(1, 3, "c"));
+    assertThat(TestTables.committedCheckpoints(table)).containsExactly(2L, 3L);
+  }
+
+  private static List<Path> filesNamed(Path dir, String part) throws IOException {
+    try (Stream<Path> files = Files.list(dir)) {
+      return files
+          .filter(p -> p.getFileName().toString().startsWith("shardberg-"))
+          .filter(p -> p.getFileName().toString().contains(part))
+          .filter(p -> p.getFileName().toString().endsWith(".avro"))
+          .toList();
+    }
+  }
+
+  static List<Snapshot> compactions(Table table) {
+    return MaintenanceWithIngestTest.compactions(table);
+  }
+}
