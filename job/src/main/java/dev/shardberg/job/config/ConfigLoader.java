@@ -478,6 +478,16 @@ public final class ConfigLoader {
             + " (docs/sources.md); remove the key.");
       }
     }
+    if (debezium.containsKey("connect.keep.alive.interval.ms")) {
+      problems.add("Cannot set '" + SOURCE_DEBEZIUM_PROPERTIES.key() + ".connect.keep.alive.interval.ms': use '"
+          + SOURCE_KEEP_ALIVE_INTERVAL.key() + "' instead.");
+    }
+    Duration healthCheck = duration(SOURCE_HEALTH_CHECK_INTERVAL, SOURCE_HEALTH_CHECK_INTERVAL.key());
+    Duration unreachable = duration(SOURCE_UNREACHABLE_TIMEOUT, SOURCE_UNREACHABLE_TIMEOUT.key());
+    if (healthCheck != null && unreachable != null && unreachable.compareTo(healthCheck) <= 0) {
+      problems.add("Cannot use '" + SOURCE_UNREACHABLE_TIMEOUT.key() + "' = " + unreachable + ": it must be longer than '"
+          + SOURCE_HEALTH_CHECK_INTERVAL.key() + "' (" + healthCheck + ").");
+    }
     return new CdcConfig(
         mode,
         timestamp,
@@ -489,6 +499,9 @@ public final class ConfigLoader {
         duration(SOURCE_CONNECT_TIMEOUT, SOURCE_CONNECT_TIMEOUT.key()),
         duration(SOURCE_HEARTBEAT_INTERVAL, SOURCE_HEARTBEAT_INTERVAL.key()),
         duration(SOURCE_BINLOG_FORMAT_CHECK_INTERVAL, SOURCE_BINLOG_FORMAT_CHECK_INTERVAL.key()),
+        duration(SOURCE_KEEP_ALIVE_INTERVAL, SOURCE_KEEP_ALIVE_INTERVAL.key()),
+        healthCheck,
+        unreachable,
         debezium);
   }
 

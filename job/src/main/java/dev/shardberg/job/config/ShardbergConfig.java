@@ -158,6 +158,9 @@ public record ShardbergConfig(
       Duration connectTimeout,
       Duration heartbeatInterval,
       Duration binlogFormatCheckInterval,
+      Duration keepAliveInterval,
+      Duration healthCheckInterval,
+      Duration unreachableTimeout,
       Map<String, String> debeziumProperties)
       implements Serializable {
     public CdcConfig {
@@ -171,6 +174,8 @@ public record ShardbergConfig(
           + ", connectionPoolSize=" + connectionPoolSize + ", pollInterval=" + pollInterval
           + ", serverTimeZone=" + serverTimeZone + ", connectTimeout=" + connectTimeout
           + ", heartbeatInterval=" + heartbeatInterval + ", binlogFormatCheckInterval=" + binlogFormatCheckInterval
+          + ", keepAliveInterval=" + keepAliveInterval + ", healthCheckInterval=" + healthCheckInterval
+          + ", unreachableTimeout=" + unreachableTimeout
           + ", debeziumProperties=" + masked(debeziumProperties) + "]";
     }
   }

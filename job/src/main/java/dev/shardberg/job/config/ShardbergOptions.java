@@ -208,6 +208,28 @@ public final class ShardbergOptions {
           "How often the job reads @@GLOBAL.binlog_format and @@GLOBAL.binlog_row_image of every host;"
               + " anything but ROW / FULL stops the job for good, naming the host (changes logged in another"
               + " format would be skipped). A SESSION-level change on one connection is not seen.");
+  public static final ConfigKey SOURCE_KEEP_ALIVE_INTERVAL =
+      optional(
+          "source.keep-alive-interval",
+          Kind.DURATION,
+          "5s",
+          "Binlog connection keep-alive (Debezium connect.keep.alive.interval.ms): the server sends a heartbeat"
+              + " every 0.8 x this, and a connection silent for longer is reconnected. Short means a lost connection"
+              + " is noticed in seconds; keep it above the longest pause of the job's reading (backpressure).");
+  public static final ConfigKey SOURCE_HEALTH_CHECK_INTERVAL =
+      optional(
+          "source.health-check-interval",
+          Kind.DURATION,
+          "2s",
+          "How often the job probes every MySQL host (SELECT 1 on its own connection): a host that stops answering"
+              + " is logged at once (WARN, naming it), its return with the gap (INFO).");
+  public static final ConfigKey SOURCE_UNREACHABLE_TIMEOUT =
+      optional(
+          "source.unreachable-timeout",
+          Kind.DURATION,
+          "10min",
+          "A host that has not answered the probes for this long fails the job, naming the host, instead of"
+              + " stalling its shards silently (counted again from each job restart).");
   public static final ConfigKey SOURCE_DEBEZIUM_PROPERTIES =
       optional(
           "source.debezium-properties",
@@ -359,6 +381,9 @@ public final class ShardbergOptions {
             SOURCE_CONNECT_TIMEOUT,
             SOURCE_HEARTBEAT_INTERVAL,
             SOURCE_BINLOG_FORMAT_CHECK_INTERVAL,
+            SOURCE_KEEP_ALIVE_INTERVAL,
+            SOURCE_HEALTH_CHECK_INTERVAL,
+            SOURCE_UNREACHABLE_TIMEOUT,
             SOURCE_DEBEZIUM_PROPERTIES,
             TARGET_CATALOG_TYPE,
             TARGET_CATALOG_NAME,
