@@ -126,6 +126,9 @@ class LocalRunConsoleTest {
         assertThat(Files.readAllLines(log)).anyMatch(l -> l.contains(" WARN ") && l.contains("SourceHostWatch")
             && l.contains("Lost MySQL host 'console-a' (127.0.0.1:" + db.port() + ")"));
         db.execute("UPDATE shop.orders_1 SET status = 'AFTER_RESTART' WHERE order_id = 3");
+        // a change written after the host came back is read once the binlog reader has reconnected
+        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofSeconds(1)).ignoreExceptions()
+            .until(() -> Reconciliation.verify(config, 5).matches());
       } finally {
         // Ctrl-C
         new ProcessBuilder("kill", "-INT", Long.toString(run.pid())).start().waitFor();
