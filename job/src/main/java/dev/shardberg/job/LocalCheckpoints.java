@@ -24,21 +24,29 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
  * (a run killed mid-checkpoint) is never picked. Every run of the pipeline gets a new Flink job id, so
  * the newest checkpoint is the one with the newest {@code _metadata}, whatever its number (a run
  * started with {@code --fresh} counts from 1 again). Checkpoints are retained on cancellation and on a
- * killed process (see {@link ShardbergPipeline}); Flink keeps the last one of each run.
+ * killed process (see {@link ShardbergPipeline}); Flink keeps the last one of each run. A run stopped
+ * with Ctrl-C takes a final savepoint under {@code <dir>/}{@value #STOP_SAVEPOINTS}{@code /savepoint-…},
+ * which counts like a checkpoint (newest {@code _metadata} wins).
  */
 public final class LocalCheckpoints {
   /** Default root of a local run's checkpoints, relative to the working directory (beside the demo's data). */
   public static final String DEFAULT_ROOT = "shardberg-data/checkpoints";
 
-  private static final Pattern CHECKPOINT_DIR = Pattern.compile("chk-(\\d+)");
+  private static final Pattern CHECKPOINT_DIR = Pattern.compile("chk-(\\d+)|savepoint-[0-9a-f]+-[0-9a-f]+");
+
+  /** Where a local {@code run} stopped with Ctrl-C writes its final savepoint, under {@link #directory}. */
+  public static final String STOP_SAVEPOINTS = "stopped";
 
   private LocalCheckpoints() {}
 
-  /** A completed, retained checkpoint: its directory (the value for {@code -s}) and number. */
+  /**
+   * A completed, retained checkpoint: its directory (the value for {@code -s}) and number; or the
+   * savepoint a stopped {@code run} took ({@code checkpointId} -1).
+   */
   public record Retained(URI directory, long checkpointId, long modifiedMillis) {
     @Override
     public String toString() {
-      return "checkpoint " + checkpointId + " at " + directory;
+      return checkpointId < 0 ? "the savepoint taken when a run stopped, at " + directory : "checkpoint " + checkpointId + " at " + directory;
     }
   }
 
@@ -77,7 +85,8 @@ public final class LocalCheckpoints {
         if (!fs.exists(metadata)) {
           continue;
         }
-        Retained candidate = new Retained(chk.getPath().toUri(), Long.parseLong(m.group(1)), fs.getFileStatus(metadata).getModificationTime());
+        long id = m.group(1) == null ? -1 : Long.parseLong(m.group(1));
+        Retained candidate = new Retained(chk.getPath().toUri(), id, fs.getFileStatus(metadata).getModificationTime());
         if (newest.isEmpty() || NEWEST_FIRST.compare(candidate, newest.get()) < 0) {
           newest = Optional.of(candidate);
         }
@@ -100,6 +109,12 @@ public final class LocalCheckpoints {
    * {@code out}.
    */
   public static StreamExecutionEnvironment environment(ShardbergConfig config, boolean fresh, PrintWriter out) throws IOException {
+    return environment(config, fresh, out, new Configuration());
+  }
+
+  /** As {@link #environment(ShardbergConfig, boolean, PrintWriter)}, with {@code extra} settings (the web port). */
+  public static StreamExecutionEnvironment environment(ShardbergConfig config, boolean fresh, PrintWriter out, Configuration extra)
+      throws IOException {
     URI dir = directory(config);
     Optional<Retained> latest = fresh ? Optional.empty() : latest(dir);
     if (latest.isPresent()) {
@@ -110,7 +125,9 @@ public final class LocalCheckpoints {
       out.println("No retained checkpoint under " + dir + ": starting without state");
     }
     out.flush();
-    return StreamExecutionEnvironment.getExecutionEnvironment(configuration(dir, latest));
+    Configuration conf = configuration(dir, latest);
+    conf.addAll(extra);
+    return StreamExecutionEnvironment.getExecutionEnvironment(conf);
   }
 
   /** The local environment's configuration: checkpoints under {@code directory}, restored from {@code resumeFrom}. */

@@ -20,7 +20,13 @@ public final class ShardbergJob {
       withCommand[0] = "run";
       System.arraycopy(args, 0, withCommand, 1, args.length);
     }
-    int exit = ShardbergCli.commandLine().execute(withCommand);
+    HadoopClientExit.prepare();
+    int exit;
+    try {
+      exit = ShardbergCli.commandLine().execute(withCommand);
+    } finally {
+      HadoopClientExit.beforeExit();
+    }
     if (exit != 0) {
       // under `flink run` a non-zero exit must surface as a failed submission, with the message above
       throw new IllegalStateException("shardberg " + withCommand[0] + " failed (exit code " + exit + "); see the message above."

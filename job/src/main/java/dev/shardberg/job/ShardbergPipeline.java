@@ -18,6 +18,7 @@ import dev.shardberg.router.ShardDiscovery;
 import dev.shardberg.router.ShardPlan;
 import dev.shardberg.router.ShardTable;
 import dev.shardberg.router.ShardTaggingDeserializer;
+import dev.shardberg.router.SourceHostWatch;
 import dev.shardberg.router.TableCreator;
 import dev.shardberg.router.TableLayout;
 import dev.shardberg.router.YearConverter;
@@ -67,6 +68,8 @@ public final class ShardbergPipeline {
   static final String SOURCE_UID_PREFIX = "shardberg-source-";
 
   static final String BINLOG_WATCH_UID_PREFIX = "shardberg-binlog-watch-";
+
+  static final String HOST_WATCH_UID_PREFIX = "shardberg-host-watch-";
 
   static final String SINK_UID_PREFIX = "shardberg"; // the sink appends -writer, -coordinator, -end
 
@@ -160,6 +163,12 @@ public final class ShardbergPipeline {
           .transform("Binlog format watch " + host.name(), read.getType(),
               new BinlogFormatWatch(host, config.cdc().binlogFormatCheckInterval()))
           .uid(BINLOG_WATCH_UID_PREFIX + host.name())
+          .setParallelism(pipeline.parallelism())
+          // says when the host is lost and back (with the gap), fails the job past source.unreachable-timeout,
+          // and exposes the host's binlog lag as gauges
+          .transform("Host watch " + host.name(), read.getType(),
+              new SourceHostWatch(host, config.cdc().healthCheckInterval(), config.cdc().unreachableTimeout()))
+          .uid(HOST_WATCH_UID_PREFIX + host.name())
           .setParallelism(pipeline.parallelism());
       changes = changes == null ? hostChanges : changes.union(hostChanges);
     }
@@ -273,6 +282,9 @@ public final class ShardbergPipeline {
       ShardPlan plan, TableLayout layout, MySqlHost host, SourceConfig source, CdcConfig cdc) {
     Properties debezium = new Properties();
     debezium.setProperty("poll.interval.ms", Long.toString(cdc.pollInterval().toMillis()));
+    // the binlog client's keep-alive: a silent connection is reconnected after this, and the server's
+    // heartbeat period is 0.8 x this (Debezium's default, 60 s, left a restarted host silent for minutes)
+    debezium.setProperty("connect.keep.alive.interval.ms", Long.toString(cdc.keepAliveInterval().toMillis()));
     debezium.putAll(cdc.debeziumProperties());
     String userConverters = debezium.getProperty("converters");
     debezium.putAll(YearConverter.DEBEZIUM_PROPERTIES); // YEAR 0000 stays 0 (docs/type-mapping.md)

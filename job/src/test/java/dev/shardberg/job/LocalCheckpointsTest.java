@@ -55,4 +55,17 @@ class LocalCheckpointsTest {
     assertThat(LocalCheckpoints.configuration(dir.toUri(), Optional.empty()).getOptional(StateRecoveryOptions.SAVEPOINT_PATH))
         .isEmpty();
   }
+
+  @Test
+  void theSavepointOfAStoppedRunCountsLikeACheckpoint() throws Exception {
+    checkpoint("job-a", 12, 1_000_000, true);
+    Path savepoint = Files.createDirectories(dir.resolve(LocalCheckpoints.STOP_SAVEPOINTS).resolve("savepoint-5dad47-0f1e2d3c4b5a"));
+    Files.setLastModifiedTime(Files.writeString(savepoint.resolve("_metadata"), "x"), FileTime.fromMillis(2_000_000));
+    LocalCheckpoints.Retained latest = LocalCheckpoints.latest(dir.toUri()).orElseThrow();
+    assertThat(Path.of(latest.directory())).isEqualTo(savepoint);
+    assertThat(latest.checkpointId()).isEqualTo(-1);
+    assertThat(latest.toString()).isEqualTo("the savepoint taken when a run stopped, at " + latest.directory());
+    checkpoint("job-b", 1, 3_000_000, true); // the resumed run's own checkpoints are newer
+    assertThat(LocalCheckpoints.latest(dir.toUri()).orElseThrow().checkpointId()).isEqualTo(1);
+  }
 }

@@ -65,6 +65,15 @@ public final class ExactFloatDriver implements Driver {
 
   private static final org.slf4j.Logger LOG = LoggerFactory.getLogger(ExactFloatDriver.class);
 
+  /**
+   * Classes Connector/J loads only when a connection is closed. Flink CDC's pool (HikariCP) closes its
+   * connections on its own thread, and at job stop that can run after Flink released the job's class
+   * loader: the lazy load then failed with {@code NoClassDefFoundError: com/mysql/cj/protocol/ExportControlled}
+   * in the JobManager log, which looks like a failure and is none. Loaded (by the driver's own class
+   * loader, which is the one the close path resolves through) when the driver is created.
+   */
+  static final List<String> LOADED_ONLY_AT_CLOSE = List.of("com.mysql.cj.protocol.ExportControlled");
+
   private final Driver mysql;
 
   public ExactFloatDriver() {
@@ -72,6 +81,17 @@ public final class ExactFloatDriver implements Driver {
       this.mysql = new com.mysql.cj.jdbc.Driver();
     } catch (SQLException e) {
       throw new IllegalStateException("Cannot create MySQL Connector/J's driver (com.mysql.cj.jdbc.Driver): " + e.getMessage(), e);
+    }
+    preloadClosePath(mysql.getClass().getClassLoader());
+  }
+
+  static void preloadClosePath(ClassLoader driverLoader) {
+    for (String name : LOADED_ONLY_AT_CLOSE) {
+      try {
+        Class.forName(name, true, driverLoader);
+      } catch (ClassNotFoundException | LinkageError e) {
+        LOG.debug("Cannot preload {} (a later close may log a NoClassDefFoundError): {}", name, e.toString());
+      }
     }
   }
 

@@ -114,6 +114,21 @@ public final class RouterOptions {
                   + " anything but ROW / FULL stops the job for good, naming the host (changes logged in another"
                   + " format would be skipped). A SESSION-level change on one connection is not seen.");
 
+  public static final ConfigOption<Duration> SOURCE_HEALTH_CHECK_INTERVAL =
+      ConfigOptions.key("source.health-check-interval")
+          .durationType()
+          .defaultValue(Duration.ofSeconds(2))
+          .withDescription(
+              "How often the job probes every MySQL host (SELECT 1 on its own connection): a host that stops answering"
+                  + " is logged at once (WARN, naming it), its return with the gap (INFO).");
+  public static final ConfigOption<Duration> SOURCE_UNREACHABLE_TIMEOUT =
+      ConfigOptions.key("source.unreachable-timeout")
+          .durationType()
+          .defaultValue(Duration.ofMinutes(10))
+          .withDescription(
+              "A host that has not answered the probes for this long fails the job, naming the host, instead of"
+                  + " stalling its shards silently (counted again from each job restart).");
+
   // ---- target: the layout of the Iceberg table (TableLayout) -----------------------------------
   public static final ConfigOption<Integer> TARGET_BUCKETS =
       ConfigOptions.key("target.buckets")

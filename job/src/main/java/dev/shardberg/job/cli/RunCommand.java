@@ -3,20 +3,27 @@ package dev.shardberg.job.cli;
 import dev.shardberg.job.LocalCheckpoints;
 import dev.shardberg.job.ShardbergPipeline;
 import dev.shardberg.job.config.ShardbergConfig;
+import java.time.Duration;
+import org.apache.flink.util.TimeUtils;
 import java.util.concurrent.Callable;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.MetricOptions;
+import org.apache.flink.configuration.RestOptions;
 import org.apache.flink.streaming.api.environment.LocalStreamEnvironment;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
 @Command(name = "run", mixinStandardHelpOptions = true,
     description = {"Runs the pipeline: snapshot, then binlog, into the Iceberg table, until cancelled.",
         "Under `flink run` it is submitted to the cluster (resume with `flink run -s`); from this CLI it runs in a local",
         "MiniCluster, keeps its checkpoints (pipeline.checkpoint-dir, default ./" + LocalCheckpoints.DEFAULT_ROOT + "/<pipeline.id>)",
-        "and resumes from the newest one by itself."})
+        "and resumes from the newest one by itself. Locally it prints one line per phase and a progress line;",
+        "Ctrl-C stops it with a final savepoint that the next run resumes from."})
 public class RunCommand implements Callable<Integer> {
   @Mixin ConfigOption config;
 
@@ -25,16 +32,44 @@ public class RunCommand implements Callable<Integer> {
           + " already wrote, unless pipeline.on-stateless-start is resnapshot).")
   boolean fresh;
 
+  @Option(names = "--web-port", paramLabel = "PORT",
+      description = "Local run: serve Flink's web dashboard and REST API on this port of localhost (job graph, checkpoints,"
+          + " backpressure, metrics; `status --flink-rest http://localhost:PORT` reads the lag per host from it).")
+  Integer webPort;
+
+  @Option(names = "--progress-interval", paramLabel = "DURATION", defaultValue = "10s",
+      description = "Local run: how often the progress line is printed (default ${DEFAULT-VALUE}).")
+  String progressInterval;
+
   @Spec CommandSpec spec;
 
   @Override
   public Integer call() throws Exception {
     ShardbergConfig loaded = config.load();
     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
-    if (env instanceof LocalStreamEnvironment) {
-      env = LocalCheckpoints.environment(loaded, fresh, spec.commandLine().getOut());
+    if (!(env instanceof LocalStreamEnvironment)) {
+      ShardbergPipeline.run(env, loaded); // under `flink run`: the cluster's environment
+      return 0;
     }
-    ShardbergPipeline.run(env, loaded);
-    return 0;
+    Duration every;
+    try {
+      every = TimeUtils.parseDuration(progressInterval); // the parser of the config's durations (Flink's)
+    } catch (IllegalArgumentException e) {
+      every = null;
+    }
+    if (every == null || every.isZero() || every.isNegative()) {
+      throw new ParameterException(spec.commandLine(), "Cannot use --progress-interval " + progressInterval + ": write e.g. 2s or 1min");
+    }
+    Configuration extra = new Configuration();
+    if (webPort != null) {
+      extra.set(RestOptions.BIND_ADDRESS, "localhost");
+      extra.set(RestOptions.ADDRESS, "localhost");
+      extra.set(RestOptions.PORT, webPort);
+      extra.set(RestOptions.BIND_PORT, String.valueOf(webPort));
+      // the REST layer caches metrics for this long (Flink's default, 10 s, makes the host lines lag behind)
+      extra.set(MetricOptions.METRIC_FETCHER_UPDATE_INTERVAL, Duration.ofSeconds(2));
+    }
+    env = LocalCheckpoints.environment(loaded, fresh, spec.commandLine().getOut(), extra);
+    return new LocalRun(loaded, spec.commandLine().getOut(), System.console() != null, every, webPort).run(env);
   }
 }

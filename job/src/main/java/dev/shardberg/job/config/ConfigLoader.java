@@ -572,6 +572,16 @@ public final class ConfigLoader {
             + " (docs/sources.md); remove the key.");
       }
     }
+    if (debezium.containsKey("connect.keep.alive.interval.ms")) {
+      problems.add("Cannot set '" + SOURCE_DEBEZIUM_PROPERTIES.key() + ".connect.keep.alive.interval.ms': use '"
+          + SOURCE_KEEP_ALIVE_INTERVAL.key() + "' instead.");
+    }
+    Duration healthCheck = conf.get(RouterOptions.SOURCE_HEALTH_CHECK_INTERVAL);
+    Duration unreachable = conf.get(RouterOptions.SOURCE_UNREACHABLE_TIMEOUT);
+    if (unreachable.compareTo(healthCheck) <= 0) {
+      problems.add("Cannot use '" + RouterOptions.SOURCE_UNREACHABLE_TIMEOUT.key() + "' = " + unreachable
+          + ": it must be longer than '" + RouterOptions.SOURCE_HEALTH_CHECK_INTERVAL.key() + "' (" + healthCheck + ").");
+    }
     positive(conf, SOURCE_SNAPSHOT_CHUNK_SIZE);
     positive(conf, SOURCE_FETCH_SIZE);
     positive(conf, SOURCE_CONNECTION_POOL_SIZE);

@@ -227,6 +227,9 @@ public record ShardbergConfig(
       Duration connectTimeout,
       Duration heartbeatInterval,
       Duration binlogFormatCheckInterval,
+      Duration keepAliveInterval,
+      Duration healthCheckInterval,
+      Duration unreachableTimeout,
       Map<String, String> debeziumProperties)
       implements Serializable {
     public CdcConfig {
@@ -246,6 +249,9 @@ public record ShardbergConfig(
           conf.get(SOURCE_CONNECT_TIMEOUT),
           conf.get(SOURCE_HEARTBEAT_INTERVAL),
           conf.get(RouterOptions.SOURCE_BINLOG_FORMAT_CHECK_INTERVAL),
+          conf.get(SOURCE_KEEP_ALIVE_INTERVAL),
+          conf.get(RouterOptions.SOURCE_HEALTH_CHECK_INTERVAL),
+          conf.get(RouterOptions.SOURCE_UNREACHABLE_TIMEOUT),
           conf.get(SOURCE_DEBEZIUM_PROPERTIES));
     }
 
@@ -261,6 +267,8 @@ public record ShardbergConfig(
           + ", connectionPoolSize=" + connectionPoolSize + ", pollInterval=" + pollInterval
           + ", serverTimeZone=" + serverTimeZone + ", connectTimeout=" + connectTimeout
           + ", heartbeatInterval=" + heartbeatInterval + ", binlogFormatCheckInterval=" + binlogFormatCheckInterval
+          + ", keepAliveInterval=" + keepAliveInterval + ", healthCheckInterval=" + healthCheckInterval
+          + ", unreachableTimeout=" + unreachableTimeout
           + ", debeziumProperties=" + masked(debeziumProperties) + "]";
     }
   }

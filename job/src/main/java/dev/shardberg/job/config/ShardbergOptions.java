@@ -145,6 +145,14 @@ public final class ShardbergOptions {
           .durationType()
           .defaultValue(Duration.ofSeconds(30))
           .withDescription("Binlog heartbeat: keeps the binlog offset moving on an idle server.");
+  public static final ConfigOption<Duration> SOURCE_KEEP_ALIVE_INTERVAL =
+      ConfigOptions.key("source.keep-alive-interval")
+          .durationType()
+          .defaultValue(Duration.ofSeconds(5))
+          .withDescription(
+              "Binlog connection keep-alive (Debezium connect.keep.alive.interval.ms): the server sends a heartbeat"
+                  + " every 0.8 x this, and a connection silent for longer is reconnected. Short means a lost connection"
+                  + " is noticed in seconds; keep it above the longest pause of the job's reading (backpressure).");
   public static final ConfigOption<Map<String, String>> SOURCE_DEBEZIUM_PROPERTIES =
       ConfigOptions.key("source.debezium-properties")
           .mapType()
@@ -230,6 +238,9 @@ public final class ShardbergOptions {
           SOURCE_CONNECT_TIMEOUT,
           SOURCE_HEARTBEAT_INTERVAL,
           RouterOptions.SOURCE_BINLOG_FORMAT_CHECK_INTERVAL,
+          SOURCE_KEEP_ALIVE_INTERVAL,
+          RouterOptions.SOURCE_HEALTH_CHECK_INTERVAL,
+          RouterOptions.SOURCE_UNREACHABLE_TIMEOUT,
           SOURCE_DEBEZIUM_PROPERTIES,
           TARGET_CATALOG_TYPE,
           TARGET_CATALOG_NAME,

@@ -171,6 +171,30 @@ class FlinkClusterEndToEndTest {
     assertEachCheckpointCommittedOnce();
     assertThat(cluster.runningJobIds()).containsExactly(rescaledId);
     assertThat(cluster.flink("cancel", rescaledId).succeeded()).isTrue();
+    await("job " + rescaledId + " cancelled").atMost(CATCH_UP).until(() -> cluster.jobStatus(rescaledId).state().equals("CANCELED"));
+    assertNoMisleadingClassLoadingErrors();
+  }
+
+  /**
+   * Every client run and both job stops above ended without a class-loading stack trace in any log or
+   * console output: Hadoop's shutdown hook at client exit (issue 16), Connector/J's pool closer after
+   * the job's class loader was released.
+   */
+  private static void assertNoMisleadingClassLoadingErrors() throws IOException {
+    List<Path> files;
+    try (var listing = Files.list(cluster.logDir())) {
+      files = listing.filter(Files::isRegularFile).sorted().toList();
+    }
+    assertThat(files).anyMatch(f -> f.getFileName().toString().startsWith("client-"))
+        .anyMatch(f -> f.getFileName().toString().equals("jobmanager.log"));
+    for (Path file : files) {
+      List<String> errors = new String(Files.readAllBytes(file), StandardCharsets.UTF_8).lines()
+          .filter(l -> l.contains("NoClassDefFoundError") || l.contains("Trying to access closed classloader"))
+          // Flink's own INFO at start-up: the cluster has no Hadoop of its own (ours is in the job's jar)
+          .filter(l -> !l.contains("Hadoop FS is not available (not packaged with this application)"))
+          .toList();
+      assertThat(errors).as("class-loading errors in %s", file).isEmpty();
+    }
   }
 
   @Test

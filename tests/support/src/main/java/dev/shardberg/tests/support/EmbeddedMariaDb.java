@@ -231,6 +231,29 @@ public final class EmbeddedMariaDb implements AutoCloseable {
         "FLUSH PRIVILEGES");
   }
 
+  /**
+   * Stops the server process and keeps its port and data directory, so {@link #restart()} brings the
+   * same server back (binlog included): what a MySQL host restart looks like to the job.
+   */
+  public void stop() {
+    try {
+      db.stop();
+      LOG.info("Stopped embedded MariaDB '{}' (port {}), data kept for a restart", name, port);
+    } catch (ManagedProcessException e) {
+      throw new IllegalStateException(String.format("Cannot stop embedded MariaDB '%s': %s", name, e.getMessage()), e);
+    }
+  }
+
+  /** Starts a server stopped with {@link #stop()} again, on the same port and data directory. */
+  public void restart() {
+    try {
+      db.start();
+      LOG.info("Restarted embedded MariaDB '{}' on 127.0.0.1:{}", name, port);
+    } catch (ManagedProcessException e) {
+      throw new IllegalStateException(String.format("Cannot restart embedded MariaDB '%s' on port %d: %s", name, port, e.getMessage()), e);
+    }
+  }
+
   @Override
   public void close() {
     try {

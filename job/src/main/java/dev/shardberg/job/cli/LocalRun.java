@@ -1,0 +1,216 @@
+package dev.shardberg.job.cli;
+
+import dev.shardberg.coordinator.CommitRecord;
+import dev.shardberg.coordinator.ShardCounts;
+import dev.shardberg.job.LocalCheckpoints;
+import dev.shardberg.job.PipelineStatus;
+import dev.shardberg.job.ShardbergPipeline;
+import dev.shardberg.job.config.ShardbergConfig;
+import dev.shardberg.job.observe.HostLag;
+import java.io.PrintWriter;
+import java.net.URI;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import org.apache.flink.api.common.JobStatus;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.core.execution.SavepointFormatType;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.iceberg.Table;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import sun.misc.Signal;
+
+/**
+ * A local {@code run} on the console: one line per phase (assembled, running, first commit, stopping,
+ * stopped) and a progress line every {@code progressEvery} (commits, rows, rows/s, freshness, and the
+ * binlog lag per host when the web port is on). In a terminal the progress line is rewritten in place;
+ * otherwise (a pipe, a file, a test) every progress line is a plain line.
+ *
+ * <p>Ctrl-C (SIGINT) or SIGTERM stops the job with a final savepoint under the checkpoint directory
+ * ({@link LocalCheckpoints#STOP_SAVEPOINTS}), which the next {@code run} resumes from, and prints where
+ * it is. The signals are taken before the JVM begins to shut down (a shutdown hook would race Flink's
+ * own hooks tearing the MiniCluster down).
+ */
+final class LocalRun {
+  private static final Logger LOG = LoggerFactory.getLogger(LocalRun.class);
+
+  private final ShardbergConfig config;
+  private final PrintWriter out;
+  private final boolean terminal;
+  private final Duration progressEvery;
+  private final Integer webPort;
+  private final CountDownLatch stopRequested = new CountDownLatch(1);
+
+  LocalRun(ShardbergConfig config, PrintWriter out, boolean terminal, Duration progressEvery, Integer webPort) {
+    this.config = config;
+    this.out = out;
+    this.terminal = terminal;
+    this.progressEvery = progressEvery;
+    this.webPort = webPort;
+  }
+
+  int run(StreamExecutionEnvironment env) throws Exception {
+    ShardbergPipeline.Assembled assembled = ShardbergPipeline.build(env, config);
+    Map<String, Integer> perHost = new java.util.TreeMap<>();
+    assembled.plan().tablesByHost().forEach((host, tables) -> perHost.put(host, tables.size()));
+    line("Assembled: %d shards on %d host%s (%s) -> %s", assembled.plan().shardCount(), perHost.size(), perHost.size() == 1 ? "" : "s",
+        perHost.entrySet().stream().map(e -> e.getKey() + ": " + e.getValue()).collect(Collectors.joining(", ")),
+        config.target().qualifiedName());
+    JobClient job = env.executeAsync(assembled.jobName());
+    URI checkpoints = LocalCheckpoints.directory(config);
+    line("Running: Flink job %s, one commit per checkpoint (every %s), checkpoints under %s; Ctrl-C stops with a final savepoint",
+        job.getJobID(), human(config.pipeline().checkpointInterval()), checkpoints);
+    if (webPort != null) {
+      line("Flink dashboard: http://localhost:%d (status --flink-rest http://localhost:%d shows the lag per host)", webPort, webPort);
+    }
+    handleStopSignals();
+    Table table = dev.shardberg.job.Catalogs.loadTable(config.target());
+    Progress progress = new Progress(Instant.now());
+    while (true) {
+      boolean stop = stopRequested.await(progressEvery.toMillis(), TimeUnit.MILLISECONDS);
+      JobStatus state = job.getJobStatus().get();
+      if (state.isGloballyTerminalState()) {
+        endProgress();
+        // rethrows the job's failure (the CLI prints its root cause and exits 1)
+        job.getJobExecutionResult().get();
+        line("Job ended: %s", state);
+        return 0;
+      }
+      if (stop) {
+        endProgress();
+        return stop(job, checkpoints);
+      }
+      progress(table, progress);
+    }
+  }
+
+  private int stop(JobClient job, URI checkpoints) throws Exception {
+    line("Stopping: taking a final savepoint (the commit of everything read so far), then stopping the job…");
+    String target = checkpoints.toString().replaceAll("/$", "") + "/" + LocalCheckpoints.STOP_SAVEPOINTS;
+    try {
+      String savepoint = job.stopWithSavepoint(false, target, SavepointFormatType.CANONICAL).get(5, TimeUnit.MINUTES);
+      line("Stopped. State: savepoint %s; `run` with the same config resumes from it (--fresh ignores it).", savepoint);
+      return 0;
+    } catch (Exception e) {
+      LOG.warn("Stop with savepoint failed; cancelling", e);
+      job.cancel().get(2, TimeUnit.MINUTES);
+      String retained = LocalCheckpoints.latest(checkpoints).map(Object::toString).orElse("none yet");
+      line("Stopped without a final savepoint (%s). State: %s; `run` resumes from it.", rootMessage(e), retained);
+      return ShardbergCli.EXIT_PROBLEM;
+    }
+  }
+
+  private void handleStopSignals() {
+    for (String name : List.of("INT", "TERM")) {
+      try {
+        Signal.handle(new Signal(name), signal -> stopRequested.countDown());
+      } catch (IllegalArgumentException unsupported) {
+        LOG.debug("Cannot handle SIG{} here; the JVM's default applies", name);
+      }
+    }
+  }
+
+  /** Counters between two progress lines. */
+  private static final class Progress {
+    final Instant started;
+    boolean firstCommitSeen;
+    long lastRows = -1;
+    Instant lastAt;
+
+    Progress(Instant started) {
+      this.started = started;
+      this.lastAt = started;
+    }
+  }
+
+  private void progress(Table table, Progress p) {
+    try {
+      PipelineStatus status = PipelineStatus.of(table, config.pipeline().id(), Clock.systemUTC());
+      long added = status.totals().values().stream().mapToLong(ShardCounts::addedRecords).sum();
+      long deleted = status.totals().values().stream().mapToLong(ShardCounts::deletedRecords).sum();
+      Instant now = status.now();
+      if (!status.committed()) {
+        progressLine("waiting for the first commit (%s since start)", human(Duration.between(p.started, now)));
+        return;
+      }
+      CommitRecord last = status.commits().get(0);
+      if (!p.firstCommitSeen) {
+        p.firstCommitSeen = true;
+        endProgress();
+        line("First commit: checkpoint %d, %d rows in %d shards", last.checkpointId(), added, status.totals().size());
+      }
+      long rows = added + deleted;
+      double perSecond = p.lastRows < 0 ? 0 : (rows - p.lastRows) * 1000.0 / Math.max(1, Duration.between(p.lastAt, now).toMillis());
+      p.lastRows = rows;
+      p.lastAt = now;
+      progressLine("checkpoint %d committed %s ago; +%d -%d rows in %d shards, %.0f rows/s%s", last.checkpointId(),
+          human(status.sinceLastCommit()), added, deleted, status.totals().size(), perSecond, hosts());
+    } catch (RuntimeException e) {
+      progressLine("cannot read the table's progress: %s", rootMessage(e));
+    }
+  }
+
+  private String hosts() {
+    if (webPort == null) {
+      return "";
+    }
+    try {
+      List<HostLag> hosts = HostLag.read("http://localhost:" + webPort, config.pipeline().id());
+      return hosts.isEmpty() ? "" : "; " + hosts.stream()
+          .map(h -> h.host() + " " + h.connected() + (h.readLagMillis() >= 0 ? " lag " + h.readLagMillis() + " ms" : ""))
+          .collect(Collectors.joining(", "));
+    } catch (Exception e) {
+      return "";
+    }
+  }
+
+  private boolean progressOpen;
+
+  private void progressLine(String format, Object... args) {
+    String text = "progress: " + String.format(format, args);
+    if (terminal) {
+      out.print("\r\033[2K" + text);
+      progressOpen = true;
+    } else {
+      out.println(text);
+    }
+    out.flush();
+  }
+
+  private void endProgress() {
+    if (progressOpen) {
+      out.println();
+      progressOpen = false;
+    }
+  }
+
+  private void line(String format, Object... args) {
+    endProgress();
+    out.println(String.format(format, args));
+    out.flush();
+  }
+
+  private static String rootMessage(Throwable e) {
+    Throwable t = e;
+    while (t.getCause() != null && t.getCause() != t) {
+      t = t.getCause();
+    }
+    return t.getClass().getSimpleName() + ": " + t.getMessage();
+  }
+
+  private static String human(Duration d) {
+    if (d.toMillis() < 1000) {
+      return d.toMillis() + " ms";
+    }
+    if (d.toSeconds() < 120) {
+      return String.format("%.1f s", d.toMillis() / 1000.0);
+    }
+    return d.toMinutes() + " min";
+  }
+}

@@ -1,0 +1,118 @@
+package dev.shardberg.job.observe;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Per MySQL host, what the running job's host watch reports (its gauges, read through Flink's REST API
+ * of the cluster or of a local {@code run --web-port}): reachable or not and for how long, the binlog
+ * time of the newest change read, how long ago it was read and how far behind the binlog it was.
+ * Flink's REST layer caches metrics (10 s by default), so the figures are at most that old.
+ *
+ * @param connected "reachable", "unreachable" or "unknown"
+ * @param newestChangeWritten binlog timestamp of the newest change read; null before the first
+ * @param sinceLastChangeMillis time since a change was last read; -1 before the first
+ * @param readLagMillis how long after it was written the newest change was read; -1 before the first
+ */
+public record HostLag(String host, String connected, long unreachableMillis, Instant newestChangeWritten,
+    long sinceLastChangeMillis, long readLagMillis) {
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final List<String> GAUGES = List.of("connected", "unreachableMillis", "lastEventTime", "millisSinceLastEvent", "eventTimeLag");
+
+  /**
+   * The host lines of the running job of {@code pipelineId} at {@code restUrl}; empty when no job of
+   * that pipeline is running there.
+   */
+  public static List<HostLag> read(String restUrl, String pipelineId) throws IOException {
+    Rest rest = new Rest(restUrl);
+    String prefix = "shardberg " + pipelineId + " \u2192 ";
+    String jobId = null;
+    for (JsonNode job : rest.get("/jobs/overview").path("jobs")) {
+      if (job.path("name").asText().startsWith(prefix) && "RUNNING".equals(job.path("state").asText())) {
+        jobId = job.path("jid").asText();
+      }
+    }
+    List<HostLag> hosts = new ArrayList<>();
+    if (jobId == null) {
+      return hosts;
+    }
+    for (JsonNode vertex : rest.get("/jobs/" + jobId).path("vertices")) {
+      String name = vertex.path("name").asText();
+      int at = name.indexOf("Host watch ");
+      if (at < 0) {
+        continue;
+      }
+      String host = name.substring(at + "Host watch ".length()).split(" ")[0];
+      String base = "/jobs/" + jobId + "/vertices/" + vertex.path("id").asText() + "/subtasks/metrics";
+      // the ids end in host.<name>.<gauge>; the operator part of the id is Flink's business
+      Map<String, String> idOf = new HashMap<>();
+      for (JsonNode metric : rest.get(base)) {
+        String id = metric.path("id").asText();
+        for (String gauge : GAUGES) {
+          if (id.endsWith(".host." + host + "." + gauge)) {
+            idOf.put(gauge, id);
+          }
+        }
+      }
+      if (idOf.isEmpty()) {
+        continue;
+      }
+      Map<String, Double> values = new HashMap<>();
+      String ids = String.join(",", idOf.values());
+      // max over subtasks: only subtask 0 probes, the binlog is read by one subtask
+      for (JsonNode metric : rest.get(base + "?agg=max&get=" + URLEncoder.encode(ids, StandardCharsets.UTF_8))) {
+        idOf.forEach((gauge, id) -> {
+          if (id.equals(metric.path("id").asText())) {
+            values.put(gauge, metric.path("max").asDouble());
+          }
+        });
+      }
+      long connected = Math.round(values.getOrDefault("connected", -1.0));
+      long lastEvent = Math.round(values.getOrDefault("lastEventTime", -1.0));
+      hosts.add(new HostLag(host,
+          connected == 1 ? "reachable" : connected == 0 ? "unreachable" : "unknown",
+          Math.round(values.getOrDefault("unreachableMillis", 0.0)),
+          lastEvent > 0 ? Instant.ofEpochMilli(lastEvent) : null,
+          Math.round(values.getOrDefault("millisSinceLastEvent", -1.0)),
+          Math.round(values.getOrDefault("eventTimeLag", -1.0))));
+    }
+    return hosts;
+  }
+
+  private record Rest(String base) {
+    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+    Rest {
+      base = base.endsWith("/") ? base.substring(0, base.length() - 1) : base;
+    }
+
+    JsonNode get(String path) throws IOException {
+      try {
+        HttpResponse<String> response = HTTP.send(
+            HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(10)).GET().build(),
+            HttpResponse.BodyHandlers.ofString());
+        if (response.statusCode() != 200) {
+          throw new IOException("Flink REST " + base + path + " answered " + response.statusCode() + ": " + response.body());
+        }
+        return JSON.readTree(response.body());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IOException("Interrupted while reading " + base + path, e);
+      }
+    }
+  }
+}

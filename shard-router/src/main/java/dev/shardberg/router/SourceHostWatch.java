@@ -1,0 +1,232 @@
+package dev.shardberg.router;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Objects;
+import java.util.Properties;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.apache.flink.api.common.operators.ProcessingTimeService.ProcessingTimeCallback;
+import org.apache.flink.metrics.Gauge;
+import org.apache.flink.metrics.MetricGroup;
+import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
+import org.apache.flink.streaming.api.operators.ChainingStrategy;
+import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.table.data.RowData;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Pass-through operator chained after one host's MySQL source that makes the host's health visible:
+ *
+ * <ul>
+ *   <li>subtask 0 probes the host ({@code SELECT 1} over its own JDBC connection, on a background thread
+ *       so an unreachable host never blocks the task) every {@code probeInterval}; the first failed probe
+ *       logs a WARN naming the host and the error, the first answer after that an INFO with the gap;
+ *   <li>a host that has not answered for {@code unreachableLimit} fails the job ({@link
+ *       HostUnreachableException}) instead of a silent stall;
+ *   <li>every subtask tracks the binlog changes that pass (their timestamp is the binlog event time, the
+ *       snapshot's rows carry none) and exposes them, with the connection state, as gauges in the metric
+ *       group {@code host=<name>}; a one-line summary per host goes to the log every {@link #SUMMARY_EVERY}.
+ * </ul>
+ *
+ * <p>The binlog reader itself (Flink CDC / Debezium) fails its task when the server closes the
+ * connection and Flink restarts the job from the last checkpoint ({@code pipeline.restart.*}); this
+ * operator is what says so in terms of the host. Its outage clock starts again with each restart.
+ */
+public final class SourceHostWatch extends AbstractStreamOperator<RowData>
+    implements OneInputStreamOperator<RowData, RowData>, ProcessingTimeCallback {
+  private static final long serialVersionUID = 1L;
+  private static final Logger LOG = LoggerFactory.getLogger(SourceHostWatch.class);
+
+  /** How often each host's one-line summary is logged. */
+  static final Duration SUMMARY_EVERY = Duration.ofMinutes(1);
+
+  private final MySqlHost host;
+  private final long probeMillis;
+  private final Duration unreachableLimit;
+
+  private transient HostHealth health;
+  private transient ScheduledExecutorService prober;
+  private transient AtomicReference<Probe> latestProbe;
+  private transient Connection connection; // used by the prober thread only
+  private transient long lastSummaryMillis;
+
+  /** One probe's outcome; {@code error} null when the host answered. */
+  record Probe(long atMillis, String error) {}
+
+  public SourceHostWatch(MySqlHost host, Duration probeInterval, Duration unreachableLimit) {
+    this.host = Objects.requireNonNull(host, "host");
+    Preconditions.checkArgument(
+        probeInterval != null && !probeInterval.isNegative() && !probeInterval.isZero(),
+        "Cannot watch host '%s': the probe interval %s is not positive (source.health-check-interval)",
+        host.name(), probeInterval);
+    Preconditions.checkArgument(
+        unreachableLimit != null && unreachableLimit.compareTo(probeInterval) > 0,
+        "Cannot watch host '%s': source.unreachable-timeout (%s) must be longer than source.health-check-interval (%s)",
+        host.name(), unreachableLimit, probeInterval);
+    this.probeMillis = probeInterval.toMillis();
+    this.unreachableLimit = unreachableLimit;
+    this.chainingStrategy = ChainingStrategy.ALWAYS;
+  }
+
+  @Override
+  public void open() throws Exception {
+    super.open();
+    health = new HostHealth(unreachableLimit);
+    latestProbe = new AtomicReference<>();
+    lastSummaryMillis = now();
+    boolean probing = getRuntimeContext().getTaskInfo().getIndexOfThisSubtask() == 0;
+    registerGauges(getMetricGroup().addGroup("host", host.name()), probing);
+    if (probing) {
+      prober = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "shardberg-host-probe-" + host.name());
+        t.setDaemon(true);
+        return t;
+      });
+      prober.scheduleWithFixedDelay(this::probe, 0, probeMillis, TimeUnit.MILLISECONDS);
+      schedule();
+    }
+  }
+
+  private void registerGauges(MetricGroup group, boolean probing) {
+    // 1 reachable, 0 unreachable, -1 not known (yet, or on a subtask that does not probe)
+    group.gauge("connected", (Gauge<Integer>) () -> !probing ? -1 : switch (health.state()) {
+      case REACHABLE -> 1;
+      case UNREACHABLE -> 0;
+      case UNKNOWN -> -1;
+    });
+    group.gauge("unreachableMillis", (Gauge<Long>) () -> health.unreachableMillis(now()));
+    group.gauge("lastEventTime", (Gauge<Long>) health::lastEventTimeMillis);
+    group.gauge("millisSinceLastEvent", (Gauge<Long>) () -> health.millisSinceLastEvent(now()));
+    group.gauge("eventTimeLag", (Gauge<Long>) health::eventTimeLagMillis);
+  }
+
+  @Override
+  public void processElement(StreamRecord<RowData> element) {
+    if (element.hasTimestamp() && element.getTimestamp() > 0) {
+      health.eventRead(element.getTimestamp(), now());
+    }
+    output.collect(element);
+  }
+
+  @Override
+  public void onProcessingTime(long time) {
+    Probe probe = latestProbe.getAndSet(null);
+    if (probe != null) {
+      apply(probe);
+    }
+    long now = now();
+    if (health.pastLimit(now)) {
+      throw new HostUnreachableException(host, Duration.ofMillis(health.unreachableMillis(now)), unreachableLimit, health.lastError());
+    }
+    if (now - lastSummaryMillis >= SUMMARY_EVERY.toMillis()) {
+      lastSummaryMillis = now;
+      LOG.info("{}", summary(now));
+    }
+    schedule();
+  }
+
+  private void apply(Probe probe) {
+    if (probe.error() == null) {
+      if (health.probeSucceeded(probe.atMillis()) == HostHealth.Transition.BACK) {
+        LOG.info("MySQL host {} is back after {} s unreachable; the binlog reader resumes from its last position",
+            host.describe(), String.format("%.1f", health.lastGapMillis() / 1000.0));
+      }
+    } else if (health.probeFailed(probe.atMillis(), probe.error()) == HostHealth.Transition.LOST) {
+      LOG.warn("Lost MySQL host {}: {}. Its shards get no changes until it is back (the binlog reader reconnects by itself);"
+              + " the job fails if it stays unreachable for {} (source.unreachable-timeout)",
+          host.describe(), probe.error(), unreachableLimit);
+    }
+  }
+
+  /** The per-host line logged every {@link #SUMMARY_EVERY}. */
+  String summary(long now) {
+    long lastEvent = health.lastEventTimeMillis();
+    return String.format("MySQL host %s: %s; %d binlog changes read%s",
+        host.describe(),
+        switch (health.state()) {
+          case REACHABLE -> "reachable";
+          case UNREACHABLE -> "UNREACHABLE for " + health.unreachableMillis(now) / 1000 + " s";
+          case UNKNOWN -> "not probed yet";
+        },
+        health.eventsRead(),
+        lastEvent < 0 ? "" : String.format(", newest written %s, read %d s ago, %d ms after it was written",
+            Instant.ofEpochMilli(lastEvent), health.millisSinceLastEvent(now) / 1000, health.eventTimeLagMillis()));
+  }
+
+  private void schedule() {
+    getProcessingTimeService().registerTimer(getProcessingTimeService().getCurrentProcessingTime() + probeMillis, this);
+  }
+
+  private long now() {
+    return System.currentTimeMillis();
+  }
+
+  /** Runs on the prober thread: one round trip, the outcome left for the task thread. */
+  private void probe() {
+    String error = null;
+    try {
+      if (connection == null || connection.isClosed()) {
+        connection = connect();
+      }
+      try (Statement st = connection.createStatement()) {
+        st.execute("SELECT 1");
+      }
+    } catch (SQLException | RuntimeException e) {
+      error = e.getClass().getSimpleName() + ": " + firstLine(e.getMessage());
+      closeQuietly();
+    }
+    latestProbe.set(new Probe(now(), error));
+  }
+
+  private static String firstLine(String message) {
+    if (message == null) {
+      return "(no message)";
+    }
+    int nl = message.indexOf('\n');
+    return nl < 0 ? message : message.substring(0, nl);
+  }
+
+  private Connection connect() throws SQLException {
+    Properties props = new Properties();
+    props.setProperty("user", host.user());
+    props.setProperty("password", host.password().reveal());
+    String timeout = Long.toString(Math.max(1000L, Math.min(probeMillis * 2, 10_000L)));
+    props.setProperty("connectTimeout", timeout);
+    props.setProperty("socketTimeout", timeout);
+    // the driver class directly: DriverManager does not see drivers of a Flink user-code class loader
+    Connection c = new com.mysql.cj.jdbc.Driver().connect(host.jdbcUrl(), props);
+    if (c == null) {
+      throw new SQLException("the MySQL driver does not accept URL " + host.jdbcUrl());
+    }
+    return c;
+  }
+
+  private void closeQuietly() {
+    if (connection != null) {
+      try {
+        connection.close();
+      } catch (SQLException ignored) {
+        // already broken
+      }
+      connection = null;
+    }
+  }
+
+  @Override
+  public void close() throws Exception {
+    if (prober != null) {
+      prober.shutdownNow();
+      prober.awaitTermination(10, TimeUnit.SECONDS);
+      closeQuietly();
+    }
+    super.close();
+  }
+}

@@ -1,0 +1,58 @@
+package dev.shardberg.router;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import org.apache.flink.runtime.throwable.ThrowableClassifier;
+import org.apache.flink.runtime.throwable.ThrowableType;
+import org.apache.flink.streaming.util.OneInputStreamOperatorTestHarness;
+import org.apache.flink.table.data.RowData;
+import org.junit.jupiter.api.Test;
+
+/** The host watch against a port nobody listens on; the restart of a real host is in SourceReconnectTest. */
+class SourceHostWatchTest {
+
+  @Test
+  void aHostThatNeverAnswersFailsTheJobPastTheLimitNamingIt() throws Exception {
+    int port;
+    try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      port = socket.getLocalPort(); // closed again: connections are refused
+    }
+    MySqlHost host = new MySqlHost("gone", "127.0.0.1", port, "cdc", Secret.of("pw"), Map.of());
+    SourceHostWatch watch = new SourceHostWatch(host, Duration.ofMillis(100), Duration.ofMillis(600));
+    AtomicReference<Throwable> failure = new AtomicReference<>();
+    try (OneInputStreamOperatorTestHarness<RowData, RowData> harness = new OneInputStreamOperatorTestHarness<>(watch)) {
+      harness.open();
+      AtomicLong time = new AtomicLong();
+      await().atMost(Duration.ofSeconds(60)).until(() -> {
+        try {
+          harness.setProcessingTime(time.addAndGet(100));
+        } catch (Exception e) {
+          failure.set(e);
+        }
+        return failure.get() != null;
+      });
+    }
+    Throwable unreachable = ThrowableClassifier.findThrowableOfThrowableType(failure.get(), ThrowableType.NonRecoverableError).orElseThrow();
+    assertThat(unreachable).isInstanceOf(HostUnreachableException.class);
+    assertThat(unreachable.getMessage())
+        .startsWith("Cannot keep reading host 'gone' (127.0.0.1:" + port + "): it has not answered for ")
+        .contains("longer than source.unreachable-timeout (PT0.6S); last error: CommunicationsException: ")
+        .endsWith("raise source.unreachable-timeout to wait longer.");
+  }
+
+  @Test
+  void theLimitMustBeLongerThanTheProbeInterval() {
+    MySqlHost host = new MySqlHost("a", "db-a", 3306, "cdc", Secret.of("pw"), Map.of());
+    assertThatThrownBy(() -> new SourceHostWatch(host, Duration.ofSeconds(5), Duration.ofSeconds(5)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("Cannot watch host 'a': source.unreachable-timeout (PT5S) must be longer than source.health-check-interval (PT5S)");
+  }
+}

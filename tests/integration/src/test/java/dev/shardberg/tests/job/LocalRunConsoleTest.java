@@ -1,0 +1,184 @@
+package dev.shardberg.tests.job;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.shardberg.job.LocalCheckpoints;
+import dev.shardberg.job.Reconciliation;
+import dev.shardberg.job.config.ShardbergConfig;
+import dev.shardberg.job.verify.VerifyReport;
+import dev.shardberg.tests.cli.ShardbergDevCli;
+import dev.shardberg.tests.job.ShardbergEndToEndTest.CliResult;
+import dev.shardberg.tests.support.EmbeddedMariaDb;
+import dev.shardberg.tests.support.OrdersShards;
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code shardberg run} as a user starts it, in its own JVM with the CLI's log configuration, its console
+ * a pipe (not a terminal), one MariaDB host with two shards:
+ * <ul>
+ *   <li>the console shows one plain line per phase and progress lines (no terminal control characters);
+ *   <li>{@code --web-port} serves Flink's dashboard and REST API ({@code /jobs/overview} lists the job);
+ *   <li>{@code status --json} run beside it (its own JVM, same log file) shows per-shard freshness and the
+ *       host's binlog lag from the job's metrics, and leaves the run's log with its earlier lines;
+ *   <li>the host stopped for a while: {@code status --json} shows it unreachable for longer and longer, and
+ *       the run's log says when it was lost and when it was back;
+ *   <li>SIGINT (Ctrl-C) stops the job with a final savepoint, printed on one line, which the next run resumes
+ *       from; the table equals the shards.
+ * </ul>
+ */
+class LocalRunConsoleTest {
+  private static final Duration CAUGHT_UP = Duration.ofMinutes(4);
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  @TempDir Path dir;
+
+  @Test
+  void runOnTheConsoleWithDashboardStatusBesideItAndCtrlC() throws Exception {
+    try (EmbeddedMariaDb db = EmbeddedMariaDb.start("console-a", 31)) {
+      OrdersShards shards = new OrdersShards(List.of(db), 2);
+      shards.createTables();
+      shards.load(50, 7);
+      db.createCdcUser("shardberg_cdc", "console-pw");
+      Path password = Files.writeString(dir.resolve("cdc.password"), "console-pw\n");
+      Path configFile = Files.writeString(dir.resolve("console.yaml"),
+          "pipeline:\n  id: console\n  checkpoint-interval: 1s\n  parallelism: 1\n  writer-parallelism: 1\n"
+              + "  checkpoint-dir: " + dir.resolve("checkpoints").toUri() + "\n"
+              + "sources:\n  - name: console-a\n    host: 127.0.0.1\n    port: " + db.port() + "\n    user: shardberg_cdc\n"
+              + "    password-file: " + password + "\n    server-id-range: 5600-5600\n"
+              + "    jdbc-properties:\n      useSSL: \"false\"\n      allowPublicKeyRetrieval: \"true\"\n"
+              + "tables:\n  database-pattern: shop\n  table-pattern: 'orders_(?<shard>\\d+)'\n"
+              + "source:\n  health-check-interval: 500ms\n"
+              + "target:\n  catalog:\n    type: hadoop\n    warehouse: " + dir.resolve("warehouse").toUri()
+              + "\n  namespace: shop\n  table: orders\n  buckets: 2\n");
+      ShardbergConfig config = ShardbergConfig.load(configFile);
+      Path log = dir.resolve("shardberg.log");
+      int webPort = freePort();
+      String rest = "http://localhost:" + webPort;
+      Path out = dir.resolve("run.out");
+      Process run = cli(List.of("run", "--config", configFile.toString(), "--web-port", Integer.toString(webPort),
+          "--progress-interval", "1s"), log).redirectOutput(out.toFile()).start();
+      try {
+        await().atMost(CAUGHT_UP).until(() -> Files.readString(out).contains("progress: checkpoint"));
+        String console = Files.readString(out);
+        assertThat(console).as(console)
+            .contains("No retained checkpoint under " + LocalCheckpoints.directory(config) + ": starting without state\n")
+            .contains("Assembled: 2 shards on 1 host (console-a: 2) -> shardberg.shop.orders\n")
+            .contains("Running: Flink job ")
+            .contains("Flink dashboard: http://localhost:" + webPort + " ")
+            .contains("First commit: checkpoint ")
+            .doesNotContain("\r").doesNotContain("\033");
+
+        // the dashboard's REST API lists the running job; the dashboard itself is served
+        JsonNode overview = JSON.readTree(get(rest + "/jobs/overview"));
+        assertThat(overview.path("jobs")).anySatisfy(job -> {
+          assertThat(job.path("name").asText()).isEqualTo("shardberg console \u2192 shardberg.shop.orders");
+          assertThat(job.path("state").asText()).isEqualTo("RUNNING");
+        });
+        assertThat(get(rest + "/")).contains("<html");
+
+        // status beside the running job, in its own JVM with the same log file
+        List<String> logBefore = Files.readAllLines(log);
+        assertThat(logBefore).anyMatch(l -> l.contains("Assembled shardberg console"));
+        Process status = cli(List.of("status", "--config", configFile.toString(), "--json", "--flink-rest", rest), log)
+            .redirectOutput(dir.resolve("status.json").toFile()).start();
+        assertThat(status.waitFor(2, TimeUnit.MINUTES)).isTrue();
+        assertThat(status.exitValue()).as(Files.readString(dir.resolve("status.json"))).isZero();
+        JsonNode json = JSON.readTree(dir.resolve("status.json").toFile());
+        assertThat(json.path("pipeline").asText()).isEqualTo("console");
+        assertThat(json.path("shards")).hasSize(2).allSatisfy(s -> {
+          assertThat(s.path("addedRecords").asLong()).isEqualTo(50);
+          assertThat(s.path("lastChangeCommittedAt").asText()).isNotEmpty();
+        });
+        // the run's log kept what it had before status started, and goes on
+        List<String> logAfter = Files.readAllLines(log);
+        assertThat(logAfter.size()).isGreaterThanOrEqualTo(logBefore.size());
+        assertThat(logAfter.subList(0, logBefore.size())).isEqualTo(logBefore);
+
+        // the job's view of the host through its metrics (Flink's REST cache refreshes every 10 s)
+        await().atMost(Duration.ofSeconds(60)).until(() -> host(rest, configFile).path("connection").asText().equals("reachable"));
+
+        // the host goes away: its outage grows in status, and the run's log says so
+        db.stop();
+        await().atMost(Duration.ofSeconds(60)).until(() -> host(rest, configFile).path("connection").asText().equals("unreachable"));
+        long first = host(rest, configFile).path("unreachableMillis").asLong();
+        await().atMost(Duration.ofSeconds(60)).until(() -> host(rest, configFile).path("unreachableMillis").asLong() > first);
+        db.restart();
+        await().atMost(Duration.ofSeconds(60)).until(() -> Files.readString(log).contains("MySQL host 'console-a' (127.0.0.1:"
+            + db.port() + ") is back after"));
+        assertThat(Files.readAllLines(log)).anyMatch(l -> l.contains(" WARN ") && l.contains("SourceHostWatch")
+            && l.contains("Lost MySQL host 'console-a' (127.0.0.1:" + db.port() + ")"));
+        db.execute("UPDATE shop.orders_1 SET status = 'AFTER_RESTART' WHERE order_id = 3");
+        // a change written after the host came back is read once the binlog reader has reconnected
+        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofSeconds(1)).ignoreExceptions()
+            .until(() -> Reconciliation.verify(config, 5).matches());
+      } finally {
+        // Ctrl-C
+        new ProcessBuilder("kill", "-INT", Long.toString(run.pid())).start().waitFor();
+        assertThat(run.waitFor(3, TimeUnit.MINUTES)).as("run stops after Ctrl-C").isTrue();
+      }
+      String console = Files.readString(out);
+      assertThat(run.exitValue()).as(console).isZero();
+      LocalCheckpoints.Retained state = LocalCheckpoints.latest(LocalCheckpoints.directory(config)).orElseThrow();
+      assertThat(state.checkpointId()).as("the newest state is the savepoint of the stop").isEqualTo(-1);
+      assertThat(console).contains("Stopping: taking a final savepoint")
+          .contains("Stopped. State: savepoint " + state.directory().toString().replaceAll("/$", ""));
+      VerifyReport report = Reconciliation.verify(config, 5);
+      assertThat(report.matches()).as(report.render()).isTrue();
+    }
+  }
+
+  private static JsonNode host(String rest, Path configFile) throws Exception {
+    CliResult result = ShardbergEndToEndTest.cli("status", "--config", configFile.toString(), "--json", "--flink-rest", rest);
+    assertThat(result.exit()).as(result.err()).isZero();
+    JsonNode hosts = JSON.readTree(result.out()).path("hosts");
+    return hosts.size() == 1 ? hosts.get(0) : JSON.createObjectNode();
+  }
+
+  /** The dev CLI in its own JVM with bin/shardberg's log configuration, this test's classpath. */
+  private ProcessBuilder cli(List<String> args, Path logFile) {
+    List<String> command = new ArrayList<>();
+    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    command.add("-Xmx768m");
+    ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
+        .filter(a -> a.startsWith("--add-opens") || a.startsWith("--add-exports"))
+        .forEach(command::add);
+    command.add("-Dlog4j2.configurationFile=classpath:shardberg-cli-log4j2.properties");
+    command.add("-Dshardberg.log.file=" + logFile);
+    command.add("-cp");
+    command.add(System.getProperty("java.class.path"));
+    command.add(ShardbergDevCli.class.getName());
+    command.addAll(args);
+    return new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true);
+  }
+
+  private static String get(String url) throws IOException, InterruptedException {
+    HttpResponse<String> response = HttpClient.newHttpClient()
+        .send(HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(10)).GET().build(), HttpResponse.BodyHandlers.ofString());
+    assertThat(response.statusCode()).as(url).isEqualTo(200);
+    return response.body();
+  }
+
+  private static int freePort() throws IOException {
+    try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      return socket.getLocalPort();
+    }
+  }
+}
