@@ -28,7 +28,6 @@ import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.hive.conf.HiveConf;
-import org.apache.iceberg.BaseTable;
 import org.apache.iceberg.CatalogProperties;
 import org.apache.iceberg.CatalogUtil;
 import org.apache.iceberg.Snapshot;
@@ -70,6 +69,9 @@ class HadoopStackEndToEndTest {
   private static final String NAMESPACE = "shop";
   private static final String TABLE = "orders";
   /** The coordinator's INFO line per commit (data or heartbeat): its checkpoint id. */
+  /** Iceberg's INFO line per commit through the Hive Metastore (HiveTableOperations, in the coordinator's TaskManager). */
+  private static final Pattern NEW_METADATA_LOCATION =
+      Pattern.compile("Committed to table hms\\.shop\\.orders with the new metadata location (\\S+)");
   private static final Pattern COMMITTED = Pattern.compile(
       "Committed (?:checkpoint (\\d+) \\(Flink checkpoint|heartbeat for pipeline " + PIPELINE_ID + " to table \\S+: checkpoint (\\d+) )");
 
@@ -165,7 +167,7 @@ class HadoopStackEndToEndTest {
 
     // 2. binlog changes, then kill -9 of the TaskManager while they keep coming
     orders.startChanges(40);
-    long checkpointWithChanges = awaitNewCommit(lastCommittedCheckpoint());
+    long checkpointWithChanges = awaitCommitOfBinlogChanges(lastCommittedCheckpoint());
     FlinkSessionCluster.TaskManager victim = cluster.taskManagers().get(0);
     long killedAt = System.nanoTime();
     cluster.killTaskManager(victim);
@@ -222,6 +224,8 @@ class HadoopStackEndToEndTest {
     }
     assertThat(pointer).as("metadata_location in the Hive Metastore vs the newest metadata file on HDFS")
         .isEqualTo(newest);
+    assertThat(pointer).as("metadata_location in the Hive Metastore vs the last one the coordinator's commit wrote")
+        .isEqualTo(lastLoggedMetadataLocation());
 
     TableMetadata metadata = TableMetadataParser.read(new HadoopFileIO(hadoopConf()), pointer);
     Snapshot current = metadata.currentSnapshot();
@@ -233,14 +237,42 @@ class HadoopStackEndToEndTest {
         newestVersion, lastLogged);
   }
 
-  private static long lastCheckpointTheCoordinatorLogged() throws IOException {
-    long last = -1;
+  /** The newest (by version) metadata location the coordinator's Iceberg commits logged, over every TaskManager. */
+  private static String lastLoggedMetadataLocation() throws IOException {
+    String last = null;
+    int lastVersion = -1;
+    for (String log : taskManagerLogs()) {
+      Matcher m = NEW_METADATA_LOCATION.matcher(log);
+      while (m.find()) {
+        String name = m.group(1).substring(m.group(1).lastIndexOf('/') + 1);
+        int version = Integer.parseInt(name.substring(0, name.indexOf('-')));
+        if (version > lastVersion) {
+          lastVersion = version;
+          last = m.group(1);
+        }
+      }
+    }
+    assertThat(last).as("a 'Committed to table ... with the new metadata location' line in %s", cluster.logDir())
+        .isNotNull();
+    return last;
+  }
+
+  private static List<String> taskManagerLogs() throws IOException {
+    List<String> contents = new ArrayList<>();
     try (Stream<Path> logs = Files.list(cluster.logDir())) {
       for (Path log : logs.filter(p -> p.getFileName().toString().matches("taskmanager-\\d+\\.log")).toList()) {
-        Matcher m = COMMITTED.matcher(Files.readString(log, StandardCharsets.UTF_8));
-        while (m.find()) {
-          last = Math.max(last, Long.parseLong(m.group(1) != null ? m.group(1) : m.group(2)));
-        }
+        contents.add(Files.readString(log, StandardCharsets.UTF_8));
+      }
+    }
+    return contents;
+  }
+
+  private static long lastCheckpointTheCoordinatorLogged() throws IOException {
+    long last = -1;
+    for (String log : taskManagerLogs()) {
+      Matcher m = COMMITTED.matcher(log);
+      while (m.find()) {
+        last = Math.max(last, Long.parseLong(m.group(1) != null ? m.group(1) : m.group(2)));
       }
     }
     assertThat(last).as("a commit line of the coordinator in %s", cluster.logDir()).isPositive();
@@ -366,6 +398,17 @@ class HadoopStackEndToEndTest {
   private static long awaitNewCommit(long checkpointId) {
     return await("a commit of a checkpoint after " + checkpointId).atMost(CATCH_UP).ignoreExceptions()
         .until(HadoopStackEndToEndTest::lastCommittedCheckpoint, last -> last > checkpointId);
+  }
+
+  /** Waits for a commit after {@code checkpointId} that holds delete files: binlog updates/deletes, not the snapshot. */
+  private static long awaitCommitOfBinlogChanges(long checkpointId) {
+    return await("a commit of binlog changes after checkpoint " + checkpointId).atMost(CATCH_UP).ignoreExceptions()
+        .until(() -> pipelineSnapshots().stream()
+            .filter(s -> Long.parseLong(s.summary().get(SnapshotSummaryKeys.CHECKPOINT_ID)) > checkpointId)
+            .filter(s -> Long.parseLong(s.summary().getOrDefault("added-delete-files", "0")) > 0)
+            .mapToLong(s -> Long.parseLong(s.summary().get(SnapshotSummaryKeys.CHECKPOINT_ID)))
+            .max()
+            .orElse(-1), last -> last > checkpointId);
   }
 
   private static void assertEachCheckpointCommittedOnce() {
