@@ -8,6 +8,11 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.iceberg.ContentFile;
@@ -53,6 +58,14 @@ import org.apache.iceberg.util.StructLikeUtil;
  * <p>Unlike Iceberg's own delta writer, nothing is opened eagerly: a partition that only receives
  * inserts never creates (and then deletes) an empty equality-delete file, and one that only receives
  * deletes never creates an empty data file.
+ *
+ * <p>{@link #complete} closes the partitions' files {@value Factory#CLOSE_PARALLELISM} at a time. Closing
+ * a file on a remote file system is mostly waiting (on HDFS: the last packets acknowledged by the DataNode
+ * pipeline, then the NameNode's {@code complete}, which the client retries with back-off until the
+ * DataNode has reported the block), and with identity(shard_number) + bucket every partition a checkpoint
+ * touches costs one to three files; closed one after the other, ~80 files per writer took seconds per
+ * checkpoint on HDFS (BENCHMARKS.md, issue 18). Partitions are independent (own files, own results), so
+ * each close runs on its own and the results are merged on the calling thread, in no particular order.
  */
 final class DeltaTaskWriter implements TaskWriter<RowData> {
   private final PartitionSpec spec;
@@ -70,6 +83,8 @@ final class DeltaTaskWriter implements TaskWriter<RowData> {
   private final List<DeleteFile> deleteFiles = new ArrayList<>();
   private final List<CharSequence> referencedDataFiles = new ArrayList<>();
   private long filesOpened;
+  /** Runs the partitions' closes; null: one after the other on the calling thread. */
+  private final ExecutorService closePool;
 
   DeltaTaskWriter(
       Schema schema,
@@ -79,7 +94,9 @@ final class DeltaTaskWriter implements TaskWriter<RowData> {
       FileWriterFactory<RowData> fileWriters,
       OutputFileFactory outputFiles,
       FileIO io,
-      long targetFileSize) {
+      long targetFileSize,
+      ExecutorService closePool) {
+    this.closePool = closePool;
     this.spec = spec;
     this.fileWriters = fileWriters;
     this.outputFiles = outputFiles;
@@ -100,13 +117,18 @@ final class DeltaTaskWriter implements TaskWriter<RowData> {
     return new Factory(table, rowType, equalityFieldIds, subtask, attempt);
   }
 
-  static final class Factory {
+  static final class Factory implements AutoCloseable {
+    /** Partitions closed at once per writer subtask ({@link DeltaTaskWriter#complete}). */
+    static final int CLOSE_PARALLELISM = 8;
+
     private final Table table;
     private final RowType rowType;
     private final Set<Integer> equalityFieldIds;
     private final RowDataFileWriterFactory fileWriters;
     private final OutputFileFactory outputFiles;
     private final long targetFileSize;
+    private final int subtask;
+    private ExecutorService closePool;
 
     private Factory(Table table, RowType rowType, Set<Integer> equalityFieldIds, int subtask, int attempt) {
       this.table = table;
@@ -125,11 +147,30 @@ final class DeltaTaskWriter implements TaskWriter<RowData> {
               table.properties().getOrDefault(TableProperties.DELETE_DEFAULT_FILE_FORMAT, dataFormat.name()));
       this.fileWriters = RowDataFileWriterFactory.create(table, dataFormat, deleteFormat, rowType, equalityFieldIds);
       this.outputFiles = OutputFileFactory.builderFor(table, subtask, attempt).format(dataFormat).build();
+      this.subtask = subtask;
     }
 
     DeltaTaskWriter create() {
+      if (closePool == null) {
+        AtomicInteger threads = new AtomicInteger();
+        closePool = Executors.newFixedThreadPool(CLOSE_PARALLELISM, r -> {
+          Thread t = new Thread(r, "shardberg-writer-" + subtask + "-close-" + threads.incrementAndGet());
+          t.setDaemon(true);
+          return t;
+        });
+      }
       return new DeltaTaskWriter(
-          table.schema(), table.spec(), rowType, equalityFieldIds, fileWriters, outputFiles, table.io(), targetFileSize);
+          table.schema(), table.spec(), rowType, equalityFieldIds, fileWriters, outputFiles, table.io(), targetFileSize,
+          closePool);
+    }
+
+    /** Stops the close threads (the writer subtask is closing). */
+    @Override
+    public void close() {
+      if (closePool != null) {
+        closePool.shutdownNow();
+        closePool = null;
+      }
     }
   }
 
@@ -210,13 +251,32 @@ final class DeltaTaskWriter implements TaskWriter<RowData> {
     closePartitions();
   }
 
+  /**
+   * Closes every partition's files, {@link Factory#CLOSE_PARALLELISM} at a time when there is a pool;
+   * waits for all of them, then adds their files to this writer's result. Every partition is closed even
+   * when one fails; the first failure is thrown with the others suppressed.
+   */
   private void closePartitions() throws IOException {
+    List<PartitionDelta> open = new ArrayList<>(partitions.values());
+    partitions.clear();
+    List<CompletableFuture<Closed>> closes = new ArrayList<>(open.size());
+    for (PartitionDelta partition : open) {
+      closes.add(closePool == null || open.size() == 1
+          ? closeNow(partition)
+          : CompletableFuture.supplyAsync(() -> closeUnchecked(partition), closePool));
+    }
     IOException failure = null;
-    for (PartitionDelta partition : partitions.values()) {
+    for (CompletableFuture<Closed> close : closes) {
       try {
-        partition.close();
-      } catch (IOException | UncheckedIOException e) {
-        IOException io = e instanceof IOException ioe ? ioe : ((UncheckedIOException) e).getCause();
+        Closed closed = close.join();
+        dataFiles.addAll(closed.dataFiles());
+        deleteFiles.addAll(closed.deleteFiles());
+        referencedDataFiles.addAll(closed.referencedDataFiles());
+        filesOpened += closed.filesOpened();
+      } catch (CompletionException | UncheckedIOException e) {
+        Throwable cause = e instanceof CompletionException ? e.getCause() : e;
+        IOException io = cause instanceof UncheckedIOException u ? u.getCause()
+            : cause instanceof IOException ioe ? ioe : new IOException("Cannot close a partition's files", cause);
         if (failure == null) {
           failure = io;
         } else {
@@ -224,11 +284,30 @@ final class DeltaTaskWriter implements TaskWriter<RowData> {
         }
       }
     }
-    partitions.clear();
     if (failure != null) {
       throw failure;
     }
   }
+
+  private static CompletableFuture<Closed> closeNow(PartitionDelta partition) {
+    try {
+      return CompletableFuture.completedFuture(partition.close());
+    } catch (IOException | UncheckedIOException | CompletionException e) {
+      return CompletableFuture.failedFuture(e instanceof IOException io ? new UncheckedIOException(io) : e);
+    }
+  }
+
+  private static Closed closeUnchecked(PartitionDelta partition) {
+    try {
+      return partition.close();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** What closing one partition produced: its files, and the position-delete files it opened to close. */
+  private record Closed(
+      List<DataFile> dataFiles, List<DeleteFile> deleteFiles, List<CharSequence> referencedDataFiles, long filesOpened) {}
 
   /** Where a row written in this checkpoint lives. */
   private record Position(CharSequence path, long row) {}
@@ -280,44 +359,50 @@ final class DeltaTaskWriter implements TaskWriter<RowData> {
       equalityDeletes.write(key);
     }
 
-    void close() throws IOException {
+    /** Closes this partition's files; touches nothing of the enclosing writer (it may run on a close thread). */
+    Closed close() throws IOException {
+      List<DataFile> closedData = new ArrayList<>();
+      List<DeleteFile> closedDeletes = new ArrayList<>();
+      List<CharSequence> referenced = new ArrayList<>();
+      long opened = 0;
       try {
         if (data != null) {
           data.close();
           DataWriteResult result = data.result();
-          dataFiles.addAll(result.dataFiles());
+          closedData.addAll(result.dataFiles());
           data = null;
         }
         if (equalityDeletes != null) {
           equalityDeletes.close();
           DeleteWriteResult result = equalityDeletes.result();
-          deleteFiles.addAll(result.deleteFiles());
+          closedDeletes.addAll(result.deleteFiles());
           equalityDeletes = null;
         }
         if (!deletedPositions.isEmpty()) {
-          writePositionDeletes();
+          DeleteWriteResult result = writePositionDeletes();
+          closedDeletes.addAll(result.deleteFiles());
+          referenced.addAll(result.referencedDataFiles());
+          opened++;
         }
+        return new Closed(closedData, closedDeletes, referenced, opened);
       } finally {
         writtenKeys.clear();
         deletedPositions.clear();
       }
     }
 
-    private void writePositionDeletes() throws IOException {
+    private DeleteWriteResult writePositionDeletes() throws IOException {
       deletedPositions.sort(
           Comparator.comparing((Position p) -> p.path().toString()).thenComparingLong(Position::row));
       RollingPositionDeleteWriter<RowData> writer =
           new RollingPositionDeleteWriter<>(fileWriters, outputFiles, io, targetFileSize, spec, partition);
-      filesOpened++;
       PositionDelete<RowData> delete = PositionDelete.create();
       try (writer) {
         for (Position p : deletedPositions) {
           writer.write(delete.set(p.path(), p.row()));
         }
       }
-      DeleteWriteResult result = writer.result();
-      deleteFiles.addAll(result.deleteFiles());
-      referencedDataFiles.addAll(result.referencedDataFiles());
+      return writer.result();
     }
   }
 }

@@ -279,6 +279,9 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
       }
     } finally {
       try {
+        if (writers != null) {
+          writers.close();
+        }
         tableLoader.close();
       } finally {
         super.close();

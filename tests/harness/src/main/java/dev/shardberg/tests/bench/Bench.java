@@ -10,6 +10,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import dev.shardberg.tests.cluster.MiniHdfs;
 import org.apache.iceberg.catalog.Catalog;
 
 /**
@@ -24,6 +25,9 @@ import org.apache.iceberg.catalog.Catalog;
 public final class Bench {
   /** Held so the level sticks: the binlog client logs every connect at INFO through java.util.logging. */
   private static final java.util.logging.Logger BINLOG_CLIENT_LOG = java.util.logging.Logger.getLogger("com.github.shyiko.mysql.binlog");
+
+  /** DataNodes of the HDFS of {@code --warehouse hdfs} (replication = 1). */
+  static final int HDFS_DATANODES = 1;
 
   private final BenchConfig config;
   private final Progress progress;
@@ -45,10 +49,16 @@ public final class Bench {
     List<ModeResult> modes = new ArrayList<>();
     List<ModeResult> sweep = new ArrayList<>();
     QuerySide.Result query = null;
+    MiniHdfs hdfs = null;
+    if (config.warehouseFs() == BenchConfig.WarehouseFs.HDFS) {
+      hdfs = MiniHdfs.start(out.resolve("hdfs"), HDFS_DATANODES);
+      progress.line("hdfs", "HDFS (MiniDFSCluster, %d DataNode, own JVM) at %s, started in %,d ms", HDFS_DATANODES,
+          hdfs.uri(), hdfs.startUpTime().toMillis());
+    }
     try (Workload workload = Workload.start(config.hosts(), progress)) {
       ModeRunner runner = new ModeRunner(workload, progress);
       for (BenchConfig.Mode mode : config.sweepOnly() ? List.<BenchConfig.Mode>of() : config.modes()) {
-        Path warehouse = warehouse(out, mode, config.shards());
+        String warehouse = warehouse(hdfs, out, "", mode, config.shards());
         ModeResult result = runner.run(mode, config, warehouse);
         modes.add(result);
         if (mode == BenchConfig.Mode.CONSOLIDATED && config.querySide() && result.status().equals(ModeResult.PASSED)) {
@@ -62,8 +72,12 @@ public final class Bench {
             .filter(m -> m == BenchConfig.Mode.CONSOLIDATED || m == BenchConfig.Mode.PER_SHARD).toList();
         BenchConfig sized = config.resized(n, (int) (config.sweepTotalRows() / n), config.sweepDuration(), sweepModes);
         for (BenchConfig.Mode mode : sweepModes) {
-          sweep.add(runner.run(mode, sized, warehouse(out.resolve("sweep"), mode, n)));
+          sweep.add(runner.run(mode, sized, warehouse(hdfs, out, "sweep/", mode, n)));
         }
+      }
+    } finally {
+      if (hdfs != null) {
+        hdfs.close();
       }
     }
     Report.Results results = new Report.Results(
@@ -75,14 +89,19 @@ public final class Bench {
     return results;
   }
 
-  private static Path warehouse(Path out, BenchConfig.Mode mode, int shards) throws IOException {
-    Path dir = out.resolve("warehouse").resolve(mode.label().replace('+', '-') + "-N" + shards);
+  /** A fresh warehouse location per mode and N: on HDFS a new directory of this run's HDFS, locally an emptied directory. */
+  private static String warehouse(MiniHdfs hdfs, Path out, String sub, BenchConfig.Mode mode, int shards) throws IOException {
+    String name = mode.label().replace('+', '-') + "-N" + shards;
+    if (hdfs != null) {
+      return hdfs.path("/bench/" + sub + "warehouse/" + name);
+    }
+    Path dir = out.resolve(sub).resolve("warehouse").resolve(name);
     if (Files.exists(dir)) {
       try (var paths = Files.walk(dir)) {
         paths.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
       }
     }
-    return dir;
+    return dir.toUri().toString();
   }
 
   private Map<String, Object> settings() {
@@ -102,6 +121,9 @@ public final class Bench {
     s.put("sweepTotalRows", config.sweepTotalRows());
     s.put("sweepDurationSeconds", config.sweepDuration().toSeconds());
     s.put("sweepOnly", config.sweepOnly());
+    s.put("warehouse", config.warehouseFs() == BenchConfig.WarehouseFs.HDFS
+        ? "hdfs: Hadoop 3.4.1 MiniDFSCluster, 1 NameNode + " + HDFS_DATANODES + " DataNode (replication 1) in its own JVM on this machine"
+        : "local: a directory under --output (ForklessLocalFileSystem)");
     s.put("tableProperties", dev.shardberg.router.TableLayout.DEFAULT_PROPERTIES);
     return s;
   }
@@ -160,6 +182,7 @@ public final class Bench {
     m.put("source-only", "the consolidated mode's sources (the job's ShardbergPipeline.buildSources, same generated config) feeding a counting map and a discarding sink, no table: snapshot throughput = rows loaded / (time the count reached them - job submission); 'after first commit' holds the rate after the first counted row; passes only when exactly shards x rows-per-shard rows were counted by the time the job ended; no change phase");
     m.put("change throughput", "changes applied in MySQL / (stream time + time until the table showed every shard's last change)");
     m.put("freshness", "for every row in the data files a snapshot adds during the change phase: snapshot commit timestamp - the row's mysql_commit_ts (MariaDB clock, same machine); deletes carry no row and are not timed");
+    m.put("writer flush", "consolidated modes, change phase: per Flink checkpoint, the files the writers closed (sum over writer subtasks) and the time of the slowest writer's close (DeltaTaskWriter.complete: closing every open data/delete file of the checkpoint), from the writers' own log line; coordinator commit ms: the duration the coordinator logs per data commit of the change phase (refresh, lock, RowDelta + progress record in one transaction; Iceberg's CommitReport does not cover these transactional commits, so 'commit ms' of the modes table is -1 for them)");
     m.put("commits", "snapshots observed on the table (polled every 200 ms)");
     m.put("commit duration and CommitFailedException retries", "Iceberg's own CommitReport (catalog metrics-reporter-impl) of every successful commit: totalDuration, and attempts - 1 (Iceberg retries only on CommitFailedException); a commit out of retries fails its job and shows as a restart");
     m.put("restarts", "the job's numRestarts gauge, through a Flink metric reporter");

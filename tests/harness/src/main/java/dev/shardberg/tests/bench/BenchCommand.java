@@ -81,6 +81,10 @@ public final class BenchCommand implements Callable<Integer> {
   @Option(names = "--sweep-only", negatable = false, description = "Run only the scale sweep (--sweep), not the modes at --shards.")
   boolean sweepOnly;
 
+  @Option(names = "--warehouse", defaultValue = "local", description = "File system of the tables: local (a directory under"
+      + " --output, Shardberg's fork-free local FS) or hdfs (a real HDFS, Hadoop's MiniDFSCluster with 1 DataNode in its own JVM) (default ${DEFAULT-VALUE}).")
+  String warehouse;
+
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   @Override
@@ -114,7 +118,8 @@ public final class BenchCommand implements Callable<Integer> {
         parseDuration("--phase-timeout", phaseTimeout),
         !noQuerySide,
         sweepOnly,
-        command);
+        command,
+        BenchConfig.WarehouseFs.parse(warehouse));
   }
 
   private String commandLine() {

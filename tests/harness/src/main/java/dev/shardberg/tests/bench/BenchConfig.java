@@ -25,6 +25,7 @@ import java.util.List;
  * @param querySide whether to run the query-side comparison
  * @param sweepOnly run only the scale sweep, not the modes at {@code shards}
  * @param command the exact command line, recorded in the report
+ * @param warehouseFs the file system of the warehouse: a local directory, or HDFS ({@code MiniHdfs})
  */
 public record BenchConfig(
     int shards,
@@ -45,7 +46,8 @@ public record BenchConfig(
     Duration phaseTimeout,
     boolean querySide,
     boolean sweepOnly,
-    String command) {
+    String command,
+    WarehouseFs warehouseFs) {
 
   public BenchConfig {
     check(shards > 0, "Cannot run the bench: --shards must be > 0, got %s", shards);
@@ -99,12 +101,43 @@ public record BenchConfig(
         phaseTimeout,
         false,
         false,
-        command);
+        command,
+        warehouseFs);
   }
 
   private static void check(boolean condition, String template, Object... args) {
     if (!condition) {
       throw new IllegalArgumentException(String.format(template, args));
+    }
+  }
+
+  /** Where the tables live: {@code local} (a directory under --output) or {@code hdfs} (a MiniDFSCluster in its own JVM). */
+  public enum WarehouseFs {
+    LOCAL("local"),
+    HDFS("hdfs");
+
+    private final String label;
+
+    WarehouseFs(String label) {
+      this.label = label;
+    }
+
+    public String label() {
+      return label;
+    }
+
+    public static WarehouseFs parse(String label) {
+      for (WarehouseFs w : values()) {
+        if (w.label.equals(label.trim())) {
+          return w;
+        }
+      }
+      throw new IllegalArgumentException(String.format("Cannot use --warehouse '%s': use local or hdfs", label));
+    }
+
+    @Override
+    public String toString() {
+      return label;
     }
   }
 

@@ -30,14 +30,15 @@ public record ModeResult(
     Verification verification,
     List<Point> freshnessTimeline,
     MaintenanceFigures maintenance,
-    SourceCount sourceCount) {
+    SourceCount sourceCount,
+    WriterFlush writerFlush) {
 
   public static final String PASSED = "PASSED";
   public static final String FAILED = "FAILED";
   public static final String NOT_AVAILABLE = "NOT_AVAILABLE";
 
   static ModeResult notAvailable(String mode, int shards, String reason) {
-    return new ModeResult(mode, NOT_AVAILABLE, reason, shards, 0, 0, 0, null, null, null, null, null, 0, 0, null, List.of(), null, null);
+    return new ModeResult(mode, NOT_AVAILABLE, reason, shards, 0, 0, 0, null, null, null, null, null, 0, 0, null, List.of(), null, null, null);
   }
 
   /**
@@ -96,6 +97,17 @@ public record ModeResult(
    * shards x rowsPerShard}), no fewer and no more (a duplicate would mean a source replayed rows).
    */
   public record SourceCount(long expectedRows, long countedRows, boolean passed) {}
+
+  /**
+   * Change phase, consolidated modes: per Flink checkpoint that closed files, the files of all writer
+   * subtasks together and the slowest subtask's close time ({@code DeltaTaskWriter.complete()}); {@code
+   * millisPerFile} = the slowest subtask's time summed over checkpoints / files. {@code commits}, {@code
+   * commitP50Millis}, {@code commitP99Millis}: the coordinator's data commits of the change phase and their
+   * duration as it logs it. Null for per-shard (stock writers and committers).
+   */
+  public record WriterFlush(
+      long checkpoints, double filesPerCheckpoint, long p50Millis, long p99Millis, long maxMillis, double millisPerFile,
+      long commits, long commitP50Millis, long commitP99Millis) {}
 
   /** A point of a time series: seconds since the change stream started, value. */
   public record Point(double seconds, double value) {}

@@ -82,12 +82,13 @@ final class ModeRunner {
   }
 
   /** A catalog loader over {@code warehouse} whose commits report to {@link CommitReports}. */
-  static CatalogLoader catalogLoader(Path warehouse) {
+  static CatalogLoader catalogLoader(String warehouse) {
     Map<String, String> props = new HashMap<>();
-    props.put(CatalogProperties.WAREHOUSE_LOCATION, warehouse.toAbsolutePath().toString());
+    props.put(CatalogProperties.WAREHOUSE_LOCATION, warehouse);
     props.put(CatalogProperties.METRICS_REPORTER_IMPL, CommitReports.class.getName());
     // The same local file system the job's catalogs use (Catalogs.loader), so both modes pay the same
-    // per-file cost on the local warehouse.
+    // per-file cost on the local warehouse; it applies to file: only, an hdfs:// warehouse goes through
+    // Hadoop's HDFS client.
     return CatalogLoader.hadoop(
         CATALOG, ForklessLocalFileSystem.install(new org.apache.hadoop.conf.Configuration()), props);
   }
@@ -109,7 +110,7 @@ final class ModeRunner {
     return new long[] {commits, deleteFiles, equalityDeletes};
   }
 
-  ModeResult run(BenchConfig.Mode mode, BenchConfig config, Path warehouse) throws Exception {
+  ModeResult run(BenchConfig.Mode mode, BenchConfig config, String warehouse) throws Exception {
     if (mode == BenchConfig.Mode.SOURCE_ONLY) {
       return runSourceOnly(config, warehouse);
     }
@@ -159,6 +160,7 @@ final class ModeRunner {
     int sourceCount = mode == BenchConfig.Mode.PER_SHARD ? config.shards() : workload.servers().size();
 
     HeapSampler heap = new HeapSampler();
+    CheckpointLog flushLog = mode == BenchConfig.Mode.PER_SHARD ? null : CheckpointLog.start();
     long expectedRows = config.totalRows();
     List<String> failures = new ArrayList<>();
     ModeResult.Snapshot snapshot = null;
@@ -283,11 +285,15 @@ final class ModeRunner {
           verification,
           timeline(fresh, streamStartMillis),
           maintenance == null ? null : maintenance.figures(reports),
-          null);
+          null,
+          flushLog == null || streamStartMillis == 0 ? null : flushLog.figures(streamStartMillis));
       progress.line("result", "%s%s", result.status(), result.reason().isEmpty() ? "" : ": " + result.reason());
       return result;
     } finally {
       heap.close();
+      if (flushLog != null) {
+        flushLog.close();
+      }
       if (maintenance != null) {
         maintenance.close();
       }
@@ -309,7 +315,7 @@ final class ModeRunner {
    * passes when exactly {@code shards x rowsPerShard} rows were counted by the time the job was
    * cancelled.
    */
-  private ModeResult runSourceOnly(BenchConfig config, Path warehouse) throws Exception {
+  private ModeResult runSourceOnly(BenchConfig config, String warehouse) throws Exception {
     BenchConfig.Mode mode = BenchConfig.Mode.SOURCE_ONLY;
     progress.mode(mode.label() + " N=" + config.shards());
     workload.reset(config.shards(), config.rowsPerShard(), progress);
@@ -389,7 +395,8 @@ final class ModeRunner {
           null,
           List.of(),
           null,
-          new ModeResult.SourceCount(expectedRows, countedRows, exact));
+          new ModeResult.SourceCount(expectedRows, countedRows, exact),
+          null);
       progress.line("result", "%s%s", result.status(), result.reason().isEmpty() ? "" : ": " + result.reason());
       return result;
     } finally {
@@ -399,7 +406,7 @@ final class ModeRunner {
   }
 
   /** The YAML a user would write for this workload (the `run` command's input). */
-  private Path writeJobConfig(BenchConfig config, Path warehouse, String runId, String zooKeeperConnect) throws java.io.IOException {
+  private Path writeJobConfig(BenchConfig config, String warehouse, String runId, String zooKeeperConnect) throws java.io.IOException {
     Path dir = config.output().toAbsolutePath().resolve("configs");
     java.nio.file.Files.createDirectories(dir);
     Path passwordFile = dir.resolve("mysql.password");
@@ -430,7 +437,7 @@ final class ModeRunner {
     yaml.append("source:\n  startup-mode: initial\n  server-time-zone: UTC\n");
     yaml.append("target:\n");
     yaml.append("  catalog:\n    type: hadoop\n    name: ").append(CATALOG).append('\n');
-    yaml.append("    warehouse: ").append(warehouse.toAbsolutePath().toUri()).append('\n');
+    yaml.append("    warehouse: ").append(warehouse).append('\n');
     yaml.append("    properties:\n      ").append(CatalogProperties.METRICS_REPORTER_IMPL).append(": ")
         .append(CommitReports.class.getName()).append('\n');
     yaml.append("  namespace: ").append(TABLE.namespace()).append("\n  table: ").append(TABLE.name()).append('\n');

@@ -92,10 +92,14 @@ final class Report {
         .append(((Number) r.machine().get("physicalMemoryBytes")).longValue() / (1024 * 1024 * 1024)).append(" GiB, load average at start ")
         .append(String.format("%.1f", ((Number) r.machine().get("loadAverageAtStart")).doubleValue())).append(". Versions: ")
         .append(r.versions()).append(".\n\n");
+    if (r.settings().get("warehouse") != null) {
+      md.append("Warehouse: ").append(r.settings().get("warehouse")).append(".\n\n");
+    }
     md.append("Absolute numbers are this machine's; compare modes by the ratios below (measured side by side in this run).\n\n");
     md.append("## Modes\n\n");
     md.append(modeTable(r.modes()));
     md.append(snapshotTable(r.modes()));
+    md.append(writerFlushTable(r.modes()));
     if (!r.ratios().isEmpty()) {
       md.append("\n## Ratios (same run, same workload)\n\n| figure | value |\n|---|---|\n");
       r.ratios().forEach((k, v) -> md.append("| ").append(k).append(" | ").append(v).append(" |\n"));
@@ -130,6 +134,26 @@ final class Report {
     md.append("\nCharts: ");
     CHARTS.forEach(c -> md.append("[").append(c).append("](").append(c).append(") "));
     md.append("\n");
+    return md.toString();
+  }
+
+  /** The change phase's writer side: files and flush time per checkpoint (consolidated modes). */
+  private static String writerFlushTable(List<ModeResult> modes) {
+    StringBuilder md = new StringBuilder();
+    md.append("\n### Change phase: writer flush per checkpoint\n\n| mode | checkpoints with files | files per checkpoint"
+        + " | flush ms p50 / p99 / max (slowest writer) | ms per file | coordinator commits, ms p50 / p99 | freshness p50 / p99 ms |\n"
+        + "|---|---|---|---|---|---|---|\n");
+    for (ModeResult m : modes) {
+      ModeResult.WriterFlush w = m.writerFlush();
+      if (w == null) {
+        continue;
+      }
+      ModeResult.Freshness f = m.freshness();
+      md.append(String.format("| %s | %d | %.1f | %,d / %,d / %,d | %.2f | %d, %,d / %,d | %s |%n", m.mode(), w.checkpoints(),
+          w.filesPerCheckpoint(), w.p50Millis(), w.p99Millis(), w.maxMillis(), w.millisPerFile(),
+          w.commits(), w.commitP50Millis(), w.commitP99Millis(),
+          f == null || f.samples() == 0 ? "-" : String.format("%,d / %,d", f.p50Millis(), f.p99Millis())));
+    }
     return md.toString();
   }
 

@@ -132,6 +132,8 @@ public final class FlinkSessionCluster implements AutoCloseable {
     private int taskManagers = 1;
     private int slotsPerTaskManager = 2;
     private Duration startTimeout = Duration.ofMinutes(2);
+    private String hadoopClasspath;
+    private Path hadoopConfDir;
     private final Map<String, String> config = new LinkedHashMap<>();
 
     private Builder() {}
@@ -162,6 +164,23 @@ public final class FlinkSessionCluster implements AutoCloseable {
 
     public Builder startTimeout(Duration timeout) {
       this.startTimeout = timeout;
+      return this;
+    }
+
+    /**
+     * Hadoop on the cluster's classpath the way Flink's scripts put it there: {@code HADOOP_CLASSPATH} is set
+     * in every Flink JVM's environment (JobManager, TaskManagers, the client) and appended to its
+     * classpath after Flink's {@code lib/}, as {@code bin/config.sh} does. Needed for {@code hdfs://}
+     * checkpoints (Flink's Hadoop file system finds Hadoop there).
+     */
+    public Builder hadoopClasspath(String classpath) {
+      this.hadoopClasspath = classpath;
+      return this;
+    }
+
+    /** {@code HADOOP_CONF_DIR} of every Flink JVM (core-site.xml, hdfs-site.xml), also on the classpath, as Flink's scripts do. */
+    public Builder hadoopConfDir(Path dir) {
+      this.hadoopConfDir = dir.toAbsolutePath();
       return this;
     }
 
@@ -327,10 +346,12 @@ public final class FlinkSessionCluster implements AutoCloseable {
     String script = "#!/bin/sh\n"
         + "# The Flink client for the session cluster at " + restUri + "\n"
         + "export FLINK_CONF_DIR='" + confDir + "'\n"
+        + (options.hadoopClasspath == null ? "" : "export HADOOP_CLASSPATH='" + options.hadoopClasspath + "'\n")
+        + (options.hadoopConfDir == null ? "" : "export HADOOP_CONF_DIR='" + options.hadoopConfDir + "'\n")
         + "exec '" + javaExecutable() + "' " + String.join(" ", JAVA_17_OPTS)
         + " -Dlog.file='" + logDir.resolve("client-by-hand.log") + "'"
         + " -Dlog4j.configurationFile='" + confDir.resolve("log4j-cli.properties") + "'"
-        + " -cp '" + libDir + "/*' " + CLI_CLASS + " \"$@\"\n";
+        + " -cp '" + classpath() + "' " + CLI_CLASS + " \"$@\"\n";
     Path flink = bin.resolve("flink");
     Files.writeString(flink, script);
     Files.setPosixFilePermissions(flink, PosixFilePermissions.fromString("rwxr-xr-x"));
@@ -592,7 +613,7 @@ public final class FlinkSessionCluster implements AutoCloseable {
       command.add("-Dlog4j.configurationFile=" + confDir.resolve("log4j.properties"));
     }
     command.add("-cp");
-    command.add(libDir + "/*");
+    command.add(classpath());
     command.add(mainClass);
     command.addAll(args);
     return command;
@@ -605,7 +626,25 @@ public final class FlinkSessionCluster implements AutoCloseable {
     env.put("FLINK_LIB_DIR", libDir.toString());
     env.put("FLINK_PLUGINS_DIR", workDir.resolve("plugins").toString());
     env.put("FLINK_LOG_DIR", logDir.toString());
+    if (options.hadoopClasspath != null) {
+      env.put("HADOOP_CLASSPATH", options.hadoopClasspath);
+    }
+    if (options.hadoopConfDir != null) {
+      env.put("HADOOP_CONF_DIR", options.hadoopConfDir.toString());
+    }
     return builder;
+  }
+
+  /** Flink's lib/, then HADOOP_CLASSPATH and HADOOP_CONF_DIR (the order of bin/config.sh's classpath). */
+  private String classpath() {
+    StringBuilder cp = new StringBuilder(libDir + "/*");
+    if (options.hadoopClasspath != null) {
+      cp.append(':').append(options.hadoopClasspath);
+    }
+    if (options.hadoopConfDir != null) {
+      cp.append(':').append(options.hadoopConfDir);
+    }
+    return cp.toString();
   }
 
   private static String javaExecutable() {
