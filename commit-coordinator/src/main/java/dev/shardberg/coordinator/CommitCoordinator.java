@@ -538,8 +538,13 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
             TableProperties.COMMIT_MIN_RETRY_WAIT_MS_DEFAULT);
     for (int attempt = 1; ; attempt++) {
       try {
+        long askedForLock = System.nanoTime();
         return guard.runExclusive(
-            options.lockTimeout(), () -> commitUnderLock(checkpoint, heartbeat));
+            options.lockTimeout(),
+            () -> {
+              metrics.lockGranted((System.nanoTime() - askedForLock) / 1_000_000);
+              return commitUnderLock(checkpoint, heartbeat);
+            });
       } catch (CommitDeferredException e) {
         metrics.lockTimeout();
         LOG.warn(
@@ -762,7 +767,7 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
     long snapshotId = transaction.table().currentSnapshot().snapshotId();
     long ms = (System.nanoTime() - start) / 1_000_000;
     if (heartbeat) {
-      metrics.heartbeat(checkpoint.checkpointId());
+      metrics.heartbeat(checkpoint.checkpointId(), ms);
       LOG.info(
           "Committed heartbeat for pipeline {} to table {}: checkpoint {} after {} empty"
               + " checkpoints, {} ms",

@@ -1,10 +1,22 @@
 package dev.shardberg.coordinator;
 
 import org.apache.flink.metrics.Counter;
+import org.apache.flink.metrics.Histogram;
 import org.apache.flink.metrics.MetricGroup;
+import org.apache.flink.runtime.metrics.DescriptiveStatisticsHistogram;
 
-/** Flink metrics of the coordinator, under the {@code shardberg} group of its operator. */
+/**
+ * Flink metrics of the coordinator, under the {@code shardberg} group of its operator. Besides the
+ * counters and gauges, two histograms over the last {@value #HISTOGRAM_WINDOW} commits (milliseconds):
+ * {@code commitDurationMs} (one Iceberg commit of one checkpoint, heartbeats included, from the refresh
+ * under the lock to the committed transaction) and {@code lockWaitMs} (how long the commit waited for
+ * the guard: the ZooKeeper table lock in HA mode, about 0 without ZooKeeper).
+ */
 final class CoordinatorMetrics {
+  static final int HISTOGRAM_WINDOW = 1024;
+
+  private final Histogram commitDurations;
+  private final Histogram lockWaits;
   private final Counter commits;
   private final Counter heartbeats;
   private final Counter commitRetries;
@@ -24,6 +36,10 @@ final class CoordinatorMetrics {
     this.commitRetries = group.counter("commitRetries");
     this.lockTimeouts = group.counter("commitLockTimeouts");
     this.skippedAlreadyCommitted = group.counter("checkpointsAlreadyCommitted");
+    this.commitDurations =
+        group.histogram("commitDurationMs", new DescriptiveStatisticsHistogram(HISTOGRAM_WINDOW));
+    this.lockWaits =
+        group.histogram("lockWaitMs", new DescriptiveStatisticsHistogram(HISTOGRAM_WINDOW));
     group.<Long, org.apache.flink.metrics.Gauge<Long>>gauge(
         "lastCommittedCheckpoint", () -> lastCommittedCheckpoint);
     group.<Long, org.apache.flink.metrics.Gauge<Long>>gauge(
@@ -45,16 +61,23 @@ final class CoordinatorMetrics {
     lastCommitDataFiles = dataFiles;
     lastCommitDeleteFiles = deleteFiles;
     lastCommitRecords = records;
+    commitDurations.update(durationMs);
   }
 
-  void heartbeat(long checkpointId) {
+  void heartbeat(long checkpointId, long durationMs) {
     heartbeats.inc();
+    commitDurations.update(durationMs);
     lastCommittedCheckpoint = checkpointId;
   }
 
   void alreadyCommitted(long checkpointId) {
     skippedAlreadyCommitted.inc();
     lastCommittedCheckpoint = Math.max(lastCommittedCheckpoint, checkpointId);
+  }
+
+  /** The guard granted the commit its lock after {@code waitMs}. */
+  void lockGranted(long waitMs) {
+    lockWaits.update(waitMs);
   }
 
   void retry() {

@@ -5,6 +5,8 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Properties;
 import java.util.concurrent.Executors;
@@ -19,6 +21,7 @@ import org.apache.flink.streaming.api.operators.ChainingStrategy;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.table.data.RowData;
+import org.apache.flink.types.RowKind;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -33,7 +36,11 @@ import org.slf4j.LoggerFactory;
  *       HostUnreachableException}) instead of a silent stall;
  *   <li>every subtask tracks the binlog changes that pass (their timestamp is the binlog event time, the
  *       snapshot's rows carry none) and exposes them, with the connection state, as gauges in the metric
- *       group {@code host=<name>}; a one-line summary per host goes to the log every {@link #SUMMARY_EVERY}.
+ *       group {@code host=<name>}; a one-line summary per host goes to the log every {@link #SUMMARY_EVERY};
+ *   <li>every subtask counts the snapshot's rows that pass (the deserializer makes a snapshot read, and
+ *       only that, a +I row with {@code shard_number} at position 0): gauge {@code snapshotRows} per host
+ *       and {@code shard=<n>.snapshotRows} per shard (sum over subtasks: snapshot chunks are read in
+ *       parallel). Flink CDC 3.5.0's MySQL source exports no chunk counts of its own.
  * </ul>
  *
  * <p>The binlog reader itself (Flink CDC / Debezium) fails its task when the server closes the
@@ -57,6 +64,9 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
   private transient AtomicReference<Probe> latestProbe;
   private transient Connection connection; // used by the prober thread only
   private transient long lastSummaryMillis;
+  private transient MetricGroup hostGroup;
+  private transient Map<Integer, long[]> snapshotRowsByShard; // task thread writes, gauges read
+  private transient volatile long snapshotRows;
 
   /** One probe's outcome; {@code error} null when the host answered. */
   record Probe(long atMillis, String error) {}
@@ -83,7 +93,9 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
     latestProbe = new AtomicReference<>();
     lastSummaryMillis = now();
     boolean probing = getRuntimeContext().getTaskInfo().getIndexOfThisSubtask() == 0;
-    registerGauges(getMetricGroup().addGroup("host", host.name()), probing);
+    snapshotRowsByShard = new HashMap<>();
+    hostGroup = getMetricGroup().addGroup("host", host.name());
+    registerGauges(hostGroup, probing);
     if (probing) {
       prober = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "shardberg-host-probe-" + host.name());
@@ -106,6 +118,7 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
     group.gauge("lastEventTime", (Gauge<Long>) health::lastEventTimeMillis);
     group.gauge("millisSinceLastEvent", (Gauge<Long>) () -> health.millisSinceLastEvent(now()));
     group.gauge("eventTimeLag", (Gauge<Long>) health::eventTimeLagMillis);
+    group.gauge("snapshotRows", (Gauge<Long>) () -> snapshotRows);
   }
 
   @Override
@@ -113,7 +126,23 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
     if (element.hasTimestamp() && element.getTimestamp() > 0) {
       health.eventRead(element.getTimestamp(), now());
     }
+    RowData row = element.getValue();
+    if (row.getRowKind() == RowKind.INSERT) {
+      countSnapshotRow(row.getInt(0));
+    }
     output.collect(element);
+  }
+
+  private void countSnapshotRow(int shard) {
+    long[] count = snapshotRowsByShard.get(shard);
+    if (count == null) {
+      long[] created = new long[1];
+      count = created;
+      snapshotRowsByShard.put(shard, created);
+      hostGroup.addGroup("shard", Integer.toString(shard)).gauge("snapshotRows", (Gauge<Long>) () -> created[0]);
+    }
+    count[0]++;
+    snapshotRows++;
   }
 
   @Override
@@ -149,13 +178,15 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
   /** The per-host line logged every {@link #SUMMARY_EVERY}. */
   String summary(long now) {
     long lastEvent = health.lastEventTimeMillis();
-    return String.format("MySQL host %s: %s; %d binlog changes read%s",
+    return String.format("MySQL host %s: %s; %d snapshot rows of %d shards and %d binlog changes read%s",
         host.describe(),
         switch (health.state()) {
           case REACHABLE -> "reachable";
           case UNREACHABLE -> "UNREACHABLE for " + health.unreachableMillis(now) / 1000 + " s";
           case UNKNOWN -> "not probed yet";
         },
+        snapshotRows,
+        snapshotRowsByShard.size(),
         health.eventsRead(),
         lastEvent < 0 ? "" : String.format(", newest written %s, read %d s ago, %d ms after it was written",
             Instant.ofEpochMilli(lastEvent), health.millisSinceLastEvent(now) / 1000, health.eventTimeLagMillis()));

@@ -13,7 +13,9 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.apache.flink.runtime.throwable.ThrowableClassifier;
 import org.apache.flink.runtime.throwable.ThrowableType;
 import org.apache.flink.streaming.util.OneInputStreamOperatorTestHarness;
+import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
+import org.apache.flink.types.RowKind;
 import org.junit.jupiter.api.Test;
 
 /** The host watch against a port nobody listens on; the restart of a real host is in SourceReconnectTest. */
@@ -46,6 +48,22 @@ class SourceHostWatchTest {
         .startsWith("Cannot keep reading host 'gone' (127.0.0.1:" + port + "): it has not answered for ")
         .contains("longer than source.unreachable-timeout (PT0.6S); last error: CommunicationsException: ")
         .endsWith("raise source.unreachable-timeout to wait longer.");
+  }
+
+  @Test
+  void countsTheSnapshotRowsPerShardAndTheBinlogChangesApart() throws Exception {
+    MySqlHost host = new MySqlHost("a", "127.0.0.1", 1, "cdc", Secret.of("pw"), Map.of());
+    SourceHostWatch watch = new SourceHostWatch(host, Duration.ofMinutes(1), Duration.ofMinutes(10));
+    try (OneInputStreamOperatorTestHarness<RowData, RowData> harness = new OneInputStreamOperatorTestHarness<>(watch)) {
+      harness.open();
+      harness.processElement(GenericRowData.ofKind(RowKind.INSERT, 3, 1L), 0); // snapshot reads carry no time
+      harness.processElement(GenericRowData.ofKind(RowKind.INSERT, 3, 2L), 0);
+      harness.processElement(GenericRowData.ofKind(RowKind.INSERT, 5, 1L), 0);
+      harness.processElement(GenericRowData.ofKind(RowKind.UPDATE_AFTER, 3, 1L), 1_000);
+      harness.processElement(GenericRowData.ofKind(RowKind.DELETE, 5, 1L), 2_000);
+      assertThat(harness.extractOutputValues()).hasSize(5);
+      assertThat(watch.summary(3_000)).contains("; 3 snapshot rows of 2 shards and 2 binlog changes read, newest written ");
+    }
   }
 
   @Test

@@ -35,8 +35,12 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.test.TestingServer;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.metrics.Histogram;
+import org.apache.flink.metrics.Metric;
 import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.runtime.testutils.InMemoryReporter;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -77,10 +81,14 @@ class ZooKeeperGuardedPipelineTest {
   private static final int[] SHARDS_B = {4, 5, 6, 7};
   private static final Duration JOB_TIMEOUT = Duration.ofMinutes(2);
 
+  /** Keeps the metrics of finished jobs, so a test reads the coordinator's histograms after the job. */
+  private static final InMemoryReporter METRICS = InMemoryReporter.createWithRetainedMetrics();
+
   @RegisterExtension
   static final MiniClusterExtension MINI_CLUSTER =
       new MiniClusterExtension(
           new MiniClusterResourceConfiguration.Builder()
+              .setConfiguration(METRICS.addToConfiguration(new Configuration()))
               .setNumberTaskManagers(1)
               .setNumberSlotsPerTaskManager(6)
               .build());
@@ -181,12 +189,53 @@ class ZooKeeperGuardedPipelineTest {
     assertNoRowTwice();
     assertCheckpointsCommittedOnceInOrder("orders-a");
     assertCheckpointsCommittedOnceInOrder("orders-b");
+    assertCommitHistograms(b, batches);
     Table table = table();
     for (Snapshot compaction : compactions()) {
       assertThat(readRows(table, compaction.snapshotId()))
           .as("rows of compaction snapshot %d against its parent", compaction.snapshotId())
           .isEqualTo(readRows(table, compaction.parentId()));
     }
+  }
+
+  /**
+   * The coordinator's commit-duration and lock-wait histograms (issue 16), read from its operator
+   * metric group: one commit-duration value per commit (data and heartbeat), one lock wait per
+   * commit that got the ZooKeeper lock (at least one per commit).
+   */
+  private static void assertCommitHistograms(JobClient job, int batches) {
+    // the coordinator's "shardberg" group of this job (by group: identifiers of chained operators collide)
+    Map<String, Metric> metrics = new java.util.HashMap<>();
+    METRICS.getMetricsByGroup().forEach((group, byName) -> {
+      if (job.getJobID().toString().equals(group.getAllVariables().get("<job_id>"))
+          && group.getMetricIdentifier("x").endsWith(".shardberg.x")) {
+        byName.forEach((name, metric) -> metrics.put(".shardberg." + name, metric));
+      }
+    });
+    long commits = counter(metrics, ".shardberg.commits") + counter(metrics, ".shardberg.heartbeatCommits");
+    assertThat(commits).as("commits of %s", job.getJobID()).isGreaterThanOrEqualTo(batches);
+    Histogram durations = (Histogram) metric(metrics, ".shardberg.commitDurationMs");
+    Histogram lockWaits = (Histogram) metric(metrics, ".shardberg.lockWaitMs");
+    assertThat(durations.getCount()).as("commitDurationMs values").isEqualTo(commits);
+    assertThat(durations.getStatistics().getMin()).isGreaterThanOrEqualTo(0);
+    assertThat(durations.getStatistics().getMax()).isGreaterThanOrEqualTo(durations.getStatistics().getMin());
+    assertThat(lockWaits.getCount()).as("lockWaitMs values").isGreaterThanOrEqualTo(commits);
+    assertThat(lockWaits.getStatistics().getMin()).isGreaterThanOrEqualTo(0);
+  }
+
+  private static Metric metric(Map<String, Metric> metrics, String suffix) {
+    List<Metric> found = new ArrayList<>();
+    metrics.forEach((id, m) -> {
+      if (id.endsWith(suffix)) {
+        found.add(m);
+      }
+    });
+    assertThat(found).as("metrics ending in %s among %s", suffix, metrics.keySet()).hasSize(1);
+    return found.get(0);
+  }
+
+  private static long counter(Map<String, Metric> metrics, String suffix) {
+    return ((Counter) metric(metrics, suffix)).getCount();
   }
 
   private List<Snapshot> compactions() {

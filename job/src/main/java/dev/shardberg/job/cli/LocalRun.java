@@ -7,6 +7,8 @@ import dev.shardberg.job.PipelineStatus;
 import dev.shardberg.job.ShardbergPipeline;
 import dev.shardberg.job.config.ShardbergConfig;
 import dev.shardberg.job.observe.HostLag;
+import dev.shardberg.job.observe.SnapshotProgress;
+import dev.shardberg.router.ShardDiscovery;
 import java.io.PrintWriter;
 import java.net.URI;
 import java.time.Clock;
@@ -28,8 +30,9 @@ import sun.misc.Signal;
 
 /**
  * A local {@code run} on the console: one line per phase (assembled, running, first commit, stopping,
- * stopped) and a progress line every {@code progressEvery} (commits, rows, rows/s, freshness, and the
- * binlog lag per host when the web port is on). In a terminal the progress line is rewritten in place;
+ * stopped) and a progress line every {@code progressEvery} (commits, rows, rows/s, freshness, the binlog
+ * lag per host and, while the snapshot is read, its rows, rows/s and ETA — the last two from the job's
+ * metrics through the local REST API on {@code restPort}). In a terminal the progress line is rewritten in place;
  * otherwise (a pipe, a file, a test) every progress line is a plain line.
  *
  * <p>Ctrl-C (SIGINT) or SIGTERM stops the job with a final savepoint under the checkpoint directory
@@ -45,14 +48,20 @@ final class LocalRun {
   private final boolean terminal;
   private final Duration progressEvery;
   private final Integer webPort;
+  private final int restPort;
   private final CountDownLatch stopRequested = new CountDownLatch(1);
 
-  LocalRun(ShardbergConfig config, PrintWriter out, boolean terminal, Duration progressEvery, Integer webPort) {
+  /**
+   * @param webPort the port the user asked the dashboard on; null when not asked
+   * @param restPort the port of the local Flink REST API (the web port, or one the CLI picked)
+   */
+  LocalRun(ShardbergConfig config, PrintWriter out, boolean terminal, Duration progressEvery, Integer webPort, int restPort) {
     this.config = config;
     this.out = out;
     this.terminal = terminal;
     this.progressEvery = progressEvery;
     this.webPort = webPort;
+    this.restPort = restPort;
   }
 
   int run(StreamExecutionEnvironment env) throws Exception {
@@ -71,7 +80,8 @@ final class LocalRun {
     }
     handleStopSignals();
     Table table = dev.shardberg.job.Catalogs.loadTable(config.target());
-    Progress progress = new Progress(Instant.now());
+    Progress progress = new Progress(Instant.now(), assembled.plan().shardCount(),
+        ShardDiscovery.estimatedRows(ShardbergPipeline.logicalTable(config).hosts(), assembled.plan()));
     while (true) {
       boolean stop = stopRequested.await(progressEvery.toMillis(), TimeUnit.MILLISECONDS);
       JobStatus state = job.getJobStatus().get();
@@ -119,13 +129,20 @@ final class LocalRun {
   /** Counters between two progress lines. */
   private static final class Progress {
     final Instant started;
+    final int shards;
+    final Map<Integer, Long> estimatedRows;
     boolean firstCommitSeen;
     long lastRows = -1;
     Instant lastAt;
+    SnapshotProgress lastSnapshot;
+    Instant lastSnapshotAt;
 
-    Progress(Instant started) {
+    Progress(Instant started, int shards, Map<Integer, Long> estimatedRows) {
       this.started = started;
       this.lastAt = started;
+      this.lastSnapshotAt = started;
+      this.shards = shards;
+      this.estimatedRows = estimatedRows;
     }
   }
 
@@ -135,8 +152,10 @@ final class LocalRun {
       long added = status.totals().values().stream().mapToLong(ShardCounts::addedRecords).sum();
       long deleted = status.totals().values().stream().mapToLong(ShardCounts::deletedRecords).sum();
       Instant now = status.now();
+      List<HostLag> hosts = readHosts();
+      String snapshot = snapshot(hosts, p, now);
       if (!status.committed()) {
-        progressLine("waiting for the first commit (%s since start)", human(Duration.between(p.started, now)));
+        progressLine("waiting for the first commit (%s since start)%s", human(Duration.between(p.started, now)), snapshot);
         return;
       }
       CommitRecord last = status.commits().get(0);
@@ -149,25 +168,39 @@ final class LocalRun {
       double perSecond = p.lastRows < 0 ? 0 : (rows - p.lastRows) * 1000.0 / Math.max(1, Duration.between(p.lastAt, now).toMillis());
       p.lastRows = rows;
       p.lastAt = now;
-      progressLine("checkpoint %d committed %s ago; +%d -%d rows in %d shards, %.0f rows/s%s", last.checkpointId(),
-          human(status.sinceLastCommit()), added, deleted, status.totals().size(), perSecond, hosts());
+      progressLine("checkpoint %d committed %s ago; +%d -%d rows in %d shards, %.0f rows/s%s%s", last.checkpointId(),
+          human(status.sinceLastCommit()), added, deleted, status.totals().size(), perSecond, snapshot, hosts(hosts));
     } catch (RuntimeException e) {
       progressLine("cannot read the table's progress: %s", rootMessage(e));
     }
   }
 
-  private String hosts() {
-    if (webPort == null) {
-      return "";
-    }
+  /** The job's view per host; empty when the REST API cannot be read (the line then goes without it). */
+  private List<HostLag> readHosts() {
     try {
-      List<HostLag> hosts = HostLag.read("http://localhost:" + webPort, config.pipeline().id());
-      return hosts.isEmpty() ? "" : "; " + hosts.stream()
-          .map(h -> h.host() + " " + h.connected() + (h.readLagMillis() >= 0 ? " lag " + h.readLagMillis() + " ms" : ""))
-          .collect(Collectors.joining(", "));
+      return HostLag.read("http://localhost:" + restPort, config.pipeline().id());
     } catch (Exception e) {
+      LOG.debug("Cannot read the job's host metrics at localhost:{}: {}", restPort, e.toString());
+      return List.of();
+    }
+  }
+
+  /** "; snapshot: …" while snapshot rows are being read, else "". */
+  private static String snapshot(List<HostLag> hosts, Progress p, Instant now) {
+    if (hosts.isEmpty()) {
       return "";
     }
+    SnapshotProgress current = SnapshotProgress.of(hosts);
+    String text = current.describe(p.lastSnapshot, Duration.between(p.lastSnapshotAt, now), p.shards, p.estimatedRows);
+    p.lastSnapshot = current;
+    p.lastSnapshotAt = now;
+    return text == null ? "" : "; snapshot: " + text;
+  }
+
+  private static String hosts(List<HostLag> hosts) {
+    return hosts.isEmpty() ? "" : "; " + hosts.stream()
+        .map(h -> h.host() + " " + h.connected() + (h.readLagMillis() >= 0 ? " lag " + h.readLagMillis() + " ms" : ""))
+        .collect(Collectors.joining(", "));
   }
 
   private boolean progressOpen;

@@ -60,16 +60,23 @@ public class RunCommand implements Callable<Integer> {
     if (every == null || every.isZero() || every.isNegative()) {
       throw new ParameterException(spec.commandLine(), "Cannot use --progress-interval " + progressInterval + ": write e.g. 2s or 1min");
     }
+    // Flink's local cluster always serves its REST API (on a random port without --web-port); the port is
+    // chosen here so the progress line can read the job's metrics (snapshot rows, lag per host) from it
+    int restPort = webPort != null ? webPort : freeLocalPort();
     Configuration extra = new Configuration();
-    if (webPort != null) {
-      extra.set(RestOptions.BIND_ADDRESS, "localhost");
-      extra.set(RestOptions.ADDRESS, "localhost");
-      extra.set(RestOptions.PORT, webPort);
-      extra.set(RestOptions.BIND_PORT, String.valueOf(webPort));
-      // the REST layer caches metrics for this long (Flink's default, 10 s, makes the host lines lag behind)
-      extra.set(MetricOptions.METRIC_FETCHER_UPDATE_INTERVAL, Duration.ofSeconds(2));
-    }
+    extra.set(RestOptions.BIND_ADDRESS, "localhost");
+    extra.set(RestOptions.ADDRESS, "localhost");
+    extra.set(RestOptions.PORT, restPort);
+    extra.set(RestOptions.BIND_PORT, String.valueOf(restPort));
+    // the REST layer caches metrics for this long (Flink's default, 10 s, makes the host lines lag behind)
+    extra.set(MetricOptions.METRIC_FETCHER_UPDATE_INTERVAL, Duration.ofSeconds(2));
     env = LocalCheckpoints.environment(loaded, fresh, spec.commandLine().getOut(), extra);
-    return new LocalRun(loaded, spec.commandLine().getOut(), System.console() != null, every, webPort).run(env);
+    return new LocalRun(loaded, spec.commandLine().getOut(), System.console() != null, every, webPort, restPort).run(env);
+  }
+
+  private static int freeLocalPort() throws java.io.IOException {
+    try (java.net.ServerSocket socket = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      return socket.getLocalPort();
+    }
   }
 }

@@ -15,6 +15,9 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * Per MySQL host, what the running job's host watch reports (its gauges, read through Flink's REST API
@@ -26,12 +29,16 @@ import java.util.Map;
  * @param newestChangeWritten binlog timestamp of the newest change read; null before the first
  * @param sinceLastChangeMillis time since a change was last read; -1 before the first
  * @param readLagMillis how long after it was written the newest change was read; -1 before the first
+ * @param snapshotRows rows of the initial snapshot read from this host so far (sum over subtasks)
+ * @param snapshotRowsByShard the same per shard number; a shard absent has no snapshot row read yet
  */
 public record HostLag(String host, String connected, long unreachableMillis, Instant newestChangeWritten,
-    long sinceLastChangeMillis, long readLagMillis) {
+    long sinceLastChangeMillis, long readLagMillis, long snapshotRows, Map<Integer, Long> snapshotRowsByShard) {
 
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final List<String> GAUGES = List.of("connected", "unreachableMillis", "lastEventTime", "millisSinceLastEvent", "eventTimeLag");
+  /** Metric ids per REST request: Flink's REST server limits the request line (4 KiB by default). */
+  private static final int IDS_PER_REQUEST = 30;
 
   /**
    * The host lines of the running job of {@code pipelineId} at {@code restUrl}; empty when no job of
@@ -58,28 +65,48 @@ public record HostLag(String host, String connected, long unreachableMillis, Ins
       }
       String host = name.substring(at + "Host watch ".length()).split(" ")[0];
       String base = "/jobs/" + jobId + "/vertices/" + vertex.path("id").asText() + "/subtasks/metrics";
-      // the ids end in host.<name>.<gauge>; the operator part of the id is Flink's business
+      // the ids end in host.<name>.<gauge> and host.<name>.shard.<n>.snapshotRows; the operator part
+      // of the id is Flink's business
       Map<String, String> idOf = new HashMap<>();
+      Map<String, Integer> shardOf = new HashMap<>();
+      Pattern shardGauge = Pattern.compile(".*\\.host\\." + Pattern.quote(host) + "\\.shard\\.(\\d+)\\.snapshotRows$");
       for (JsonNode metric : rest.get(base)) {
         String id = metric.path("id").asText();
         for (String gauge : GAUGES) {
           if (id.endsWith(".host." + host + "." + gauge)) {
-            idOf.put(gauge, id);
+            idOf.put(id, gauge);
           }
+        }
+        if (id.endsWith(".host." + host + ".snapshotRows")) {
+          idOf.put(id, "snapshotRows");
+        }
+        Matcher m = shardGauge.matcher(id);
+        if (m.matches()) {
+          shardOf.put(id, Integer.parseInt(m.group(1)));
         }
       }
       if (idOf.isEmpty()) {
         continue;
       }
+      // max over subtasks for the host's state (only subtask 0 probes, the binlog is read by one
+      // subtask); sum for the snapshot rows (chunks are read by all subtasks)
       Map<String, Double> values = new HashMap<>();
-      String ids = String.join(",", idOf.values());
-      // max over subtasks: only subtask 0 probes, the binlog is read by one subtask
-      for (JsonNode metric : rest.get(base + "?agg=max&get=" + URLEncoder.encode(ids, StandardCharsets.UTF_8))) {
-        idOf.forEach((gauge, id) -> {
-          if (id.equals(metric.path("id").asText())) {
-            values.put(gauge, metric.path("max").asDouble());
+      for (JsonNode metric : rest.get(base + "?agg=max,sum&get=" + URLEncoder.encode(String.join(",", idOf.keySet()), StandardCharsets.UTF_8))) {
+        String gauge = idOf.get(metric.path("id").asText());
+        if (gauge != null) {
+          values.put(gauge, metric.path("snapshotRows".equals(gauge) ? "sum" : "max").asDouble());
+        }
+      }
+      Map<Integer, Long> byShard = new TreeMap<>();
+      List<String> shardIds = new ArrayList<>(shardOf.keySet());
+      for (int from = 0; from < shardIds.size(); from += IDS_PER_REQUEST) {
+        String ids = String.join(",", shardIds.subList(from, Math.min(shardIds.size(), from + IDS_PER_REQUEST)));
+        for (JsonNode metric : rest.get(base + "?agg=sum&get=" + URLEncoder.encode(ids, StandardCharsets.UTF_8))) {
+          Integer shard = shardOf.get(metric.path("id").asText());
+          if (shard != null) {
+            byShard.put(shard, Math.round(metric.path("sum").asDouble()));
           }
-        });
+        }
       }
       long connected = Math.round(values.getOrDefault("connected", -1.0));
       long lastEvent = Math.round(values.getOrDefault("lastEventTime", -1.0));
@@ -88,7 +115,9 @@ public record HostLag(String host, String connected, long unreachableMillis, Ins
           Math.round(values.getOrDefault("unreachableMillis", 0.0)),
           lastEvent > 0 ? Instant.ofEpochMilli(lastEvent) : null,
           Math.round(values.getOrDefault("millisSinceLastEvent", -1.0)),
-          Math.round(values.getOrDefault("eventTimeLag", -1.0))));
+          Math.round(values.getOrDefault("eventTimeLag", -1.0)),
+          Math.round(values.getOrDefault("snapshotRows", 0.0)),
+          byShard));
     }
     return hosts;
   }

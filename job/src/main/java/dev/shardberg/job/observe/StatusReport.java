@@ -8,7 +8,13 @@ import dev.shardberg.coordinator.CommitRecord;
 import dev.shardberg.job.PipelineStatus;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
 
 /**
  * The lag part of {@code status}: per shard the newest committed change ({@link ShardFreshness}), per
@@ -25,14 +31,38 @@ public record StatusReport(PipelineStatus status, List<ShardFreshness> shards, L
     return new StatusReport(status, ShardFreshness.of(status.commits()), hosts, hostsError);
   }
 
+  /**
+   * Snapshot rows read per shard by the running job (from its hosts' gauges); null without a REST
+   * address or a running job. Shards of the plan with no row read yet are absent.
+   */
+  public Map<Integer, Long> snapshotRowsByShard() {
+    if (hosts == null || hosts.isEmpty()) {
+      return null;
+    }
+    Map<Integer, Long> rows = new TreeMap<>();
+    hosts.forEach(h -> rows.putAll(h.snapshotRowsByShard()));
+    return rows;
+  }
+
   /** The text lines printed after {@link PipelineStatus#render}. */
   public String renderLag() {
     StringBuilder sb = new StringBuilder();
-    if (!shards.isEmpty()) {
-      sb.append(String.format("%n  %-6s %-26s %s%n", "shard", "last change committed at", "ago"));
-      for (ShardFreshness s : shards) {
-        sb.append(String.format("  %-6d %-26s %s%n", s.shard(), s.lastChangeCommitted() == null ? "-" : s.lastChangeCommitted(),
-            s.lastChangeCommitted() == null ? "-" : human(Duration.between(s.lastChangeCommitted(), status.now()))));
+    Map<Integer, Long> snapshotRows = snapshotRowsByShard();
+    Set<Integer> shardNumbers = new TreeSet<>();
+    shards.forEach(s -> shardNumbers.add(s.shard()));
+    if (snapshotRows != null) {
+      shardNumbers.addAll(snapshotRows.keySet());
+    }
+    if (!shardNumbers.isEmpty()) {
+      Map<Integer, ShardFreshness> freshness = new HashMap<>();
+      shards.forEach(s -> freshness.put(s.shard(), s));
+      sb.append(String.format("%n  %-6s %-26s %-10s %s%n", "shard", "last change committed at", "ago", "snapshot rows read"));
+      for (int shard : shardNumbers) {
+        ShardFreshness s = freshness.get(shard);
+        Instant committed = s == null ? null : s.lastChangeCommitted();
+        sb.append(String.format("  %-6d %-26s %-10s %s%n", shard, committed == null ? "-" : committed,
+            committed == null ? "-" : human(Duration.between(committed, status.now())),
+            snapshotRows == null ? "-" : snapshotRows.getOrDefault(shard, 0L)));
       }
     }
     if (hosts == null) {
@@ -41,14 +71,14 @@ public record StatusReport(PipelineStatus status, List<ShardFreshness> shards, L
     } else if (hosts.isEmpty()) {
       sb.append(String.format("%n  hosts: %s%n", hostsError == null ? "no running job of this pipeline at the REST address" : hostsError));
     } else {
-      sb.append(String.format("%n  %-14s %-12s %-26s %14s %12s%n", "host", "connection", "newest change read (written)",
-          "last read ago", "read lag"));
+      sb.append(String.format("%n  %-14s %-12s %-26s %14s %12s %14s%n", "host", "connection", "newest change read (written)",
+          "last read ago", "read lag", "snapshot rows"));
       for (HostLag h : hosts) {
-        sb.append(String.format("  %-14s %-12s %-26s %14s %12s%n", h.host(),
+        sb.append(String.format("  %-14s %-12s %-26s %14s %12s %14d%n", h.host(),
             h.connected() + ("unreachable".equals(h.connected()) ? " " + h.unreachableMillis() / 1000 + "s" : ""),
             h.newestChangeWritten() == null ? "-" : h.newestChangeWritten(),
             h.sinceLastChangeMillis() < 0 ? "-" : human(Duration.ofMillis(h.sinceLastChangeMillis())),
-            h.readLagMillis() < 0 ? "-" : h.readLagMillis() + " ms"));
+            h.readLagMillis() < 0 ? "-" : h.readLagMillis() + " ms", h.snapshotRows()));
       }
     }
     return sb.toString();
@@ -73,7 +103,10 @@ public record StatusReport(PipelineStatus status, List<ShardFreshness> shards, L
       root.put("currentSnapshotRecords", status.currentSnapshotRecords());
     }
     ArrayNode shardArray = root.putArray("shards");
+    Map<Integer, Long> snapshotRows = snapshotRowsByShard();
+    Set<Integer> listed = new HashSet<>();
     for (ShardFreshness s : shards) {
+      listed.add(s.shard());
       ObjectNode n = shardArray.addObject();
       n.put("shard", s.shard());
       n.put("addedRecords", s.addedRecords());
@@ -84,6 +117,21 @@ public record StatusReport(PipelineStatus status, List<ShardFreshness> shards, L
         n.put("sinceLastChangeMillis", Duration.between(s.lastChangeCommitted(), status.now()).toMillis());
       } else {
         n.putNull("lastChangeCommittedAt");
+      }
+      putSnapshotRows(n, snapshotRows, s.shard());
+    }
+    if (snapshotRows != null) {
+      // shards being read that have nothing committed yet (the first checkpoint of a snapshot)
+      for (Map.Entry<Integer, Long> e : snapshotRows.entrySet()) {
+        if (!listed.contains(e.getKey())) {
+          ObjectNode n = shardArray.addObject();
+          n.put("shard", e.getKey());
+          n.put("addedRecords", 0);
+          n.put("deletedRecords", 0);
+          n.put("commitsWithChanges", 0);
+          n.putNull("lastChangeCommittedAt");
+          putSnapshotRows(n, snapshotRows, e.getKey());
+        }
       }
     }
     if (hosts == null) {
@@ -102,6 +150,7 @@ public record StatusReport(PipelineStatus status, List<ShardFreshness> shards, L
         }
         n.put("sinceLastChangeMillis", h.sinceLastChangeMillis());
         n.put("readLagMillis", h.readLagMillis());
+        n.put("snapshotRowsRead", h.snapshotRows());
       }
       if (hostsError != null) {
         root.put("hostsError", hostsError);
@@ -111,6 +160,14 @@ public record StatusReport(PipelineStatus status, List<ShardFreshness> shards, L
       return JSON.writeValueAsString(root) + System.lineSeparator();
     } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
       throw new IllegalStateException("Cannot render the status as JSON", e);
+    }
+  }
+
+  private static void putSnapshotRows(ObjectNode n, Map<Integer, Long> snapshotRows, int shard) {
+    if (snapshotRows == null) {
+      n.putNull("snapshotRowsRead");
+    } else {
+      n.put("snapshotRowsRead", snapshotRows.getOrDefault(shard, 0L));
     }
   }
 

@@ -9,6 +9,7 @@ import dev.shardberg.coordinator.ShardCounts;
 import dev.shardberg.job.PipelineStatus;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
 
@@ -43,11 +44,19 @@ class ShardFreshnessTest {
     assertThat(json.path("shards").get(0).path("sinceLastChangeMillis").asLong()).isEqualTo(2_500);
     assertThat(json.path("shards").get(1).path("lastChangeCommittedAt").isNull()).isTrue();
     assertThat(json.path("hosts").isNull()).isTrue();
+    assertThat(json.path("shards").get(0).path("snapshotRowsRead").isNull()).as("not known without --flink-rest").isTrue();
 
-    HostLag down = new HostLag("b", "unreachable", 12_000, Instant.ofEpochMilli(29_000), 3_500, 40);
+    HostLag down = new HostLag("b", "unreachable", 12_000, Instant.ofEpochMilli(29_000), 3_500, 40, 104, Map.of(1, 4L, 7, 100L));
     JsonNode withHosts = new ObjectMapper().readTree(StatusReport.of(status, List.of(down), null).json());
     assertThat(withHosts.path("hosts").get(0).path("connection").asText()).isEqualTo("unreachable");
     assertThat(withHosts.path("hosts").get(0).path("unreachableMillis").asLong()).isEqualTo(12_000);
-    assertThat(StatusReport.of(status, List.of(down), null).renderLag()).contains("unreachable 12s");
+    assertThat(withHosts.path("hosts").get(0).path("snapshotRowsRead").asLong()).isEqualTo(104);
+    Map<Integer, Long> snapshotRows = new TreeMap<>();
+    withHosts.path("shards").forEach(n -> snapshotRows.put(n.path("shard").asInt(), n.path("snapshotRowsRead").asLong()));
+    assertThat(snapshotRows).as("every committed shard, and shard 7 being read with nothing committed yet")
+        .containsEntry(1, 4L).containsEntry(7, 100L);
+    String text = StatusReport.of(status, List.of(down), null).renderLag();
+    assertThat(text).contains("unreachable 12s");
+    assertThat(text.lines().filter(l -> l.trim().startsWith("7 ")).findFirst()).hasValueSatisfying(l -> assertThat(l).endsWith(" 100"));
   }
 }

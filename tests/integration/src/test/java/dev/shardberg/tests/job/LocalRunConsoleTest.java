@@ -114,6 +114,10 @@ class LocalRunConsoleTest {
 
         // the job's view of the host through its metrics (Flink's REST cache refreshes every 10 s)
         await().atMost(Duration.ofSeconds(60)).until(() -> host(rest, configFile).path("connection").asText().equals("reachable"));
+        // the snapshot's rows read, per host and per shard (the job's snapshotRows gauges)
+        await().atMost(Duration.ofSeconds(60)).until(() -> host(rest, configFile).path("snapshotRowsRead").asLong() == 100);
+        assertThat(statusJson(rest, configFile).path("shards")).hasSize(2)
+            .allSatisfy(s -> assertThat(s.path("snapshotRowsRead").asLong()).isEqualTo(50));
 
         // the host goes away: its outage grows in status, and the run's log says so
         db.stop();
@@ -146,10 +150,14 @@ class LocalRunConsoleTest {
   }
 
   private static JsonNode host(String rest, Path configFile) throws Exception {
+    JsonNode hosts = statusJson(rest, configFile).path("hosts");
+    return hosts.size() == 1 ? hosts.get(0) : JSON.createObjectNode();
+  }
+
+  private static JsonNode statusJson(String rest, Path configFile) throws Exception {
     CliResult result = ShardbergEndToEndTest.cli("status", "--config", configFile.toString(), "--json", "--flink-rest", rest);
     assertThat(result.exit()).as(result.err()).isZero();
-    JsonNode hosts = JSON.readTree(result.out()).path("hosts");
-    return hosts.size() == 1 ? hosts.get(0) : JSON.createObjectNode();
+    return JSON.readTree(result.out());
   }
 
   /** The dev CLI in its own JVM with bin/shardberg's log configuration, this test's classpath. */

@@ -1,0 +1,82 @@
+package dev.shardberg.job.observe;
+
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The snapshot part of a local run's progress line, from the running job's snapshot-row gauges (read
+ * per host through Flink's REST API, {@link HostLag}) and MySQL's row estimates per shard.
+ *
+ * <p>Flink CDC 3.5.0's MySQL source exports no snapshot chunk counts (its only own metric is {@code
+ * currentFetchEventTimeLag}), so progress is counted in rows: rows read, shards with rows read, rows/s
+ * since the previous line and, when MySQL gave estimates, an ETA from the rows the estimates still
+ * expect. A shard that has read more than its estimate counts as having none left (the estimate of
+ * InnoDB is a sample).
+ *
+ * @param rows snapshot rows read so far over all hosts
+ * @param shardsRead shards with at least one snapshot row read
+ */
+public record SnapshotProgress(long rows, int shardsRead, Map<Integer, Long> rowsByShard) {
+
+  public static SnapshotProgress of(List<HostLag> hosts) {
+    long rows = 0;
+    Set<Integer> shards = new HashSet<>();
+    Map<Integer, Long> byShard = new java.util.TreeMap<>();
+    for (HostLag h : hosts) {
+      rows += h.snapshotRows();
+      shards.addAll(h.snapshotRowsByShard().keySet());
+      byShard.putAll(h.snapshotRowsByShard());
+    }
+    return new SnapshotProgress(rows, shards.size(), byShard);
+  }
+
+  /** Rows the estimates still expect; -1 when there are no estimates. */
+  public long remaining(Map<Integer, Long> estimates) {
+    if (estimates.isEmpty()) {
+      return -1;
+    }
+    long left = 0;
+    for (Map.Entry<Integer, Long> e : estimates.entrySet()) {
+      left += Math.max(0, e.getValue() - rowsByShard.getOrDefault(e.getKey(), 0L));
+    }
+    return left;
+  }
+
+  /**
+   * The text after "snapshot: ", or null when this line has nothing to say about the snapshot: no
+   * row read yet, or no row read since {@code previous} (the snapshot is over, or stalled — the host
+   * part of the line says which).
+   *
+   * @param previous the previous line's progress; null for the first line
+   * @param since time since the previous line
+   * @param totalShards shards in the plan
+   * @param estimates MySQL's estimated rows per shard; empty when not known
+   */
+  public String describe(SnapshotProgress previous, Duration since, int totalShards, Map<Integer, Long> estimates) {
+    long before = previous == null ? 0 : previous.rows();
+    if (rows == 0 || rows == before) {
+      return null;
+    }
+    double perSecond = (rows - before) * 1000.0 / Math.max(1, since.toMillis());
+    StringBuilder sb = new StringBuilder(String.format("%d rows read from %d of %d shards, %.0f rows/s", rows, shardsRead, totalShards, perSecond));
+    long left = remaining(estimates);
+    if (left > 0 && perSecond > 0) {
+      sb.append(", ETA ~").append(human(Duration.ofSeconds(Math.round(left / perSecond))))
+          .append(" (").append(left).append(" rows left by MySQL's estimate)");
+    }
+    return sb.toString();
+  }
+
+  private static String human(Duration d) {
+    if (d.toSeconds() < 120) {
+      return d.toSeconds() + " s";
+    }
+    if (d.toMinutes() < 120) {
+      return d.toMinutes() + " min";
+    }
+    return d.toHours() + " h " + d.toMinutesPart() + " min";
+  }
+}
