@@ -17,7 +17,9 @@ import dev.shardberg.router.Secret;
 import dev.shardberg.router.ShardDiscovery;
 import dev.shardberg.router.ShardPlan;
 import dev.shardberg.router.ShardTable;
+import dev.shardberg.router.SchemaChangeBehavior;
 import dev.shardberg.router.ShardTaggingDeserializer;
+import dev.shardberg.router.TableSchemaEvolver;
 import dev.shardberg.router.TableCreator;
 import dev.shardberg.router.TableLayout;
 import dev.shardberg.router.YearConverter;
@@ -87,7 +89,7 @@ public final class ShardbergPipeline {
     CatalogLoader catalogLoader = Catalogs.loader(config.target().catalog());
     TableIdentifier tableId = Catalogs.identifier(config.target());
     configureCheckpointsAndRestarts(env, config);
-    Sources sources = buildSources(env, config, plan -> layout(config, plan, catalogLoader, tableId));
+    Sources sources = buildSources(env, config, plan -> layout(config, plan, catalogLoader, tableId), evolver(config));
     ShardPlan plan = sources.plan();
     TableLayout layout = sources.layout();
     createOrValidateTable(catalogLoader, tableId, layout);
@@ -110,6 +112,7 @@ public final class ShardbergPipeline {
         .commitGuard(commitGuard(config))
         .lockTimeout(config.coordinator().commitLockTimeout())
         .insertOnlyInitialLoad(config.target().insertOnlyInitialLoad())
+        .versionedRows(evolves(config)) // the taggers' rows follow the table's schema
         .uidPrefix(SINK_UID_PREFIX)
         .append();
 
@@ -133,11 +136,13 @@ public final class ShardbergPipeline {
     return buildSources(
         env,
         config,
-        plan -> layout(config, plan, BucketColumn.resolve(config.target().keyColumn(), plan.schema(), Optional.empty())));
+        plan -> layout(config, plan, BucketColumn.resolve(config.target().keyColumn(), plan.schema(), Optional.empty())),
+        null);
   }
 
   private static Sources buildSources(
-      StreamExecutionEnvironment env, ShardbergConfig config, Function<ShardPlan, TableLayout> layoutOf) {
+      StreamExecutionEnvironment env, ShardbergConfig config, Function<ShardPlan, TableLayout> layoutOf,
+      TableSchemaEvolver evolver) {
     PipelineConfig pipeline = config.pipeline();
     LogicalTableSpec spec = logicalTable(config);
 
@@ -150,7 +155,7 @@ public final class ShardbergPipeline {
         continue; // discovery already warned: no shard on this host
       }
       SourceConfig source = sourceConfig(config, host.name());
-      MySqlSource<RowData> mySqlSource = mySqlSource(plan, layout, host, source, config.cdc());
+      MySqlSource<RowData> mySqlSource = mySqlSource(plan, layout, host, source, config.cdc(), evolver);
       DataStream<RowData> read = env.fromSource(mySqlSource, WatermarkStrategy.noWatermarks(), "MySQL " + host.name())
           .uid(SOURCE_UID_PREFIX + host.name())
           .setParallelism(pipeline.parallelism());
@@ -268,8 +273,23 @@ public final class ShardbergPipeline {
     env.configure(conf);
   }
 
+  /** schema.change-behavior=evolve: the tagger evolves the table and emits versioned rows. */
+  static boolean evolves(ShardbergConfig config) {
+    return config.target().schemaChangeBehavior() == SchemaChangeBehavior.EVOLVE;
+  }
+
+  /** The table's schema evolver for the taggers, or null (fixed layout; also without a catalog). */
+  private static TableSchemaEvolver evolver(ShardbergConfig config) {
+    if (!evolves(config) || config.target().catalog() == null) {
+      return null;
+    }
+    return new TableSchemaEvolver(
+        TableLoader.fromCatalog(Catalogs.loader(config.target().catalog()), Catalogs.identifier(config.target())),
+        config.target().qualifiedName());
+  }
+
   private static MySqlSource<RowData> mySqlSource(
-      ShardPlan plan, TableLayout layout, MySqlHost host, SourceConfig source, CdcConfig cdc) {
+      ShardPlan plan, TableLayout layout, MySqlHost host, SourceConfig source, CdcConfig cdc, TableSchemaEvolver evolver) {
     Properties debezium = new Properties();
     debezium.setProperty("poll.interval.ms", Long.toString(cdc.pollInterval().toMillis()));
     debezium.putAll(cdc.debeziumProperties());
@@ -309,10 +329,10 @@ public final class ShardbergPipeline {
         .heartbeatInterval(cdc.heartbeatInterval())
         .debeziumProperties(debezium)
         .jdbcProperties(jdbc)
-        .includeSchemaChanges(true) // the deserializer stops the job on DDL with a clear message
+        .includeSchemaChanges(true) // DDL reaches the tagger: evolve the table, or stop (schema.change-behavior)
         // MySQL 8 binary JSON: the binlog renders a document as MySQL's snapshot text does (FLINK-36578)
         .useLegacyJsonFormat(false)
-        .deserializer(ShardTaggingDeserializer.forHost(plan, host.name(), layout))
+        .deserializer(ShardTaggingDeserializer.forHost(plan, host.name(), layout, evolver))
         .build();
   }
 

@@ -1,5 +1,7 @@
 package dev.shardberg.job.config;
 
+import dev.shardberg.router.SchemaChangeBehavior;
+
 import static dev.shardberg.job.config.ShardbergOptions.*;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
@@ -531,7 +533,18 @@ public final class ConfigLoader {
         positiveInt(TARGET_BUCKETS, TARGET_BUCKETS.key()),
         string(TARGET_KEY_COLUMN, TARGET_KEY_COLUMN.key()),
         stringMap(TARGET_TABLE_PROPERTIES, TARGET_TABLE_PROPERTIES.key()),
-        bool(TARGET_INSERT_ONLY_INITIAL_LOAD, TARGET_INSERT_ONLY_INITIAL_LOAD.key()));
+        bool(TARGET_INSERT_ONLY_INITIAL_LOAD, TARGET_INSERT_ONLY_INITIAL_LOAD.key()),
+        schemaChangeBehavior());
+  }
+
+  private SchemaChangeBehavior schemaChangeBehavior() {
+    String raw = string(SCHEMA_CHANGE_BEHAVIOR, SCHEMA_CHANGE_BEHAVIOR.key());
+    try {
+      return SchemaChangeBehavior.parse(raw);
+    } catch (IllegalArgumentException e) {
+      problems.add("Cannot use '" + SCHEMA_CHANGE_BEHAVIOR.key() + "' = '" + raw + "': use evolve or fail.");
+      return null;
+    }
   }
 
   private CoordinatorConfig coordinator() {

@@ -1,5 +1,7 @@
 package dev.shardberg.job.config;
 
+import dev.shardberg.router.SchemaChangeBehavior;
+
 import java.io.Serializable;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -213,7 +215,8 @@ public record ShardbergConfig(
       int buckets,
       String keyColumn,
       Map<String, String> tableProperties,
-      boolean insertOnlyInitialLoad)
+      boolean insertOnlyInitialLoad,
+      SchemaChangeBehavior schemaChangeBehavior)
       implements Serializable {
     public TargetConfig {
       tableProperties = Map.copyOf(tableProperties);

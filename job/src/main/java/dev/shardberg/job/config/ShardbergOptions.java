@@ -288,6 +288,18 @@ public final class ShardbergOptions {
               + " job's first run (no restored state); restored runs and shards with data always"
               + " upsert. false: every row is an upsert.");
 
+  // ---- schema changes ---------------------------------------------------------------------------
+  public static final ConfigKey SCHEMA_CHANGE_BEHAVIOR =
+      optional(
+          "schema.change-behavior",
+          Kind.STRING,
+          "evolve",
+          "What a schema change (DDL) on a shard does. evolve: the table follows the shards in flight"
+              + " (new columns added optional, types widened, dropped columns kept optional; DDL that"
+              + " changes no column is ignored; a change Iceberg cannot take stops the job at once);"
+              + " fail: any DDL stops the job at once, naming shard and DDL. Rules in"
+              + " docs/schema-evolution.md.");
+
   // ---- coordinator ------------------------------------------------------------------------------
   public static final ConfigKey COORDINATOR_LOCK_TIMEOUT =
       optional(
@@ -372,6 +384,7 @@ public final class ShardbergOptions {
             TARGET_KEY_COLUMN,
             TARGET_TABLE_PROPERTIES,
             TARGET_INSERT_ONLY_INITIAL_LOAD,
+            SCHEMA_CHANGE_BEHAVIOR,
             COORDINATOR_LOCK_TIMEOUT,
             ZK_CONNECT,
             ZK_ROOT_PATH,

@@ -1,0 +1,235 @@
+package dev.shardberg.tests.schema;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
+import static org.awaitility.Awaitility.await;
+
+import dev.shardberg.job.Catalogs;
+import dev.shardberg.job.ShardbergPipeline;
+import dev.shardberg.job.config.ShardbergConfig;
+import dev.shardberg.router.ShardRouterException;
+import dev.shardberg.tests.support.EmbeddedMariaDb;
+import java.math.BigDecimal;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.flink.util.ExceptionUtils;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.data.IcebergGenerics;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.types.Types;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Schema changes on real MariaDB shards while the job runs ({@code schema.change-behavior=evolve},
+ * docs/schema-evolution.md), with inserts, updates and deletes going on on every shard; after each
+ * step the Iceberg table holds exactly the expected rows, a shard without a column reading NULL.
+ *
+ * <p>Three shards {@code shop.orders_0..2} (id BIGINT key, qty INT NOT NULL, note VARCHAR(20) NULL).
+ * The rollout of {@code discount DECIMAL(8,2)} arrives shard by shard over several checkpoints, at
+ * different positions; DDL that changes no column is ignored; qty is widened to BIGINT; note is
+ * dropped on one shard; an incompatible change stops the job at once naming shard, column and DDL.
+ */
+class SchemaEvolutionEndToEndTest {
+  private static final Duration CAUGHT_UP = Duration.ofMinutes(3);
+  private static final String USER = "schema_cdc";
+  private static final String PASSWORD = "schema-pw";
+  private static final int SHARDS = 3;
+  /** The columns the test reads back, in order; a column the table lacks reads "null". */
+  private static final List<String> COLUMNS = List.of("qty", "note", "discount");
+
+  @RegisterExtension
+  static final MiniClusterExtension FLINK =
+      new MiniClusterExtension(
+          () -> new MiniClusterResourceConfiguration.Builder().setNumberTaskManagers(1).setNumberSlotsPerTaskManager(4).build());
+
+  @TempDir static Path dir;
+  static EmbeddedMariaDb server;
+  static Path passwordFile;
+  /** shard → id → [qty, note, discount] as the table must render them. */
+  static final Map<Integer, TreeMap<Long, String[]>> expected = new TreeMap<>();
+
+  @BeforeAll
+  static void start() throws Exception {
+    server = EmbeddedMariaDb.start("schema", 41);
+    server.createCdcUser(USER, PASSWORD);
+    passwordFile = Files.writeString(dir.resolve("cdc.password"), PASSWORD + "\n");
+    server.execute("CREATE DATABASE shop");
+    for (int s = 0; s < SHARDS; s++) {
+      server.execute(
+          "CREATE TABLE shop.orders_" + s + " (id BIGINT NOT NULL PRIMARY KEY, qty INT NOT NULL, note VARCHAR(20) NULL)");
+      expected.put(s, new TreeMap<>());
+      for (long id = 1; id <= 10; id++) {
+        insert(s, id, (int) id, "n" + id);
+      }
+    }
+  }
+
+  @AfterAll
+  static void stop() {
+    if (server != null) {
+      server.close();
+    }
+  }
+
+  static void insert(int shard, long id, int qty, String note) {
+    server.execute("INSERT INTO shop.orders_" + shard + " (id, qty, note) VALUES (" + id + ", " + qty + ", " + sql(note) + ")");
+    expected.get(shard).put(id, new String[] {Integer.toString(qty), String.valueOf(note), "null"});
+  }
+
+  static void insertWithDiscount(int shard, long id, int qty, String discount) {
+    server.execute("INSERT INTO shop.orders_" + shard + " (id, qty, discount) VALUES (" + id + ", " + qty + ", " + discount + ")");
+    expected.get(shard).put(id, new String[] {Integer.toString(qty), "null", new BigDecimal(discount).toString()});
+  }
+
+  static void setQty(int shard, long id, long qty) {
+    server.execute("UPDATE shop.orders_" + shard + " SET qty = " + qty + " WHERE id = " + id);
+    expected.get(shard).get(id)[0] = Long.toString(qty);
+  }
+
+  static void setDiscount(int shard, long id, String discount) {
+    server.execute("UPDATE shop.orders_" + shard + " SET discount = " + discount + " WHERE id = " + id);
+    expected.get(shard).get(id)[2] = new BigDecimal(discount).toString();
+  }
+
+  static void delete(int shard, long id) {
+    server.execute("DELETE FROM shop.orders_" + shard + " WHERE id = " + id);
+    expected.get(shard).remove(id);
+  }
+
+  static String sql(String v) {
+    return v == null ? "NULL" : "'" + v + "'";
+  }
+
+  static List<String> expectedRows() {
+    List<String> rows = new ArrayList<>();
+    expected.forEach((shard, byId) -> byId.forEach((id, v) -> rows.add(shard + "|" + id + "|" + String.join("|", v))));
+    rows.sort(null);
+    return rows;
+  }
+
+  static List<String> actualRows(Table table) throws Exception {
+    table.refresh();
+    List<String> rows = new ArrayList<>();
+    if (table.currentSnapshot() == null) {
+      return rows;
+    }
+    try (CloseableIterable<Record> records = IcebergGenerics.read(table).build()) {
+      for (Record r : records) {
+        StringBuilder row = new StringBuilder(r.getField("shard_number") + "|" + r.getField("id"));
+        for (String column : COLUMNS) {
+          row.append('|').append(table.schema().findField(column) == null ? null : r.getField(column));
+        }
+        rows.add(row.toString());
+      }
+    }
+    rows.sort(null);
+    return rows;
+  }
+
+  static void awaitRows(Table table) {
+    List<String> rows = expectedRows();
+    await().atMost(CAUGHT_UP).pollInterval(Duration.ofMillis(300)).ignoreExceptions().until(() -> actualRows(table).equals(rows));
+  }
+
+  static Path config(String name, String pipelineId, String table) throws Exception {
+    String yaml = "pipeline:\n  id: " + pipelineId + "\n  checkpoint-interval: 1s\n  parallelism: 1\n  writer-parallelism: 2\n"
+        + "  restart:\n    attempts: 5\n    delay: 1s\n"
+        + "sources:\n  - name: schema\n    host: " + server.host() + "\n    port: " + server.port() + "\n    user: " + USER
+        + "\n    password-file: " + passwordFile + "\n    server-id-range: 5700-5701"
+        + "\n    jdbc-properties:\n      useSSL: \"false\"\n      allowPublicKeyRetrieval: \"true\"\n"
+        + "tables:\n  database-pattern: shop\n  table-pattern: 'orders_(?<shard>\\d+)'\n"
+        + "target:\n  catalog:\n    type: hadoop\n    warehouse: " + dir.resolve("warehouse").toUri() + "\n  namespace: shop\n  table: " + table + "\n";
+    return Files.writeString(dir.resolve(name), yaml);
+  }
+
+  @Test
+  void aRolloutAcrossTheShardsEvolvesTheTableInFlightAndAnIncompatibleChangeStopsAtOnce() throws Exception {
+    ShardbergConfig config = ShardbergConfig.load(config("evolve.yaml", "schema-evolve", "orders"));
+    JobClient job = ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), config);
+    try {
+      Table table = Catalogs.loadTable(config.target());
+      awaitRows(table);
+      int firstSchema = table.schema().schemaId();
+
+      // DDL that changes no column: ignored, the job goes on
+      server.execute(
+          "ALTER TABLE shop.orders_1 ADD INDEX ix_qty (qty)",
+          "ALTER TABLE shop.orders_1 ENGINE=InnoDB",
+          "ALTER TABLE shop.orders_2 COMMENT = 'orders of shard 2'",
+          "OPTIMIZE TABLE shop.orders_2");
+      // the rollout's first shard, in the middle of changes on every shard
+      insert(1, 11, 11, "before");
+      setQty(2, 3, 33);
+      server.execute("ALTER TABLE shop.orders_0 ADD COLUMN discount DECIMAL(8,2) NULL AFTER qty");
+      insertWithDiscount(0, 11, 11, "1.50");
+      setDiscount(0, 2, "2.25");
+      delete(0, 3);
+      insert(2, 11, 11, "other shard");
+      delete(1, 4);
+      awaitRows(table);
+      Types.NestedField discount = table.schema().findField("discount");
+      assertThat(discount.isOptional()).isTrue();
+      assertThat(discount.type()).isEqualTo(Types.DecimalType.of(8, 2));
+      assertThat(discount.doc()).isEqualTo("decimal(8,2)");
+      assertThat(table.schemas().keySet()).as("one schema change for the new column, none for the other DDL")
+          .containsExactlyInAnyOrder(firstSchema, firstSchema + 1);
+
+      // the rest of the rollout, one shard per checkpoint or so, at another position; the same column
+      // arriving again changes nothing; qty widened on one shard; note dropped on another
+      server.execute("ALTER TABLE shop.orders_1 ADD COLUMN discount DECIMAL(8,2) NULL");
+      insertWithDiscount(1, 12, 12, "3.00");
+      setQty(0, 5, 55);
+      awaitRows(table);
+      server.execute("ALTER TABLE shop.orders_2 ADD COLUMN discount DECIMAL(8,2) NULL FIRST, MODIFY qty BIGINT NOT NULL");
+      setQty(2, 6, 5_000_000_000L);
+      setDiscount(2, 6, "6.60");
+      server.execute("ALTER TABLE shop.orders_1 DROP COLUMN note");
+      setQty(1, 5, 500); // its note is gone on the shard: NULL from now on
+      expected.get(1).get(5L)[1] = "null";
+      insertWithDiscount(1, 13, 13, "4.40");
+      delete(2, 7);
+      awaitRows(table);
+      assertThat(table.schema().findField("qty").type()).isEqualTo(Types.LongType.get());
+      assertThat(table.schema().findField("note").isOptional()).isTrue();
+      assertThat(table.schema().columns().stream().map(Types.NestedField::name))
+          .containsExactly("shard_number", "id", "qty", "note", "discount");
+
+      // not evolvable: the job stops at once (no restarts), naming shard, column and DDL
+      server.execute("ALTER TABLE shop.orders_2 MODIFY qty VARCHAR(30) NOT NULL");
+      Throwable failure = catchThrowable(() -> job.getJobExecutionResult().get(2, TimeUnit.MINUTES));
+      assertThat(ExceptionUtils.findThrowable(failure, ShardRouterException.class))
+          .as("failure %s", failure)
+          .get()
+          .extracting(Throwable::getMessage)
+          .asString()
+          .startsWith(
+              "Cannot evolve the table for a schema change on shard 2 ('shop.orders_2' on host 'schema'), column 'qty':"
+                  + " column 'qty' changes from bigint NOT NULL (Iceberg long) to varchar(30) NOT NULL (Iceberg string): a"
+                  + " narrowing or incompatible change")
+          .contains("DDL: 'ALTER TABLE shop.orders_2 MODIFY qty VARCHAR(30) NOT NULL'")
+          .contains("docs/schema-evolution.md");
+      awaitRows(table); // everything before the DDL is in the table, nothing after it
+    } finally {
+      if (!job.getJobExecutionResult().isDone()) {
+        job.cancel().get();
+      }
+      await().atMost(CAUGHT_UP).until(() -> job.getJobStatus().get().isGloballyTerminalState());
+    }
+  }
+}
