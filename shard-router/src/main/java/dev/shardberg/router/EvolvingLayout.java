@@ -96,6 +96,22 @@ final class EvolvingLayout {
     return result;
   }
 
+  /**
+   * True when both rows (of the current schema) hold the same key values. The key columns' positions
+   * are the table's: they never move, as columns are only appended.
+   */
+  boolean sameKey(RowData a, RowData b) {
+    for (String column : owner.keyColumns()) {
+      int position = schema.columns().indexOf(schema.findField(column));
+      Object x = ((GenericRowData) a).getField(position);
+      Object y = ((GenericRowData) b).getField(position);
+      if (!java.util.Objects.deepEquals(x, y)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   /** A value of the shard's (narrower) type in the table's type, as Iceberg reads a promoted column. */
   static Object widen(Object value, Type target) {
     switch (target.typeId()) {
@@ -292,7 +308,8 @@ final class EvolvingLayout {
         columnType = dataType + "(" + precision + "," + sc + ")";
       } else if (len != null) {
         columnType = dataType + "(" + len + ")";
-      } else if (precision != null && (dataType.equals("bit") || dataType.startsWith("time") || dataType.equals("datetime"))) {
+      } else if (precision != null
+          && (dataType.equals("bit") || (precision > 0 && (dataType.startsWith("time") || dataType.equals("datetime"))))) {
         columnType = dataType + "(" + precision + ")";
       } else {
         columnType = dataType;

@@ -226,6 +226,9 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
 
   /** True when both rows hold the same key values (byte for byte: Iceberg compares keys exactly). */
   private boolean sameKey(RowData a, RowData b) {
+    if (evolver != null) {
+      return evolving().sameKey(a, b);
+    }
     if (keyGetters == null) {
       keyGetters = new RowData.FieldGetter[keyPositions.length];
       for (int i = 0; i < keyPositions.length; i++) {
