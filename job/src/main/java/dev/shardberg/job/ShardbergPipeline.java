@@ -21,6 +21,9 @@ import dev.shardberg.router.SchemaChangeBehavior;
 import dev.shardberg.router.ShardTaggingDeserializer;
 import dev.shardberg.router.TableSchemaEvolver;
 import dev.shardberg.router.TableCreator;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.flink.FlinkSchemaUtil;
+import org.apache.flink.table.types.logical.RowType;
 import dev.shardberg.router.TableLayout;
 import dev.shardberg.router.YearConverter;
 import java.nio.file.Path;
@@ -92,7 +95,7 @@ public final class ShardbergPipeline {
     Sources sources = buildSources(env, config, plan -> layout(config, plan, catalogLoader, tableId), evolver(config));
     ShardPlan plan = sources.plan();
     TableLayout layout = sources.layout();
-    createOrValidateTable(catalogLoader, tableId, layout);
+    RowType rowType = createOrValidateTable(catalogLoader, tableId, layout, plan, evolves(config));
     String restoreFrom = env.getConfiguration().get(StateRecoveryOptions.SAVEPOINT_PATH);
     if (restoreFrom == null) {
       // a start without state on a table this pipeline wrote: refuse, or remove its shards' rows first
@@ -104,7 +107,7 @@ public final class ShardbergPipeline {
     ShardbergSink.forRowData(sources.changes())
         .tableLoader(TableLoader.fromCatalog(catalogLoader, tableId))
         .tableName(config.target().qualifiedName())
-        .rowType(layout.rowType())
+        .rowType(rowType)
         .equalityColumns(layout.equalityColumns())
         .pipelineId(pipeline.id())
         .writeParallelism(pipeline.writerParallelism())
@@ -146,7 +149,7 @@ public final class ShardbergPipeline {
     PipelineConfig pipeline = config.pipeline();
     LogicalTableSpec spec = logicalTable(config);
 
-    ShardPlan plan = ShardDiscovery.discover(spec);
+    ShardPlan plan = ShardDiscovery.discover(spec, evolver != null);
     TableLayout layout = layoutOf.apply(plan);
 
     DataStream<RowData> changes = null;
@@ -243,10 +246,21 @@ public final class ShardbergPipeline {
     }
   }
 
-  private static void createOrValidateTable(CatalogLoader catalogLoader, TableIdentifier tableId, TableLayout layout) {
+  /**
+   * Creates the table, or validates it (evolve: evolves its columns to fit every shard); returns the
+   * writers' row type: the layout's, or with evolve the table's own schema, which the versioned rows follow.
+   */
+  private static RowType createOrValidateTable(
+      CatalogLoader catalogLoader, TableIdentifier tableId, TableLayout layout, ShardPlan plan, boolean evolve) {
     Catalog catalog = catalogLoader.loadCatalog();
+    Map<String, String> namespace = Map.of(TableCreator.NAMESPACE_OWNER, System.getProperty("user.name", "shardberg"));
     try {
-      TableCreator.createOrValidate(catalog, tableId, layout, Map.of(TableCreator.NAMESPACE_OWNER, System.getProperty("user.name", "shardberg")));
+      if (!evolve) {
+        TableCreator.createOrValidate(catalog, tableId, layout, namespace);
+        return layout.rowType();
+      }
+      Table table = TableCreator.createOrEvolve(catalog, tableId, layout, plan.schema().columns(), namespace);
+      return FlinkSchemaUtil.convert(table.schema());
     } finally {
       Catalogs.close(catalog);
     }

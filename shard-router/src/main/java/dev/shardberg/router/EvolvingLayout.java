@@ -181,7 +181,7 @@ final class EvolvingLayout {
   private Map<String, MySqlColumn> columnsOf(int shard) {
     return shardColumns.computeIfAbsent(shard, s -> {
       Map<String, MySqlColumn> byName = new LinkedHashMap<>();
-      owner.startColumns().forEach(c -> byName.put(c.name(), c));
+      owner.startColumns(s).forEach(c -> byName.put(c.name(), c));
       return byName;
     });
   }

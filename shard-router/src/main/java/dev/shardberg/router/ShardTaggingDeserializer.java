@@ -68,6 +68,8 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
 
   /** Null: the fixed layout of {@link #rowType} (schema.change-behavior=fail). Else versioned rows. */
   private final TableSchemaEvolver evolver;
+  /** Shards of this host whose columns differ from {@link #columns} (start-up union; see ShardPlan). */
+  private final Map<Integer, List<MySqlColumn>> ownColumns = new HashMap<>();
   /** The shards' primary key at start-up (Debezium reports the table's PRIMARY KEY with a DDL). */
   private final List<String> tablePrimaryKey;
   private final Set<String> keyColumns;
@@ -128,9 +130,15 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
         plan.schema().columnNames());
     Set<String> keyColumns = new java.util.HashSet<>(layout.equalityColumns());
     keyColumns.remove(TableLayout.SHARD_COLUMN);
-    return new ShardTaggingDeserializer(
+    ShardTaggingDeserializer deserializer = new ShardTaggingDeserializer(
         hostName, layout.rowType(), shardByTable, columns, keyPositions, evolver,
         plan.schema().tablePrimaryKey(), keyColumns);
+    for (ShardTable t : tables) {
+      if (plan.shardColumns().containsKey(t.shard())) {
+        deserializer.ownColumns.put(t.shard(), List.copyOf(plan.columnsOf(t.shard())));
+      }
+    }
+    return deserializer;
   }
 
   /**
@@ -340,8 +348,8 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
     return shardByTable;
   }
 
-  List<MySqlColumn> startColumns() {
-    return columns;
+  List<MySqlColumn> startColumns(int shard) {
+    return ownColumns.getOrDefault(shard, columns);
   }
 
   List<String> tablePrimaryKey() {

@@ -5,6 +5,12 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.awaitility.Awaitility.await;
 
 import dev.shardberg.job.Catalogs;
+import dev.shardberg.job.Reconciliation;
+import dev.shardberg.job.verify.VerifyReport;
+import dev.shardberg.tests.cli.ShardbergDevCli;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import picocli.CommandLine;
 import dev.shardberg.job.ShardbergPipeline;
 import dev.shardberg.job.config.ShardbergConfig;
 import dev.shardberg.router.ShardRouterException;
@@ -159,6 +165,52 @@ class SchemaEvolutionEndToEndTest {
   }
 
   @Test
+  void aRolloutHalfDoneAtStartUpIsTheUnionAndValidatePrintsEachShardsDifferences() throws Exception {
+    server.execute(
+        "CREATE DATABASE half",
+        "CREATE TABLE half.orders_0 (id BIGINT NOT NULL PRIMARY KEY, qty INT NOT NULL, note VARCHAR(20) NULL)",
+        "CREATE TABLE half.orders_1 (id BIGINT NOT NULL PRIMARY KEY, qty BIGINT NOT NULL, note VARCHAR(40) NULL, discount DECIMAL(8,2) NULL)",
+        "INSERT INTO half.orders_0 VALUES (1, 1, 'a'), (2, 2, NULL)",
+        "INSERT INTO half.orders_1 VALUES (1, 5000000000, 'b', 1.25), (3, 3, 'c', NULL)");
+    Path file = Files.writeString(dir.resolve("half.yaml"),
+        Files.readString(config("tmp.yaml", "schema-half", "half_orders")).replace("database-pattern: shop", "database-pattern: half"));
+    CliResult validate = cli("validate", "--config", file.toString());
+    assertThat(validate.exit()).as(validate.err()).isZero();
+    assertThat(validate.out())
+        .contains("Shards that differ from the table schema (evolvable; schema.change-behavior=evolve):")
+        .contains("  shard 0: column 'qty' is int")
+        .contains("  shard 0: lacks column 'discount' (reads NULL)")
+        .contains("  shard 1: column 'note' is varchar(40) NULL");
+
+    ShardbergConfig config = ShardbergConfig.load(file);
+    JobClient job = ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), config);
+    try {
+      Table table = Catalogs.loadTable(config.target());
+      assertThat(table.schema().findField("qty").type()).isEqualTo(Types.LongType.get());
+      assertThat(table.schema().findField("discount").isOptional()).isTrue();
+      List<String> rows = List.of("0|1|1|a|null", "0|2|2|null|null", "1|1|5000000000|b|1.25", "1|3|3|c|null");
+      await().atMost(CAUGHT_UP).pollInterval(Duration.ofMillis(300)).ignoreExceptions().until(() -> actualRows(table).equals(rows));
+      VerifyReport report = Reconciliation.verify(config, 5);
+      assertThat(report.matches()).as(report.toString()).isTrue();
+    } finally {
+      job.cancel().get();
+      await().atMost(CAUGHT_UP).until(() -> job.getJobStatus().get().isGloballyTerminalState());
+    }
+  }
+
+  record CliResult(int exit, String out, String err) {}
+
+  static CliResult cli(String... args) {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    CommandLine cmd = ShardbergDevCli.commandLine();
+    cmd.setOut(new PrintWriter(out, true));
+    cmd.setErr(new PrintWriter(err, true));
+    int exit = cmd.execute(args);
+    return new CliResult(exit, out.toString(), err.toString());
+  }
+
+  @Test
   void aRolloutAcrossTheShardsEvolvesTheTableInFlightAndAnIncompatibleChangeStopsAtOnce() throws Exception {
     ShardbergConfig config = ShardbergConfig.load(config("evolve.yaml", "schema-evolve", "orders"));
     JobClient job = ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), config);
@@ -189,6 +241,9 @@ class SchemaEvolutionEndToEndTest {
       assertThat(discount.doc()).isEqualTo("decimal(8,2)");
       assertThat(table.schemas().keySet()).as("one schema change for the new column, none for the other DDL")
           .containsExactlyInAnyOrder(firstSchema, firstSchema + 1);
+      // verify: the shards at two schema versions against the one table; shards 1 and 2 read discount as NULL
+      VerifyReport report = Reconciliation.verify(config, 5);
+      assertThat(report.matches()).as(report.toString()).isTrue();
 
       // the rest of the rollout, one shard per checkpoint or so, at another position; the same column
       // arriving again changes nothing; qty widened on one shard; note dropped on another
