@@ -55,9 +55,10 @@ final class CanonicalRow {
       if ((c == null || !TypeMapping.toIcebergType(c).equals(f.type())) && f.doc() != null) {
         c = MySqlColumn.of(f.name(), f.doc(), true); // the widest MySQL type the table took
       }
-      if (c == null) {
+      if (c == null) { // not a column schema evolution added: the table and the shards disagree
         throw new IllegalArgumentException(String.format(
-            "Cannot verify table: its column '%s' is on no shard and has no doc naming its MySQL type", f.name()));
+            "Cannot verify table: its columns %s are not the shards' columns %s; the table and the shards differ in schema (run validate)",
+            icebergNames, mysqlNames));
       }
       byTable.add(c);
     }
