@@ -240,7 +240,8 @@ final class EvolvingLayout {
       if (!changed && SchemaEvolution.sameColumns(before, after)) {
         if (loggedIgnored.add(shard)) {
           LOG.info(
-              "Ignoring DDL on {} that changes no column: '{}' (logged once per shard; later ones are ignored silently)",
+              "Ignoring DDL on {} that changes nothing the table holds (no column change, or a replay): '{}' (logged"
+                  + " once per shard; later ones are ignored silently)",
               where, ddl);
         }
       } else {
