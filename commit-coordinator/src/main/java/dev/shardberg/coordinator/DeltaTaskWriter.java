@@ -69,15 +69,15 @@ import org.apache.iceberg.util.StructLikeUtil;
  */
 final class DeltaTaskWriter implements TaskWriter<RowData> {
   private final PartitionSpec spec;
-  private final FileWriterFactory<RowData> fileWriters;
+  private FileWriterFactory<RowData> fileWriters;
   private final OutputFileFactory outputFiles;
   private final FileIO io;
   private final long targetFileSize;
   private final Schema keySchema;
-  private final RowDataWrapper rowWrapper;
+  private RowDataWrapper rowWrapper;
   private final RowDataWrapper keyWrapper;
-  private final RowDataProjection keyProjection;
-  private final PartitionKey partitionKey;
+  private RowDataProjection keyProjection;
+  private PartitionKey partitionKey;
   private final Map<PartitionKey, PartitionDelta> partitions = new HashMap<>();
   private final List<DataFile> dataFiles = new ArrayList<>();
   private final List<DeleteFile> deleteFiles = new ArrayList<>();
@@ -122,6 +122,7 @@ final class DeltaTaskWriter implements TaskWriter<RowData> {
     static final int CLOSE_PARALLELISM = 8;
 
     private final Table table;
+    private final Schema schema;
     private final RowType rowType;
     private final Set<Integer> equalityFieldIds;
     private final RowDataFileWriterFactory fileWriters;
@@ -131,7 +132,12 @@ final class DeltaTaskWriter implements TaskWriter<RowData> {
     private ExecutorService closePool;
 
     private Factory(Table table, RowType rowType, Set<Integer> equalityFieldIds, int subtask, int attempt) {
+      this(table, table.schema(), rowType, equalityFieldIds, subtask, attempt);
+    }
+
+    private Factory(Table table, Schema schema, RowType rowType, Set<Integer> equalityFieldIds, int subtask, int attempt) {
       this.table = table;
+      this.schema = schema;
       this.rowType = rowType;
       this.equalityFieldIds = equalityFieldIds;
       this.targetFileSize =
@@ -145,9 +151,41 @@ final class DeltaTaskWriter implements TaskWriter<RowData> {
       FileFormat deleteFormat =
           FileFormat.fromString(
               table.properties().getOrDefault(TableProperties.DELETE_DEFAULT_FILE_FORMAT, dataFormat.name()));
-      this.fileWriters = RowDataFileWriterFactory.create(table, dataFormat, deleteFormat, rowType, equalityFieldIds);
+      this.fileWriters = RowDataFileWriterFactory.create(table, schema, dataFormat, deleteFormat, rowType, equalityFieldIds);
       this.outputFiles = OutputFileFactory.builderFor(table, subtask, attempt).format(dataFormat).build();
       this.subtask = subtask;
+    }
+
+    private Factory(Factory previous, Schema schema, RowType rowType) {
+      this.table = previous.table;
+      this.schema = schema;
+      this.rowType = rowType;
+      this.equalityFieldIds = previous.equalityFieldIds;
+      this.targetFileSize = previous.targetFileSize;
+      this.outputFiles = previous.outputFiles; // one file name sequence per writer subtask and attempt
+      this.subtask = previous.subtask;
+      this.closePool = previous.closePool; // handed over: the previous factory is no longer used
+      previous.closePool = null;
+      FileFormat dataFormat =
+          FileFormat.fromString(
+              table.properties().getOrDefault(TableProperties.DEFAULT_FILE_FORMAT, TableProperties.DEFAULT_FILE_FORMAT_DEFAULT));
+      FileFormat deleteFormat =
+          FileFormat.fromString(
+              table.properties().getOrDefault(TableProperties.DELETE_DEFAULT_FILE_FORMAT, dataFormat.name()));
+      this.fileWriters = RowDataFileWriterFactory.create(table, schema, dataFormat, deleteFormat, rowType, equalityFieldIds);
+    }
+
+    /** The same writers for rows of a later schema of the table (same key, same file names). */
+    Factory forSchema(Schema newSchema, RowType newRowType) {
+      return new Factory(this, newSchema, newRowType);
+    }
+
+    Schema schema() {
+      return schema;
+    }
+
+    RowType rowType() {
+      return rowType;
     }
 
     DeltaTaskWriter create() {
@@ -160,7 +198,7 @@ final class DeltaTaskWriter implements TaskWriter<RowData> {
         });
       }
       return new DeltaTaskWriter(
-          table.schema(), table.spec(), rowType, equalityFieldIds, fileWriters, outputFiles, table.io(), targetFileSize,
+          schema, table.spec(), rowType, equalityFieldIds, fileWriters, outputFiles, table.io(), targetFileSize,
           closePool);
     }
 
@@ -201,6 +239,25 @@ final class DeltaTaskWriter implements TaskWriter<RowData> {
 
   void deleteKey(RowData row) {
     route(row).deleteKey(row);
+  }
+
+  /**
+   * Switches to rows of a later schema of the table in the middle of a checkpoint: the open data
+   * files are closed (they keep the older schema, which Iceberg reads with NULLs for the new columns
+   * and promoted types), the next rows go to new files of {@code factory}'s schema. The keys written so
+   * far stay remembered with their positions, so a later change of one of them in this checkpoint
+   * still deletes it by position; the key columns do not change (a key change is not evolvable), so
+   * the equality-delete files stay open.
+   */
+  void evolve(Factory factory) throws IOException {
+    for (PartitionDelta partition : partitions.values()) {
+      dataFiles.addAll(partition.closeData());
+    }
+    Schema schema = factory.schema();
+    this.fileWriters = factory.fileWriters;
+    this.rowWrapper = new RowDataWrapper(factory.rowType(), schema.asStruct());
+    this.keyProjection = RowDataProjection.create(factory.rowType(), schema.asStruct(), keySchema.asStruct());
+    this.partitionKey = new PartitionKey(spec, schema);
   }
 
   /** Files this writer opened since it was created (data, equality- and position-delete files). */
@@ -359,6 +416,21 @@ final class DeltaTaskWriter implements TaskWriter<RowData> {
       equalityDeletes.write(key);
     }
 
+    /**
+     * Closes this partition's open data file (a schema switch); returns its files. Touches nothing of
+     * the enclosing writer.
+     */
+    List<DataFile> closeData() throws IOException {
+      if (data == null) {
+        return List.of();
+      }
+      data.close();
+      DataWriteResult result = data.result();
+      data = null;
+      currentPath = null;
+      return result.dataFiles();
+    }
+
     /** Closes this partition's files; touches nothing of the enclosing writer (it may run on a close thread). */
     Closed close() throws IOException {
       List<DataFile> closedData = new ArrayList<>();
@@ -366,12 +438,7 @@ final class DeltaTaskWriter implements TaskWriter<RowData> {
       List<CharSequence> referenced = new ArrayList<>();
       long opened = 0;
       try {
-        if (data != null) {
-          data.close();
-          DataWriteResult result = data.result();
-          closedData.addAll(result.dataFiles());
-          data = null;
-        }
+        closedData.addAll(closeData());
         if (equalityDeletes != null) {
           equalityDeletes.close();
           DeleteWriteResult result = equalityDeletes.result();

@@ -21,6 +21,7 @@ final class RowDataFileWriterFactory extends RegistryBasedFileWriterFactory<RowD
 
   private RowDataFileWriterFactory(
       Table table,
+      Schema schema,
       FileFormat dataFormat,
       FileFormat deleteFormat,
       RowType rowType,
@@ -31,7 +32,7 @@ final class RowDataFileWriterFactory extends RegistryBasedFileWriterFactory<RowD
         table,
         dataFormat,
         RowData.class,
-        table.schema(),
+        schema,
         null,
         deleteFormat,
         equalityFieldIds,
@@ -45,9 +46,15 @@ final class RowDataFileWriterFactory extends RegistryBasedFileWriterFactory<RowD
   /** Data files of {@code rowType}; equality deletes hold only the key columns. */
   static RowDataFileWriterFactory create(
       Table table, FileFormat dataFormat, FileFormat deleteFormat, RowType rowType, Set<Integer> equalityFieldIds) {
-    Schema keySchema = TypeUtil.select(table.schema(), equalityFieldIds);
+    return create(table, table.schema(), dataFormat, deleteFormat, rowType, equalityFieldIds);
+  }
+
+  /** Data files of {@code schema} (one of the table's schemas) written from rows of {@code rowType}. */
+  static RowDataFileWriterFactory create(
+      Table table, Schema schema, FileFormat dataFormat, FileFormat deleteFormat, RowType rowType, Set<Integer> equalityFieldIds) {
+    Schema keySchema = TypeUtil.select(schema, equalityFieldIds);
     int[] ids = equalityFieldIds.stream().mapToInt(Integer::intValue).sorted().toArray();
     return new RowDataFileWriterFactory(
-        table, dataFormat, deleteFormat, rowType, ids, keySchema, table.properties());
+        table, schema, dataFormat, deleteFormat, rowType, ids, keySchema, table.properties());
   }
 }

@@ -65,6 +65,7 @@ public final class ShardbergSink {
     private String uidPrefix;
     private boolean insertOnlyInitialLoad = CoordinatorConfigOptions.INSERT_ONLY_INITIAL_LOAD.defaultValue();
     private MaintenanceSettings maintenance = MaintenanceSettings.disabled();
+    private boolean versionedRows = false;
 
     private Builder(DataStream<RowData> input) {
       this.input = Objects.requireNonNull(input, "input");
@@ -163,6 +164,21 @@ public final class ShardbergSink {
       return this;
     }
 
+    /**
+     * Rows follow the table's schema as it evolves (default off: every row is of {@link #rowType}).
+     * A versioned row holds the columns of one of the table's schemas, in order, then that schema's
+     * id as a last INT field; the producer commits a schema to the table before the first row of it
+     * (the shard tagger does, docs/schema-evolution.md). The table may only add columns, widen types
+     * and make columns optional, so a column keeps its position in every later schema. Writers write
+     * the newest schema they met; older rows are padded with NULLs and widened. The row type stays
+     * the layout the sink checks the table against at start-up; its type information must carry
+     * rows of any arity (the tagger's VersionedRows).
+     */
+    public Builder versionedRows(boolean enabled) {
+      this.versionedRows = enabled;
+      return this;
+    }
+
     /** Prefix of the operator uids (default {@code shardberg-<pipelineId>}); never change it. */
     public Builder uidPrefix(String prefix) {
       this.uidPrefix = prefix;
@@ -190,7 +206,7 @@ public final class ShardbergSink {
               .transform(
                   "Shardberg writer: " + tableName,
                   WriterResultTypeInfo.INSTANCE,
-                  new ShardbergWriter(tableLoader, tableName, rowType, equalityColumns, insertOnlyInitialLoad))
+                  new ShardbergWriter(tableLoader, tableName, rowType, equalityColumns, insertOnlyInitialLoad, versionedRows))
               .uid(prefix + "-writer")
               .setParallelism(parallelism);
 

@@ -17,6 +17,8 @@ import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
 import org.apache.flink.streaming.api.operators.BoundedOneInput;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.table.data.DecimalData;
+import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.types.RowKind;
@@ -24,7 +26,11 @@ import org.apache.iceberg.DataFile;
 import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.PartitionField;
 import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.flink.FlinkSchemaUtil;
+import org.apache.iceberg.types.Type;
+import org.apache.iceberg.types.Types;
 import org.apache.iceberg.flink.TableLoader;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.io.WriteResult;
@@ -60,6 +66,8 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
   private final RowType rowType;
   private final List<String> equalityColumns;
   private final boolean insertOnlyInitialLoad;
+  /** Rows carry their table schema id as a last field and follow the table's schema (see ShardbergSink). */
+  private final boolean versionedRows;
 
   private transient Table table;
   private transient Set<Integer> equalityFieldIds;
@@ -81,6 +89,9 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
   private transient Counter upsertRows;
   private transient Counter deleteRows;
   private transient Counter filesOpened;
+  /** Versioned rows: the schema the writer writes now (the newest it met), and rows of older ones adapted to it. */
+  private transient Schema schema;
+  private transient Map<Integer, RowAdapter> adapters;
 
   ShardbergWriter(
       TableLoader tableLoader,
@@ -88,6 +99,17 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
       RowType rowType,
       List<String> equalityColumns,
       boolean insertOnlyInitialLoad) {
+    this(tableLoader, tableName, rowType, equalityColumns, insertOnlyInitialLoad, false);
+  }
+
+  ShardbergWriter(
+      TableLoader tableLoader,
+      String tableName,
+      RowType rowType,
+      List<String> equalityColumns,
+      boolean insertOnlyInitialLoad,
+      boolean versionedRows) {
+    this.versionedRows = versionedRows;
     this.tableLoader = tableLoader;
     this.tableName = tableName;
     this.rowType = rowType;
@@ -123,6 +145,11 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
     this.writers =
         DeltaTaskWriter.factory(
             table, rowType, equalityFieldIds, subtask, getRuntimeContext().getTaskInfo().getAttemptNumber());
+    if (versionedRows) {
+      this.schema = table.schema();
+      this.adapters = new HashMap<>();
+      this.writers = writers.forSchema(schema, FlinkSchemaUtil.convert(schema));
+    }
     this.insertOnlyShards = new HashSet<>();
     if (insertOnlyInitialLoad && !restored) {
       this.scannedSnapshotId =
@@ -199,6 +226,9 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
     if (kind == RowKind.UPDATE_BEFORE) {
       return; // upsert: UPDATE_AFTER deletes the key itself; a key change came as DELETE of the old key
     }
+    if (versionedRows) {
+      row = followSchema(row);
+    }
     if (writer == null) {
       writer = writers.create();
     }
@@ -216,6 +246,83 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
     }
     long[] shardCounts = counts.computeIfAbsent(shard, ignored -> new long[2]);
     shardCounts[kind == RowKind.DELETE ? 1 : 0]++;
+  }
+
+  /**
+   * A versioned row in the layout of the schema this writer writes: a row of a newer schema (its
+   * columns were committed to the table before the row left the source) moves the writer to that
+   * schema, mid-checkpoint if need be; a row of an older one is padded with NULLs and widened.
+   */
+  private RowData followSchema(RowData row) throws IOException {
+    int rowSchemaId = row.getInt(row.getArity() - 1);
+    if (rowSchemaId == schema.schemaId()) {
+      return row;
+    }
+    if (rowSchemaId > schema.schemaId()) {
+      // Iceberg schema ids grow with every change here: columns are only added, widened or made optional
+      Schema newer = table.schemas().get(rowSchemaId);
+      if (newer == null) {
+        table.refresh();
+        newer = table.schemas().get(rowSchemaId);
+      }
+      if (newer == null) {
+        throw new IllegalStateException(
+            String.format(
+                "Cannot write a row of schema %d to table %s: the table has no such schema (schemas %s). The"
+                    + " source commits a schema before its rows; was the table replaced under the job?",
+                rowSchemaId, tableName, table.schemas().keySet()));
+      }
+      LOG.info("Writer {} of {}: rows now follow table schema {} (was {})", subtask, tableName, rowSchemaId, schema.schemaId());
+      schema = newer;
+      adapters.clear();
+      writers = writers.forSchema(schema, FlinkSchemaUtil.convert(schema));
+      if (writer != null) {
+        writer.evolve(writers);
+      }
+      return row;
+    }
+    RowAdapter adapter = adapters.computeIfAbsent(rowSchemaId, id -> new RowAdapter(schema));
+    return adapter.adapt(row);
+  }
+
+  /** Pads a row of an older schema (a prefix of the columns) and widens its values to the current types. */
+  private static final class RowAdapter {
+    private final List<Type> types;
+
+    RowAdapter(Schema schema) {
+      this.types = schema.columns().stream().map(f -> f.type()).toList();
+    }
+
+    RowData adapt(RowData row) {
+      GenericRowData source = (GenericRowData) row;
+      GenericRowData result = new GenericRowData(row.getRowKind(), types.size());
+      int columns = Math.min(types.size(), row.getArity() - 1);
+      for (int i = 0; i < columns; i++) {
+        result.setField(i, widen(source.getField(i), types.get(i)));
+      }
+      return result;
+    }
+
+    /** As Iceberg reads a promoted column: int → long, float → double, decimal to a higher precision. */
+    static Object widen(Object value, Type target) {
+      if (value == null) {
+        return null;
+      }
+      switch (target.typeId()) {
+        case LONG:
+          return value instanceof Integer i ? Long.valueOf(i) : value;
+        case DOUBLE:
+          return value instanceof Float f ? Double.valueOf(f) : value;
+        case DECIMAL:
+          Types.DecimalType d = (Types.DecimalType) target;
+          if (value instanceof DecimalData data && data.precision() != d.precision()) {
+            return DecimalData.fromBigDecimal(data.toBigDecimal(), d.precision(), d.scale());
+          }
+          return value;
+        default:
+          return value;
+      }
+    }
   }
 
   @Override

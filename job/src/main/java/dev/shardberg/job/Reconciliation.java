@@ -23,9 +23,10 @@ public final class Reconciliation {
 
   public static VerifyReport verify(ShardbergConfig config, int maxDifferences) {
     LogicalTableSpec spec = ShardbergPipeline.logicalTable(config);
-    ShardPlan plan = ShardDiscovery.discover(spec);
+    ShardPlan plan = ShardDiscovery.discover(spec, ShardbergPipeline.evolves(config));
     Table table = Catalogs.loadTable(config.target());
-    return new TableVerifier(table, plan.schema().columns(), TableLayout.SHARD_COLUMN, maxDifferences).verify(shardSources(spec, plan));
+    return new TableVerifier(table, plan.schema().columns(), TableLayout.SHARD_COLUMN, maxDifferences, plan.shardColumns())
+        .verify(shardSources(spec, plan));
   }
 
   /** The plan's shard tables as the verifier reads them, over JDBC with each host's credentials. */

@@ -17,9 +17,14 @@ import dev.shardberg.router.Secret;
 import dev.shardberg.router.ShardDiscovery;
 import dev.shardberg.router.ShardPlan;
 import dev.shardberg.router.ShardTable;
+import dev.shardberg.router.SchemaChangeBehavior;
 import dev.shardberg.router.ShardTaggingDeserializer;
 import dev.shardberg.router.SourceHostWatch;
+import dev.shardberg.router.TableSchemaEvolver;
 import dev.shardberg.router.TableCreator;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.flink.FlinkSchemaUtil;
+import org.apache.flink.table.types.logical.RowType;
 import dev.shardberg.router.TableLayout;
 import dev.shardberg.router.YearConverter;
 import java.nio.file.Path;
@@ -90,10 +95,10 @@ public final class ShardbergPipeline {
     CatalogLoader catalogLoader = Catalogs.loader(config.target().catalog());
     TableIdentifier tableId = Catalogs.identifier(config.target());
     configureCheckpointsAndRestarts(env, config);
-    Sources sources = buildSources(env, config, plan -> layout(config, plan, catalogLoader, tableId));
+    Sources sources = buildSources(env, config, plan -> layout(config, plan, catalogLoader, tableId), evolver(config));
     ShardPlan plan = sources.plan();
     TableLayout layout = sources.layout();
-    createOrValidateTable(catalogLoader, tableId, layout);
+    RowType rowType = createOrValidateTable(catalogLoader, tableId, layout, plan, evolves(config));
     String restoreFrom = env.getConfiguration().get(StateRecoveryOptions.SAVEPOINT_PATH);
     if (restoreFrom == null) {
       // a start without state on a table this pipeline wrote: refuse, or remove its shards' rows first
@@ -105,7 +110,7 @@ public final class ShardbergPipeline {
     ShardbergSink.forRowData(sources.changes())
         .tableLoader(TableLoader.fromCatalog(catalogLoader, tableId))
         .tableName(config.target().qualifiedName())
-        .rowType(layout.rowType())
+        .rowType(rowType)
         .equalityColumns(layout.equalityColumns())
         .pipelineId(pipeline.id())
         .writeParallelism(pipeline.writerParallelism())
@@ -114,6 +119,7 @@ public final class ShardbergPipeline {
         .lockTimeout(config.coordinator().commitLockTimeout())
         .insertOnlyInitialLoad(config.target().insertOnlyInitialLoad())
         .maintenance(config.maintenance())
+        .versionedRows(evolves(config)) // the taggers' rows follow the table's schema
         .uidPrefix(SINK_UID_PREFIX)
         .append();
 
@@ -137,15 +143,17 @@ public final class ShardbergPipeline {
     return buildSources(
         env,
         config,
-        plan -> layout(config, plan, BucketColumn.resolve(config.target().keyColumn(), plan.schema(), Optional.empty())));
+        plan -> layout(config, plan, BucketColumn.resolve(config.target().keyColumn(), plan.schema(), Optional.empty())),
+        null);
   }
 
   private static Sources buildSources(
-      StreamExecutionEnvironment env, ShardbergConfig config, Function<ShardPlan, TableLayout> layoutOf) {
+      StreamExecutionEnvironment env, ShardbergConfig config, Function<ShardPlan, TableLayout> layoutOf,
+      TableSchemaEvolver evolver) {
     PipelineConfig pipeline = config.pipeline();
     LogicalTableSpec spec = logicalTable(config);
 
-    ShardPlan plan = ShardDiscovery.discover(spec);
+    ShardPlan plan = ShardDiscovery.discover(spec, evolver != null);
     TableLayout layout = layoutOf.apply(plan);
 
     DataStream<RowData> changes = null;
@@ -154,7 +162,7 @@ public final class ShardbergPipeline {
         continue; // discovery already warned: no shard on this host
       }
       SourceConfig source = sourceConfig(config, host.name());
-      MySqlSource<RowData> mySqlSource = mySqlSource(plan, layout, host, source, config.cdc());
+      MySqlSource<RowData> mySqlSource = mySqlSource(plan, layout, host, source, config.cdc(), evolver);
       DataStream<RowData> read = env.fromSource(mySqlSource, WatermarkStrategy.noWatermarks(), "MySQL " + host.name())
           .uid(SOURCE_UID_PREFIX + host.name())
           .setParallelism(pipeline.parallelism());
@@ -248,10 +256,21 @@ public final class ShardbergPipeline {
     }
   }
 
-  private static void createOrValidateTable(CatalogLoader catalogLoader, TableIdentifier tableId, TableLayout layout) {
+  /**
+   * Creates the table, or validates it (evolve: evolves its columns to fit every shard); returns the
+   * writers' row type: the layout's, or with evolve the table's own schema, which the versioned rows follow.
+   */
+  private static RowType createOrValidateTable(
+      CatalogLoader catalogLoader, TableIdentifier tableId, TableLayout layout, ShardPlan plan, boolean evolve) {
     Catalog catalog = catalogLoader.loadCatalog();
+    Map<String, String> namespace = Map.of(TableCreator.NAMESPACE_OWNER, System.getProperty("user.name", "shardberg"));
     try {
-      TableCreator.createOrValidate(catalog, tableId, layout, Map.of(TableCreator.NAMESPACE_OWNER, System.getProperty("user.name", "shardberg")));
+      if (!evolve) {
+        TableCreator.createOrValidate(catalog, tableId, layout, namespace);
+        return layout.rowType();
+      }
+      Table table = TableCreator.createOrEvolve(catalog, tableId, layout, plan.schema().columns(), namespace);
+      return FlinkSchemaUtil.convert(table.schema());
     } finally {
       Catalogs.close(catalog);
     }
@@ -278,8 +297,23 @@ public final class ShardbergPipeline {
     env.configure(conf);
   }
 
+  /** schema.change-behavior=evolve: the tagger evolves the table and emits versioned rows. */
+  static boolean evolves(ShardbergConfig config) {
+    return config.target().schemaChangeBehavior() == SchemaChangeBehavior.EVOLVE;
+  }
+
+  /** The table's schema evolver for the taggers, or null (fixed layout; also without a catalog). */
+  private static TableSchemaEvolver evolver(ShardbergConfig config) {
+    if (!evolves(config) || config.target().catalog() == null) {
+      return null;
+    }
+    return new TableSchemaEvolver(
+        TableLoader.fromCatalog(Catalogs.loader(config.target().catalog()), Catalogs.identifier(config.target())),
+        config.target().qualifiedName());
+  }
+
   private static MySqlSource<RowData> mySqlSource(
-      ShardPlan plan, TableLayout layout, MySqlHost host, SourceConfig source, CdcConfig cdc) {
+      ShardPlan plan, TableLayout layout, MySqlHost host, SourceConfig source, CdcConfig cdc, TableSchemaEvolver evolver) {
     Properties debezium = new Properties();
     debezium.setProperty("poll.interval.ms", Long.toString(cdc.pollInterval().toMillis()));
     // the binlog client's keep-alive: a silent connection is reconnected after this, and the server's
@@ -322,10 +356,10 @@ public final class ShardbergPipeline {
         .heartbeatInterval(cdc.heartbeatInterval())
         .debeziumProperties(debezium)
         .jdbcProperties(jdbc)
-        .includeSchemaChanges(true) // the deserializer stops the job on DDL with a clear message
+        .includeSchemaChanges(true) // DDL reaches the tagger: evolve the table, or stop (schema.change-behavior)
         // MySQL 8 binary JSON: the binlog renders a document as MySQL's snapshot text does (FLINK-36578)
         .useLegacyJsonFormat(false)
-        .deserializer(ShardTaggingDeserializer.forHost(plan, host.name(), layout))
+        .deserializer(ShardTaggingDeserializer.forHost(plan, host.name(), layout, evolver))
         .build();
   }
 

@@ -4,8 +4,10 @@ import dev.shardberg.job.config.ShardbergConfig;
 import dev.shardberg.job.config.ShardbergConfig.SourceConfig;
 import dev.shardberg.router.ShardDiscovery;
 import dev.shardberg.router.ShardPlan;
+import dev.shardberg.router.SchemaEvolution;
 import dev.shardberg.router.TableCreator;
 import dev.shardberg.router.TableLayout;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import org.apache.iceberg.catalog.Catalog;
@@ -16,20 +18,25 @@ import org.apache.iceberg.catalog.TableIdentifier;
  * exists (and matches) or would be created. Discovery and the check read; nothing is written.
  */
 public record TablePlan(
-    ShardbergConfig config, ShardPlan plan, TableLayout layout, BucketColumn bucket, boolean tableExists) {
+    ShardbergConfig config, ShardPlan plan, TableLayout layout, BucketColumn bucket, boolean tableExists,
+    List<SchemaEvolution.Change> evolution) {
 
   public static TablePlan of(ShardbergConfig config) {
-    ShardPlan plan = ShardDiscovery.discover(ShardbergPipeline.logicalTable(config));
+    ShardPlan plan = ShardDiscovery.discover(ShardbergPipeline.logicalTable(config), ShardbergPipeline.evolves(config));
     TableIdentifier id = Catalogs.identifier(config.target());
     Catalog catalog = Catalogs.loader(config.target().catalog()).loadCatalog();
     try {
       BucketColumn bucket = ShardbergPipeline.bucketColumn(config, plan, catalog, id);
       TableLayout layout = ShardbergPipeline.layout(config, plan, bucket);
       boolean exists = catalog.tableExists(id);
-      if (exists) {
+      List<SchemaEvolution.Change> evolution = List.of();
+      if (exists && ShardbergPipeline.evolves(config)) {
+        // the columns may differ in evolvable ways (run evolves them); the rest is checked; alters nothing
+        evolution = TableCreator.evolvableChanges(catalog.loadTable(id), id, layout, plan.schema().columns());
+      } else if (exists) {
         TableCreator.validate(catalog.loadTable(id), id, layout); // throws a precise diff; alters nothing
       }
-      return new TablePlan(config, plan, layout, bucket, exists);
+      return new TablePlan(config, plan, layout, bucket, exists, evolution);
     } finally {
       Catalogs.close(catalog);
     }
@@ -46,6 +53,11 @@ public record TablePlan(
           s.serverIds(), plan.tablesOf(s.name()).size()));
     }
     sb.append(nl).append("Shards (").append(plan.shardCount()).append("):").append(nl).append(plan.describe()).append(nl);
+    Map<Integer, List<String>> differences = plan.differences();
+    if (!differences.isEmpty()) {
+      sb.append(nl).append("Shards that differ from the table schema (evolvable; schema.change-behavior=evolve):").append(nl);
+      differences.forEach((shard, lines) -> lines.forEach(l -> sb.append("  shard ").append(shard).append(": ").append(l).append(nl)));
+    }
     sb.append(nl).append("Iceberg table:").append(nl);
     sb.append("  schema: ").append(layout.icebergSchema().asStruct().fields().size()).append(" columns").append(nl);
     layout.icebergSchema().columns().forEach(f -> sb.append("    ").append(f).append(nl));
@@ -62,9 +74,11 @@ public record TablePlan(
     sb.append("  equality columns: ").append(layout.equalityColumns()).append(nl);
     Map<String, String> props = new TreeMap<>(layout.properties());
     sb.append("  properties: ").append(props).append(nl);
-    sb.append("  state: ").append(tableExists
-        ? "exists and matches the derived layout"
-        : "does not exist yet; `run` creates it (and its namespace)").append(nl);
+    sb.append("  state: ").append(!tableExists
+        ? "does not exist yet; `run` creates it (and its namespace)"
+        : evolution.isEmpty()
+            ? "exists and matches the derived layout"
+            : "exists; `run` evolves it first: " + evolution).append(nl);
     sb.append(nl).append(String.format("Pipeline: checkpoint every %s, %d reader(s) per host, %d writer(s), startup %s, %s%n",
         config.pipeline().checkpointInterval(), config.pipeline().parallelism(), config.pipeline().writerParallelism(),
         config.cdc().startupMode(), config.coordinator().haEnabled() ? "HA via ZooKeeper " + config.coordinator().zookeeper().connect() : "no ZooKeeper lock"));

@@ -129,6 +129,18 @@ public final class RouterOptions {
               "A host that has not answered the probes for this long fails the job, naming the host, instead of"
                   + " stalling its shards silently (counted again from each job restart).");
 
+  // ---- schema changes on the shards (SchemaEvolution) -----------------------------------------
+  public static final ConfigOption<SchemaChangeBehavior> SCHEMA_CHANGE_BEHAVIOR =
+      ConfigOptions.key("schema.change-behavior")
+          .enumType(SchemaChangeBehavior.class)
+          .defaultValue(SchemaChangeBehavior.EVOLVE)
+          .withDescription(
+              "What a schema change (DDL) on a shard does. evolve: the table follows the shards in flight"
+                  + " (new columns added optional, types widened, dropped columns kept optional; DDL that"
+                  + " changes no column is ignored; a change Iceberg cannot take stops the job at once);"
+                  + " fail: any DDL stops the job at once, naming shard and DDL. Rules in"
+                  + " docs/schema-evolution.md.");
+
   // ---- target: the layout of the Iceberg table (TableLayout) -----------------------------------
   public static final ConfigOption<Integer> TARGET_BUCKETS =
       ConfigOptions.key("target.buckets")

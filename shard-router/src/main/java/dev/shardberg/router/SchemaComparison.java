@@ -30,6 +30,16 @@ final class SchemaComparison {
    * {@link ShardRouterException} listing every shard that differs from the majority.
    */
   static ShardSchema sharedSchema(List<ShardColumns> shards, List<String> keyColumns) {
+    return sharedSchema(shards, keyColumns, false);
+  }
+
+  /**
+   * As {@link #sharedSchema(List, List)}; with {@code union}, shards that differ only in evolvable
+   * ways (a column some shards lack, a type one shard widened, NULL-able on some shards; the same
+   * primary key) share their union: every column of any shard, in the majority's order then by first
+   * appearance, of the widest type, NULL-able unless NOT NULL on every shard.
+   */
+  static ShardSchema sharedSchema(List<ShardColumns> shards, List<String> keyColumns, boolean union) {
     Preconditions.checkArgument(!shards.isEmpty(), "Cannot compare schemas: no shard");
     List<ShardColumns> ordered = new ArrayList<>(shards);
     ordered.sort(Comparator.comparingInt(s -> s.table().shard()));
@@ -45,7 +55,11 @@ final class SchemaComparison {
         majority = group;
       }
     }
-    ShardColumns reference = majority.get(0);
+    ShardColumns merged = union && bySignature.size() > 1 ? union(majority.get(0), ordered) : null;
+    if (merged != null) {
+      bySignature = Map.of(signature(merged), List.of(merged));
+    }
+    final ShardColumns reference = merged != null ? merged : majority.get(0);
     if (bySignature.size() > 1) {
       List<String> lines = new ArrayList<>();
       for (ShardColumns s : ordered) {
@@ -145,6 +159,48 @@ final class SchemaComparison {
               String.join(System.lineSeparator(), lines)));
     }
     return first;
+  }
+
+  /** The union of the shards' columns, or null when two shards differ in a way the table cannot hold. */
+  private static ShardColumns union(ShardColumns reference, List<ShardColumns> shards) {
+    java.util.LinkedHashMap<String, MySqlColumn> columns = new java.util.LinkedHashMap<>();
+    reference.columns().forEach(c -> columns.put(c.name(), c));
+    for (ShardColumns s : shards) {
+      if (!s.primaryKey().equals(reference.primaryKey())) {
+        return null;
+      }
+      for (MySqlColumn c : s.columns()) {
+        MySqlColumn u = columns.get(c.name());
+        if (u == null) {
+          columns.put(c.name(), nullable(c));
+          continue;
+        }
+        org.apache.iceberg.types.Type ut = TypeMapping.toIcebergType(u);
+        org.apache.iceberg.types.Type ct = TypeMapping.toIcebergType(c);
+        MySqlColumn wider = u;
+        if (!ut.equals(ct)) {
+          if (SchemaEvolution.promotable(ut, ct)) {
+            wider = c;
+          } else if (!SchemaEvolution.promotable(ct, ut)) {
+            return null;
+          }
+        }
+        if (c.nullable() || u.nullable()) {
+          wider = nullable(wider);
+        }
+        columns.put(c.name(), wider);
+      }
+    }
+    for (ShardColumns s : shards) {
+      columns.replaceAll((name, c) -> s.columns().stream().anyMatch(x -> x.name().equals(name)) ? c : nullable(c));
+    }
+    return new ShardColumns(reference.table(), List.copyOf(columns.values()), reference.primaryKey(), reference.indexes());
+  }
+
+  private static MySqlColumn nullable(MySqlColumn c) {
+    return c.nullable()
+        ? c
+        : new MySqlColumn(c.name(), c.dataType(), c.columnType(), true, c.defaultValue(), c.length(), c.precision(), c.scale(), c.unsigned());
   }
 
   private static boolean allNotNull(ShardColumns shard, List<String> columns) {

@@ -55,6 +55,15 @@ public final class ShardDiscovery {
   }
 
   public static ShardPlan discover(LogicalTableSpec spec) {
+    return discover(spec, false);
+  }
+
+  /**
+   * As {@link #discover(LogicalTableSpec)}; with {@code unionOfEvolvable} (schema.change-behavior=evolve)
+   * shards that differ only in evolvable ways are accepted, the schema being their union (a rollout
+   * half done when the job starts), and the plan keeps each shard's own columns.
+   */
+  public static ShardPlan discover(LogicalTableSpec spec, boolean unionOfEvolvable) {
     long start = System.nanoTime();
     Map<String, List<FoundTable>> found = new LinkedHashMap<>();
     Map<FoundTable, SchemaComparison.ShardColumns> schemas = new HashMap<>();
@@ -89,11 +98,17 @@ public final class ShardDiscovery {
         shardColumns.add(new SchemaComparison.ShardColumns(t, tc.columns(), tc.primaryKey(), tc.indexes()));
       }
     }
-    ShardSchema schema = SchemaComparison.sharedSchema(shardColumns, spec.keyColumns());
+    ShardSchema schema = SchemaComparison.sharedSchema(shardColumns, spec.keyColumns(), unionOfEvolvable);
     if (schema.primaryKey().size() > 1) {
       schema = schema.withKeySample(sampleKey(spec, assigned, schema.primaryKey()));
     }
-    ShardPlan plan = new ShardPlan(assigned, schema);
+    Map<Integer, List<MySqlColumn>> ownColumns = new HashMap<>();
+    for (SchemaComparison.ShardColumns sc : shardColumns) {
+      if (!sc.columns().equals(schema.columns())) {
+        ownColumns.put(sc.table().shard(), sc.columns());
+      }
+    }
+    ShardPlan plan = new ShardPlan(assigned, schema, ownColumns);
     LOG.info(
         "Discovered {} shard(s) on {} of {} host(s) in {} ms: {}",
         plan.shardCount(),

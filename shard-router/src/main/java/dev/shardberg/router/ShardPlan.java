@@ -13,9 +13,17 @@ import java.util.stream.Collectors;
  * The immutable result of discovery: every shard table per host (hosts in config order, tables by shard
  * number) and the schema they all share.
  */
-public record ShardPlan(Map<String, List<ShardTable>> tablesByHost, ShardSchema schema) implements Serializable {
+public record ShardPlan(
+    Map<String, List<ShardTable>> tablesByHost, ShardSchema schema, Map<Integer, List<MySqlColumn>> shardColumns)
+    implements Serializable {
+
+  /** Every shard has exactly the columns of {@code schema}. */
+  public ShardPlan(Map<String, List<ShardTable>> tablesByHost, ShardSchema schema) {
+    this(tablesByHost, schema, Map.of());
+  }
 
   public ShardPlan {
+    shardColumns = Map.copyOf(shardColumns);
     LinkedHashMap<String, List<ShardTable>> copy = new LinkedHashMap<>();
     tablesByHost.forEach(
         (host, tables) -> {
@@ -24,6 +32,37 @@ public record ShardPlan(Map<String, List<ShardTable>> tablesByHost, ShardSchema 
           copy.put(host, List.copyOf(sorted));
         });
     tablesByHost = Collections.unmodifiableMap(copy);
+  }
+
+  /**
+   * The columns of one shard: the shared schema's, unless the shards differ in evolvable ways
+   * (schema.change-behavior=evolve), when the schema is their union and each shard has its own.
+   */
+  public List<MySqlColumn> columnsOf(int shard) {
+    return shardColumns.getOrDefault(shard, schema.columns());
+  }
+
+  /**
+   * Per shard that differs from the union schema, its differences ("lacks column 'x'", "column 'q' is
+   * int NOT NULL, the table's bigint NOT NULL"); empty when every shard has the schema's columns.
+   */
+  public Map<Integer, List<String>> differences() {
+    Map<Integer, List<String>> result = new java.util.TreeMap<>();
+    shardColumns.forEach((shard, columns) -> {
+      List<String> lines = new ArrayList<>();
+      for (MySqlColumn u : schema.columns()) {
+        MySqlColumn c = columns.stream().filter(x -> x.name().equals(u.name())).findFirst().orElse(null);
+        if (c == null) {
+          lines.add("lacks column '" + u.name() + "' (reads NULL)");
+        } else if (!c.signature().equals(u.signature())) {
+          lines.add("column '" + u.name() + "' is " + c.describeType() + ", the table's " + u.describeType());
+        }
+      }
+      if (!lines.isEmpty()) {
+        result.put(shard, lines);
+      }
+    });
+    return result;
   }
 
   /** Every shard table, ordered by shard number. */

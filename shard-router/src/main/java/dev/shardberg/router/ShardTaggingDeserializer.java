@@ -66,9 +66,21 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
   private transient RowData.FieldGetter[] keyGetters;
   private transient Map<Schema, Boolean> verifiedSchemas;
 
+  /** Null: the fixed layout of {@link #rowType} (schema.change-behavior=fail). Else versioned rows. */
+  private final TableSchemaEvolver evolver;
+  /** Shards of this host whose columns differ from {@link #columns} (start-up union; see ShardPlan). */
+  private final Map<Integer, List<MySqlColumn>> ownColumns = new HashMap<>();
+  /** The shards' primary key at start-up (Debezium reports the table's PRIMARY KEY with a DDL). */
+  private final List<String> tablePrimaryKey;
+  private final Set<String> keyColumns;
+  private transient EvolvingLayout evolving;
+
   private ShardTaggingDeserializer(
       String hostName, RowType rowType, Map<String, Integer> shardByTable, List<MySqlColumn> columns,
-      int[] keyPositions) {
+      int[] keyPositions, TableSchemaEvolver evolver, List<String> tablePrimaryKey, Set<String> keyColumns) {
+    this.evolver = evolver;
+    this.tablePrimaryKey = List.copyOf(tablePrimaryKey);
+    this.keyColumns = Set.copyOf(keyColumns);
     this.hostName = hostName;
     this.rowType = rowType;
     this.shardByTable = shardByTable;
@@ -76,8 +88,21 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
     this.keyPositions = keyPositions;
   }
 
-  /** The deserializer for the {@code MySqlSource} of {@code hostName}. */
+  /**
+   * The deserializer for the {@code MySqlSource} of {@code hostName} with the fixed layout: any DDL
+   * stops the job ({@code schema.change-behavior=fail}).
+   */
   public static ShardTaggingDeserializer forHost(ShardPlan plan, String hostName, TableLayout layout) {
+    return forHost(plan, hostName, layout, null);
+  }
+
+  /**
+   * The deserializer for the {@code MySqlSource} of {@code hostName}; with an {@code evolver}
+   * ({@code schema.change-behavior=evolve}) it emits {@link VersionedRows} that follow the table's
+   * schema, and evolves the table on DDL ({@link SchemaEvolution}); without, the fixed layout.
+   */
+  public static ShardTaggingDeserializer forHost(
+      ShardPlan plan, String hostName, TableLayout layout, TableSchemaEvolver evolver) {
     Objects.requireNonNull(plan, "plan");
     Objects.requireNonNull(layout, "layout");
     List<ShardTable> tables = plan.tablesOf(hostName);
@@ -103,7 +128,17 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
         "Cannot tag rows: the layout's columns %s are not the plan's columns %s",
         layout.rowType().getFieldNames(),
         plan.schema().columnNames());
-    return new ShardTaggingDeserializer(hostName, layout.rowType(), shardByTable, columns, keyPositions);
+    Set<String> keyColumns = new java.util.HashSet<>(layout.equalityColumns());
+    keyColumns.remove(TableLayout.SHARD_COLUMN);
+    ShardTaggingDeserializer deserializer = new ShardTaggingDeserializer(
+        hostName, layout.rowType(), shardByTable, columns, keyPositions, evolver,
+        plan.schema().tablePrimaryKey(), keyColumns);
+    for (ShardTable t : tables) {
+      if (plan.shardColumns().containsKey(t.shard())) {
+        deserializer.ownColumns.put(t.shard(), List.copyOf(plan.columnsOf(t.shard())));
+      }
+    }
+    return deserializer;
   }
 
   /**
@@ -132,6 +167,9 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
 
   @Override
   public TypeInformation<RowData> getProducedType() {
+    if (evolver != null) {
+      return VersionedRows.TYPE_INFO;
+    }
     return InternalTypeInfo.of(rowType);
   }
 
@@ -143,7 +181,11 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
     }
     Struct value = (Struct) record.value();
     if (SCHEMA_CHANGE_VALUE.equals(valueSchema.name())) {
-      throw schemaChange(value);
+      if (evolver == null) {
+        throw schemaChange(value);
+      }
+      evolving().onSchemaChange(value);
+      return;
     }
     if (valueSchema.field("op") == null || valueSchema.field("source") == null) {
       return; // heartbeat or transaction metadata: no row
@@ -192,6 +234,9 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
 
   /** True when both rows hold the same key values (byte for byte: Iceberg compares keys exactly). */
   private boolean sameKey(RowData a, RowData b) {
+    if (evolver != null) {
+      return evolving().sameKey(a, b);
+    }
     if (keyGetters == null) {
       keyGetters = new RowData.FieldGetter[keyPositions.length];
       for (int i = 0; i < keyPositions.length; i++) {
@@ -251,12 +296,15 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
     }
     return new ShardRouterException(
         String.format(
-            "Cannot apply a schema change on %s: DDL '%s'. Shardberg does not evolve schemas yet; the job stops here and nothing after the last completed checkpoint is lost. Apply the same change to every shard and to the Iceberg table (or drop the table to let it be re-created), then start the job again from a fresh snapshot",
+            "Cannot apply a schema change on %s: DDL '%s'. schema.change-behavior is 'fail', so the job stops here for good (no restarts); nothing after the last completed checkpoint is lost. To let the table follow the shards, set schema.change-behavior to 'evolve' and restore the job from its latest checkpoint (docs/schema-evolution.md)",
             where,
             ddl));
   }
 
   private RowData toRow(RowKind kind, int shard, String qualifiedName, Struct row) {
+    if (evolver != null) {
+      return evolving().toRow(kind, shard, qualifiedName, row);
+    }
     if (types == null) {
       types = columns.stream().map(MySqlType::of).toArray(MySqlType[]::new);
       verifiedSchemas = new HashMap<>();
@@ -285,6 +333,37 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
     return result;
   }
 
+  private EvolvingLayout evolving() {
+    if (evolving == null) {
+      evolving = new EvolvingLayout(this);
+    }
+    return evolving;
+  }
+
+  String hostName() {
+    return hostName;
+  }
+
+  Map<String, Integer> shardByTable() {
+    return shardByTable;
+  }
+
+  List<MySqlColumn> startColumns(int shard) {
+    return ownColumns.getOrDefault(shard, columns);
+  }
+
+  List<String> tablePrimaryKey() {
+    return tablePrimaryKey;
+  }
+
+  Set<String> keyColumns() {
+    return keyColumns;
+  }
+
+  TableSchemaEvolver evolver() {
+    return evolver;
+  }
+
   /** A row whose columns differ from the layout means a DDL reached the binlog reader without a record. */
   private void verifyColumns(int shard, String qualifiedName, Schema schema) {
     if (verifiedSchemas.containsKey(schema)) {
@@ -295,7 +374,7 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
     if (!expected.equals(found)) {
       throw new ShardRouterException(
           String.format(
-              "Cannot apply a schema change on shard %d ('%s' on host '%s'): its change records have columns %s but the table layout has %s. Shardberg does not evolve schemas yet; apply the same change to every shard and to the Iceberg table, then start the job again from a fresh snapshot",
+              "Cannot apply a schema change on shard %d ('%s' on host '%s'): its change records have columns %s but the table layout has %s. schema.change-behavior is 'fail'; to let the table follow the shards, set it to 'evolve' and restore the job from its latest checkpoint (docs/schema-evolution.md)",
               shard,
               qualifiedName,
               hostName,

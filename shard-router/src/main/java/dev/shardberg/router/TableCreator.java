@@ -12,6 +12,7 @@ import org.apache.iceberg.PartitionField;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.UpdateSchema;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.SupportsNamespaces;
@@ -73,6 +74,56 @@ public final class TableCreator {
       validate(table, id, layout);
       return table;
     }
+  }
+
+  /**
+   * schema.change-behavior=evolve: creates the table when missing; when it exists, checks everything
+   * but the columns as {@link #validate} does, and evolves its columns through Iceberg's schema API so
+   * that every shard's rows fit ({@link #evolvableChanges}): columns the shards gained while the job
+   * was down are added (optional), types widened, columns made optional. Never drops or narrows.
+   *
+   * @param columns the shards' (union) columns the layout was derived from
+   */
+  public static Table createOrEvolve(
+      Catalog catalog, TableIdentifier id, TableLayout layout, List<MySqlColumn> columns, Map<String, String> namespaceProperties) {
+    if (!catalog.tableExists(id)) {
+      return createOrValidate(catalog, id, layout, namespaceProperties);
+    }
+    Table table = catalog.loadTable(id);
+    List<SchemaEvolution.Change> changes = evolvableChanges(table, id, layout, columns);
+    if (!changes.isEmpty()) {
+      UpdateSchema update = table.updateSchema();
+      changes.forEach(c -> c.applyTo(update));
+      update.commit();
+      table.refresh();
+      LOG.info("Evolved Iceberg table {} at start-up to schema {} to fit the shards: {}", id, table.schema().schemaId(), changes);
+    } else {
+      LOG.info("Iceberg table {} exists and holds every shard's columns", id);
+    }
+    return table;
+  }
+
+  /**
+   * The column changes that make the existing table hold the shards' columns (empty: it does); throws
+   * {@link TableLayoutMismatchException} for differences other than columns (identifier fields, spec,
+   * format) and {@link ShardRouterException} for a column the table cannot follow. Writes nothing.
+   */
+  public static List<SchemaEvolution.Change> evolvableChanges(
+      Table table, TableIdentifier id, TableLayout layout, List<MySqlColumn> columns) {
+    List<String> diffs = differences(table, layout).stream().filter(d -> !d.startsWith("column")).toList();
+    if (!diffs.isEmpty()) {
+      throw new TableLayoutMismatchException(
+          String.format(
+              "Cannot use existing Iceberg table %s: it does not match the layout derived from the shards (%d difference(s)):%n%s%nShardberg evolves only columns: fix the table (or drop it to let Shardberg create it), or change the config to match.",
+              id,
+              diffs.size(),
+              String.join(System.lineSeparator(), diffs.stream().map(d -> "  - " + d).toList())),
+          diffs);
+    }
+    Set<String> keys = new HashSet<>(layout.equalityColumns());
+    keys.remove(TableLayout.SHARD_COLUMN);
+    return SchemaEvolution.plan(
+        "the shards at start-up", "(the shards' current schemas)", columns, columns, null, null, keys, table.schema());
   }
 
   private static void ensureNamespace(Catalog catalog, Namespace namespace, Map<String, String> properties) {

@@ -202,7 +202,7 @@ class ShardTaggingDeserializerTest {
     assertThatThrownBy(() -> run(ShardTaggingDeserializer.forHost(PLAN, "a", LAYOUT), r))
         .isInstanceOf(ShardRouterException.class)
         .hasMessage(
-            "Cannot apply a schema change on shard 7 ('shop.orders_7' on host 'a'): DDL 'ALTER TABLE orders_7 ADD COLUMN x INT'. Shardberg does not evolve schemas yet; the job stops here and nothing after the last completed checkpoint is lost. Apply the same change to every shard and to the Iceberg table (or drop the table to let it be re-created), then start the job again from a fresh snapshot");
+            "Cannot apply a schema change on shard 7 ('shop.orders_7' on host 'a'): DDL 'ALTER TABLE orders_7 ADD COLUMN x INT'. schema.change-behavior is 'fail', so the job stops here for good (no restarts); nothing after the last completed checkpoint is lost. To let the table follow the shards, set schema.change-behavior to 'evolve' and restore the job from its latest checkpoint (docs/schema-evolution.md)");
   }
 
   @Test

@@ -5,6 +5,7 @@ import static dev.shardberg.job.config.ShardbergOptions.*;
 import dev.shardberg.coordinator.CoordinatorConfigOptions;
 import dev.shardberg.coordinator.maintenance.MaintenanceSettings;
 import dev.shardberg.router.RouterOptions;
+import dev.shardberg.router.SchemaChangeBehavior;
 import java.io.Serializable;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -321,7 +322,8 @@ public record ShardbergConfig(
       int buckets,
       String keyColumn,
       Map<String, String> tableProperties,
-      boolean insertOnlyInitialLoad)
+      boolean insertOnlyInitialLoad,
+      SchemaChangeBehavior schemaChangeBehavior)
       implements Serializable {
     public TargetConfig {
       tableProperties = Map.copyOf(tableProperties);
@@ -335,7 +337,8 @@ public record ShardbergConfig(
           conf.get(RouterOptions.TARGET_BUCKETS),
           conf.get(RouterOptions.TARGET_KEY_COLUMN),
           conf.get(RouterOptions.TARGET_TABLE_PROPERTIES),
-          conf.get(CoordinatorConfigOptions.INSERT_ONLY_INITIAL_LOAD));
+          conf.get(CoordinatorConfigOptions.INSERT_ONLY_INITIAL_LOAD),
+          conf.get(RouterOptions.SCHEMA_CHANGE_BEHAVIOR));
     }
 
     /** {@code catalog.namespace.table}, the name used in logs and for the commit lock. */

@@ -254,6 +254,7 @@ public final class ShardbergOptions {
           RouterOptions.TARGET_KEY_COLUMN,
           RouterOptions.TARGET_TABLE_PROPERTIES,
           CoordinatorConfigOptions.INSERT_ONLY_INITIAL_LOAD,
+          RouterOptions.SCHEMA_CHANGE_BEHAVIOR,
           CoordinatorConfigOptions.LOCK_TIMEOUT,
           CoordinatorConfigOptions.ZK_CONNECT,
           CoordinatorConfigOptions.ZK_ROOT_PATH,

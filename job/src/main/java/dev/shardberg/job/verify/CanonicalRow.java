@@ -2,6 +2,7 @@ package dev.shardberg.job.verify;
 
 import dev.shardberg.router.MySqlColumn;
 import dev.shardberg.router.MySqlType;
+import dev.shardberg.router.TypeMapping;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -37,12 +38,31 @@ final class CanonicalRow {
   CanonicalRow(Schema schema, List<MySqlColumn> mysqlColumns, String shardColumn) {
     List<String> icebergNames = schema.columns().stream().map(Types.NestedField::name).filter(n -> !n.equals(shardColumn)).toList();
     List<String> mysqlNames = mysqlColumns.stream().map(MySqlColumn::name).toList();
-    if (!icebergNames.equals(mysqlNames)) {
+    if (!icebergNames.containsAll(mysqlNames)) {
       throw new IllegalArgumentException(String.format(
           "Cannot verify table: its columns %s are not the shards' columns %s; the table and the shards differ in schema (run validate)",
           icebergNames, mysqlNames));
     }
-    this.columns = List.copyOf(mysqlColumns);
+    // The table's columns, in its order; with schema evolution it may hold more than the shards (a
+    // column dropped on every shard, a renamed one): those are rendered by the MySQL type kept in the
+    // column's doc, and compare as NULL on every shard that lacks them.
+    List<MySqlColumn> byTable = new ArrayList<>();
+    for (Types.NestedField f : schema.columns()) {
+      if (f.name().equals(shardColumn)) {
+        continue;
+      }
+      MySqlColumn c = mysqlColumns.stream().filter(m -> m.name().equals(f.name())).findFirst().orElse(null);
+      if ((c == null || !TypeMapping.toIcebergType(c).equals(f.type())) && f.doc() != null) {
+        c = MySqlColumn.of(f.name(), f.doc(), true); // the widest MySQL type the table took
+      }
+      if (c == null) { // not a column schema evolution added: the table and the shards disagree
+        throw new IllegalArgumentException(String.format(
+            "Cannot verify table: its columns %s are not the shards' columns %s; the table and the shards differ in schema (run validate)",
+            icebergNames, mysqlNames));
+      }
+      byTable.add(c);
+    }
+    this.columns = List.copyOf(byTable);
     this.types = columns.stream().map(MySqlType::of).toList();
     Map<String, Integer> position = new java.util.HashMap<>();
     for (int i = 0; i < columns.size(); i++) {
@@ -61,9 +81,18 @@ final class CanonicalRow {
 
   /** The SELECT list that {@link #values(ResultSet)} reads: per column, its type's select expression. */
   List<String> selectList() {
+    return selectList(null);
+  }
+
+  /**
+   * The SELECT list for a shard with only {@code present} columns (null: all): a column the shard
+   * lacks is read as NULL.
+   */
+  List<String> selectList(java.util.Set<String> present) {
     List<String> select = new ArrayList<>(columns.size());
     for (int i = 0; i < columns.size(); i++) {
-      select.add(types.get(i).selectExpression(ShardSource.quote(columns.get(i).name())));
+      String name = columns.get(i).name();
+      select.add(present == null || present.contains(name) ? types.get(i).selectExpression(ShardSource.quote(name)) : "NULL");
     }
     return select;
   }

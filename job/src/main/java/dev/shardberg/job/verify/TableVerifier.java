@@ -43,6 +43,7 @@ public final class TableVerifier {
   private final String shardColumn;
   private final CanonicalRow canonical;
   private final int maxDifferences;
+  private final Map<Integer, Set<String>> present;
 
   /**
    * @param mysqlColumns the shards' columns (the plan's schema): their MySQL types choose the rendering
@@ -50,6 +51,17 @@ public final class TableVerifier {
    * @param maxDifferences how many differing keys to report per shard
    */
   public TableVerifier(Table table, List<MySqlColumn> mysqlColumns, String shardColumn, int maxDifferences) {
+    this(table, mysqlColumns, shardColumn, maxDifferences, Map.of());
+  }
+
+  /**
+   * @param shardColumns per shard whose columns differ from {@code mysqlColumns} (the shards' union):
+   *     its own columns; a table column the shard lacks compares as NULL
+   */
+  public TableVerifier(
+      Table table, List<MySqlColumn> mysqlColumns, String shardColumn, int maxDifferences, Map<Integer, List<MySqlColumn>> shardColumns) {
+    this.present = new HashMap<>();
+    shardColumns.forEach((shard, columns) -> present.put(shard, columns.stream().map(MySqlColumn::name).collect(java.util.stream.Collectors.toSet())));
     this.table = table;
     this.shardColumn = shardColumn;
     this.canonical = new CanonicalRow(table.schema(), mysqlColumns, shardColumn);
@@ -174,7 +186,7 @@ public final class TableVerifier {
    */
   private void forEachMysqlRow(ShardSource shard, RowHandler handler) {
     try (Connection c = shard.connections().open();
-        PreparedStatement s = c.prepareStatement(shard.selectFrom(canonical.selectList()), ResultSet.TYPE_FORWARD_ONLY, ResultSet.CONCUR_READ_ONLY)) {
+        PreparedStatement s = c.prepareStatement(shard.selectFrom(canonical.selectList(present.get(shard.shard()))), ResultSet.TYPE_FORWARD_ONLY, ResultSet.CONCUR_READ_ONLY)) {
       if (!s.isWrapperFor(ServerPreparedStatement.class)) {
         throw new IllegalStateException(String.format(
             "Cannot verify shard %d (%s): its connection reads through the text protocol, which prints FLOAT with 6 digits; open it with the JDBC property useServerPrepStmts=true",

@@ -82,7 +82,11 @@ class RestartsConvergeTest {
   }
 
   private static ShardbergConfig config(String extraPipeline, String restartDelay) throws Exception {
-    String yaml = "pipeline:\n  id: " + PIPELINE + "\n  checkpoint-interval: 1s\n  parallelism: 1\n  writer-parallelism: 2\n"
+    return config(extraPipeline, restartDelay, "");
+  }
+
+  private static ShardbergConfig config(String extraPipeline, String restartDelay, String extraTopLevel) throws Exception {
+    String yaml = extraTopLevel + "pipeline:\n  id: " + PIPELINE + "\n  checkpoint-interval: 1s\n  parallelism: 1\n  writer-parallelism: 2\n"
         + "  checkpoint-dir: " + dir.resolve("checkpoints").toUri() + "\n"
         + "  restart:\n    attempts: 10\n    delay: " + restartDelay + "\n" + extraPipeline
         + shards.sourcesYaml()
@@ -274,7 +278,8 @@ class RestartsConvergeTest {
   @Test
   @Order(5)
   void aDdlTheJobCannotApplyFailsItWithoutRestarts() throws Exception {
-    ShardbergConfig config = config("", "1h");
+    // schema.change-behavior=fail: any DDL stops the job (evolve would add the column: SchemaEvolutionEndToEndTest)
+    ShardbergConfig config = config("", "1h", "schema:\n  change-behavior: fail\n");
     Table table = Catalogs.loadTable(config.target());
     Started run = startLocal(config, false);
     try {

@@ -101,6 +101,36 @@ class TableCreatorTest {
     assertThat(((HasTableOperations) again).operations().current().metadataFileLocation()).isEqualTo(metadata);
   }
 
+  /**
+   * schema.change-behavior=evolve at start-up, in a real Hive Metastore: a table created by an earlier
+   * run is evolved through Iceberg's schema API to the shards' union (a new column, a widened decimal,
+   * a column made optional), which the metastore accepts; a second start changes nothing.
+   */
+  @Test
+  void anExistingTableIsEvolvedToTheShardsUnionInHiveMetastore() {
+    TableIdentifier id = TableIdentifier.of("shop_hive", "orders_evolving");
+    TableCreator.createOrValidate(hive, id, LAYOUT, Map.of(TableCreator.NAMESPACE_OWNER, "etl"));
+    ShardSchema union =
+        new ShardSchema(
+            List.of(
+                MySqlColumn.of("id", "bigint", false),
+                MySqlColumn.of("customer", "varchar(80)", true),
+                MySqlColumn.of("amount", "decimal(16,2)", true),
+                MySqlColumn.of("created", "datetime(3)", false),
+                MySqlColumn.of("discount", "decimal(8,2)", true)),
+            List.of("id"));
+    Table evolved = TableCreator.createOrEvolve(hive, id, TableLayout.derive(union), union.columns(), Map.of());
+    assertThat(evolved.schema().findField("discount").isOptional()).isTrue();
+    assertThat(evolved.schema().findField("discount").doc()).isEqualTo("decimal(8,2)");
+    assertThat(evolved.schema().findField("amount").type()).isEqualTo(org.apache.iceberg.types.Types.DecimalType.of(16, 2));
+    assertThat(evolved.schema().findField("customer").isOptional()).isTrue();
+    Table reloaded = hive.loadTable(id);
+    assertThat(reloaded.schema().sameSchema(evolved.schema())).isTrue();
+    int schemaId = reloaded.schema().schemaId();
+    assertThat(TableCreator.createOrEvolve(hive, id, TableLayout.derive(union), union.columns(), Map.of()).schema().schemaId())
+        .isEqualTo(schemaId);
+  }
+
   @Test
   void existingTableThatDiffersIsNeverAlteredAndEveryDifferenceIsListed() {
     for (Catalog catalog : List.<Catalog>of(hadoop, hive)) {

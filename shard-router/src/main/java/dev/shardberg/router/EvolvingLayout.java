@@ -1,0 +1,327 @@
+package dev.shardberg.router;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Pattern;
+import org.apache.flink.cdc.connectors.shaded.org.apache.kafka.connect.data.Field;
+import org.apache.flink.cdc.connectors.shaded.org.apache.kafka.connect.data.Struct;
+import org.apache.flink.table.data.DecimalData;
+import org.apache.flink.table.data.GenericRowData;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.types.RowKind;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.types.Type;
+import org.apache.iceberg.types.Types;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The evolving half of one host's {@link ShardTaggingDeserializer} ({@code schema.change-behavior=evolve}):
+ * lays rows out by the Iceberg table's current schema ({@link VersionedRows}) and turns each shard's
+ * DDL into table changes ({@link SchemaEvolution}) applied before the shard's next row.
+ *
+ * <p>Order: the DDL record reaches this class after every row the shard wrote before it and before
+ * every row after it (one binlog, read in order). The table change is committed to the catalog
+ * here, synchronously, before the next row is emitted; so every row that carries the new column
+ * leaves the source after its column exists in the table, and every file the writers write uses a
+ * schema the table already has. The coordinator commits those files later, in checkpoint order. A
+ * restore from a checkpoint before the DDL replays it: the plan against the current table is then
+ * empty, and the replayed rows are laid out by the current schema (NULL where the shard had no column yet).
+ *
+ * <p>State: none in Flink state. The table's schema is read from the catalog on first use (after a
+ * failover: the newest); the shards' MySQL column definitions start from discovery and follow the
+ * DDL records seen; a column added before a failover is converted by the MySQL type kept in the
+ * Iceberg column's doc.
+ */
+final class EvolvingLayout {
+  private static final Logger LOG = LoggerFactory.getLogger(EvolvingLayout.class);
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final Pattern TRUNCATE = Pattern.compile("^\\s*(/\\*.*?\\*/\\s*)*truncate\\b", Pattern.CASE_INSENSITIVE | Pattern.DOTALL);
+
+  private final ShardTaggingDeserializer owner;
+  private final TableSchemaEvolver evolver;
+  /** Per shard, its MySQL columns by name as last known. */
+  private final Map<Integer, Map<String, MySqlColumn>> shardColumns = new HashMap<>();
+  private final Map<Integer, List<String>> shardKeys = new HashMap<>();
+  private final Set<Integer> loggedIgnored = new HashSet<>();
+  private final Map<LayoutKey, Layout> layouts = new HashMap<>();
+  private Schema schema;
+
+  private record LayoutKey(int shard, org.apache.flink.cdc.connectors.shaded.org.apache.kafka.connect.data.Schema connect) {}
+
+  /** Per table position: the change record's field (null: the shard has no such column), its type. */
+  private record Layout(Field[] fields, MySqlColumn[] columns, MySqlType[] types, Type[] targets) {}
+
+  EvolvingLayout(ShardTaggingDeserializer owner) {
+    this.owner = owner;
+    this.evolver = owner.evolver();
+    this.schema = evolver.current();
+  }
+
+  RowData toRow(RowKind kind, int shard, String qualifiedName, Struct row) {
+    Layout layout = layouts.computeIfAbsent(new LayoutKey(shard, row.schema()), k -> layout(shard, qualifiedName, k.connect()));
+    int columns = layout.fields().length;
+    GenericRowData result = new GenericRowData(kind, columns + 1);
+    result.setField(0, shard);
+    for (int i = 1; i < columns; i++) {
+      Field field = layout.fields()[i];
+      if (field == null) {
+        continue;
+      }
+      Object v = row.get(field);
+      if (v == null) {
+        continue;
+      }
+      try {
+        Object converted = layout.types()[i].toFlink(v, field.schema(), layout.columns()[i]);
+        result.setField(i, widen(converted, layout.targets()[i]));
+      } catch (RuntimeException e) {
+        throw new ShardRouterException(
+            String.format(
+                "Cannot convert column '%s' of shard %d ('%s' on host '%s') to %s: %s",
+                field.name(), shard, qualifiedName, owner.hostName(), layout.targets()[i], e.getMessage()),
+            e);
+      }
+    }
+    result.setField(columns, schema.schemaId());
+    return result;
+  }
+
+  /**
+   * True when both rows (of the current schema) hold the same key values. The key columns' positions
+   * are the table's: they never move, as columns are only appended.
+   */
+  boolean sameKey(RowData a, RowData b) {
+    for (String column : owner.keyColumns()) {
+      int position = schema.columns().indexOf(schema.findField(column));
+      Object x = ((GenericRowData) a).getField(position);
+      Object y = ((GenericRowData) b).getField(position);
+      if (!java.util.Objects.deepEquals(x, y)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** A value of the shard's (narrower) type in the table's type, as Iceberg reads a promoted column. */
+  static Object widen(Object value, Type target) {
+    switch (target.typeId()) {
+      case LONG:
+        return value instanceof Integer i ? Long.valueOf(i) : value;
+      case DOUBLE:
+        return value instanceof Float f ? Double.valueOf(f) : value;
+      case DECIMAL:
+        Types.DecimalType d = (Types.DecimalType) target;
+        if (value instanceof DecimalData data && data.precision() != d.precision()) {
+          return DecimalData.fromBigDecimal(data.toBigDecimal(), d.precision(), d.scale());
+        }
+        return value;
+      default:
+        return value;
+    }
+  }
+
+  private Layout layout(int shard, String qualifiedName, org.apache.flink.cdc.connectors.shaded.org.apache.kafka.connect.data.Schema connect) {
+    List<Types.NestedField> tableColumns = schema.columns();
+    for (Field f : connect.fields()) {
+      if (schema.findField(f.name()) == null) {
+        throw new ShardRouterException(
+            String.format(
+                "Cannot route a change of shard %d ('%s' on host '%s'): it has column '%s', which table %s lacks, and no DDL"
+                    + " record announced it (a change made before the source reached that point of the binlog, e.g."
+                    + " during the snapshot). Restart the job: start-up discovery adds the column to the table",
+                shard, qualifiedName, owner.hostName(), f.name(), evolver.tableName()));
+      }
+    }
+    int n = tableColumns.size();
+    Field[] fields = new Field[n];
+    MySqlColumn[] defs = new MySqlColumn[n];
+    MySqlType[] types = new MySqlType[n];
+    Type[] targets = new Type[n];
+    Map<String, MySqlColumn> known = columnsOf(shard);
+    for (int i = 1; i < n; i++) {
+      Types.NestedField column = tableColumns.get(i);
+      Field field = connect.field(column.name());
+      if (field == null) {
+        continue;
+      }
+      MySqlColumn def = known.get(column.name());
+      if (def != null && column.doc() != null && !TypeMapping.toIcebergType(def).equals(column.type())) {
+        // the table was widened past what this shard is known to hold (by another shard, or before a
+        // failover): convert by the widest definition, so a value of the wider type is never cut
+        def = MySqlColumn.of(column.name(), column.doc(), true);
+      }
+      if (def == null) {
+        if (column.doc() == null) {
+          throw new ShardRouterException(
+              String.format(
+                  "Cannot convert column '%s' of shard %d ('%s' on host '%s'): its MySQL type is unknown (the table column"
+                      + " has no doc with it). Restart the job so discovery reads it",
+                  column.name(), shard, qualifiedName, owner.hostName()));
+        }
+        def = MySqlColumn.of(column.name(), column.doc(), true); // a column added by an earlier run of the job
+      }
+      fields[i] = field;
+      defs[i] = def;
+      types[i] = MySqlType.of(def);
+      targets[i] = column.type();
+    }
+    return new Layout(fields, defs, types, targets);
+  }
+
+  private Map<String, MySqlColumn> columnsOf(int shard) {
+    return shardColumns.computeIfAbsent(shard, s -> {
+      Map<String, MySqlColumn> byName = new LinkedHashMap<>();
+      owner.startColumns(s).forEach(c -> byName.put(c.name(), c));
+      return byName;
+    });
+  }
+
+  void onSchemaChange(Struct value) {
+    JsonNode history;
+    try {
+      history = JSON.readTree(value.getString("historyRecord"));
+    } catch (IOException | RuntimeException e) {
+      throw new ShardRouterException(
+          String.format("Cannot read a schema change record of host '%s': %s", owner.hostName(), e.getMessage()), e);
+    }
+    String ddl = history.path("ddl").asText("(statement not in the record)");
+    String database = history.path("databaseName").asText("");
+    JsonNode changes = history.path("tableChanges");
+    if (TRUNCATE.matcher(ddl).find()) {
+      throw new ShardRouterException(
+          String.format(
+              "Cannot replicate '%s' on host '%s' (database '%s'): TRUNCATE of a shard is not evolved yet, and ignoring it"
+                  + " would keep the shard's rows in the table. The job stops here; see docs/schema-evolution.md ('When the job stops')",
+              ddl, owner.hostName(), database));
+    }
+    boolean any = false;
+    for (JsonNode change : changes) {
+      String qualified = qualifiedName(change.path("id").asText(""));
+      Integer shard = owner.shardByTable().get(qualified);
+      if (shard == null) {
+        continue; // another table of the database
+      }
+      any = true;
+      String where = String.format("shard %d ('%s' on host '%s')", shard, qualified, owner.hostName());
+      String type = change.path("type").asText("");
+      if (type.equals("DROP")) {
+        LOG.warn(
+            "Shard {} was dropped by '{}': its rows stay in table {} (Shardberg never deletes data because of a DDL)."
+                + " Delete them from the table yourself if they must go",
+            where, ddl, evolver.tableName());
+        continue;
+      }
+      List<MySqlColumn> after = columns(change.path("table").path("columns"));
+      List<String> keyAfter = new ArrayList<>();
+      change.path("table").path("primaryKeyColumnNames").forEach(k -> keyAfter.add(k.asText()));
+      Map<String, MySqlColumn> known = columnsOf(shard);
+      List<MySqlColumn> before = List.copyOf(known.values());
+      List<String> keyBefore = shardKeys.getOrDefault(shard, owner.tablePrimaryKey());
+      Schema evolved =
+          evolver.evolve(
+              where + " by '" + ddl + "'",
+              current -> SchemaEvolution.plan(where, ddl, before, after, keyBefore.isEmpty() ? null : keyBefore, keyAfter, owner.keyColumns(), current));
+      boolean changed = evolved.schemaId() != schema.schemaId();
+      schema = evolved;
+      known.clear();
+      after.forEach(c -> known.put(c.name(), c));
+      shardKeys.put(shard, keyAfter);
+      layouts.clear();
+      if (!changed && SchemaEvolution.sameColumns(before, after)) {
+        if (loggedIgnored.add(shard)) {
+          LOG.info(
+              "Ignoring DDL on {} that changes nothing the table holds (no column change, or a replay): '{}' (logged"
+                  + " once per shard; later ones are ignored silently)",
+              where, ddl);
+        }
+      } else {
+        LOG.info("Applied DDL on {} to table {}: '{}'; rows now follow schema {}", where, evolver.tableName(), ddl, schema.schemaId());
+      }
+    }
+    if (!any) {
+      LOG.debug("DDL on host '{}' touches no shard of the plan: '{}'", owner.hostName(), ddl);
+    }
+  }
+
+  /** {@code "db"."table"} (Debezium's double-quoted id) as {@code db.table}. */
+  static String qualifiedName(String id) {
+    List<String> parts = new ArrayList<>();
+    StringBuilder current = new StringBuilder();
+    boolean quoted = false;
+    for (int i = 0; i < id.length(); i++) {
+      char c = id.charAt(i);
+      if (c == '"') {
+        if (quoted && i + 1 < id.length() && id.charAt(i + 1) == '"') {
+          current.append('"');
+          i++;
+        } else {
+          quoted = !quoted;
+        }
+      } else if (c == '.' && !quoted) {
+        parts.add(current.toString());
+        current.setLength(0);
+      } else {
+        current.append(c);
+      }
+    }
+    parts.add(current.toString());
+    return String.join(".", parts);
+  }
+
+  /** Debezium's column documents as MySQL columns (the fields information_schema would give). */
+  static List<MySqlColumn> columns(JsonNode columns) {
+    List<MySqlColumn> result = new ArrayList<>();
+    for (JsonNode c : columns) {
+      String typeName = c.path("typeName").asText().toLowerCase(Locale.ROOT).trim();
+      boolean unsigned = typeName.contains("unsigned");
+      String dataType = typeName.replace("unsigned", "").replace("zerofill", "").trim();
+      Integer length = c.hasNonNull("length") ? c.get("length").asInt() : null;
+      Integer scale = c.hasNonNull("scale") ? c.get("scale").asInt() : null;
+      Integer len = null;
+      Integer precision = null;
+      Integer sc = null;
+      switch (dataType) {
+        case "char", "varchar", "binary", "varbinary" -> len = length;
+        case "decimal", "numeric" -> {
+          precision = length == null ? 10 : length;
+          sc = scale == null ? 0 : scale;
+        }
+        case "bit" -> precision = length == null ? 1 : length;
+        case "time", "datetime", "timestamp" -> precision = length == null || length < 0 ? 0 : length;
+        default -> precision = length;
+      }
+      String columnType;
+      if (dataType.equals("enum") || dataType.equals("set")) {
+        List<String> labels = new ArrayList<>();
+        c.path("enumValues").forEach(v -> labels.add("'" + v.asText().replace("'", "''") + "'"));
+        columnType = dataType + "(" + String.join(",", labels) + ")";
+      } else if (dataType.equals("decimal") || dataType.equals("numeric")) {
+        columnType = dataType + "(" + precision + "," + sc + ")";
+      } else if (len != null) {
+        columnType = dataType + "(" + len + ")";
+      } else if (precision != null
+          && (dataType.equals("bit") || (precision > 0 && (dataType.startsWith("time") || dataType.equals("datetime"))))) {
+        columnType = dataType + "(" + precision + ")";
+      } else {
+        columnType = dataType;
+      }
+      if (unsigned) {
+        columnType += " unsigned";
+      }
+      result.add(
+          new MySqlColumn(
+              c.path("name").asText(), dataType, columnType, c.path("optional").asBoolean(true), null, len, precision, sc, unsigned));
+    }
+    return result;
+  }
+}
