@@ -174,24 +174,25 @@ final class ModeRunner {
       }
       try {
         // snapshot phase
-        boolean loaded = await(config.phaseTimeout(), job, watcher::checkHealthy, () -> watcher.totalRecords() >= expectedRows,
-            () -> progress.line("snapshot", "rows committed %,d of %,d, commits %d, heap %s",
+        // done when a snapshot holds every loaded row as a distinct live row (deletes applied)
+        boolean loaded = await(config.phaseTimeout(), job, watcher::checkHealthy,
+            () -> watcher.totalRecords() >= expectedRows && watcher.firstWithLiveRows(expectedRows) != null,
+            () -> progress.line("snapshot", "rows in data files %,d of %,d, commits %d, heap %s",
                 watcher.totalRecords(), expectedRows, watcher.commitCount(), mb(heap.current())));
         if (!loaded) {
-          failures.add(String.format("snapshot phase did not commit %,d rows within %s (committed %,d)",
+          failures.add(String.format("snapshot phase did not commit %,d distinct rows within %s (rows in data files %,d)",
               expectedRows, config.phaseTimeout(), watcher.totalRecords()));
         } else {
-          long reached = watcher.commits().stream()
-              .filter(c -> c.totalRecords() >= expectedRows)
-              .mapToLong(TableWatcher.Commit::timestampMillis).min().orElse(System.currentTimeMillis());
+          // times are when the watcher first saw a snapshot: when a reader could see its rows
+          TableWatcher.Commit complete = watcher.firstWithLiveRows(expectedRows);
+          long reached = complete.firstSeenMillis();
           long ms = Math.max(1, reached - submitted);
           double rate = expectedRows * 1000.0 / ms;
           TableWatcher.Commit first = watcher.commits().stream().filter(c -> c.addedRecords() > 0).findFirst().orElseThrow();
-          double steady = first.timestampMillis() >= reached
+          double steady = first.firstSeenMillis() >= reached
               ? rate
-              : (expectedRows - first.totalRecords()) * 1000.0 / (reached - first.timestampMillis());
-          long[] added = addedUntil(table, watcher.commits().stream()
-              .filter(c -> c.totalRecords() >= expectedRows).findFirst().orElseThrow().snapshotId());
+              : (expectedRows - watcher.liveRows(first.snapshotId())) * 1000.0 / (reached - first.firstSeenMillis());
+          long[] added = addedUntil(table, complete.snapshotId());
           snapshot = new ModeResult.Snapshot(
               expectedRows, ms, rate, rate / sourceParallelismTotal, steady, added[0], added[1], added[2]);
           progress.line("snapshot", "done: %,d rows in %,d ms since submission = %,.0f rows/s (%,.0f per source parallelism);"
@@ -626,7 +627,7 @@ final class ModeRunner {
   static List<ModeResult.Point> timeline(List<TableWatcher.FreshnessSample> samples, long startMillis) {
     Map<Long, Long> worst = new java.util.TreeMap<>();
     for (TableWatcher.FreshnessSample s : samples) {
-      worst.merge(s.visibleAtMillis(), s.freshnessMillis(), Math::max);
+      worst.merge(s.firstSeenMillis(), s.freshnessMillis(), Math::max);
     }
     List<ModeResult.Point> points = new ArrayList<>();
     worst.forEach((at, f) -> points.add(new ModeResult.Point((at - startMillis) / 1000.0, f / 1000.0)));
