@@ -400,7 +400,16 @@ final class ModeRunner {
   }
 
   /** The YAML a user would write for this workload (the `run` command's input). */
-  private Path writeJobConfig(BenchConfig config, Path warehouse, String runId, String zooKeeperConnect) throws java.io.IOException {
+  Path writeJobConfig(BenchConfig config, Path warehouse, String runId, String zooKeeperConnect) throws java.io.IOException {
+    return writeJobConfig(config, warehouse, runId, zooKeeperConnect, null);
+  }
+
+  /**
+   * The YAML a user would write for this workload; {@code maintenance} non-null turns the job's own
+   * maintenance on with those settings (the long-run mode), null leaves it off.
+   */
+  Path writeJobConfig(BenchConfig config, Path warehouse, String runId, String zooKeeperConnect,
+      LongRun.MaintenanceSettings maintenance) throws java.io.IOException {
     Path dir = config.output().toAbsolutePath().resolve("configs");
     java.nio.file.Files.createDirectories(dir);
     Path passwordFile = dir.resolve("mysql.password");
@@ -439,9 +448,15 @@ final class ModeRunner {
     if (zooKeeperConnect != null) {
       yaml.append("coordinator:\n  zookeeper:\n    connect: ").append(zooKeeperConnect).append('\n');
     }
-    // The modes compare ingest alone (per-shard jobs have no maintenance); the job's own maintenance
-    // (issue 14) stays off here until the long-run mode compares with and without it.
-    yaml.append("maintenance:\n  enabled: false\n");
+    // The modes compare ingest alone (per-shard jobs have no maintenance); the long-run mode compares
+    // the job with and without its own maintenance (issue 14).
+    if (maintenance == null) {
+      yaml.append("maintenance:\n  enabled: false\n");
+    } else {
+      yaml.append("maintenance:\n  enabled: true\n");
+      yaml.append("  interval: ").append(maintenance.interval().toMillis()).append("ms\n");
+      yaml.append("  expire-snapshots:\n    max-age: ").append(maintenance.expireAfter().toMillis()).append("ms\n");
+    }
     Path file = dir.resolve(runId + ".yaml");
     java.nio.file.Files.writeString(file, yaml.toString());
     return file;
@@ -451,7 +466,7 @@ final class ModeRunner {
    * The job's own verifier: per shard, counts and content checksums, MySQL against the table, read as
    * the CLI's verify reads them (the CDC user, the hosts' JDBC properties).
    */
-  private VerifyReport verify(Table table) {
+  VerifyReport verify(Table table) {
     LogicalTableSpec spec = spec();
     ShardPlan plan = ShardDiscovery.discover(spec);
     return new TableVerifier(table, plan.schema().columns(), TableLayout.SHARD_COLUMN, 5)
@@ -467,7 +482,7 @@ final class ModeRunner {
     return new LogicalTableSpec(hosts, Workload.DATABASE, Workload.TABLE_PREFIX + "(?<shard>\\d+)", Map.of(), List.of());
   }
 
-  private StreamExecutionEnvironment environment(int parallelism) {
+  StreamExecutionEnvironment environment(int parallelism) {
     Configuration conf = new Configuration();
     conf.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
     conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 20);
@@ -534,7 +549,7 @@ final class ModeRunner {
   }
 
   /** Waits (polling every 250 ms, a progress line every two seconds) until done, the job dies or time runs out. */
-  private static boolean await(Duration timeout, JobClient job, Runnable healthCheck, BooleanSupplier done, Runnable line)
+  static boolean await(Duration timeout, JobClient job, Runnable healthCheck, BooleanSupplier done, Runnable line)
       throws Exception {
     long deadline = System.currentTimeMillis() + timeout.toMillis();
     long lastLine = 0;
@@ -557,7 +572,7 @@ final class ModeRunner {
     return true;
   }
 
-  private static void cancelQuietly(JobClient job) {
+  static void cancelQuietly(JobClient job) {
     try {
       job.cancel().get(60, TimeUnit.SECONDS);
     } catch (Exception e) {
@@ -566,7 +581,7 @@ final class ModeRunner {
   }
 
   /** Waits until a cancelled job has ended (its result, normally a cancellation, is of no interest). */
-  private static void awaitEnd(JobClient job) {
+  static void awaitEnd(JobClient job) {
     try {
       job.getJobExecutionResult().get(60, TimeUnit.SECONDS);
     } catch (Exception e) {
@@ -639,7 +654,7 @@ final class ModeRunner {
     return sorted[Math.max(0, Math.min(sorted.length - 1, index))];
   }
 
-  private static String lagText(long ms) {
+  static String lagText(long ms) {
     return ms < 0 ? "-" : String.format("%.1f s", ms / 1000.0);
   }
 
