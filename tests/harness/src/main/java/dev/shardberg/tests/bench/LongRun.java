@@ -277,6 +277,9 @@ final class LongRun {
         .filter(r -> r.table() != null && r.table().endsWith(ModeRunner.TABLE.toString())).toList();
     long retries = reports.stream().mapToLong(r -> Math.max(0, r.attempts() - 1)).sum();
     long maintenanceCommits = commits.stream().filter(c -> "replace".equals(c.operation())).count();
+    // compactions as the table records them (the snapshot summary's shardberg.maintenance), not only the job's metric
+    compactions = Math.max(compactions, commits.stream().filter(c -> "compaction".equals(c.maintenance())).count());
+    progress.line("metrics", "maintenance counters seen: %s", RestartCounter.maintenanceCounterIds());
     long ingestCommits = commits.stream().filter(c -> !"replace".equals(c.operation())).count();
     if (retries > 0) {
       failures.add(retries + " commit attempts retried on a stale base (CommitFailedException)");

@@ -69,6 +69,11 @@ public final class RestartCounter implements MetricReporter {
     return total;
   }
 
+  /** Identifiers of the maintenance counters registered so far (for the report's diagnostics). */
+  static java.util.List<String> maintenanceCounterIds() {
+    return java.util.List.copyOf(MAINTENANCE.keySet());
+  }
+
   /** Factory named in the Flink configuration. */
   public static final class Factory implements MetricReporterFactory {
     @Override

@@ -49,7 +49,8 @@ final class TableWatcher implements AutoCloseable {
       long addedDeleteFiles,
       long addedFilesBytes,
       long addedRecords,
-      long totalRecords) {}
+      long totalRecords,
+      String maintenance) {}
 
   /**
    * Freshness of one committed row: when the watcher first saw the snapshot that holds it (visible to
@@ -160,10 +161,12 @@ final class TableWatcher implements AutoCloseable {
               number(summary, SnapshotSummary.ADDED_DELETE_FILES_PROP),
               number(summary, SnapshotSummary.ADDED_FILE_SIZE_PROP),
               number(summary, SnapshotSummary.ADDED_RECORDS_PROP),
-              number(summary, SnapshotSummary.TOTAL_RECORDS_PROP));
+              number(summary, SnapshotSummary.TOTAL_RECORDS_PROP),
+              summary == null ? null : summary.get("shardberg.maintenance"));
       commits.add(commit);
       totalRecords = Math.max(totalRecords, commit.totalRecords());
-      if (freshnessFromMicros != Long.MAX_VALUE) {
+      // a rewrite (compaction: operation replace) re-adds old rows; they are not fresh changes
+      if (freshnessFromMicros != Long.MAX_VALUE && !"replace".equals(snapshot.operation())) {
         readCommitTimes(snapshot, seenAt);
       }
     }
