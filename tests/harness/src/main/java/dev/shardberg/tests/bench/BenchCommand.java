@@ -22,7 +22,9 @@ import picocli.CommandLine.Option;
       "  source-only      consolidated's sources into a sink that only counts rows (no table): the snapshot",
       "                   rate of the CDC source itself; opt-in, e.g. --modes source-only,consolidated,per-shard",
       "Output: results.json, report.md and PNG charts in --output. Exit code 0 only if every mode that ran",
-      "passed its correctness check (table == union of the shards; source-only: exactly the loaded rows counted)."
+      "passed its correctness check (table == union of the shards; source-only: exactly the loaded rows counted).",
+      "--long-run 30m runs instead the consolidated pipeline twice, maintenance off then on, for that long each,",
+      "measuring full-scan time, files, delete files and bytes over time: long-run.md/.json/.csv/.svg in --output."
     })
 public final class BenchCommand implements Callable<Integer> {
 
@@ -85,11 +87,31 @@ public final class BenchCommand implements Callable<Integer> {
       + " --output, Shardberg's fork-free local FS) or hdfs (a real HDFS, Hadoop's MiniDFSCluster with 1 DataNode in its own JVM) (default ${DEFAULT-VALUE}).")
   String warehouse;
 
+  @Option(names = "--long-run", description = "Long-run mode: the change stream runs this long (e.g. 30m), once with the job's maintenance off and once on; replaces the modes (default: off).")
+  String longRun;
+
+  @Option(names = "--sample-interval", defaultValue = "1m", description = "Long-run mode: how often the table is measured (scan times, files, bytes) (default ${DEFAULT-VALUE}).")
+  String sampleInterval;
+
+  @Option(names = "--maintenance-interval", defaultValue = "30s", description = "Long-run mode: maintenance.interval of the maintenance-on run; its maintenance.expire-snapshots.max-age is 4 times this (default ${DEFAULT-VALUE}).")
+  String maintenanceInterval;
+
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   @Override
   public Integer call() throws Exception {
     BenchConfig config = toConfig(commandLine());
+    if (longRun != null) {
+      Duration interval = parseDuration("--maintenance-interval", maintenanceInterval);
+      LongRun.Result result = new LongRun(config, parseDuration("--long-run", longRun),
+          parseDuration("--sample-interval", sampleInterval), new LongRun.MaintenanceSettings(interval, interval.multipliedBy(4)),
+          new Progress(System.out)).run();
+      boolean passed = LongRun.passed(result);
+      System.out.println(passed
+          ? "bench: both long runs passed (table == shards, no stale-base commit retry, no restart)"
+          : "bench: a long run FAILED; see " + LongRun.MD);
+      return passed ? 0 : 1;
+    }
     Report.Results results = new Bench(config, System.out).run();
     boolean allPassed = results.modes().stream().allMatch(m -> !m.status().equals(ModeResult.FAILED))
         && results.sweep().stream().allMatch(m -> !m.status().equals(ModeResult.FAILED));

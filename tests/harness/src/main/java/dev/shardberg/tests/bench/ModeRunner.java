@@ -176,24 +176,25 @@ final class ModeRunner {
       }
       try {
         // snapshot phase
-        boolean loaded = await(config.phaseTimeout(), job, watcher::checkHealthy, () -> watcher.totalRecords() >= expectedRows,
-            () -> progress.line("snapshot", "rows committed %,d of %,d, commits %d, heap %s",
+        // done when a snapshot holds every loaded row as a distinct live row (deletes applied)
+        boolean loaded = await(config.phaseTimeout(), job, watcher::checkHealthy,
+            () -> watcher.totalRecords() >= expectedRows && watcher.firstWithLiveRows(expectedRows) != null,
+            () -> progress.line("snapshot", "rows in data files %,d of %,d, commits %d, heap %s",
                 watcher.totalRecords(), expectedRows, watcher.commitCount(), mb(heap.current())));
         if (!loaded) {
-          failures.add(String.format("snapshot phase did not commit %,d rows within %s (committed %,d)",
+          failures.add(String.format("snapshot phase did not commit %,d distinct rows within %s (rows in data files %,d)",
               expectedRows, config.phaseTimeout(), watcher.totalRecords()));
         } else {
-          long reached = watcher.commits().stream()
-              .filter(c -> c.totalRecords() >= expectedRows)
-              .mapToLong(TableWatcher.Commit::timestampMillis).min().orElse(System.currentTimeMillis());
+          // times are when the watcher first saw a snapshot: when a reader could see its rows
+          TableWatcher.Commit complete = watcher.firstWithLiveRows(expectedRows);
+          long reached = complete.firstSeenMillis();
           long ms = Math.max(1, reached - submitted);
           double rate = expectedRows * 1000.0 / ms;
           TableWatcher.Commit first = watcher.commits().stream().filter(c -> c.addedRecords() > 0).findFirst().orElseThrow();
-          double steady = first.timestampMillis() >= reached
+          double steady = first.firstSeenMillis() >= reached
               ? rate
-              : (expectedRows - first.totalRecords()) * 1000.0 / (reached - first.timestampMillis());
-          long[] added = addedUntil(table, watcher.commits().stream()
-              .filter(c -> c.totalRecords() >= expectedRows).findFirst().orElseThrow().snapshotId());
+              : (expectedRows - watcher.liveRows(first.snapshotId())) * 1000.0 / (reached - first.firstSeenMillis());
+          long[] added = addedUntil(table, complete.snapshotId());
           snapshot = new ModeResult.Snapshot(
               expectedRows, ms, rate, rate / sourceParallelismTotal, steady, added[0], added[1], added[2]);
           progress.line("snapshot", "done: %,d rows in %,d ms since submission = %,.0f rows/s (%,.0f per source parallelism);"
@@ -406,7 +407,16 @@ final class ModeRunner {
   }
 
   /** The YAML a user would write for this workload (the `run` command's input). */
-  private Path writeJobConfig(BenchConfig config, String warehouse, String runId, String zooKeeperConnect) throws java.io.IOException {
+  Path writeJobConfig(BenchConfig config, String warehouse, String runId, String zooKeeperConnect) throws java.io.IOException {
+    return writeJobConfig(config, warehouse, runId, zooKeeperConnect, null);
+  }
+
+  /**
+   * The YAML a user would write for this workload; {@code maintenance} non-null turns the job's own
+   * maintenance on with those settings (the long-run mode), null leaves it off.
+   */
+  Path writeJobConfig(BenchConfig config, String warehouse, String runId, String zooKeeperConnect,
+      LongRun.MaintenanceSettings maintenance) throws java.io.IOException {
     Path dir = config.output().toAbsolutePath().resolve("configs");
     java.nio.file.Files.createDirectories(dir);
     Path passwordFile = dir.resolve("mysql.password");
@@ -445,9 +455,15 @@ final class ModeRunner {
     if (zooKeeperConnect != null) {
       yaml.append("coordinator:\n  zookeeper:\n    connect: ").append(zooKeeperConnect).append('\n');
     }
-    // The modes compare ingest alone (per-shard jobs have no maintenance); the job's own maintenance
-    // (issue 14) stays off here until the long-run mode compares with and without it.
-    yaml.append("maintenance:\n  enabled: false\n");
+    // The modes compare ingest alone (per-shard jobs have no maintenance); the long-run mode compares
+    // the job with and without its own maintenance (issue 14).
+    if (maintenance == null) {
+      yaml.append("maintenance:\n  enabled: false\n");
+    } else {
+      yaml.append("maintenance:\n  enabled: true\n");
+      yaml.append("  interval: ").append(maintenance.interval().toMillis()).append("ms\n");
+      yaml.append("  expire-snapshots:\n    max-age: ").append(maintenance.expireAfter().toMillis()).append("ms\n");
+    }
     Path file = dir.resolve(runId + ".yaml");
     java.nio.file.Files.writeString(file, yaml.toString());
     return file;
@@ -457,7 +473,7 @@ final class ModeRunner {
    * The job's own verifier: per shard, counts and content checksums, MySQL against the table, read as
    * the CLI's verify reads them (the CDC user, the hosts' JDBC properties).
    */
-  private VerifyReport verify(Table table) {
+  VerifyReport verify(Table table) {
     LogicalTableSpec spec = spec();
     ShardPlan plan = ShardDiscovery.discover(spec);
     return new TableVerifier(table, plan.schema().columns(), TableLayout.SHARD_COLUMN, 5)
@@ -473,7 +489,7 @@ final class ModeRunner {
     return new LogicalTableSpec(hosts, Workload.DATABASE, Workload.TABLE_PREFIX + "(?<shard>\\d+)", Map.of(), List.of());
   }
 
-  private StreamExecutionEnvironment environment(int parallelism) {
+  StreamExecutionEnvironment environment(int parallelism) {
     Configuration conf = new Configuration();
     conf.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
     conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 20);
@@ -540,7 +556,7 @@ final class ModeRunner {
   }
 
   /** Waits (polling every 250 ms, a progress line every two seconds) until done, the job dies or time runs out. */
-  private static boolean await(Duration timeout, JobClient job, Runnable healthCheck, BooleanSupplier done, Runnable line)
+  static boolean await(Duration timeout, JobClient job, Runnable healthCheck, BooleanSupplier done, Runnable line)
       throws Exception {
     long deadline = System.currentTimeMillis() + timeout.toMillis();
     long lastLine = 0;
@@ -563,7 +579,7 @@ final class ModeRunner {
     return true;
   }
 
-  private static void cancelQuietly(JobClient job) {
+  static void cancelQuietly(JobClient job) {
     try {
       job.cancel().get(60, TimeUnit.SECONDS);
     } catch (Exception e) {
@@ -572,7 +588,7 @@ final class ModeRunner {
   }
 
   /** Waits until a cancelled job has ended (its result, normally a cancellation, is of no interest). */
-  private static void awaitEnd(JobClient job) {
+  static void awaitEnd(JobClient job) {
     try {
       job.getJobExecutionResult().get(60, TimeUnit.SECONDS);
     } catch (Exception e) {
@@ -633,7 +649,7 @@ final class ModeRunner {
   static List<ModeResult.Point> timeline(List<TableWatcher.FreshnessSample> samples, long startMillis) {
     Map<Long, Long> worst = new java.util.TreeMap<>();
     for (TableWatcher.FreshnessSample s : samples) {
-      worst.merge(s.visibleAtMillis(), s.freshnessMillis(), Math::max);
+      worst.merge(s.firstSeenMillis(), s.freshnessMillis(), Math::max);
     }
     List<ModeResult.Point> points = new ArrayList<>();
     worst.forEach((at, f) -> points.add(new ModeResult.Point((at - startMillis) / 1000.0, f / 1000.0)));
@@ -645,7 +661,7 @@ final class ModeRunner {
     return sorted[Math.max(0, Math.min(sorted.length - 1, index))];
   }
 
-  private static String lagText(long ms) {
+  static String lagText(long ms) {
     return ms < 0 ? "-" : String.format("%.1f s", ms / 1000.0);
   }
 

@@ -16,6 +16,10 @@ import org.apache.flink.metrics.reporter.MetricReporterFactory;
  */
 public final class RestartCounter implements MetricReporter {
   private static final Map<String, Gauge<?>> RESTARTS = new ConcurrentHashMap<>();
+  /** The job's own maintenance counters (compactions, compactionsDropped, compactionsFailed), by identifier. */
+  private static final Map<String, org.apache.flink.metrics.Counter> MAINTENANCE = new ConcurrentHashMap<>();
+  private static final java.util.Set<String> MAINTENANCE_COUNTERS =
+      java.util.Set.of("compactions", "compactionsDropped", "compactionsFailed", "expiredSnapshots", "manifestRewrites");
 
   @Override
   public void open(MetricConfig config) {}
@@ -27,6 +31,8 @@ public final class RestartCounter implements MetricReporter {
   public void notifyOfAddedMetric(Metric metric, String name, MetricGroup group) {
     if ("numRestarts".equals(name) && metric instanceof Gauge<?> gauge) {
       RESTARTS.put(group.getMetricIdentifier(name), gauge);
+    } else if (MAINTENANCE_COUNTERS.contains(name) && metric instanceof org.apache.flink.metrics.Counter counter) {
+      MAINTENANCE.put(group.getMetricIdentifier(name), counter);
     }
   }
 
@@ -47,6 +53,25 @@ public final class RestartCounter implements MetricReporter {
       }
     }
     return total;
+  }
+
+  /**
+   * A maintenance counter of the job whose name contains {@code jobName}: the highest count among its
+   * registrations (the coordinator registers it once per job attempt).
+   */
+  static long maintenanceCounter(String jobName, String counter) {
+    long total = 0;
+    for (Map.Entry<String, org.apache.flink.metrics.Counter> e : MAINTENANCE.entrySet()) {
+      if (e.getKey().contains(jobName) && e.getKey().endsWith("." + counter)) {
+        total = Math.max(total, e.getValue().getCount());
+      }
+    }
+    return total;
+  }
+
+  /** Identifiers of the maintenance counters registered so far (for the report's diagnostics). */
+  static java.util.List<String> maintenanceCounterIds() {
+    return java.util.List.copyOf(MAINTENANCE.keySet());
   }
 
   /** Factory named in the Flink configuration. */

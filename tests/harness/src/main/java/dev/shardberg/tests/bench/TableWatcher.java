@@ -28,9 +28,12 @@ import org.slf4j.LoggerFactory;
  * Follows the Iceberg table from outside the job, as a reader would: polls the table's snapshots and
  * records every new one (time, files, bytes, records). Once {@link #trackFreshness} is on, it also
  * reads the {@code shard_number} and {@code mysql_commit_ts} of every row in each new snapshot's
- * added data files: a row's freshness is the snapshot's commit timestamp minus the MySQL commit time
- * of the change that wrote it (inserts and updates; a delete leaves no row to time). Per shard it
- * keeps the newest commit ts made visible, which tells when the table has caught up.
+ * added data files: a row's freshness is the time this watcher first saw the snapshot (the refresh
+ * that found it: the moment it was visible to a reader, at most one poll late) minus the MySQL
+ * commit time of the change that wrote it (inserts and updates; a delete leaves no row to time).
+ * Not {@link Snapshot#timestampMillis()}: the committer stamps that before it swaps the metadata
+ * pointer, so it is earlier than any reader can see the rows. Per shard it keeps the newest commit
+ * ts made visible, which tells when the table has caught up.
  */
 final class TableWatcher implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(TableWatcher.class);
@@ -40,15 +43,20 @@ final class TableWatcher implements AutoCloseable {
   record Commit(
       long snapshotId,
       long timestampMillis,
+      long firstSeenMillis,
       String operation,
       long addedDataFiles,
       long addedDeleteFiles,
       long addedFilesBytes,
       long addedRecords,
-      long totalRecords) {}
+      long totalRecords,
+      String maintenance) {}
 
-  /** Freshness of one committed row: when it became visible, and its lag in ms. */
-  record FreshnessSample(long visibleAtMillis, long freshnessMillis) {}
+  /**
+   * Freshness of one committed row: when the watcher first saw the snapshot that holds it (visible to
+   * a reader), and its lag in ms from its MySQL commit to then.
+   */
+  record FreshnessSample(long firstSeenMillis, long freshnessMillis) {}
 
   private final Table table;
   private final Schema projection;
@@ -57,6 +65,7 @@ final class TableWatcher implements AutoCloseable {
   private final ConcurrentLinkedQueue<Commit> commits = new ConcurrentLinkedQueue<>();
   private final ConcurrentLinkedQueue<FreshnessSample> freshness = new ConcurrentLinkedQueue<>();
   private final AtomicLongArray newestVisibleTs;
+  private final Map<Long, Long> liveRows = new java.util.concurrent.ConcurrentHashMap<>();
   private volatile long freshnessFromMicros = Long.MAX_VALUE;
   private volatile long totalRecords;
   private volatile long newestVisibleOverall;
@@ -89,7 +98,7 @@ final class TableWatcher implements AutoCloseable {
 
   List<Commit> commits() {
     List<Commit> list = new ArrayList<>(commits);
-    list.sort(Comparator.comparingLong(Commit::timestampMillis));
+    list.sort(Comparator.comparingLong(Commit::firstSeenMillis).thenComparingLong(Commit::timestampMillis));
     return list;
   }
 
@@ -130,6 +139,8 @@ final class TableWatcher implements AutoCloseable {
 
   private void poll() {
     table.refresh();
+    // every snapshot found by this refresh was visible to a reader by now, and not before the last one
+    long seenAt = System.currentTimeMillis();
     List<Snapshot> fresh = new ArrayList<>();
     for (Snapshot snapshot : table.snapshots()) {
       if (!seen.contains(snapshot.snapshotId())) {
@@ -144,21 +155,24 @@ final class TableWatcher implements AutoCloseable {
           new Commit(
               snapshot.snapshotId(),
               snapshot.timestampMillis(),
+              seenAt,
               snapshot.operation(),
               number(summary, SnapshotSummary.ADDED_FILES_PROP),
               number(summary, SnapshotSummary.ADDED_DELETE_FILES_PROP),
               number(summary, SnapshotSummary.ADDED_FILE_SIZE_PROP),
               number(summary, SnapshotSummary.ADDED_RECORDS_PROP),
-              number(summary, SnapshotSummary.TOTAL_RECORDS_PROP));
+              number(summary, SnapshotSummary.TOTAL_RECORDS_PROP),
+              summary == null ? null : summary.get("shardberg.maintenance"));
       commits.add(commit);
       totalRecords = Math.max(totalRecords, commit.totalRecords());
-      if (freshnessFromMicros != Long.MAX_VALUE) {
-        readCommitTimes(snapshot);
+      // a rewrite (compaction: operation replace) re-adds old rows; they are not fresh changes
+      if (freshnessFromMicros != Long.MAX_VALUE && !"replace".equals(snapshot.operation())) {
+        readCommitTimes(snapshot, seenAt);
       }
     }
   }
 
-  private void readCommitTimes(Snapshot snapshot) {
+  private void readCommitTimes(Snapshot snapshot, long seenAt) {
     long from = freshnessFromMicros;
     for (DataFile file : snapshot.addedDataFiles(table.io())) {
       try (CloseableIterable<StructLike> rows =
@@ -173,13 +187,47 @@ final class TableWatcher implements AutoCloseable {
             newestVisibleOverall = ts;
           }
           if (ts >= from) {
-            freshness.add(new FreshnessSample(snapshot.timestampMillis(), snapshot.timestampMillis() - ts / 1000));
+            freshness.add(new FreshnessSample(seenAt, seenAt - ts / 1000));
           }
         }
       } catch (IOException e) {
         throw new UncheckedIOException("Cannot read data file " + file.location() + " of " + table.name(), e);
       }
     }
+  }
+
+  /**
+   * Distinct live rows of a snapshot: its rows read with Iceberg's generic reader, deletes applied
+   * (unlike the {@code total-records} summary, which counts every row in the data files, including
+   * those a delete file hides). Cached per snapshot.
+   */
+  long liveRows(long snapshotId) {
+    return liveRows.computeIfAbsent(snapshotId, id -> {
+      long n = 0;
+      try (CloseableIterable<org.apache.iceberg.data.Record> rows =
+          org.apache.iceberg.data.IcebergGenerics.read(table).useSnapshot(id).select("shard_number").build()) {
+        for (org.apache.iceberg.data.Record ignored : rows) {
+          n++;
+        }
+      } catch (IOException e) {
+        throw new UncheckedIOException("Cannot count the rows of snapshot " + id + " of " + table.name(), e);
+      }
+      return n;
+    });
+  }
+
+  /**
+   * The first observed commit (in the order the watcher saw them) whose snapshot holds at least
+   * {@code rows} distinct live rows, or null. Only commits whose {@code total-records} reach
+   * {@code rows} are read: fewer rows in the files cannot hold that many live rows.
+   */
+  Commit firstWithLiveRows(long rows) {
+    for (Commit c : commits()) {
+      if (c.totalRecords() >= rows && liveRows(c.snapshotId()) >= rows) {
+        return c;
+      }
+    }
+    return null;
   }
 
   private static long number(Map<String, String> summary, String key) {

@@ -154,4 +154,50 @@ class BenchCommandTest {
     assertThat(markdown).contains("| source-only | 4 | PASSED", "| n/a | n/a |", "800 of 800 rows counted",
         "| consolidated | 4 | PASSED", "| snapshot rows/s consolidated / source-only |");
   }
+
+  @Test
+  void tinyLongRunMeasuresBothRunsAndWritesTheChart() throws Exception {
+    Path out = dir.resolve("long-run");
+    StringWriter err = new StringWriter();
+    CommandLine cli = new CommandLine(new BenchCommand()).setErr(new PrintWriter(err));
+    int exit = cli.execute(
+        "--shards", "2", "--rows-per-shard", "100", "--hosts", "1",
+        "--long-run", "3s", "--sample-interval", "2s", "--maintenance-interval", "1s",
+        "--change-rate", "40", "--checkpoint-interval", "1s", "--phase-timeout", "3m",
+        "--output", out.toString());
+    assertThat(exit).as("exit code; stderr: %s", err).isZero();
+
+    JsonNode results = new ObjectMapper().readTree(out.resolve(LongRun.JSON).toFile());
+    assertThat(results.get("command").asText()).startsWith("bin/shardberg bench --shards 2");
+    assertThat(results.at("/settings/longRunSeconds").asLong()).isEqualTo(3);
+    assertThat(results.at("/settings/maintenanceIntervalMillis").asLong()).isEqualTo(1000);
+    JsonNode runs = results.get("runs");
+    assertThat(runs.size()).isEqualTo(2);
+    assertThat(runs.get(0).get("maintenance").asBoolean()).isFalse();
+    assertThat(runs.get(1).get("maintenance").asBoolean()).isTrue();
+    for (JsonNode run : runs) {
+      assertThat(run.get("status").asText()).as("reason: %s", run.get("reason")).isEqualTo("PASSED");
+      assertThat(run.get("verified").asBoolean()).isTrue();
+      assertThat(run.get("icebergRows").asLong()).isEqualTo(run.get("mysqlRows").asLong());
+      // one committer, maintenance through its commit sequence: nothing to race against
+      assertThat(run.get("commitFailedRetries").asLong()).isZero();
+      assertThat(run.get("compactionsFailed").asLong()).isZero();
+      assertThat(run.get("restarts").asLong()).isZero();
+      assertThat(run.get("samples").size()).isGreaterThanOrEqualTo(2);
+      JsonNode end = run.get("end");
+      assertThat(end.get("phase").asText()).isEqualTo("end");
+      assertThat(end.get("liveRows").asLong()).isEqualTo(run.get("icebergRows").asLong());
+      assertThat(end.get("dataFiles").asLong()).isPositive();
+      assertThat(end.get("diskBytes").asLong()).isGreaterThanOrEqualTo(end.get("liveBytes").asLong());
+      assertThat(end.get("flinkScanMillis").asLong()).isNotNegative();
+      assertThat(run.at("/compacted/rows").asLong()).isEqualTo(run.get("icebergRows").asLong());
+      assertThat(run.at("/freshness/samples").asLong()).isPositive();
+    }
+    List<String> csv = Files.readAllLines(out.resolve(LongRun.CSV));
+    assertThat(csv.get(0)).startsWith("run,phase,elapsed_s,");
+    assertThat(csv).hasSize(1 + runs.get(0).get("samples").size() + runs.get(1).get("samples").size());
+    assertThat(Files.readString(out.resolve(LongRun.SVG))).startsWith("<svg").contains("polyline").endsWith("</svg>\n");
+    assertThat(Files.readString(out.resolve(LongRun.MD))).contains("| maintenance off | PASSED", "| maintenance on | PASSED",
+        "end generic scan / compacted copy", LongRun.SVG);
+  }
 }
