@@ -7,7 +7,6 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Objects;
-import java.util.Properties;
 import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
 import org.apache.flink.streaming.api.operators.ChainingStrategy;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
@@ -122,18 +121,8 @@ public final class BinlogFormatWatch extends AbstractStreamOperator<RowData>
   }
 
   private Connection connect() throws SQLException {
-    Properties props = new Properties();
-    props.setProperty("user", host.user());
-    props.setProperty("password", host.password().reveal());
-    String timeout = Long.toString(Math.max(1000L, Math.min(intervalMillis, 30_000L)));
-    props.setProperty("connectTimeout", timeout); // the check runs in the source task: never block it for long
-    props.setProperty("socketTimeout", timeout);
-    // the driver class directly: DriverManager does not see drivers of a Flink user-code class loader
-    Connection c = new com.mysql.cj.jdbc.Driver().connect(host.jdbcUrl(), props);
-    if (c == null) {
-      throw new SQLException("the MySQL driver does not accept URL " + host.jdbcUrl());
-    }
-    return c;
+    // the check runs in the source task: never block it for long
+    return host.openWatchConnection(Math.max(1000L, Math.min(intervalMillis, 30_000L)));
   }
 
   private void closeQuietly() {

@@ -68,6 +68,24 @@ public record MySqlHost(
     }
   }
 
+  /**
+   * A connection of the job's own (not the CDC source's) for the watches that probe this host, with
+   * connect and socket timeouts of {@code timeoutMillis}: a probe never blocks its caller for longer.
+   * Uses the driver class directly: DriverManager does not see drivers of a Flink user-code class loader.
+   */
+  public java.sql.Connection openWatchConnection(long timeoutMillis) throws java.sql.SQLException {
+    java.util.Properties props = new java.util.Properties();
+    props.setProperty("user", user());
+    props.setProperty("password", password().reveal());
+    props.setProperty("connectTimeout", Long.toString(timeoutMillis));
+    props.setProperty("socketTimeout", Long.toString(timeoutMillis));
+    java.sql.Connection c = new com.mysql.cj.jdbc.Driver().connect(jdbcUrl(), props);
+    if (c == null) {
+      throw new java.sql.SQLException("the MySQL driver does not accept URL " + jdbcUrl());
+    }
+    return c;
+  }
+
   /** {@code jdbc:mysql://host:port/?k=v&...}; contains no credentials. */
   public String jdbcUrl() {
     String base = "jdbc:mysql://" + hostname + ":" + port + "/";

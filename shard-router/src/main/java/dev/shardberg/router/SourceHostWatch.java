@@ -8,7 +8,6 @@ import java.time.Instant;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Properties;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -226,18 +225,7 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
   }
 
   private Connection connect() throws SQLException {
-    Properties props = new Properties();
-    props.setProperty("user", host.user());
-    props.setProperty("password", host.password().reveal());
-    String timeout = Long.toString(Math.max(1000L, Math.min(probeMillis * 2, 10_000L)));
-    props.setProperty("connectTimeout", timeout);
-    props.setProperty("socketTimeout", timeout);
-    // the driver class directly: DriverManager does not see drivers of a Flink user-code class loader
-    Connection c = new com.mysql.cj.jdbc.Driver().connect(host.jdbcUrl(), props);
-    if (c == null) {
-      throw new SQLException("the MySQL driver does not accept URL " + host.jdbcUrl());
-    }
-    return c;
+    return host.openWatchConnection(Math.max(1000L, Math.min(probeMillis * 2, 10_000L)));
   }
 
   private void closeQuietly() {
