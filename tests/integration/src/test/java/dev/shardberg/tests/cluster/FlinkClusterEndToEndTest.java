@@ -3,13 +3,11 @@ package dev.shardberg.tests.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.shardberg.coordinator.SnapshotSummaryKeys;
 import dev.shardberg.job.Reconciliation;
 import dev.shardberg.job.config.ShardbergConfig;
 import dev.shardberg.job.verify.VerifyReport;
 import dev.shardberg.tests.support.EmbeddedMariaDb;
 import java.io.IOException;
-import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -25,13 +23,9 @@ import java.util.jar.JarEntry;
 import java.util.jar.JarFile;
 import java.util.stream.Stream;
 import org.apache.hadoop.conf.Configuration;
-import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
-import org.apache.iceberg.data.IcebergGenerics;
-import org.apache.iceberg.data.Record;
 import org.apache.iceberg.hadoop.HadoopCatalog;
-import org.apache.iceberg.io.CloseableIterable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -53,6 +47,8 @@ class FlinkClusterEndToEndTest {
   private static final int SHARDS_PER_HOST = 4;
   private static final int ROWS_PER_SHARD = 250;
   private static final Duration CATCH_UP = Duration.ofMinutes(4);
+  private static final PipelineCommits COMMITS =
+      new PipelineCommits(FlinkClusterEndToEndTest::table, PIPELINE_ID, CATCH_UP, "Iceberg table");
 
   private static Path jobJar;
   private static FlinkSessionCluster cluster;
@@ -112,11 +108,11 @@ class FlinkClusterEndToEndTest {
     String jobId = cluster.submit(JobSubmission.of(jobJar, "--config", config.toString()));
     Set<String> loaded = orders.rows();
     assertThat(loaded).hasSize(orders.shards() * ROWS_PER_SHARD);
-    awaitTableEquals(loaded, "snapshot of " + loaded.size() + " rows");
+    COMMITS.awaitRowsEqual(loaded, "snapshot of " + loaded.size() + " rows");
     System.out.printf("flink run -> snapshot of %d rows committed: %d ms%n", loaded.size(), millisSince(submitted));
 
     orders.startChanges(40);
-    long checkpointWithChanges = awaitNewCommit(lastCommittedCheckpoint());
+    long checkpointWithChanges = COMMITS.awaitNewCommit(COMMITS.lastCommittedCheckpoint());
 
     // 2. kill -9 of the TaskManager while changes keep coming; a new TaskManager takes over
     FlinkSessionCluster.TaskManager victim = cluster.taskManagers().get(0);
@@ -126,13 +122,13 @@ class FlinkClusterEndToEndTest {
     await("job " + jobId + " restored on " + replacement.resourceId()).atMost(CATCH_UP)
         .until(() -> cluster.jobStatus(jobId), s -> s.fullyRunning() && s.restoreCount() == 1);
     long runningAgain = millisSince(killedAt);
-    awaitNewCommit(checkpointWithChanges);
+    COMMITS.awaitNewCommit(checkpointWithChanges);
     System.out.printf("TaskManager kill -> job running again on a new TaskManager: %d ms, first commit after: %d ms%n",
         runningAgain, millisSince(killedAt));
     orders.stopChanges();
-    awaitTableEquals(orders.rows(), "after the TaskManager kill, " + orders.changesApplied() + " changes");
+    COMMITS.awaitRowsEqual(orders.rows(), "after the TaskManager kill, " + orders.changesApplied() + " changes");
     assertVerifyPasses(config);
-    assertEachCheckpointCommittedOnce();
+    COMMITS.assertEachCheckpointCommittedOnce();
 
     // 3. stop with a savepoint, change the shards while the job is down, resume from the savepoint
     String savepoint = cluster.stopWithSavepoint(jobId);
@@ -150,9 +146,9 @@ class FlinkClusterEndToEndTest {
     JobStatus resumed = await("job resumed from " + savepoint).atMost(CATCH_UP)
         .until(() -> cluster.jobStatus(resumedId), JobStatus::fullyRunning);
     assertThat(resumed.restoredFromSavepoint()).isTrue();
-    awaitTableEquals(orders.rows(), "after the resume from " + savepoint);
+    COMMITS.awaitRowsEqual(orders.rows(), "after the resume from " + savepoint);
     assertVerifyPasses(config);
-    assertEachCheckpointCommittedOnce();
+    COMMITS.assertEachCheckpointCommittedOnce();
 
     // 4. upgrade path: the same kind of savepoint, resumed with parallelism 2 (sources and writers)
     String savepoint2 = cluster.stopWithSavepoint(resumedId);
@@ -165,10 +161,10 @@ class FlinkClusterEndToEndTest {
     assertThat(rescaled.restoredFromSavepoint()).isTrue();
     assertThat(rescaled.tasksTotal()).isGreaterThan(resumed.tasksTotal());
     orders.applyChanges(200);
-    awaitTableEquals(orders.rows(), "after the resume at parallelism 2");
+    COMMITS.awaitRowsEqual(orders.rows(), "after the resume at parallelism 2");
     assertVerifyPasses(config2);
     assertShadedJarVerifyPasses(config2);
-    assertEachCheckpointCommittedOnce();
+    COMMITS.assertEachCheckpointCommittedOnce();
     assertThat(cluster.runningJobIds()).containsExactly(rescaledId);
     assertThat(cluster.flink("cancel", rescaledId).succeeded()).isTrue();
     await("job " + rescaledId + " cancelled").atMost(CATCH_UP).until(() -> cluster.jobStatus(rescaledId).state().equals("CANCELED"));
@@ -269,57 +265,6 @@ class FlinkClusterEndToEndTest {
   private static Table table() {
     HadoopCatalog catalog = new HadoopCatalog(new Configuration(), warehouse.toUri().toString());
     return catalog.loadTable(TableIdentifier.of("shop", "orders"));
-  }
-
-  /** Iceberg's generic reader, independent of the job's verify: every row, rendered like the shards'. */
-  private static Set<String> tableRows() throws IOException {
-    Set<String> rows = new TreeSet<>();
-    try (CloseableIterable<Record> records = IcebergGenerics.read(table()).build()) {
-      for (Record r : records) {
-        rows.add(OrdersWorkload.render((Integer) r.getField("shard_number"), (Long) r.getField("order_id"),
-            (String) r.getField("status"), (BigDecimal) r.getField("amount"), (String) r.getField("note")));
-      }
-    }
-    return rows;
-  }
-
-  private static void awaitTableEquals(Set<String> expected, String what) {
-    await("Iceberg table equals the shards: " + what).atMost(CATCH_UP).pollInterval(Duration.ofSeconds(2))
-        .ignoreExceptions()
-        .until(FlinkClusterEndToEndTest::tableRows, rows -> rows.equals(expected));
-  }
-
-  private static List<Snapshot> pipelineSnapshots() {
-    List<Snapshot> snapshots = new ArrayList<>();
-    for (Snapshot s : table().snapshots()) {
-      if (PIPELINE_ID.equals(s.summary().get(SnapshotSummaryKeys.PIPELINE_ID))) {
-        snapshots.add(s);
-      }
-    }
-    return snapshots;
-  }
-
-  private static long lastCommittedCheckpoint() {
-    return pipelineSnapshots().stream()
-        .mapToLong(s -> Long.parseLong(s.summary().get(SnapshotSummaryKeys.CHECKPOINT_ID)))
-        .max()
-        .orElse(-1);
-  }
-
-  /** Waits for a commit of a checkpoint newer than {@code checkpointId}; returns the newest committed one. */
-  private static long awaitNewCommit(long checkpointId) {
-    return await("a commit of a checkpoint after " + checkpointId).atMost(CATCH_UP).ignoreExceptions()
-        .until(FlinkClusterEndToEndTest::lastCommittedCheckpoint, last -> last > checkpointId);
-  }
-
-  private static void assertEachCheckpointCommittedOnce() {
-    List<Long> checkpoints = new ArrayList<>();
-    for (Snapshot s : pipelineSnapshots()) {
-      checkpoints.add(Long.parseLong(s.summary().get(SnapshotSummaryKeys.CHECKPOINT_ID)));
-    }
-    assertThat(checkpoints).as("checkpoint ids in the snapshot summaries of pipeline %s", PIPELINE_ID)
-        .doesNotHaveDuplicates()
-        .isSorted();
   }
 
   /** The job's verify (per-shard counts and checksums), in this JVM. */

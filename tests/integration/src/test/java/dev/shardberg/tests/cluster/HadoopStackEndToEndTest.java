@@ -9,7 +9,6 @@ import dev.shardberg.job.config.ShardbergConfig;
 import dev.shardberg.job.verify.VerifyReport;
 import dev.shardberg.tests.support.EmbeddedMariaDb;
 import java.io.IOException;
-import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -18,7 +17,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -35,12 +33,9 @@ import org.apache.iceberg.Table;
 import org.apache.iceberg.TableMetadata;
 import org.apache.iceberg.TableMetadataParser;
 import org.apache.iceberg.catalog.TableIdentifier;
-import org.apache.iceberg.data.IcebergGenerics;
-import org.apache.iceberg.data.Record;
 import org.apache.iceberg.hadoop.HadoopFileIO;
 import org.apache.iceberg.hive.HiveCatalog;
 import org.apache.iceberg.hive.TestHiveMetastore;
-import org.apache.iceberg.io.CloseableIterable;
 import org.apache.zookeeper.ZooKeeper;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -66,6 +61,8 @@ class HadoopStackEndToEndTest {
   private static final int SHARDS = 4;
   private static final int ROWS_PER_SHARD = 200;
   private static final Duration CATCH_UP = Duration.ofMinutes(4);
+  private static final PipelineCommits COMMITS =
+      new PipelineCommits(HadoopStackEndToEndTest::table, PIPELINE_ID, CATCH_UP, "Iceberg table on HDFS");
   private static final String NAMESPACE = "shop";
   private static final String TABLE = "orders";
   /** The coordinator's INFO line per commit (data or heartbeat): its checkpoint id. */
@@ -157,7 +154,7 @@ class HadoopStackEndToEndTest {
     String jobId = cluster.submit(JobSubmission.of(jobJar, "--config", config.toString()));
     Set<String> loaded = orders.rows();
     assertThat(loaded).hasSize(SHARDS * ROWS_PER_SHARD);
-    awaitTableEquals(loaded, "snapshot of " + loaded.size() + " rows");
+    COMMITS.awaitRowsEqual(loaded, "snapshot of " + loaded.size() + " rows");
     System.out.printf("flink run -> snapshot of %d rows committed on HDFS: %d ms%n", loaded.size(),
         millisSince(submitted));
     Table table = table();
@@ -167,7 +164,7 @@ class HadoopStackEndToEndTest {
 
     // 2. binlog changes, then kill -9 of the TaskManager while they keep coming
     orders.startChanges(40);
-    long checkpointWithChanges = awaitCommitOfBinlogChanges(lastCommittedCheckpoint());
+    long checkpointWithChanges = awaitCommitOfBinlogChanges(COMMITS.lastCommittedCheckpoint());
     FlinkSessionCluster.TaskManager victim = cluster.taskManagers().get(0);
     long killedAt = System.nanoTime();
     cluster.killTaskManager(victim);
@@ -176,20 +173,20 @@ class HadoopStackEndToEndTest {
         .until(() -> cluster.jobStatus(jobId), s -> s.fullyRunning() && s.restoreCount() == 1);
     assertThat(restored.restoredCheckpointId()).isPositive();
     long runningAgain = millisSince(killedAt);
-    awaitNewCommit(checkpointWithChanges);
+    COMMITS.awaitNewCommit(checkpointWithChanges);
     System.out.printf("TaskManager kill -> job running again from an HDFS checkpoint: %d ms, first commit after: %d ms%n",
         runningAgain, millisSince(killedAt));
     orders.stopChanges();
-    awaitTableEquals(orders.rows(), "after the TaskManager kill, " + orders.changesApplied() + " changes");
+    COMMITS.awaitRowsEqual(orders.rows(), "after the TaskManager kill, " + orders.changesApplied() + " changes");
 
     // 3. stop the job (nothing commits any more), then check what it left
     assertThat(cluster.flink("cancel", jobId).succeeded()).isTrue();
     await("job " + jobId + " cancelled").atMost(CATCH_UP)
         .until(() -> cluster.jobStatus(jobId).state(), "CANCELED"::equals);
-    assertThat(tableRows()).isEqualTo(orders.rows());
+    assertThat(COMMITS.rows()).isEqualTo(orders.rows());
     VerifyReport report = Reconciliation.verify(ShardbergConfig.load(config), 10);
     assertThat(report.matches()).as("verify of %s:%n%s", config, report.render()).isTrue();
-    assertEachCheckpointCommittedOnce();
+    COMMITS.assertEachCheckpointCommittedOnce();
     assertMetastorePointsAtTheLastCommit();
     assertCheckpointsOnHdfs(jobId, restored.restoredCheckpointId());
     assertZooKeeperHeldTheLockAndEpoch();
@@ -232,7 +229,7 @@ class HadoopStackEndToEndTest {
     long lastLogged = lastCheckpointTheCoordinatorLogged();
     assertThat(current.summary()).containsEntry(SnapshotSummaryKeys.PIPELINE_ID, PIPELINE_ID)
         .containsEntry(SnapshotSummaryKeys.CHECKPOINT_ID, Long.toString(lastLogged));
-    assertThat(lastLogged).isEqualTo(lastCommittedCheckpoint());
+    assertThat(lastLogged).isEqualTo(COMMITS.lastCommittedCheckpoint());
     System.out.printf("Hive Metastore metadata_location = newest metadata file on HDFS (v%d), checkpoint %d%n",
         newestVersion, lastLogged);
   }
@@ -360,65 +357,15 @@ class HadoopStackEndToEndTest {
     return catalog.loadTable(TableIdentifier.of(NAMESPACE, TABLE));
   }
 
-  /** Iceberg's generic reader over HDFS, independent of the job's verify: every row, rendered like the shards'. */
-  private static Set<String> tableRows() throws IOException {
-    Set<String> rows = new TreeSet<>();
-    try (CloseableIterable<Record> records = IcebergGenerics.read(table()).build()) {
-      for (Record r : records) {
-        rows.add(OrdersWorkload.render((Integer) r.getField("shard_number"), (Long) r.getField("order_id"),
-            (String) r.getField("status"), (BigDecimal) r.getField("amount"), (String) r.getField("note")));
-      }
-    }
-    return rows;
-  }
-
-  private static void awaitTableEquals(Set<String> expected, String what) {
-    await("Iceberg table on HDFS equals the shards: " + what).atMost(CATCH_UP).pollInterval(Duration.ofSeconds(2))
-        .ignoreExceptions()
-        .until(HadoopStackEndToEndTest::tableRows, rows -> rows.equals(expected));
-  }
-
-  private static List<Snapshot> pipelineSnapshots() {
-    List<Snapshot> snapshots = new ArrayList<>();
-    for (Snapshot s : table().snapshots()) {
-      if (PIPELINE_ID.equals(s.summary().get(SnapshotSummaryKeys.PIPELINE_ID))) {
-        snapshots.add(s);
-      }
-    }
-    return snapshots;
-  }
-
-  private static long lastCommittedCheckpoint() {
-    return pipelineSnapshots().stream()
-        .mapToLong(s -> Long.parseLong(s.summary().get(SnapshotSummaryKeys.CHECKPOINT_ID)))
-        .max()
-        .orElse(-1);
-  }
-
-  private static long awaitNewCommit(long checkpointId) {
-    return await("a commit of a checkpoint after " + checkpointId).atMost(CATCH_UP).ignoreExceptions()
-        .until(HadoopStackEndToEndTest::lastCommittedCheckpoint, last -> last > checkpointId);
-  }
-
   /** Waits for a commit after {@code checkpointId} that holds delete files: binlog updates/deletes, not the snapshot. */
   private static long awaitCommitOfBinlogChanges(long checkpointId) {
     return await("a commit of binlog changes after checkpoint " + checkpointId).atMost(CATCH_UP).ignoreExceptions()
-        .until(() -> pipelineSnapshots().stream()
+        .until(() -> COMMITS.snapshots().stream()
             .filter(s -> Long.parseLong(s.summary().get(SnapshotSummaryKeys.CHECKPOINT_ID)) > checkpointId)
             .filter(s -> Long.parseLong(s.summary().getOrDefault("added-delete-files", "0")) > 0)
             .mapToLong(s -> Long.parseLong(s.summary().get(SnapshotSummaryKeys.CHECKPOINT_ID)))
             .max()
             .orElse(-1), last -> last > checkpointId);
-  }
-
-  private static void assertEachCheckpointCommittedOnce() {
-    List<Long> checkpoints = new ArrayList<>();
-    for (Snapshot s : pipelineSnapshots()) {
-      checkpoints.add(Long.parseLong(s.summary().get(SnapshotSummaryKeys.CHECKPOINT_ID)));
-    }
-    assertThat(checkpoints).as("checkpoint ids in the snapshot summaries of pipeline %s", PIPELINE_ID)
-        .doesNotHaveDuplicates()
-        .isSorted();
   }
 
   private static long millisSince(long nanos) {
