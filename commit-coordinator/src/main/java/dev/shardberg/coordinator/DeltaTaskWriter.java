@@ -13,6 +13,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.iceberg.ContentFile;
@@ -83,6 +84,8 @@ final class DeltaTaskWriter implements TaskWriter<RowData> {
   private final List<DeleteFile> deleteFiles = new ArrayList<>();
   private final List<CharSequence> referencedDataFiles = new ArrayList<>();
   private long filesOpened;
+  /** Equality deletes by the shard column alone: what a truncate of a partition writes. */
+  private final FileWriterFactory<RowData> shardDeletes;
   /** Runs the partitions' closes; null: one after the other on the calling thread. */
   private final ExecutorService closePool;
 
@@ -95,8 +98,10 @@ final class DeltaTaskWriter implements TaskWriter<RowData> {
       OutputFileFactory outputFiles,
       FileIO io,
       long targetFileSize,
-      ExecutorService closePool) {
+      ExecutorService closePool,
+      FileWriterFactory<RowData> shardDeletes) {
     this.closePool = closePool;
+    this.shardDeletes = shardDeletes;
     this.spec = spec;
     this.fileWriters = fileWriters;
     this.outputFiles = outputFiles;
@@ -130,6 +135,7 @@ final class DeltaTaskWriter implements TaskWriter<RowData> {
     private final long targetFileSize;
     private final int subtask;
     private ExecutorService closePool;
+    private RowDataFileWriterFactory shardDeletes;
 
     private Factory(Table table, RowType rowType, Set<Integer> equalityFieldIds, int subtask, int attempt) {
       this(table, table.schema(), rowType, equalityFieldIds, subtask, attempt);
@@ -199,7 +205,26 @@ final class DeltaTaskWriter implements TaskWriter<RowData> {
       }
       return new DeltaTaskWriter(
           schema, table.spec(), rowType, equalityFieldIds, fileWriters, outputFiles, table.io(), targetFileSize,
-          closePool);
+          closePool, shardDeletes());
+    }
+
+    private int shardFieldId() {
+      return schema.findField(rowType.getFieldNames().get(0)).fieldId();
+    }
+
+    /** Writers of equality deletes keyed by the shard column alone (truncate markers; made on first use). */
+    private RowDataFileWriterFactory shardDeletes() {
+      if (shardDeletes == null) {
+        FileFormat dataFormat =
+            FileFormat.fromString(
+                table.properties().getOrDefault(TableProperties.DEFAULT_FILE_FORMAT, TableProperties.DEFAULT_FILE_FORMAT_DEFAULT));
+        FileFormat deleteFormat =
+            FileFormat.fromString(
+                table.properties().getOrDefault(TableProperties.DELETE_DEFAULT_FILE_FORMAT, dataFormat.name()));
+        shardDeletes =
+            RowDataFileWriterFactory.create(table, schema, dataFormat, deleteFormat, rowType, Set.of(shardFieldId()));
+      }
+      return shardDeletes;
     }
 
     /** Stops the close threads (the writer subtask is closing). */
@@ -239,6 +264,58 @@ final class DeltaTaskWriter implements TaskWriter<RowData> {
 
   void deleteKey(RowData row) {
     route(row).deleteKey(row);
+  }
+
+  /**
+   * Truncates {@code partition} (of {@code shard}) here: what this writer wrote of it since the last
+   * barrier is dropped (its files deleted, its keys forgotten), and an equality delete by the shard
+   * column alone removes every row of the partition committed before this checkpoint. That delete
+   * carries this checkpoint's sequence number, so the partition's rows written after this call, in
+   * the same checkpoint or later, stay.
+   *
+   * @return files of the partition dropped
+   */
+  int truncate(PartitionKey partition, int shard) throws IOException {
+    int dropped = 0;
+    PartitionDelta open = partitions.remove(partition);
+    if (open != null) {
+      Closed closed = open.close();
+      filesOpened += closed.filesOpened();
+      for (ContentFile<?> file : closed.dataFiles()) {
+        io.deleteFile(file.location());
+        dropped++;
+      }
+      for (ContentFile<?> file : closed.deleteFiles()) {
+        io.deleteFile(file.location());
+        dropped++;
+      }
+    }
+    // data files of the partition closed earlier in this checkpoint (a schema switch)
+    for (java.util.Iterator<DataFile> it = dataFiles.iterator(); it.hasNext(); ) {
+      DataFile file = it.next();
+      if (file.specId() == spec.specId() && samePartition(partition, file.partition())) {
+        io.deleteFile(file.location());
+        it.remove();
+        dropped++;
+      }
+    }
+    RollingEqualityDeleteWriter<RowData> writer =
+        new RollingEqualityDeleteWriter<>(shardDeletes, outputFiles, io, targetFileSize, spec, partition);
+    try (writer) {
+      writer.write(GenericRowData.of(shard));
+    }
+    filesOpened++;
+    deleteFiles.addAll(writer.result().deleteFiles());
+    return dropped;
+  }
+
+  private boolean samePartition(StructLike a, StructLike b) {
+    for (int i = 0; i < spec.fields().size(); i++) {
+      if (!java.util.Objects.equals(a.get(i, Object.class), b.get(i, Object.class))) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /**

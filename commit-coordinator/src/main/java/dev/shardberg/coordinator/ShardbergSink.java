@@ -43,6 +43,15 @@ public final class ShardbergSink {
   public static final int DEFAULT_COMMIT_ATTEMPTS = 3;
   public static final Duration DEFAULT_RETRY_BACKOFF = Duration.ofSeconds(1);
 
+  /**
+   * With {@link Builder#versionedRows}: a row {@code [shard, bucket, TRUNCATE_MARKER]} of kind DELETE
+   * (a "schema id" no schema has) truncates partition (shard, bucket of the key column) at its place
+   * in the stream: every row of that partition written before it, committed or in this checkpoint, is
+   * deleted with this checkpoint's commit; the rows after it stay. A producer that truncates a shard
+   * sends one marker per bucket, consecutively.
+   */
+  public static final int TRUNCATE_MARKER = -1;
+
   private ShardbergSink() {}
 
   public static Builder forRowData(DataStream<RowData> input) {
@@ -172,7 +181,8 @@ public final class ShardbergSink {
      * and make columns optional, so a column keeps its position in every later schema. Writers write
      * the newest schema they met; older rows are padded with NULLs and widened. The row type stays
      * the layout the sink checks the table against at start-up; its type information must carry
-     * rows of any arity (the tagger's VersionedRows).
+     * rows of any arity (the tagger's VersionedRows). Truncate markers ({@link #TRUNCATE_MARKER}) are
+     * versioned rows too.
      */
     public Builder versionedRows(boolean enabled) {
       this.versionedRows = enabled;
@@ -202,7 +212,7 @@ public final class ShardbergSink {
 
       SingleOutputStreamOperator<WriterResult> written =
           input
-              .keyBy(new PartitionKeySelector(table.schema(), table.spec(), rowType), Types.STRING)
+              .keyBy(new PartitionKeySelector(table.schema(), table.spec(), rowType, versionedRows), Types.STRING)
               .transform(
                   "Shardberg writer: " + tableName,
                   WriterResultTypeInfo.INSTANCE,

@@ -89,6 +89,7 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
   private transient Counter upsertRows;
   private transient Counter deleteRows;
   private transient Counter filesOpened;
+  private transient Counter truncatedPartitions;
   /** Versioned rows: the schema the writer writes now (the newest it met), and rows of older ones adapted to it. */
   private transient Schema schema;
   private transient Map<Integer, RowAdapter> adapters;
@@ -176,6 +177,7 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
     this.upsertRows = metrics.counter("upsertRows");
     this.deleteRows = metrics.counter("deleteRows");
     this.filesOpened = metrics.counter("filesOpened");
+    this.truncatedPartitions = metrics.counter("truncatedPartitions");
   }
 
   /**
@@ -226,6 +228,10 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
     if (kind == RowKind.UPDATE_BEFORE) {
       return; // upsert: UPDATE_AFTER deletes the key itself; a key change came as DELETE of the old key
     }
+    if (versionedRows && PartitionKeySelector.isTruncateMarker(row)) {
+      truncate(row.getInt(0), row.getInt(1));
+      return;
+    }
     if (versionedRows) {
       row = followSchema(row);
     }
@@ -246,6 +252,25 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
     }
     long[] shardCounts = counts.computeIfAbsent(shard, ignored -> new long[2]);
     shardCounts[kind == RowKind.DELETE ? 1 : 0]++;
+  }
+
+  /**
+   * A truncate marker ({@link ShardbergSink#TRUNCATE_MARKER}): partition (shard, bucket) loses every
+   * row written before it, in this checkpoint (dropped here) and committed (an equality delete by the
+   * shard column, committed with this checkpoint, in order with every other change).
+   */
+  private void truncate(int shard, int bucket) throws IOException {
+    if (writer == null) {
+      writer = writers.create();
+    }
+    org.apache.iceberg.PartitionKey partition = PartitionKeySelector.partitionOf(table.spec(), table.schema(), shard, bucket);
+    int dropped = writer.truncate(partition, shard);
+    truncatedPartitions.inc();
+    counts.computeIfAbsent(shard, ignored -> new long[2]);
+    LOG.info(
+        "Writer {} of {}: truncated partition {} (shard {} truncated on MySQL); dropped {} files written of it since the"
+            + " last checkpoint, the committed rows go with this checkpoint's commit",
+        subtask, tableName, table.spec().partitionToPath(partition), shard, dropped);
   }
 
   /**

@@ -18,6 +18,7 @@ import dev.shardberg.router.ShardDiscovery;
 import dev.shardberg.router.ShardPlan;
 import dev.shardberg.router.ShardTable;
 import dev.shardberg.router.SchemaChangeBehavior;
+import dev.shardberg.router.SchemaCommitLock;
 import dev.shardberg.router.ShardTaggingDeserializer;
 import dev.shardberg.router.SourceHostWatch;
 import dev.shardberg.router.TableSchemaEvolver;
@@ -307,9 +308,14 @@ public final class ShardbergPipeline {
     if (!evolves(config) || config.target().catalog() == null) {
       return null;
     }
+    // in HA mode schema commits hold the table's ZooKeeper lock, like every other commit on the table
+    SchemaCommitLock lock = config.coordinator().haEnabled()
+        ? new ZooKeeperSchemaLock(zooKeeperOptions(config), config.target().qualifiedName())
+        : SchemaCommitLock.NONE;
     return new TableSchemaEvolver(
         TableLoader.fromCatalog(Catalogs.loader(config.target().catalog()), Catalogs.identifier(config.target())),
-        config.target().qualifiedName());
+        config.target().qualifiedName(),
+        lock);
   }
 
   private static MySqlSource<RowData> mySqlSource(
@@ -386,10 +392,14 @@ public final class ShardbergPipeline {
     if (!config.coordinator().haEnabled()) {
       return CommitGuardFactory.none();
     }
+    return new ZooKeeperCommitGuardFactory(zooKeeperOptions(config));
+  }
+
+  private static ZooKeeperOptions zooKeeperOptions(ShardbergConfig config) {
     ZooKeeperConfig zk = config.coordinator().zookeeper();
-    return new ZooKeeperCommitGuardFactory(new ZooKeeperOptions(
+    return new ZooKeeperOptions(
         zk.connect(), zk.rootPath(), zk.sessionTimeout(), zk.connectionTimeout(), zk.lockTimeout(),
-        zk.retryBaseSleep(), zk.retryMaxRetries()));
+        zk.retryBaseSleep(), zk.retryMaxRetries());
   }
 
 }

@@ -18,6 +18,7 @@ import org.apache.flink.table.data.DecimalData;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.types.RowKind;
+import org.apache.flink.util.Collector;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.types.Type;
 import org.apache.iceberg.types.Types;
@@ -53,6 +54,16 @@ final class EvolvingLayout {
   private final Map<Integer, Map<String, MySqlColumn>> shardColumns = new HashMap<>();
   private final Map<Integer, List<String>> shardKeys = new HashMap<>();
   private final Set<Integer> loggedIgnored = new HashSet<>();
+  /**
+   * Per shard, when this instance emitted its last snapshot row (wall clock): a TRUNCATE whose binlog
+   * event time is not clearly after it happened during the shard's snapshot, and stops the job.
+   */
+  private final Map<Integer, Long> lastSnapshotRowMillis = new HashMap<>();
+  /**
+   * How far the TRUNCATE's binlog event time must lie past the shard's last snapshot row: binlog times
+   * are whole seconds (up to 1 s early), plus 1 s for the clocks of the MySQL host and the task manager.
+   */
+  static final long SNAPSHOT_TRUNCATE_MARGIN_MS = 2_000;
   private final Map<LayoutKey, Layout> layouts = new HashMap<>();
   private Schema schema;
 
@@ -68,6 +79,9 @@ final class EvolvingLayout {
   }
 
   RowData toRow(RowKind kind, int shard, String qualifiedName, Struct row) {
+    if (kind == RowKind.INSERT) {
+      lastSnapshotRowMillis.put(shard, System.currentTimeMillis()); // only snapshot reads are +I
+    }
     Layout layout = layouts.computeIfAbsent(new LayoutKey(shard, row.schema()), k -> layout(shard, qualifiedName, k.connect()));
     int columns = layout.fields().length;
     GenericRowData result = new GenericRowData(kind, columns + 1);
@@ -186,7 +200,10 @@ final class EvolvingLayout {
     });
   }
 
-  void onSchemaChange(Struct value) {
+  /**
+   * @param eventMillis when the DDL was written to the binlog (whole seconds; -1: unknown)
+   */
+  void onSchemaChange(Struct value, Collector<RowData> out, long eventMillis) {
     JsonNode history;
     try {
       history = JSON.readTree(value.getString("historyRecord"));
@@ -198,11 +215,8 @@ final class EvolvingLayout {
     String database = history.path("databaseName").asText("");
     JsonNode changes = history.path("tableChanges");
     if (TRUNCATE.matcher(ddl).find()) {
-      throw new ShardRouterException(
-          String.format(
-              "Cannot replicate '%s' on host '%s' (database '%s'): TRUNCATE of a shard is not evolved yet, and ignoring it"
-                  + " would keep the shard's rows in the table. The job stops here; see docs/schema-evolution.md ('When the job stops')",
-              ddl, owner.hostName(), database));
+      truncate(value, ddl, database, out, eventMillis);
+      return;
     }
     boolean any = false;
     for (JsonNode change : changes) {
@@ -251,6 +265,60 @@ final class EvolvingLayout {
     if (!any) {
       LOG.debug("DDL on host '{}' touches no shard of the plan: '{}'", owner.hostName(), ddl);
     }
+  }
+
+  /**
+   * {@code TRUNCATE TABLE} of a shard: its rows leave the table at this point of the stream. One
+   * marker per bucket ({@link VersionedRows#truncateMarker}) reaches the writer of each of the shard's
+   * partitions in order with that partition's rows; the writer drops what it wrote of the partition in
+   * this checkpoint and deletes the rest with the checkpoint's commit, so rows written after the
+   * TRUNCATE stay. A TRUNCATE replayed after a restore deletes the same rows again, and the rows
+   * written after it are replayed too.
+   *
+   * <p>Not during the shard's snapshot: Flink CDC emits a DDL read in the binlog while the shard's
+   * chunks were being read whatever chunk it came before or after (it filters only row events by the
+   * chunks' high watermarks), so some snapshot rows may predate the TRUNCATE and others already reflect
+   * it. Deleting them all would lose rows, keeping them all could keep removed ones: the job stops. A
+   * chunk's high watermark is read before its rows are emitted, so a TRUNCATE whose binlog event time
+   * lies after the shard's last snapshot row came after every chunk of it. (Seen only by the instance
+   * that read the snapshot: a failover between the end of the snapshot and the TRUNCATE's record
+   * loses that knowledge; docs/schema-evolution.md says so.)
+   */
+  private void truncate(Struct value, String ddl, String database, Collector<RowData> out, long eventMillis) {
+    Struct source = value.schema().field("source") == null ? null : value.getStruct("source");
+    String table = source == null || source.schema().field("table") == null ? null : source.getString("table");
+    String db = source == null || source.schema().field("db") == null ? database : source.getString("db");
+    if (table == null) {
+      throw new ShardRouterException(
+          String.format(
+              "Cannot replicate '%s' on host '%s' (database '%s'): the record does not say which table was truncated,"
+                  + " so the rows of that shard cannot be removed. The job stops here; re-read the shard"
+                  + " (docs/schema-evolution.md, 'When the job stops')",
+              ddl, owner.hostName(), database));
+    }
+    String qualified = db + "." + table;
+    Integer shard = owner.shardByTable().get(qualified);
+    if (shard == null) {
+      LOG.debug("TRUNCATE on host '{}' of a table outside the plan: '{}'", owner.hostName(), ddl);
+      return;
+    }
+    String where = String.format("shard %d ('%s' on host '%s')", shard, qualified, owner.hostName());
+    Long lastSnapshotRow = lastSnapshotRowMillis.get(shard);
+    // binlog event times are whole seconds: "after the last snapshot row" needs a margin past it
+    if (lastSnapshotRow != null && (eventMillis < 0 || eventMillis <= lastSnapshotRow + SNAPSHOT_TRUNCATE_MARGIN_MS)) {
+      throw new ShardRouterException(
+          String.format(
+              "Cannot replicate '%s' on %s: the TRUNCATE happened while this job was reading the shard's snapshot, so"
+                  + " some of the rows read may predate it and others not; the job stops rather than lose or keep"
+                  + " rows wrongly. Re-read this shard alone (docs/schema-evolution.md, 'Re-reading one shard')",
+              ddl, where));
+    }
+    for (int bucket = 0; bucket < owner.buckets(); bucket++) {
+      out.collect(VersionedRows.truncateMarker(shard, bucket));
+    }
+    LOG.info(
+        "TRUNCATE on {}: its rows leave table {} with the checkpoint that holds this point of the binlog ('{}')",
+        where, evolver.tableName(), ddl);
   }
 
   /** {@code "db"."table"} (Debezium's double-quoted id) as {@code db.table}. */

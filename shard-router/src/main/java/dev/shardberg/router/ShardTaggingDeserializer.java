@@ -73,12 +73,16 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
   /** The shards' primary key at start-up (Debezium reports the table's PRIMARY KEY with a DDL). */
   private final List<String> tablePrimaryKey;
   private final Set<String> keyColumns;
+  /** The table's bucket count B: a TRUNCATE of a shard sends one marker per bucket (see EvolvingLayout). */
+  private final int buckets;
   private transient EvolvingLayout evolving;
 
   private ShardTaggingDeserializer(
       String hostName, RowType rowType, Map<String, Integer> shardByTable, List<MySqlColumn> columns,
-      int[] keyPositions, TableSchemaEvolver evolver, List<String> tablePrimaryKey, Set<String> keyColumns) {
+      int[] keyPositions, TableSchemaEvolver evolver, List<String> tablePrimaryKey, Set<String> keyColumns,
+      int buckets) {
     this.evolver = evolver;
+    this.buckets = buckets;
     this.tablePrimaryKey = List.copyOf(tablePrimaryKey);
     this.keyColumns = Set.copyOf(keyColumns);
     this.hostName = hostName;
@@ -132,7 +136,7 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
     keyColumns.remove(TableLayout.SHARD_COLUMN);
     ShardTaggingDeserializer deserializer = new ShardTaggingDeserializer(
         hostName, layout.rowType(), shardByTable, columns, keyPositions, evolver,
-        plan.schema().tablePrimaryKey(), keyColumns);
+        plan.schema().tablePrimaryKey(), keyColumns, layout.buckets());
     for (ShardTable t : tables) {
       if (plan.shardColumns().containsKey(t.shard())) {
         deserializer.ownColumns.put(t.shard(), List.copyOf(plan.columnsOf(t.shard())));
@@ -184,7 +188,7 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
       if (evolver == null) {
         throw schemaChange(value);
       }
-      evolving().onSchemaChange(value);
+      evolving().onSchemaChange(value, out, binlogEventMillis(record));
       return;
     }
     if (valueSchema.field("op") == null || valueSchema.field("source") == null) {
@@ -230,6 +234,27 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
                 qualifiedName,
                 hostName));
     }
+  }
+
+  /**
+   * When the record's binlog event was written on the server (its offset's {@code ts_sec}, whole
+   * seconds), or -1 when the offset does not say. Not the record's {@code source.ts_ms}: for a DDL
+   * Debezium stamps that when it processes the event, late when the reader catches up.
+   */
+  static long binlogEventMillis(SourceRecord record) {
+    Map<String, ?> offset = record.sourceOffset();
+    Object seconds = offset == null ? null : offset.get("ts_sec");
+    if (seconds instanceof Number n) {
+      return n.longValue() * 1000;
+    }
+    if (seconds instanceof String text && !text.isBlank()) {
+      try {
+        return Long.parseLong(text.trim()) * 1000;
+      } catch (NumberFormatException e) {
+        return -1;
+      }
+    }
+    return -1;
   }
 
   /** True when both rows hold the same key values (byte for byte: Iceberg compares keys exactly). */
@@ -362,6 +387,10 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
 
   TableSchemaEvolver evolver() {
     return evolver;
+  }
+
+  int buckets() {
+    return buckets;
   }
 
   /** A row whose columns differ from the layout means a DDL reached the binlog reader without a record. */

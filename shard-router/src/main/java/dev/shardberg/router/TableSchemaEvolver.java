@@ -19,21 +19,35 @@ import org.slf4j.LoggerFactory;
  *
  * <p>The changes are planned again against the freshly refreshed schema on every attempt: a second
  * source that applied the same rollout first, or a replay after a restore, leaves nothing to do.
- * The coordinator's commits are not disturbed beyond a retry: a commit whose base changed schema
- * is checked again on the new base (see CommitCoordinator).
+ *
+ * <p>Each attempt runs holding the table's {@link SchemaCommitLock}: in HA mode the ZooKeeper lock
+ * every committer of the table holds (the coordinators, maintenance), so refresh → plan → commit
+ * happen with no other commit in between and the schema commit never meets a stale base, nor makes
+ * another committer's base stale. Without it (a single job), a coordinator commit whose base changed
+ * schema meanwhile is checked again on the new base (see CommitCoordinator).
  */
 public final class TableSchemaEvolver implements Serializable, AutoCloseable {
   private static final long serialVersionUID = 1L;
   private static final Logger LOG = LoggerFactory.getLogger(TableSchemaEvolver.class);
   static final int MAX_ATTEMPTS = 10;
 
+  /** Pause before the first retry when the lock is unavailable; doubled per attempt, at most 10 s. */
+  static final long LOCK_RETRY_PAUSE_MS = 500;
+
   private final TableLoader loader;
   private final String tableName;
+  private final SchemaCommitLock lock;
   private transient Table table;
 
   public TableSchemaEvolver(TableLoader loader, String tableName) {
+    this(loader, tableName, SchemaCommitLock.NONE);
+  }
+
+  /** @param lock held around every schema commit (the table's ZooKeeper lock in HA mode) */
+  public TableSchemaEvolver(TableLoader loader, String tableName, SchemaCommitLock lock) {
     this.loader = loader;
     this.tableName = tableName;
+    this.lock = lock;
   }
 
   public String tableName() {
@@ -54,24 +68,41 @@ public final class TableSchemaEvolver implements Serializable, AutoCloseable {
   public Schema evolve(String why, Function<Schema, List<SchemaEvolution.Change>> planner) {
     Table t = table();
     RuntimeException last = null;
+    long pauseMs = LOCK_RETRY_PAUSE_MS;
     for (int attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
-      t.refresh();
-      List<SchemaEvolution.Change> changes = planner.apply(t.schema());
-      if (changes.isEmpty()) {
-        return t.schema();
-      }
-      UpdateSchema update = t.updateSchema();
-      changes.forEach(c -> c.applyTo(update));
       try {
-        update.commit();
-        t.refresh();
-        LOG.info(
-            "Evolved Iceberg table {} to schema {} for {}: {}", tableName, t.schema().schemaId(), why, changes);
-        return t.schema();
+        return lock.runExclusive(checkStillHeld -> {
+          t.refresh();
+          List<SchemaEvolution.Change> changes = planner.apply(t.schema());
+          if (changes.isEmpty()) {
+            return t.schema();
+          }
+          UpdateSchema update = t.updateSchema();
+          changes.forEach(c -> c.applyTo(update));
+          checkStillHeld.run();
+          update.commit();
+          t.refresh();
+          LOG.info(
+              "Evolved Iceberg table {} to schema {} for {}: {}", tableName, t.schema().schemaId(), why, changes);
+          return t.schema();
+        });
       } catch (CommitFailedException | IllegalArgumentException e) {
-        // another source changed the schema meanwhile (the same column added first): plan again
+        // another committer changed the schema meanwhile (without the lock: the same column added
+        // first by another host's source): plan again
         last = e;
         LOG.info("Schema update of table {} for {} met a concurrent change, planning again: {}", tableName, why, e.getMessage());
+      } catch (SchemaCommitLock.Unavailable e) {
+        last = e;
+        LOG.warn(
+            "Cannot take the commit lock of table {} for {} (attempt {} of {}), trying again in {} ms: {}",
+            tableName, why, attempt, MAX_ATTEMPTS, pauseMs, e.getMessage());
+        pause(pauseMs);
+        pauseMs = Math.min(pauseMs * 2, 10_000);
+      } catch (RuntimeException e) {
+        throw e; // e.g. not evolvable: the planner's message says what to do
+      } catch (Exception e) {
+        throw new IllegalStateException(
+            String.format("Cannot evolve table %s for %s: %s", tableName, why, e.getMessage()), e);
       }
     }
     throw new IllegalStateException(
@@ -79,6 +110,15 @@ public final class TableSchemaEvolver implements Serializable, AutoCloseable {
             "Cannot evolve table %s for %s: the schema update failed %d times in a row; the job restarts from its last checkpoint and tries again",
             tableName, why, MAX_ATTEMPTS),
         last);
+  }
+
+  private static void pause(long ms) {
+    try {
+      Thread.sleep(ms);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("Interrupted while waiting for the table's commit lock", e);
+    }
   }
 
   private Table table() {

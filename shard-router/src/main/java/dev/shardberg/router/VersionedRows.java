@@ -40,6 +40,19 @@ public final class VersionedRows {
     return row.getInt(row.getArity() - 1);
   }
 
+  /**
+   * The "schema version" of a truncate marker: {@code [shard, bucket, TRUNCATE_MARKER]}, kind DELETE.
+   * It removes every row of partition (shard, bucket) written before it, committed or not; the rows
+   * after it stay. The commit coordinator's sink reads the same value ({@code
+   * ShardbergSink.TRUNCATE_MARKER}; the job checks that both agree).
+   */
+  public static final int TRUNCATE_MARKER = -1;
+
+  /** A truncate marker for bucket {@code bucket} of {@code shard} (see {@link #TRUNCATE_MARKER}). */
+  public static RowData truncateMarker(int shard, int bucket) {
+    return GenericRowData.ofKind(RowKind.DELETE, shard, bucket, TRUNCATE_MARKER);
+  }
+
   private static final byte NULL = 0;
   private static final byte INT = 1;
   private static final byte LONG = 2;

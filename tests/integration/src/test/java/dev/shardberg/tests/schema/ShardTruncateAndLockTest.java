@@ -1,0 +1,280 @@
+package dev.shardberg.tests.schema;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.shardberg.coordinator.zk.ZooKeeperOptions;
+import dev.shardberg.coordinator.zk.ZooKeeperTableLock;
+import dev.shardberg.job.Catalogs;
+import dev.shardberg.job.Reconciliation;
+import dev.shardberg.job.ShardbergPipeline;
+import dev.shardberg.job.config.ShardbergConfig;
+import dev.shardberg.job.verify.VerifyReport;
+import dev.shardberg.tests.support.EmbeddedMariaDb;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.apache.curator.test.TestingServer;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.StateRecoveryOptions;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.core.execution.SavepointFormatType;
+import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.data.IcebergGenerics;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.io.CloseableIterable;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * What happens to a shard's table in its life besides column changes, on real MariaDB shards with the
+ * real job: a {@code TRUNCATE TABLE} of one shard while every shard keeps changing (its rows leave the
+ * Iceberg table in order with the data, rows written after it stay, the other shards are untouched, and
+ * a restore from a savepoint taken before it replays it to the same table); and in HA mode a schema
+ * change waits for the table's ZooKeeper lock like every other commit on the table.
+ */
+class ShardTruncateAndLockTest {
+  private static final Duration CAUGHT_UP = Duration.ofMinutes(3);
+  private static final String USER = "truncate_cdc";
+  private static final String PASSWORD = "truncate-pw";
+
+  @RegisterExtension
+  static final MiniClusterExtension FLINK =
+      new MiniClusterExtension(
+          () -> new MiniClusterResourceConfiguration.Builder().setNumberTaskManagers(1).setNumberSlotsPerTaskManager(4).build());
+
+  @TempDir static Path dir;
+  static EmbeddedMariaDb server;
+  static Path passwordFile;
+
+  @BeforeAll
+  static void start() {
+    server = EmbeddedMariaDb.start("truncate", 43);
+    server.createCdcUser(USER, PASSWORD);
+  }
+
+  @AfterAll
+  static void stop() {
+    if (server != null) {
+      server.close();
+    }
+  }
+
+  /** Shards {@code db.orders_0..n-1} (id key, qty, note) with {@code rows} rows each; returns the expected table. */
+  static Shards shards(String db, int n, int rows) {
+    server.execute("CREATE DATABASE " + db);
+    Shards shards = new Shards(db);
+    for (int s = 0; s < n; s++) {
+      server.execute("CREATE TABLE " + db + ".orders_" + s + " (id BIGINT NOT NULL PRIMARY KEY, qty INT NOT NULL, note VARCHAR(20) NULL)");
+      shards.expected.put(s, new TreeMap<>());
+      for (long id = 1; id <= rows; id++) {
+        shards.upsert(s, id, (int) id);
+      }
+    }
+    return shards;
+  }
+
+  /** The shards of one database and what the table must hold: shard → id → qty. */
+  static final class Shards {
+    final String db;
+    final Map<Integer, TreeMap<Long, Integer>> expected = new TreeMap<>();
+
+    Shards(String db) {
+      this.db = db;
+    }
+
+    void upsert(int shard, long id, int qty) {
+      server.execute("INSERT INTO " + db + ".orders_" + shard + " (id, qty) VALUES (" + id + ", " + qty + ")"
+          + " ON DUPLICATE KEY UPDATE qty = " + qty);
+      expected.get(shard).put(id, qty);
+    }
+
+    void delete(int shard, long id) {
+      server.execute("DELETE FROM " + db + ".orders_" + shard + " WHERE id = " + id);
+      expected.get(shard).remove(id);
+    }
+
+    void truncate(int shard) {
+      server.execute("TRUNCATE TABLE " + db + ".orders_" + shard);
+      expected.get(shard).clear();
+    }
+
+    List<String> rows() {
+      List<String> rows = new ArrayList<>();
+      expected.forEach((shard, byId) -> byId.forEach((id, qty) -> rows.add(shard + "|" + id + "|" + qty)));
+      rows.sort(null);
+      return rows;
+    }
+  }
+
+  static List<String> tableRows(Table table) throws Exception {
+    table.refresh();
+    List<String> rows = new ArrayList<>();
+    if (table.currentSnapshot() == null) {
+      return rows;
+    }
+    try (CloseableIterable<Record> records = IcebergGenerics.read(table).build()) {
+      for (Record r : records) {
+        rows.add(r.getField("shard_number") + "|" + r.getField("id") + "|" + r.getField("qty"));
+      }
+    }
+    rows.sort(null);
+    return rows;
+  }
+
+  static void awaitRows(Table table, List<String> rows) {
+    await().atMost(CAUGHT_UP).pollInterval(Duration.ofMillis(300)).ignoreExceptions()
+        .until(() -> tableRows(table).equals(rows));
+  }
+
+  static ShardbergConfig config(String db, String pipelineId, String extra) throws Exception {
+    String yaml = "pipeline:\n  id: " + pipelineId + "\n  checkpoint-interval: 1s\n  parallelism: 1\n  writer-parallelism: 2\n"
+        + "  restart:\n    attempts: 3\n    delay: 1s\n"
+        + "sources:\n  - name: truncate\n    host: " + server.host() + "\n    port: " + server.port() + "\n    user: " + USER
+        + "\n    password-file: " + passwordFile() + "\n    server-id-range: 5710-5711"
+        + "\n    jdbc-properties:\n      useSSL: \"false\"\n      allowPublicKeyRetrieval: \"true\"\n"
+        + "tables:\n  database-pattern: " + db + "\n  table-pattern: 'orders_(?<shard>\\d+)'\n"
+        + "target:\n  buckets: 3\n  catalog:\n    type: hadoop\n    warehouse: " + dir.resolve("warehouse").toUri()
+        + "\n  namespace: " + db + "\n  table: orders\n" + extra;
+    return ShardbergConfig.load(Files.writeString(dir.resolve(pipelineId + ".yaml"), yaml));
+  }
+
+  static Path passwordFile() throws Exception {
+    if (passwordFile == null) {
+      passwordFile = Files.writeString(dir.resolve("cdc.password"), PASSWORD + "\n");
+    }
+    return passwordFile;
+  }
+
+  static void cancel(JobClient job) throws Exception {
+    if (!job.getJobStatus().get().isGloballyTerminalState()) {
+      job.cancel().get();
+    }
+    await().atMost(CAUGHT_UP).until(() -> job.getJobStatus().get().isGloballyTerminalState());
+  }
+
+  @Test
+  void aTruncatedShardLosesItsRowsInOrderWithTheDataAndAReplayEndsTheSame() throws Exception {
+    Shards shards = shards("trunc", 3, 30);
+    ShardbergConfig config = config("trunc", "truncate-pipeline", "");
+    JobClient first = ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), config);
+    Table table = Catalogs.loadTable(config.target());
+    String savepoint;
+    try {
+      awaitRows(table, shards.rows());
+      long snapshotRead = System.currentTimeMillis();
+      savepoint = first.triggerSavepoint(dir.resolve("savepoints").toUri().toString(), SavepointFormatType.CANONICAL).get();
+      // a TRUNCATE within ~2 s of the shard's snapshot rows counts as one during the snapshot and stops
+      // the job (binlog times are whole seconds; EvolvingLayout): this one comes clearly after
+      await().atMost(Duration.ofSeconds(10)).until(() -> System.currentTimeMillis() > snapshotRead + 4_000);
+
+      // changes on every shard around the TRUNCATE of shard 1, some of shard 1 just before it (likely
+      // in the same checkpoint), keys that existed before it coming back after it
+      shards.upsert(0, 31, 31);
+      shards.upsert(1, 5, 500);
+      shards.upsert(1, 40, 40);
+      shards.delete(1, 6);
+      shards.upsert(2, 7, 700);
+      shards.truncate(1);
+      shards.upsert(1, 5, 5000);
+      shards.upsert(1, 41, 41);
+      shards.delete(0, 2);
+      shards.upsert(2, 41, 41);
+      awaitRows(table, shards.rows());
+      assertThat(tableRows(table)).filteredOn(r -> r.startsWith("1|")).containsExactly("1|41|41", "1|5|5000");
+
+      // later changes of the truncated shard land normally
+      shards.upsert(1, 42, 42);
+      shards.delete(1, 41);
+      awaitRows(table, shards.rows());
+      VerifyReport report = Reconciliation.verify(config, 5);
+      assertThat(report.matches()).as(report.toString()).isTrue();
+    } finally {
+      cancel(first);
+    }
+
+    // restored from before the TRUNCATE: the rows and the TRUNCATE replay, the table ends the same
+    server.execute("INSERT INTO trunc.orders_2 (id, qty) VALUES (50, 50)"); // while the job is down
+    shards.expected.get(2).put(50L, 50);
+    Configuration conf = new Configuration();
+    conf.set(StateRecoveryOptions.SAVEPOINT_PATH, savepoint);
+    JobClient second = ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(conf), config);
+    try {
+      awaitRows(table, shards.rows());
+      shards.upsert(1, 43, 43);
+      awaitRows(table, shards.rows());
+      VerifyReport report = Reconciliation.verify(config, 5);
+      assertThat(report.matches()).as(report.toString()).isTrue();
+    } finally {
+      cancel(second);
+    }
+  }
+
+  @Test
+  void inHaModeASchemaChangeWaitsForTheTablesZooKeeperLock() throws Exception {
+    try (TestingServer zooKeeper = new TestingServer(true)) {
+      Shards shards = shards("locked", 2, 5);
+      ShardbergConfig config =
+          config("locked", "locked-pipeline", "coordinator:\n  zookeeper:\n    connect: " + zooKeeper.getConnectString() + "\n");
+      JobClient job = ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), config);
+      Table table = Catalogs.loadTable(config.target());
+      try {
+        awaitRows(table, shards.rows());
+        int schemaBefore = table.schema().schemaId();
+
+        // another committer holds the table's lock: the shard's DDL must wait for it
+        CountDownLatch held = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        AtomicReference<Throwable> holderFailure = new AtomicReference<>();
+        Thread holder = new Thread(() -> {
+          try {
+            ZooKeeperTableLock.withTableLock(
+                ZooKeeperOptions.of(zooKeeper.getConnectString()).withLockTimeout(Duration.ofMinutes(1)),
+                config.target().qualifiedName(),
+                () -> {
+                  held.countDown();
+                  return release.await(2, TimeUnit.MINUTES);
+                });
+          } catch (Throwable t) {
+            holderFailure.set(t);
+            held.countDown();
+          }
+        }, "lock-holder");
+        holder.start();
+        assertThat(held.await(1, TimeUnit.MINUTES)).isTrue();
+        assertThat(holderFailure.get()).isNull();
+        server.execute("ALTER TABLE locked.orders_0 ADD COLUMN tag VARCHAR(10) NULL",
+            "INSERT INTO locked.orders_0 (id, qty, tag) VALUES (100, 100, 'tagged')");
+        shards.expected.get(0).put(100L, 100);
+        await().during(Duration.ofSeconds(8)).atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(250))
+            .until(() -> {
+              table.refresh();
+              return table.schema().schemaId() == schemaBefore && table.schema().findField("tag") == null;
+            });
+
+        release.countDown();
+        holder.join(TimeUnit.MINUTES.toMillis(1));
+        assertThat(holderFailure.get()).isNull();
+        awaitRows(table, shards.rows());
+        assertThat(table.schema().findField("tag")).isNotNull();
+        VerifyReport report = Reconciliation.verify(config, 5);
+        assertThat(report.matches()).as(report.toString()).isTrue();
+      } finally {
+        cancel(job);
+      }
+    }
+  }
+}
