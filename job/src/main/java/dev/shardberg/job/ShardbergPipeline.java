@@ -176,7 +176,7 @@ public final class ShardbergPipeline {
           // says when the host is lost and back (with the gap), fails the job past source.unreachable-timeout,
           // and exposes the host's binlog lag as gauges
           .transform("Host watch " + host.name(), read.getType(),
-              new SourceHostWatch(host, config.cdc().healthCheckInterval(), config.cdc().unreachableTimeout()))
+              new SourceHostWatch(host, plan.tablesOf(host.name()), config.cdc().healthCheckInterval(), config.cdc().unreachableTimeout()))
           .uid(HOST_WATCH_UID_PREFIX + host.name())
           .setParallelism(pipeline.parallelism());
       changes = changes == null ? hostChanges : changes.union(hostChanges);

@@ -241,10 +241,15 @@ final class EvolvingLayout {
       Map<String, MySqlColumn> known = columnsOf(shard);
       List<MySqlColumn> before = List.copyOf(known.values());
       List<String> keyBefore = shardKeys.getOrDefault(shard, owner.tablePrimaryKey());
+      Set<String> dropped = new HashSet<>();
+      before.forEach(c -> dropped.add(c.name()));
+      after.forEach(c -> dropped.remove(c.name()));
       Schema evolved =
           evolver.evolve(
               where + " by '" + ddl + "'",
-              current -> SchemaEvolution.plan(where, ddl, before, after, keyBefore.isEmpty() ? null : keyBefore, keyAfter, owner.keyColumns(), current));
+              current -> SchemaEvolution.plan(where, ddl, before, after, keyBefore.isEmpty() ? null : keyBefore, keyAfter, owner.keyColumns(), current),
+              shard,
+              dropped);
       boolean changed = evolved.schemaId() != schema.schemaId();
       schema = evolved;
       known.clear();

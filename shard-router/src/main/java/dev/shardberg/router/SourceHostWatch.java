@@ -6,6 +6,9 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.Executors;
@@ -39,7 +42,11 @@ import org.slf4j.LoggerFactory;
  *   <li>every subtask counts the snapshot's rows that pass (the deserializer makes a snapshot read, and
  *       only that, a +I row with {@code shard_number} at position 0): gauge {@code snapshotRows} per host
  *       and {@code shard=<n>.snapshotRows} per shard (sum over subtasks: snapshot chunks are read in
- *       parallel). Flink CDC 3.5.0's MySQL source exports no chunk counts of its own.
+ *       parallel). Flink CDC 3.5.0's MySQL source exports no chunk counts of its own;
+ *   <li>subtask 0 also checks, every {@link #TABLES_CHECK_EVERY}, that the host's shard tables still
+ *       exist: a shard whose table is gone (a {@code DROP TABLE}) logs one WARN naming it (its rows stay
+ *       in the Iceberg table: no data is deleted because of a DDL) and counts in gauge
+ *       {@code droppedShards}; {@code status} lists such shards too.
  * </ul>
  *
  * <p>The binlog reader itself (Flink CDC / Debezium) fails its task when the server closes the
@@ -54,7 +61,12 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
   /** How often each host's one-line summary is logged. */
   static final Duration SUMMARY_EVERY = Duration.ofMinutes(1);
 
+  /** How often subtask 0 checks that the host's shard tables still exist. */
+  static final Duration TABLES_CHECK_EVERY = Duration.ofSeconds(30);
+
   private final MySqlHost host;
+  /** The host's shard tables in the plan (empty: not checked). */
+  private final List<ShardTable> tables;
   private final long probeMillis;
   private final Duration unreachableLimit;
 
@@ -66,12 +78,24 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
   private transient MetricGroup hostGroup;
   private transient Map<Integer, long[]> snapshotRowsByShard; // task thread writes, gauges read
   private transient volatile long snapshotRows;
+  private transient long lastTablesCheckMillis; // prober thread only
+  private transient Set<Integer> droppedShards; // task thread writes, gauge reads the size
+  private transient volatile int droppedShardCount;
 
-  /** One probe's outcome; {@code error} null when the host answered. */
-  record Probe(long atMillis, String error) {}
+  /**
+   * One probe's outcome; {@code error} null when the host answered; {@code missingShards} the shards
+   * whose table is gone, or null when this probe did not check.
+   */
+  record Probe(long atMillis, String error, Set<Integer> missingShards) {}
 
   public SourceHostWatch(MySqlHost host, Duration probeInterval, Duration unreachableLimit) {
+    this(host, List.of(), probeInterval, unreachableLimit);
+  }
+
+  /** Watches {@code host} and checks that {@code tables} (its shards in the plan) still exist. */
+  public SourceHostWatch(MySqlHost host, List<ShardTable> tables, Duration probeInterval, Duration unreachableLimit) {
     this.host = Objects.requireNonNull(host, "host");
+    this.tables = List.copyOf(tables);
     Preconditions.checkArgument(
         probeInterval != null && !probeInterval.isNegative() && !probeInterval.isZero(),
         "Cannot watch host '%s': the probe interval %s is not positive (source.health-check-interval)",
@@ -93,6 +117,7 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
     lastSummaryMillis = now();
     boolean probing = getRuntimeContext().getTaskInfo().getIndexOfThisSubtask() == 0;
     snapshotRowsByShard = new HashMap<>();
+    droppedShards = new TreeSet<>();
     hostGroup = getMetricGroup().addGroup("host", host.name());
     registerGauges(hostGroup, probing);
     if (probing) {
@@ -118,6 +143,7 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
     group.gauge("millisSinceLastEvent", (Gauge<Long>) () -> health.millisSinceLastEvent(now()));
     group.gauge("eventTimeLag", (Gauge<Long>) health::eventTimeLagMillis);
     group.gauge("snapshotRows", (Gauge<Long>) () -> snapshotRows);
+    group.gauge("droppedShards", (Gauge<Integer>) () -> droppedShardCount);
   }
 
   @Override
@@ -162,6 +188,9 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
   }
 
   private void apply(Probe probe) {
+    if (probe.missingShards() != null) {
+      applyMissing(probe.missingShards());
+    }
     if (probe.error() == null) {
       if (health.probeSucceeded(probe.atMillis()) == HostHealth.Transition.BACK) {
         LOG.info("MySQL host {} is back after {} s unreachable; the binlog reader resumes from its last position",
@@ -172,6 +201,21 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
               + " the job fails if it stays unreachable for {} (source.unreachable-timeout)",
           host.describe(), probe.error(), unreachableLimit);
     }
+  }
+
+  private void applyMissing(Set<Integer> missing) {
+    for (ShardTable t : tables) {
+      if (missing.contains(t.shard()) && droppedShards.add(t.shard())) {
+        LOG.warn(
+            "Shard {} ('{}') no longer exists on MySQL host {} (dropped?): its rows stay in the Iceberg table, Shardberg"
+                + " never deletes data because of a DDL. Delete them yourself if they must go (DELETE … WHERE shard_number = {}),"
+                + " and remove the shard from the config at the next restart",
+            t.shard(), t.qualifiedName(), host.describe(), t.shard());
+      } else if (!missing.contains(t.shard()) && droppedShards.remove(t.shard())) {
+        LOG.info("Shard {} ('{}') exists again on MySQL host {}", t.shard(), t.qualifiedName(), host.describe());
+      }
+    }
+    droppedShardCount = droppedShards.size();
   }
 
   /** The per-host line logged every {@link #SUMMARY_EVERY}. */
@@ -213,7 +257,43 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
       error = e.getClass().getSimpleName() + ": " + firstLine(e.getMessage());
       closeQuietly();
     }
-    latestProbe.set(new Probe(now(), error));
+    Set<Integer> missing = null;
+    if (error == null && !tables.isEmpty() && now() - lastTablesCheckMillis >= TABLES_CHECK_EVERY.toMillis()) {
+      lastTablesCheckMillis = now();
+      try {
+        missing = missingShards();
+      } catch (SQLException e) {
+        LOG.debug("Cannot check the shard tables of host {}: {}", host.describe(), e.getMessage());
+      }
+    }
+    latestProbe.set(new Probe(now(), error, missing));
+  }
+
+  /** The shards of {@link #tables} whose table does not exist on the host (prober thread). */
+  private Set<Integer> missingShards() throws SQLException {
+    Set<String> databases = new TreeSet<>();
+    tables.forEach(t -> databases.add(t.database()));
+    String placeholders = String.join(",", java.util.Collections.nCopies(databases.size(), "?"));
+    Set<String> existing = new java.util.HashSet<>();
+    try (java.sql.PreparedStatement st = connection.prepareStatement(
+        "SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA IN (" + placeholders + ")")) {
+      int i = 1;
+      for (String db : databases) {
+        st.setString(i++, db);
+      }
+      try (java.sql.ResultSet rs = st.executeQuery()) {
+        while (rs.next()) {
+          existing.add(rs.getString(1) + "." + rs.getString(2));
+        }
+      }
+    }
+    Set<Integer> missing = new TreeSet<>();
+    for (ShardTable t : tables) {
+      if (!existing.contains(t.qualifiedName())) {
+        missing.add(t.shard());
+      }
+    }
+    return missing;
   }
 
   private static String firstLine(String message) {

@@ -4,9 +4,12 @@ import java.io.IOException;
 import java.io.Serializable;
 import java.io.UncheckedIOException;
 import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.function.Function;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.Transaction;
 import org.apache.iceberg.UpdateSchema;
 import org.apache.iceberg.exceptions.CommitFailedException;
 import org.apache.iceberg.flink.TableLoader;
@@ -66,6 +69,16 @@ public final class TableSchemaEvolver implements Serializable, AutoCloseable {
    * schema that results (the current one when nothing was to change).
    */
   public Schema evolve(String why, Function<Schema, List<SchemaEvolution.Change>> planner) {
+    return evolve(why, planner, -1, Set.of());
+  }
+
+  /**
+   * {@link #evolve(String, Function)}, and records in the same commit that {@code shard} dropped
+   * {@code droppedColumns} ({@link #DROPPED_COLUMNS_PREFIX}): their values in the shard's older rows stay
+   * in the table, so {@code verify} does not compare them for that shard.
+   */
+  public Schema evolve(
+      String why, Function<Schema, List<SchemaEvolution.Change>> planner, int shard, Set<String> droppedColumns) {
     Table t = table();
     RuntimeException last = null;
     long pauseMs = LOCK_RETRY_PAUSE_MS;
@@ -74,16 +87,27 @@ public final class TableSchemaEvolver implements Serializable, AutoCloseable {
         return lock.runExclusive(checkStillHeld -> {
           t.refresh();
           List<SchemaEvolution.Change> changes = planner.apply(t.schema());
-          if (changes.isEmpty()) {
+          String droppedKey = DROPPED_COLUMNS_PREFIX + shard;
+          Set<String> dropped = new TreeSet<>(droppedColumns(t.properties(), shard));
+          boolean newDrops = dropped.addAll(droppedColumns);
+          if (changes.isEmpty() && !newDrops) {
             return t.schema();
           }
-          UpdateSchema update = t.updateSchema();
-          changes.forEach(c -> c.applyTo(update));
+          Transaction transaction = t.newTransaction();
+          if (!changes.isEmpty()) {
+            UpdateSchema update = transaction.updateSchema();
+            changes.forEach(c -> c.applyTo(update));
+            update.commit();
+          }
+          if (newDrops) {
+            transaction.updateProperties().set(droppedKey, String.join(",", dropped)).commit();
+          }
           checkStillHeld.run();
-          update.commit();
+          transaction.commitTransaction();
           t.refresh();
           LOG.info(
-              "Evolved Iceberg table {} to schema {} for {}: {}", tableName, t.schema().schemaId(), why, changes);
+              "Evolved Iceberg table {} to schema {} for {}: {}{}", tableName, t.schema().schemaId(), why, changes,
+              newDrops ? "; shard " + shard + " dropped columns " + dropped + " (verify does not compare them for it)" : "");
           return t.schema();
         });
       } catch (CommitFailedException | IllegalArgumentException e) {
@@ -110,6 +134,28 @@ public final class TableSchemaEvolver implements Serializable, AutoCloseable {
             "Cannot evolve table %s for %s: the schema update failed %d times in a row; the job restarts from its last checkpoint and tries again",
             tableName, why, MAX_ATTEMPTS),
         last);
+  }
+
+  /**
+   * Table property prefix: {@code shardberg.dropped-columns.<shard>} = the columns the shard dropped (or
+   * renamed away) while the job ran, comma-separated. The table keeps those columns and the shard's
+   * older values in them (no data is deleted because of a DDL), which MySQL no longer has.
+   */
+  public static final String DROPPED_COLUMNS_PREFIX = "shardberg.dropped-columns.";
+
+  /** The columns {@code shard} dropped, as recorded in the table's properties (empty: none). */
+  public static Set<String> droppedColumns(java.util.Map<String, String> properties, int shard) {
+    String value = properties.get(DROPPED_COLUMNS_PREFIX + shard);
+    if (value == null || value.isBlank()) {
+      return Set.of();
+    }
+    Set<String> columns = new TreeSet<>();
+    for (String c : value.split(",")) {
+      if (!c.isBlank()) {
+        columns.add(c.trim());
+      }
+    }
+    return columns;
   }
 
   private static void pause(long ms) {

@@ -31,12 +31,14 @@ import java.util.regex.Pattern;
  * @param readLagMillis how long after it was written the newest change was read; -1 before the first
  * @param snapshotRows rows of the initial snapshot read from this host so far (sum over subtasks)
  * @param snapshotRowsByShard the same per shard number; a shard absent has no snapshot row read yet
+ * @param droppedShards shards of the host whose MySQL table is gone (their rows stay in the table)
  */
 public record HostLag(String host, String connected, long unreachableMillis, Instant newestChangeWritten,
-    long sinceLastChangeMillis, long readLagMillis, long snapshotRows, Map<Integer, Long> snapshotRowsByShard) {
+    long sinceLastChangeMillis, long readLagMillis, long snapshotRows, Map<Integer, Long> snapshotRowsByShard,
+    long droppedShards) {
 
   private static final ObjectMapper JSON = new ObjectMapper();
-  private static final List<String> GAUGES = List.of("connected", "unreachableMillis", "lastEventTime", "millisSinceLastEvent", "eventTimeLag");
+  private static final List<String> GAUGES = List.of("connected", "unreachableMillis", "lastEventTime", "millisSinceLastEvent", "eventTimeLag", "droppedShards");
   /** Metric ids per REST request: Flink's REST server limits the request line (4 KiB by default). */
   private static final int IDS_PER_REQUEST = 30;
 
@@ -117,7 +119,8 @@ public record HostLag(String host, String connected, long unreachableMillis, Ins
           Math.round(values.getOrDefault("millisSinceLastEvent", -1.0)),
           Math.round(values.getOrDefault("eventTimeLag", -1.0)),
           Math.round(values.getOrDefault("snapshotRows", 0.0)),
-          byShard));
+          byShard,
+          Math.round(values.getOrDefault("droppedShards", 0.0))));
     }
     return hosts;
   }

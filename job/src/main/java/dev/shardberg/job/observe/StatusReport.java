@@ -80,6 +80,12 @@ public record StatusReport(PipelineStatus status, List<ShardFreshness> shards, L
             h.sinceLastChangeMillis() < 0 ? "-" : human(Duration.ofMillis(h.sinceLastChangeMillis())),
             h.readLagMillis() < 0 ? "-" : h.readLagMillis() + " ms", h.snapshotRows()));
       }
+      for (HostLag h : hosts) {
+        if (h.droppedShards() > 0) {
+          sb.append(String.format("  WARNING host %s: %d shard table(s) dropped on MySQL; their rows stay in the table (the job's log names them)%n",
+              h.host(), h.droppedShards()));
+        }
+      }
     }
     return sb.toString();
   }
@@ -151,6 +157,7 @@ public record StatusReport(PipelineStatus status, List<ShardFreshness> shards, L
         n.put("sinceLastChangeMillis", h.sinceLastChangeMillis());
         n.put("readLagMillis", h.readLagMillis());
         n.put("snapshotRowsRead", h.snapshotRows());
+        n.put("droppedShards", h.droppedShards());
       }
       if (hostsError != null) {
         root.put("hostsError", hostsError);

@@ -115,6 +115,23 @@ final class CanonicalRow {
     return values;
   }
 
+  /** Shown for a column that is not compared for a shard (it dropped it; its older values stay in the table). */
+  static final String NOT_COMPARED = "(dropped on the shard: not compared)";
+
+  /** {@code values} with the columns named in {@code notCompared} replaced by {@link #NOT_COMPARED}. */
+  List<String> mask(List<String> values, java.util.Set<String> notCompared) {
+    if (notCompared.isEmpty()) {
+      return values;
+    }
+    List<String> masked = new ArrayList<>(values);
+    for (int i = 0; i < columns.size(); i++) {
+      if (notCompared.contains(columns.get(i).name())) {
+        masked.set(i, NOT_COMPARED);
+      }
+    }
+    return masked;
+  }
+
   /** "k1=v1, k2=v2" of the key columns. */
   String key(List<String> values) {
     return keyPositions.stream().map(i -> columns.get(i).name() + "=" + values.get(i)).collect(Collectors.joining(", "));

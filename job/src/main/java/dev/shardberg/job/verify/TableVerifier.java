@@ -4,6 +4,7 @@ import com.mysql.cj.jdbc.ServerPreparedStatement;
 import dev.shardberg.job.verify.VerifyReport.Difference;
 import dev.shardberg.job.verify.VerifyReport.ShardResult;
 import dev.shardberg.router.MySqlColumn;
+import dev.shardberg.router.TableSchemaEvolver;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.sql.Connection;
@@ -33,6 +34,10 @@ import org.slf4j.LoggerFactory;
  * generic reader (deletes applied) and every shard with a streaming server-side prepared {@code SELECT}
  * (binary protocol, so FLOAT is read as stored; the connection must use {@code useServerPrepStmts=true}, as
  * {@code Reconciliation}'s connections do).
+ *
+ * <p>Across schema versions: a table column a shard lacks compares as NULL, unless the shard dropped it
+ * while the job ran ({@link TableSchemaEvolver#droppedColumns}): the table keeps the shard's older values
+ * there, which MySQL no longer has, so that column is not compared for that shard.
  *
  * <p>Used by the CLI's {@code verify}, the demo, the end-to-end tests and the load harness.
  */
@@ -70,7 +75,7 @@ public final class TableVerifier {
 
   public VerifyReport verify(List<ShardSource> shards) {
     table.refresh();
-    Map<Integer, Checksum> iceberg = icebergChecksums();
+    Map<Integer, Checksum> iceberg = icebergChecksums(shards);
     List<ShardResult> results = new ArrayList<>();
     for (ShardSource shard : shards) {
       Checksum mysql = mysqlChecksum(shard);
@@ -105,7 +110,14 @@ public final class TableVerifier {
     }
   }
 
-  private Map<Integer, Checksum> icebergChecksums() {
+  /** Per shard, the columns it dropped while the job ran: not compared (see the class doc). */
+  private Set<String> notCompared(int shard) {
+    return TableSchemaEvolver.droppedColumns(table.properties(), shard);
+  }
+
+  private Map<Integer, Checksum> icebergChecksums(List<ShardSource> shards) {
+    Map<Integer, Set<String>> notCompared = new HashMap<>();
+    shards.forEach(s -> notCompared.put(s.shard(), notCompared(s.shard())));
     Map<Integer, Checksum> sums = new HashMap<>();
     if (table.currentSnapshot() == null) {
       return sums;
@@ -113,7 +125,8 @@ public final class TableVerifier {
     try (CloseableIterable<Record> rows = IcebergGenerics.read(table).build()) {
       for (Record row : rows) {
         Integer shard = (Integer) row.getField(shardColumn);
-        sums.computeIfAbsent(shard, s -> new Checksum()).add(canonical.render(canonical.values(row)));
+        List<String> values = canonical.mask(canonical.values(row), notCompared.getOrDefault(shard, Set.of()));
+        sums.computeIfAbsent(shard, s -> new Checksum()).add(canonical.render(values));
       }
     } catch (IOException e) {
       throw new UncheckedIOException("Cannot read Iceberg table " + table.name(), e);
@@ -123,14 +136,16 @@ public final class TableVerifier {
 
   private Checksum mysqlChecksum(ShardSource shard) {
     Checksum sum = new Checksum();
-    forEachMysqlRow(shard, rs -> sum.add(canonical.render(canonical.values(rs))));
+    Set<String> notCompared = notCompared(shard.shard());
+    forEachMysqlRow(shard, rs -> sum.add(canonical.render(canonical.mask(canonical.values(rs), notCompared))));
     return sum;
   }
 
   private List<Difference> differences(ShardSource shard) {
+    Set<String> notCompared = notCompared(shard.shard());
     Map<String, List<String>> mysql = new HashMap<>();
     forEachMysqlRow(shard, rs -> {
-      List<String> values = canonical.values(rs);
+      List<String> values = canonical.mask(canonical.values(rs), notCompared);
       mysql.put(canonical.key(values), values);
     });
     Map<String, List<String>> iceberg = new HashMap<>();
@@ -138,7 +153,7 @@ public final class TableVerifier {
       try (CloseableIterable<Record> rows =
           IcebergGenerics.read(table).where(Expressions.equal(shardColumn, shard.shard())).build()) {
         for (Record row : rows) {
-          List<String> values = canonical.values(row);
+          List<String> values = canonical.mask(canonical.values(row), notCompared);
           String key = canonical.key(values);
           List<String> previous = iceberg.put(key, values);
           if (previous != null) {

@@ -46,7 +46,7 @@ class ShardFreshnessTest {
     assertThat(json.path("hosts").isNull()).isTrue();
     assertThat(json.path("shards").get(0).path("snapshotRowsRead").isNull()).as("not known without --flink-rest").isTrue();
 
-    HostLag down = new HostLag("b", "unreachable", 12_000, Instant.ofEpochMilli(29_000), 3_500, 40, 104, Map.of(1, 4L, 7, 100L));
+    HostLag down = new HostLag("b", "unreachable", 12_000, Instant.ofEpochMilli(29_000), 3_500, 40, 104, Map.of(1, 4L, 7, 100L), 0);
     JsonNode withHosts = new ObjectMapper().readTree(StatusReport.of(status, List.of(down), null).json());
     assertThat(withHosts.path("hosts").get(0).path("connection").asText()).isEqualTo("unreachable");
     assertThat(withHosts.path("hosts").get(0).path("unreachableMillis").asLong()).isEqualTo(12_000);

@@ -26,6 +26,8 @@ import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.StateRecoveryOptions;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.core.execution.SavepointFormatType;
+import org.apache.flink.metrics.Gauge;
+import org.apache.flink.runtime.testutils.InMemoryReporter;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
@@ -43,18 +45,25 @@ import org.junit.jupiter.api.io.TempDir;
  * What happens to a shard's table in its life besides column changes, on real MariaDB shards with the
  * real job: a {@code TRUNCATE TABLE} of one shard while every shard keeps changing (its rows leave the
  * Iceberg table in order with the data, rows written after it stay, the other shards are untouched, and
- * a restore from a savepoint taken before it replays it to the same table); and in HA mode a schema
- * change waits for the table's ZooKeeper lock like every other commit on the table.
+ * a restore from a savepoint taken before it replays it to the same table); a {@code DROP TABLE} of one
+ * shard (its rows stay, the host watch counts it); and in HA mode a schema change waits for the table's
+ * ZooKeeper lock like every other commit on the table.
  */
-class ShardTruncateAndLockTest {
+class ShardTableLifeTest {
   private static final Duration CAUGHT_UP = Duration.ofMinutes(3);
   private static final String USER = "truncate_cdc";
   private static final String PASSWORD = "truncate-pw";
 
+  private static final InMemoryReporter METRICS = InMemoryReporter.createWithRetainedMetrics();
+
   @RegisterExtension
   static final MiniClusterExtension FLINK =
       new MiniClusterExtension(
-          () -> new MiniClusterResourceConfiguration.Builder().setNumberTaskManagers(1).setNumberSlotsPerTaskManager(4).build());
+          () -> new MiniClusterResourceConfiguration.Builder()
+              .setConfiguration(METRICS.addToConfiguration(new Configuration()))
+              .setNumberTaskManagers(1)
+              .setNumberSlotsPerTaskManager(4)
+              .build());
 
   @TempDir static Path dir;
   static EmbeddedMariaDb server;
@@ -221,6 +230,43 @@ class ShardTruncateAndLockTest {
     } finally {
       cancel(second);
     }
+  }
+
+  @Test
+  void aDroppedShardKeepsItsRowsAndTheHostWatchCountsIt() throws Exception {
+    Shards shards = shards("dropped", 3, 10);
+    ShardbergConfig config = config("dropped", "dropped-pipeline", "");
+    JobClient job = ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), config);
+    Table table = Catalogs.loadTable(config.target());
+    try {
+      awaitRows(table, shards.rows());
+      List<String> shard2 = tableRows(table).stream().filter(r -> r.startsWith("2|")).toList();
+      assertThat(shard2).hasSize(10);
+      server.execute("DROP TABLE dropped.orders_2");
+      shards.upsert(0, 11, 11);
+      shards.delete(1, 3);
+      awaitRows(table, shards.rows()); // shard 2's rows are still expected: a DROP deletes nothing
+      await().atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofMillis(500))
+          .until(() -> gauge(job, "host.truncate", "droppedShards"), v -> v != null && v.intValue() == 1);
+      shards.upsert(0, 12, 12);
+      awaitRows(table, shards.rows());
+      assertThat(job.getJobStatus().get()).isEqualTo(org.apache.flink.api.common.JobStatus.RUNNING);
+    } finally {
+      cancel(job);
+    }
+  }
+
+  /** The value of gauge {@code name} in a metric group of {@code job} whose identifier ends with {@code group}. */
+  static Number gauge(JobClient job, String group, String name) {
+    Number[] found = new Number[1];
+    METRICS.getMetricsByGroup().forEach((g, byName) -> {
+      if (job.getJobID().toString().equals(g.getAllVariables().get("<job_id>"))
+          && g.getMetricIdentifier(name).endsWith("." + group + "." + name)
+          && byName.get(name) instanceof Gauge<?> gauge) {
+        found[0] = (Number) gauge.getValue();
+      }
+    });
+    return found[0];
   }
 
   @Test
