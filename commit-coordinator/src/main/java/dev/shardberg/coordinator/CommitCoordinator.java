@@ -121,6 +121,12 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
 
   static final String LINEAGE_STATE_NAME = "shardberg-coordinator-lineage";
 
+  /** The shards this pipeline's state knows (see {@link ShardReread}), with {@link #KNOWN_SHARDS_TRACKED}. */
+  static final String KNOWN_SHARDS_STATE_NAME = "shardberg-coordinator-known-shards";
+
+  /** In {@link #KNOWN_SHARDS_STATE_NAME}: the list is kept (state from before it has no entry at all). */
+  static final int KNOWN_SHARDS_TRACKED = Integer.MIN_VALUE;
+
   private enum Outcome {
     COMMITTED,
     /** An empty checkpoint with no heartbeat due: nothing written, done like a committed one. */
@@ -149,6 +155,11 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
   private transient ListState<Long> lastSnapshotState;
   private transient ListState<String> pipelineIdState;
   private transient ListState<String> lineageState;
+  private transient ListState<Integer> knownShardsState;
+  /** The shards this pipeline's state knows: written before, or read since its last restore. */
+  private transient java.util.SortedSet<Integer> knownShards;
+  /** Shards to replace at the first staged checkpoint of this run (see {@link ShardReread}). */
+  private transient java.util.SortedSet<Integer> rereadShards;
   /**
    * The Flink jobs whose state this coordinator descends from, each with the newest Flink
    * checkpoint of it restored (directly or through earlier restores), oldest first.
@@ -216,7 +227,12 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
         context
             .getOperatorStateStore()
             .getListState(new ListStateDescriptor<>(LINEAGE_STATE_NAME, StringSerializer.INSTANCE));
+    this.knownShardsState =
+        context
+            .getOperatorStateStore()
+            .getListState(new ListStateDescriptor<>(KNOWN_SHARDS_STATE_NAME, org.apache.flink.api.common.typeutils.base.IntSerializer.INSTANCE));
     this.restoredFrom = new LinkedHashMap<>();
+    initKnownShards(context.isRestored());
 
     long restoredFlinkCheckpoint = context.getRestoredCheckpointId().orElse(0L);
     if (context.isRestored()) {
@@ -291,6 +307,51 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
     }
   }
 
+  /**
+   * Which shards the state knows, and which of this job's shards to replace ({@link ShardReread}):
+   * those a restored state does not know. A first run knows every shard it writes (a start without
+   * state on a table with data is checked before the job starts); state from before this bookkeeping
+   * knows every shard too.
+   */
+  private void initKnownShards(boolean restored) throws Exception {
+    this.knownShards = new java.util.TreeSet<>();
+    this.rereadShards = new java.util.TreeSet<>();
+    if (options.shards() == null) {
+      return;
+    }
+    boolean tracked = false;
+    if (restored) {
+      for (Integer shard : knownShardsState.get()) {
+        if (shard == KNOWN_SHARDS_TRACKED) {
+          tracked = true;
+        } else {
+          knownShards.add(shard);
+        }
+      }
+    }
+    if (!restored || !tracked) {
+      knownShards.addAll(options.shards());
+      return;
+    }
+    java.util.SortedSet<Integer> left = new java.util.TreeSet<>(knownShards);
+    left.removeAll(options.shards());
+    if (!left.isEmpty()) {
+      LOG.info(
+          "Pipeline {} no longer writes shard(s) {} of table {} (excluded): their rows stay as they are; included again"
+              + " later, each is read from a fresh snapshot and its rows replaced",
+          options.pipelineId(), left, options.tableName());
+    }
+    knownShards.retainAll(options.shards());
+    rereadShards.addAll(options.shards());
+    rereadShards.removeAll(knownShards);
+    if (!rereadShards.isEmpty()) {
+      LOG.info(
+          "Pipeline {} writes shard(s) {} of table {} again after leaving them out: the source reads them from a fresh"
+              + " snapshot, and the first checkpoint of this run deletes their older rows in the table",
+          options.pipelineId(), rereadShards, options.tableName());
+    }
+  }
+
   @Override
   public void processElement(StreamRecord<WriterResult> element) {
     WriterResult result = element.getValue();
@@ -331,6 +392,11 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
     lastSnapshotState.update(List.of(context.getCheckpointId()));
     pipelineIdState.update(List.of(options.pipelineId()));
     lineageState.update(List.of(PipelineProgress.encodeLineage(lineageAt(context.getCheckpointId()))));
+    if (options.shards() != null) {
+      List<Integer> known = new ArrayList<>(knownShards);
+      known.add(KNOWN_SHARDS_TRACKED);
+      knownShardsState.update(known);
+    }
     metrics.pending(pending.size());
   }
 
@@ -347,9 +413,14 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
                     + " the coordinator's snapshot. Disable unaligned checkpoints for this job.",
                 checkpointId, options.pipelineId()));
       }
+      List<WriterResult> results = entry.getValue();
+      if (!rereadShards.isEmpty()) {
+        results = new ArrayList<>(results);
+        results.add(rereadTruncations(entry.getKey()));
+      }
       PendingCheckpoint staged =
           TempManifests.write(
-              table, manifestPrefix, checkpointId, entry.getKey(), flinkJobId, entry.getValue());
+              table, manifestPrefix, checkpointId, entry.getKey(), flinkJobId, results);
       try {
         checkInsertOnlyRowsBeforeStaging(staged);
       } catch (RuntimeException e) {
@@ -357,11 +428,24 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
         throw e;
       }
       pending.put(checkpointId, staged);
+      knownShards.addAll(rereadShards); // replaced with this checkpoint: in its state from now on
+      rereadShards.clear();
       latestInsertOnlyScans = staged.insertOnlyScans();
       publishPendingManifests();
     }
     ready.clear();
     lastStagedFlinkCheckpoint = Math.max(lastStagedFlinkCheckpoint, flinkCheckpointId);
+  }
+
+  /** The deletes that replace the re-read shards' rows, as one more writer result of this checkpoint. */
+  private WriterResult rereadTruncations(long flinkCheckpointId) throws IOException {
+    org.apache.iceberg.io.WriteResult deletes = ShardReread.truncations(table, rereadShards, shardColumn);
+    Map<Integer, ShardCounts> counts = new java.util.HashMap<>();
+    rereadShards.forEach(shard -> counts.put(shard, new ShardCounts(0, 0)));
+    LOG.info(
+        "Replacing the rows of shard(s) {} in table {}: {} delete files by shard with checkpoint {}",
+        rereadShards, options.tableName(), deletes.deleteFiles().length, flinkCheckpointId + checkpointOffset);
+    return new WriterResult(flinkCheckpointId, -1, deletes, counts);
   }
 
   /**

@@ -15,6 +15,7 @@ import java.time.Duration;
  * @param commitAttempts attempts per checkpoint when Iceberg's own retries give up on a stale base
  * @param retryBackoff pause between those attempts (doubled each time)
  * @param maintenance table maintenance run by the coordinator (compaction, expiry, cleanup)
+ * @param shards the shards this job writes; null: not known (no re-read shard is replaced)
  */
 record CoordinatorOptions(
     String tableName,
@@ -23,5 +24,6 @@ record CoordinatorOptions(
     Duration lockTimeout,
     int commitAttempts,
     Duration retryBackoff,
-    MaintenanceSettings maintenance)
+    MaintenanceSettings maintenance,
+    java.util.SortedSet<Integer> shards)
     implements Serializable {}

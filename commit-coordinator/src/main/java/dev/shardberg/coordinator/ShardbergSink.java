@@ -75,6 +75,7 @@ public final class ShardbergSink {
     private boolean insertOnlyInitialLoad = CoordinatorConfigOptions.INSERT_ONLY_INITIAL_LOAD.defaultValue();
     private MaintenanceSettings maintenance = MaintenanceSettings.disabled();
     private boolean versionedRows = false;
+    private java.util.SortedSet<Integer> shards;
 
     private Builder(DataStream<RowData> input) {
       this.input = Objects.requireNonNull(input, "input");
@@ -189,6 +190,17 @@ public final class ShardbergSink {
       return this;
     }
 
+    /**
+     * The shards this job writes (default: not known). When set, a shard that a restored job writes but
+     * its restored state does not know (it was left out of an earlier run and is included again, so
+     * the source reads it from a fresh snapshot) has its rows in the table replaced: the first
+     * checkpoint of the restored job deletes every older row of it.
+     */
+    public Builder shards(java.util.Set<Integer> shardNumbers) {
+      this.shards = new java.util.TreeSet<>(shardNumbers);
+      return this;
+    }
+
     /** Prefix of the operator uids (default {@code shardberg-<pipelineId>}); never change it. */
     public Builder uidPrefix(String prefix) {
       this.uidPrefix = prefix;
@@ -208,7 +220,8 @@ public final class ShardbergSink {
               lockTimeout,
               commitAttempts,
               retryBackoff,
-              maintenance);
+              maintenance,
+              shards);
 
       SingleOutputStreamOperator<WriterResult> written =
           input

@@ -116,7 +116,8 @@ final class OperatorHarnesses {
                   Duration.ofSeconds(5),
                   commitAttempts,
                   Duration.ofMillis(10),
-                  maintenance),
+                  maintenance,
+                  null),
               guard);
       this.harness = new OneInputStreamOperatorTestHarness<>(
               operator, WriterResultTypeInfo.WireSerializer.INSTANCE, environment);

@@ -26,7 +26,7 @@ public final class Reconciliation {
     ShardPlan plan = ShardDiscovery.discover(spec, ShardbergPipeline.evolves(config));
     Table table = Catalogs.loadTable(config.target());
     return new TableVerifier(table, plan.schema().columns(), TableLayout.SHARD_COLUMN, maxDifferences, plan.shardColumns())
-        .verify(shardSources(spec, plan));
+        .verify(shardSources(spec, plan), spec.excludedShards());
   }
 
   /** The plan's shard tables as the verifier reads them, over JDBC with each host's credentials. */

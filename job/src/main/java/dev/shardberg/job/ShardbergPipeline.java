@@ -121,6 +121,8 @@ public final class ShardbergPipeline {
         .insertOnlyInitialLoad(config.target().insertOnlyInitialLoad())
         .maintenance(config.maintenance())
         .versionedRows(evolves(config)) // the taggers' rows follow the table's schema
+        // a shard included again after tables.exclude-shards is read from a fresh snapshot: its old rows go
+        .shards(plan.shardNumbers())
         .uidPrefix(SINK_UID_PREFIX)
         .append();
 
@@ -231,7 +233,7 @@ public final class ShardbergPipeline {
         .map(s -> new MySqlHost(s.name(), s.host(), s.port(), s.user(), secret(s), s.jdbcProperties()))
         .toList();
     return new LogicalTableSpec(hosts, config.tables().databasePattern(), config.tables().tablePattern(),
-        config.tables().shardMap(), config.tables().keyColumns());
+        config.tables().shardMap(), config.tables().keyColumns(), config.tables().excludeShards());
   }
 
   private static Secret secret(SourceConfig source) {
@@ -355,6 +357,9 @@ public final class ShardbergPipeline {
         .serverId(source.serverIds().toString())
         .serverTimeZone(cdc.serverTimeZone())
         .startupOptions(startupOptions(cdc))
+        // a restored source drops the tables no longer listed (tables.exclude-shards) and reads the ones
+        // listed again from a fresh snapshot while the others go on from their binlog position
+        .scanNewlyAddedTableEnabled(true)
         .splitSize(cdc.snapshotChunkSize())
         .fetchSize(cdc.fetchSize())
         .connectionPoolSize(cdc.connectionPoolSize())

@@ -18,20 +18,28 @@ import java.util.regex.PatternSyntaxException;
  * and the shard-number rule. The number comes from the named group {@code (?<shard>\d+)} of the table
  * pattern or, failing that, of the database pattern; a table whose groups capture nothing takes its
  * number from {@code explicitShardMap} (keys "db.table"). {@code keyColumns} empty means "use the
- * primary key".
+ * primary key". Shards numbered in {@code excludedShards} are left out of the plan.
  */
 public record LogicalTableSpec(
     List<MySqlHost> hosts,
     String databasePattern,
     String tablePattern,
     Map<String, Integer> explicitShardMap,
-    List<String> keyColumns)
+    List<String> keyColumns,
+    Set<Integer> excludedShards)
     implements Serializable {
 
   public static final String SHARD_GROUP = "shard";
   private static final String SHARD_GROUP_SYNTAX = "(?<" + SHARD_GROUP + ">";
 
+  /** No shard excluded. */
+  public LogicalTableSpec(
+      List<MySqlHost> hosts, String databasePattern, String tablePattern, Map<String, Integer> explicitShardMap, List<String> keyColumns) {
+    this(hosts, databasePattern, tablePattern, explicitShardMap, keyColumns, Set.of());
+  }
+
   public LogicalTableSpec {
+    excludedShards = excludedShards == null ? Set.of() : Set.copyOf(excludedShards);
     Preconditions.checkArgument(hosts != null && !hosts.isEmpty(), "Cannot define the logical table: " + RouterOptions.SOURCES.key() + " is empty; list at least one MySQL host");
     hosts = List.copyOf(hosts);
     Set<String> names = new HashSet<>();
@@ -69,7 +77,7 @@ public record LogicalTableSpec(
 
   /** Re-checks the spec (the canonical constructor already did); handy after deserialization. */
   public LogicalTableSpec validate() {
-    return new LogicalTableSpec(hosts, databasePattern, tablePattern, explicitShardMap, keyColumns);
+    return new LogicalTableSpec(hosts, databasePattern, tablePattern, explicitShardMap, keyColumns, excludedShards);
   }
 
   public MySqlHost host(String name) {

@@ -104,6 +104,18 @@ public final class RouterOptions {
                   + " columns of the primary key or of a UNIQUE index whose columns are all NOT NULL, on"
                   + " every shard; anything else is refused (it could merge distinct rows).");
 
+  public static final ConfigOption<List<Integer>> TABLES_EXCLUDE_SHARDS =
+      ConfigOptions.key("tables.exclude-shards")
+          .intType()
+          .asList()
+          .defaultValues()
+          .withDescription(
+              "Shard numbers the job leaves out: not read, not checked against the others; their rows in the"
+                  + " table stay as they are. Resumed from a checkpoint, the job drops their read position;"
+                  + " removed from this list again later, each is read from a fresh snapshot (its old rows"
+                  + " replaced) while the other shards go on from their position. The way past a change on"
+                  + " one shard that the table cannot follow (docs/schema-evolution.md, 'Re-reading one shard').");
+
   // ---- source: the binlog format watch --------------------------------------------------------
   public static final ConfigOption<Duration> SOURCE_BINLOG_FORMAT_CHECK_INTERVAL =
       ConfigOptions.key("source.binlog-format-check-interval")

@@ -20,6 +20,7 @@ import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -90,7 +91,7 @@ public final class ShardDiscovery {
               hostProblems.size(),
               hostProblems.stream().map(p -> "  - " + p).collect(Collectors.joining(System.lineSeparator()))));
     }
-    Map<String, List<ShardTable>> assigned = assign(spec, found);
+    Map<String, List<ShardTable>> assigned = exclude(spec, assign(spec, found));
     List<SchemaComparison.ShardColumns> shardColumns = new ArrayList<>();
     for (List<ShardTable> tables : assigned.values()) {
       for (ShardTable t : tables) {
@@ -117,6 +118,47 @@ public final class ShardDiscovery {
         (System.nanoTime() - start) / 1_000_000,
         plan);
     return plan;
+  }
+
+  /**
+   * Leaves out the shards of {@code tables.exclude-shards} (before their schema is compared with the
+   * others': a shard left out for a change the table cannot follow must not stop the start).
+   */
+  static Map<String, List<ShardTable>> exclude(LogicalTableSpec spec, Map<String, List<ShardTable>> assigned) {
+    if (spec.excludedShards().isEmpty()) {
+      return assigned;
+    }
+    Set<Integer> seen = new TreeSet<>();
+    Map<String, List<ShardTable>> kept = new LinkedHashMap<>();
+    assigned.forEach((host, tables) -> {
+      List<ShardTable> left = new ArrayList<>();
+      for (ShardTable t : tables) {
+        if (spec.excludedShards().contains(t.shard())) {
+          seen.add(t.shard());
+          LOG.info(
+              "Shard {} ({}) is excluded ({}): not read; its rows in the table stay as they are until it is"
+                  + " included again, then it is read from a fresh snapshot",
+              t.shard(), t.describe(), RouterOptions.TABLES_EXCLUDE_SHARDS.key());
+        } else {
+          left.add(t);
+        }
+      }
+      if (!left.isEmpty()) {
+        kept.put(host, left);
+      }
+    });
+    Set<Integer> unknown = new TreeSet<>(spec.excludedShards());
+    unknown.removeAll(seen);
+    if (!unknown.isEmpty()) {
+      LOG.warn("{} lists shard(s) {} that no table maps to; nothing to exclude for them", RouterOptions.TABLES_EXCLUDE_SHARDS.key(), unknown);
+    }
+    if (kept.isEmpty()) {
+      throw new ShardRouterException(
+          String.format(
+              "Cannot capture changes: every shard found is excluded by %s %s; include at least one",
+              RouterOptions.TABLES_EXCLUDE_SHARDS.key(), new TreeSet<>(spec.excludedShards())));
+    }
+    return kept;
   }
 
   /**

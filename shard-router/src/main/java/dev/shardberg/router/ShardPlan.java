@@ -86,6 +86,13 @@ public record ShardPlan(
     return List.copyOf(tablesByHost.keySet());
   }
 
+  /** Every shard number of the plan, ascending. */
+  public java.util.SortedSet<Integer> shardNumbers() {
+    java.util.SortedSet<Integer> numbers = new java.util.TreeSet<>();
+    tablesByHost.values().forEach(tables -> tables.forEach(t -> numbers.add(t.shard())));
+    return numbers;
+  }
+
   public int shardCount() {
     return tablesByHost.values().stream().mapToInt(List::size).sum();
   }

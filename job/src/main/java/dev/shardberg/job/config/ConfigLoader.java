@@ -204,6 +204,10 @@ public final class ConfigLoader {
         });
       }
       case LIST -> {
+        if (option.key().equals(RouterOptions.TABLES_EXCLUDE_SHARDS.key())) {
+          into.typed.put(option, shardNumbers(concrete, node));
+          return;
+        }
         if (!node.isArray() && !node.isValueNode()) {
           problems.add("Key '" + concrete + "' must be a list of names, e.g. [id] or [tenant_id, id].");
           return;
@@ -227,6 +231,36 @@ public final class ConfigLoader {
         }
       }
     }
+  }
+
+  /** A list of shard numbers: a YAML sequence of ints >= 0, or one string with commas. */
+  private List<Integer> shardNumbers(String concrete, JsonNode node) {
+    List<Integer> numbers = new ArrayList<>();
+    List<String> texts = new ArrayList<>();
+    if (node.isArray()) {
+      node.forEach(e -> texts.add(e.isValueNode() ? e.asText().trim() : "(a nested structure)"));
+    } else if (node.isValueNode()) {
+      for (String part : node.asText().split(",")) {
+        if (!part.isBlank()) {
+          texts.add(part.trim());
+        }
+      }
+    }
+    for (String text : texts) {
+      try {
+        int n = Integer.parseInt(text);
+        if (n < 0) {
+          throw new NumberFormatException();
+        }
+        numbers.add(n);
+      } catch (NumberFormatException e) {
+        problems.add("Key '" + concrete + "' must list shard numbers (ints >= 0), e.g. [3] or [3, 17]; '" + text + "' is not one.");
+      }
+    }
+    if (!node.isArray() && !node.isValueNode()) {
+      problems.add("Key '" + concrete + "' must list shard numbers, e.g. [3] or [3, 17].");
+    }
+    return numbers;
   }
 
   /** A list of names: a YAML sequence, or one string with commas. */

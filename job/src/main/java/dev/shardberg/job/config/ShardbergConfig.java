@@ -180,11 +180,13 @@ public record ShardbergConfig(
   }
 
   public record TablesConfig(
-      String databasePattern, String tablePattern, Map<String, Integer> shardMap, List<String> keyColumns)
+      String databasePattern, String tablePattern, Map<String, Integer> shardMap, List<String> keyColumns,
+      java.util.Set<Integer> excludeShards)
       implements Serializable {
     public TablesConfig {
       shardMap = Map.copyOf(shardMap);
       keyColumns = List.copyOf(keyColumns);
+      excludeShards = java.util.Set.copyOf(excludeShards);
     }
 
     static TablesConfig from(Configuration conf) {
@@ -194,7 +196,8 @@ public record ShardbergConfig(
           conf.get(RouterOptions.TABLES_DATABASE_PATTERN),
           conf.get(RouterOptions.TABLES_TABLE_PATTERN),
           shardMap,
-          conf.get(RouterOptions.TABLES_KEY_COLUMNS));
+          conf.get(RouterOptions.TABLES_KEY_COLUMNS),
+          new java.util.TreeSet<>(conf.get(RouterOptions.TABLES_EXCLUDE_SHARDS)));
     }
 
     public Pattern databaseRegex() {

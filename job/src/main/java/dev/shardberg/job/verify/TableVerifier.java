@@ -74,6 +74,11 @@ public final class TableVerifier {
   }
 
   public VerifyReport verify(List<ShardSource> shards) {
+    return verify(shards, Set.of());
+  }
+
+  /** As {@link #verify(List)}; rows of {@code excluded} shards are counted, not compared. */
+  public VerifyReport verify(List<ShardSource> shards, Set<Integer> excluded) {
     table.refresh();
     Map<Integer, Checksum> iceberg = icebergChecksums(shards);
     List<ShardResult> results = new ArrayList<>();
@@ -89,12 +94,15 @@ public final class TableVerifier {
     Set<Integer> planned = new TreeSet<>();
     shards.forEach(s -> planned.add(s.shard()));
     Map<Integer, Long> unexpected = new TreeMap<>();
+    Map<Integer, Long> left = new TreeMap<>();
     iceberg.forEach((shard, sum) -> {
-      if (!planned.contains(shard)) {
+      if (excluded.contains(shard)) {
+        left.put(shard, sum.rows);
+      } else if (!planned.contains(shard)) {
         unexpected.put(shard, sum.rows);
       }
     });
-    VerifyReport report = new VerifyReport(List.copyOf(results), Map.copyOf(unexpected));
+    VerifyReport report = new VerifyReport(List.copyOf(results), Map.copyOf(unexpected), Map.copyOf(left));
     LOG.info("Verified {} against {} shards: {} (MySQL {} rows, Iceberg {} rows)", table.name(), shards.size(),
         report.matches() ? "match" : "MISMATCH", report.mysqlRows(), report.icebergRows());
     return report;

@@ -8,8 +8,14 @@ import java.util.Map;
  *
  * @param shards one result per shard of the plan, by shard number
  * @param unexpectedShards rows in the table whose shard number is not in the plan (shard → rows)
+ * @param excludedShards rows in the table of shards left out by {@code tables.exclude-shards} (shard →
+ *     rows): not compared, they stay as they were until the shard is included again
  */
-public record VerifyReport(List<ShardResult> shards, Map<Integer, Long> unexpectedShards) {
+public record VerifyReport(List<ShardResult> shards, Map<Integer, Long> unexpectedShards, Map<Integer, Long> excludedShards) {
+
+  public VerifyReport(List<ShardResult> shards, Map<Integer, Long> unexpectedShards) {
+    this(shards, unexpectedShards, Map.of());
+  }
 
   /** Per shard: row counts and checksums on both sides, and the first differing keys. */
   public record ShardResult(
@@ -59,6 +65,8 @@ public record VerifyReport(List<ShardResult> shards, Map<Integer, Long> unexpect
     }
     unexpectedShards.forEach((shard, rows) ->
         sb.append(String.format("%-6d %-40s %12s %12d %s%n", shard, "(no such shard in MySQL)", "-", rows, "MISMATCH")));
+    excludedShards.forEach((shard, rows) ->
+        sb.append(String.format("%-6d %-40s %12s %12d %s%n", shard, "(excluded: tables.exclude-shards)", "-", rows, "not compared")));
     for (ShardResult s : shards) {
       for (Difference d : s.differences()) {
         sb.append("shard ").append(s.shard()).append(": ").append(d).append(System.lineSeparator());

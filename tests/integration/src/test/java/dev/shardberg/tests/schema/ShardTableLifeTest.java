@@ -11,6 +11,9 @@ import dev.shardberg.job.ShardbergPipeline;
 import dev.shardberg.job.config.ShardbergConfig;
 import dev.shardberg.job.verify.VerifyReport;
 import dev.shardberg.tests.support.EmbeddedMariaDb;
+import dev.shardberg.job.LocalCheckpoints;
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -230,6 +233,109 @@ class ShardTableLifeTest {
     } finally {
       cancel(second);
     }
+  }
+
+  /**
+   * The way past a change on one shard that the table cannot follow, without re-reading the others
+   * (docs/schema-evolution.md, "Re-reading one shard"): the job stops at the DDL; resumed with the
+   * shard excluded, the other shards go on from their binlog position; the shard fixed and included
+   * again, the job resumed once more reads it alone from a fresh snapshot and its rows are replaced
+   * (rows deleted on MySQL meanwhile leave the table). Resumes go through the local run's checkpoint
+   * directory, as {@code bin/shardberg run} does.
+   */
+  @Test
+  void aShardExcludedAfterAChangeTheTableCannotFollowIsReadAgainAloneWhenIncluded() throws Exception {
+    Shards shards = shards("reread", 3, 20);
+    ShardbergConfig first = config("reread", "reread-pipeline", "");
+    first = withCheckpointDir(first, "reread-pipeline", "");
+    StringWriter console = new StringWriter();
+    JobClient job1 = ShardbergPipeline.start(LocalCheckpoints.environment(first, false, new PrintWriter(console, true)), first);
+    Table table = Catalogs.loadTable(first.target());
+    try {
+      awaitRows(table, shards.rows());
+      shards.upsert(0, 21, 21);
+      shards.upsert(1, 2, 200);
+      awaitRows(table, shards.rows());
+      // not evolvable: the job stops for good at the DDL
+      server.execute("ALTER TABLE reread.orders_1 MODIFY qty VARCHAR(30) NOT NULL");
+      Throwable failure = org.assertj.core.api.Assertions.catchThrowable(() -> job1.getJobExecutionResult().get(2, TimeUnit.MINUTES));
+      assertThat(org.apache.flink.util.ExceptionUtils.findThrowable(failure, dev.shardberg.router.ShardRouterException.class))
+          .as("failure %s", failure).isPresent();
+    } finally {
+      cancel(job1);
+    }
+    List<String> staleShard1 = tableRows(table).stream().filter(r -> r.startsWith("1|")).toList();
+    assertThat(staleShard1).hasSize(20);
+
+    // shard 1 goes on changing on MySQL while it is excluded; the others are resumed from their position
+    server.execute("DELETE FROM reread.orders_1 WHERE id IN (3, 4)", "UPDATE reread.orders_1 SET qty = '7000' WHERE id = 7");
+    shards.expected.get(1).remove(3L);
+    shards.expected.get(1).remove(4L);
+    shards.expected.get(1).put(7L, 7000);
+    ShardbergConfig excluded = withCheckpointDir(first, "reread-pipeline", "  exclude-shards: [1]\n");
+    JobClient job2 = ShardbergPipeline.start(LocalCheckpoints.environment(excluded, false, new PrintWriter(console, true)), excluded);
+    try {
+      shards.upsert(0, 22, 22);
+      shards.delete(2, 5);
+      List<String> duringExclusion = new ArrayList<>(shards.rows().stream().filter(r -> !r.startsWith("1|")).toList());
+      duringExclusion.addAll(staleShard1);
+      duringExclusion.sort(null);
+      awaitRows(table, duringExclusion);
+      VerifyReport report = Reconciliation.verify(excluded, 5);
+      assertThat(report.matches()).as(report.render()).isTrue();
+      assertThat(report.excludedShards()).containsEntry(1, 20L);
+      assertThat(addedRows(table, job2)).as("shard 0 and 2 go on from their position: only the new changes")
+          .isEqualTo(Map.of(0, 1L));
+    } finally {
+      cancel(job2); // its checkpoints stay: the next run resumes from the newest
+    }
+
+    // shard 1 fixed (the change reverted) and included again: read alone from a fresh snapshot
+    server.execute("ALTER TABLE reread.orders_1 MODIFY qty INT NOT NULL");
+    shards.upsert(1, 30, 30);
+    JobClient job3 = ShardbergPipeline.start(LocalCheckpoints.environment(first, false, new PrintWriter(console, true)), first);
+    try {
+      shards.upsert(2, 23, 23);
+      awaitRows(table, shards.rows());
+      VerifyReport report = Reconciliation.verify(first, 5);
+      assertThat(report.matches()).as(report.render()).isTrue();
+      Map<Integer, Long> added = addedRows(table, job3);
+      assertThat(added.getOrDefault(0, 0L)).as("shard 0 not read again").isZero();
+      assertThat(added.get(2)).as("shard 2: its one new row").isEqualTo(1L);
+      assertThat(added.get(1)).as("shard 1 read again from a snapshot").isEqualTo((long) shards.expected.get(1).size());
+    } finally {
+      cancel(job3);
+    }
+    assertThat(console.toString()).contains("Resuming from");
+  }
+
+  /** {@code config} with {@code pipeline.checkpoint-dir} under the test's directory and {@code tables} lines added. */
+  static ShardbergConfig withCheckpointDir(ShardbergConfig config, String pipelineId, String tablesExtra) throws Exception {
+    Path file = dir.resolve(pipelineId + ".yaml");
+    String yaml = Files.readString(file);
+    if (!yaml.contains("checkpoint-dir:")) {
+      yaml = yaml.replace("pipeline:\n", "pipeline:\n  checkpoint-dir: " + dir.resolve(pipelineId + "-checkpoints").toUri() + "\n");
+      Files.writeString(file, yaml);
+    }
+    String withTables = yaml.replace("tables:\n", "tables:\n" + tablesExtra);
+    return ShardbergConfig.load(Files.writeString(dir.resolve(pipelineId + (tablesExtra.isEmpty() ? "" : "-excluded") + ".yaml"), withTables));
+  }
+
+  /** Per shard, the rows the commits of {@code job} added (snapshot summaries). */
+  static Map<Integer, Long> addedRows(Table table, JobClient job) {
+    table.refresh();
+    Map<Integer, Long> added = new TreeMap<>();
+    for (dev.shardberg.coordinator.CommitRecord c
+        : dev.shardberg.coordinator.CommittedCheckpoints.history(table, "reread-pipeline", Integer.MAX_VALUE)) {
+      if (c.flinkJobId().equals(job.getJobID().toString())) {
+        c.shardCounts().forEach((shard, counts) -> {
+          if (counts.addedRecords() > 0) {
+            added.merge(shard, counts.addedRecords(), Long::sum);
+          }
+        });
+      }
+    }
+    return added;
   }
 
   @Test
