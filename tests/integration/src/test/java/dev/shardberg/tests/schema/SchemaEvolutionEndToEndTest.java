@@ -5,6 +5,10 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.awaitility.Awaitility.await;
 
 import dev.shardberg.job.Catalogs;
+import dev.shardberg.job.LocalCheckpoints;
+import org.apache.flink.client.program.ClusterClient;
+import org.apache.flink.core.execution.CheckpointType;
+import org.apache.flink.test.junit5.InjectClusterClient;
 import dev.shardberg.job.Reconciliation;
 import dev.shardberg.job.verify.VerifyReport;
 import dev.shardberg.tests.cli.ShardbergDevCli;
@@ -250,6 +254,171 @@ class SchemaEvolutionEndToEndTest {
       second.cancel().get();
       await().atMost(CAUGHT_UP).until(() -> second.getJobStatus().get().isGloballyTerminalState());
     }
+  }
+
+  /**
+   * A failover after the shard's schema change was committed to the table and before the rows that
+   * use it were: checkpoints are taken only on demand here (the interval is an hour), so the DDL's
+   * schema commit lands at once and its rows stay uncommitted when the job dies. The job restored from
+   * the checkpoint taken before the DDL replays the DDL (nothing left to change) and the rows, each once.
+   */
+  @Test
+  void aFailoverBetweenTheSchemaCommitAndTheCommitOfItsRowsNeitherLosesNorDuplicates(
+      @InjectClusterClient ClusterClient<?> client) throws Exception {
+    server.execute(
+        "CREATE DATABASE failover",
+        "CREATE TABLE failover.orders_0 (id BIGINT NOT NULL PRIMARY KEY, qty INT NOT NULL)",
+        "CREATE TABLE failover.orders_1 (id BIGINT NOT NULL PRIMARY KEY, qty INT NOT NULL)",
+        "INSERT INTO failover.orders_0 VALUES (1, 1), (2, 2), (3, 3)",
+        "INSERT INTO failover.orders_1 VALUES (1, 10)");
+    Path file = Files.writeString(dir.resolve("failover.yaml"),
+        Files.readString(config("tmp3.yaml", "schema-failover", "failover_orders"))
+            .replace("database-pattern: shop", "database-pattern: failover")
+            .replace("checkpoint-interval: 1s", "checkpoint-interval: 1h\n  checkpoint-dir: " + dir.resolve("failover-checkpoints").toUri()));
+    ShardbergConfig config = ShardbergConfig.load(file);
+    PrintWriter console = new PrintWriter(new StringWriter(), true);
+    JobClient first = ShardbergPipeline.start(LocalCheckpoints.environment(config, false, console), config);
+    Table table = Catalogs.loadTable(config.target());
+    List<String> before = List.of("0|1|1|null", "0|2|2|null", "0|3|3|null", "1|1|10|null");
+    int schemaBefore;
+    try {
+      // a checkpoint on demand commits what was read so far
+      // (ignoring the refusals while the tasks are still starting)
+      await().atMost(CAUGHT_UP).pollInterval(Duration.ofSeconds(1)).ignoreExceptions().until(() -> {
+        client.triggerCheckpoint(first.getJobID(), CheckpointType.FULL).get();
+        return exactly(table, before);
+      });
+      schemaBefore = table.schema().schemaId();
+      server.execute(
+          "ALTER TABLE failover.orders_0 ADD COLUMN tag VARCHAR(10) NULL",
+          "INSERT INTO failover.orders_0 VALUES (4, 4, 'four')",
+          "UPDATE failover.orders_0 SET tag = 'one', qty = 11 WHERE id = 1",
+          "DELETE FROM failover.orders_0 WHERE id = 2",
+          "UPDATE failover.orders_1 SET qty = 100 WHERE id = 1");
+      await().atMost(CAUGHT_UP).pollInterval(Duration.ofMillis(200)).until(() -> {
+        table.refresh();
+        return table.schema().findField("tag") != null;
+      });
+    } finally {
+      first.cancel().get(); // dies before any checkpoint after the DDL
+      await().atMost(CAUGHT_UP).until(() -> first.getJobStatus().get().isGloballyTerminalState());
+    }
+    assertThat(table.schema().schemaId()).as("the schema change is committed").isGreaterThan(schemaBefore);
+    assertThat(exactly(table, before)).as("its rows are not").isTrue();
+
+    // resumed from the newest retained checkpoint, as a local run does
+    JobClient second = ShardbergPipeline.start(LocalCheckpoints.environment(config, false, console), config);
+    try {
+      int evolved = table.schema().schemaId();
+      List<String> after = List.of("0|1|11|one", "0|3|3|null", "0|4|4|four", "1|1|100|null");
+      await().atMost(CAUGHT_UP).pollInterval(Duration.ofSeconds(1)).ignoreExceptions().until(() -> {
+        client.triggerCheckpoint(second.getJobID(), CheckpointType.FULL).get();
+        return exactly(table, after);
+      });
+      table.refresh();
+      assertThat(table.schema().schemaId()).as("the replayed DDL changed nothing").isEqualTo(evolved);
+      VerifyReport report = Reconciliation.verify(config, 5);
+      assertThat(report.matches()).as(report.toString()).isTrue();
+    } finally {
+      second.cancel().get();
+      await().atMost(CAUGHT_UP).until(() -> second.getJobStatus().get().isGloballyTerminalState());
+    }
+  }
+
+  /** True when the table holds exactly {@code rows} (shard|id|qty|tag), no key twice. */
+  static boolean exactly(Table table, List<String> rows) throws Exception {
+    table.refresh();
+    List<String> actual = new ArrayList<>();
+    if (table.currentSnapshot() != null) {
+      try (CloseableIterable<Record> records = IcebergGenerics.read(table).build()) {
+        for (Record r : records) {
+          actual.add(r.getField("shard_number") + "|" + r.getField("id") + "|" + r.getField("qty") + "|"
+              + (table.schema().findField("tag") == null ? null : r.getField("tag")));
+        }
+      }
+    }
+    actual.sort(null);
+    return actual.equals(rows);
+  }
+
+  /**
+   * The rollout in flight on the Hive catalog (a real metastore over Thrift, with
+   * {@code hive.metastore.disallow.incompatible.col.type.changes} on): an added column, a widening and
+   * a dropped column reach the table through Iceberg's schema API while rows keep changing.
+   */
+  @Test
+  void aRolloutInFlightOnTheHiveCatalog() throws Exception {
+    org.apache.hadoop.hive.conf.HiveConf hiveConf = new org.apache.hadoop.hive.conf.HiveConf();
+    hiveConf.set("hive.metastore.expression.proxy", "org.apache.hadoop.hive.metastore.DefaultPartitionExpressionProxy");
+    hiveConf.set("hive.metastore.disallow.incompatible.col.type.changes", "true");
+    org.apache.iceberg.hive.TestHiveMetastore metastore = new org.apache.iceberg.hive.TestHiveMetastore();
+    metastore.start(hiveConf);
+    try {
+      server.execute(
+          "CREATE DATABASE hived",
+          "CREATE TABLE hived.orders_0 (id BIGINT NOT NULL PRIMARY KEY, qty INT NOT NULL, note VARCHAR(20) NULL)",
+          "CREATE TABLE hived.orders_1 (id BIGINT NOT NULL PRIMARY KEY, qty INT NOT NULL, note VARCHAR(20) NULL)",
+          "INSERT INTO hived.orders_0 VALUES (1, 1, 'a'), (2, 2, 'b')",
+          "INSERT INTO hived.orders_1 VALUES (1, 10, 'c')");
+      String uri = metastore.hiveConf().get(org.apache.hadoop.hive.conf.HiveConf.ConfVars.METASTOREURIS.varname);
+      String yaml = Files.readString(config("tmp4.yaml", "schema-hive", "orders"))
+          .replace("database-pattern: shop", "database-pattern: hived");
+      yaml = yaml.substring(0, yaml.indexOf("target:\n"))
+          + "target:\n  catalog:\n    type: hive\n    name: hms\n    uri: " + uri + "\n    warehouse: "
+          + dir.resolve("hive-warehouse").toUri() + "\n  namespace: hived\n  table: orders\n";
+      ShardbergConfig config = ShardbergConfig.load(Files.writeString(dir.resolve("hive.yaml"), yaml));
+      JobClient job = ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), config);
+      try {
+        Table table = Catalogs.loadTable(config.target());
+        assertThat(table.name()).isEqualTo("hms.hived.orders");
+        await().atMost(CAUGHT_UP).pollInterval(Duration.ofMillis(300)).ignoreExceptions()
+            .until(() -> hiveRows(table).equals(List.of("0|1|1|a|null", "0|2|2|b|null", "1|1|10|c|null")));
+        server.execute(
+            "ALTER TABLE hived.orders_0 ADD COLUMN tag VARCHAR(10) NULL",
+            "INSERT INTO hived.orders_0 (id, qty, note, tag) VALUES (3, 3, 'x', 'three')",
+            "UPDATE hived.orders_1 SET qty = 11 WHERE id = 1",
+            "ALTER TABLE hived.orders_1 MODIFY qty BIGINT NOT NULL",
+            "UPDATE hived.orders_1 SET qty = 5000000000 WHERE id = 1",
+            "ALTER TABLE hived.orders_0 DROP COLUMN note",
+            "UPDATE hived.orders_0 SET qty = 22 WHERE id = 2",
+            "DELETE FROM hived.orders_0 WHERE id = 1");
+        await().atMost(CAUGHT_UP).pollInterval(Duration.ofMillis(300)).ignoreExceptions()
+            .until(() -> hiveRows(table).equals(List.of("0|2|22|null|null", "0|3|3|x|three", "1|1|5000000000|c|null")));
+        table.refresh();
+        assertThat(table.schema().findField("qty").type()).isEqualTo(Types.LongType.get());
+        assertThat(table.schema().findField("note").isOptional()).isTrue();
+        // the metastore's own view of the columns follows (engine.hive.enabled keeps its schema in sync)
+        assertThat(metastore.getTable("hived", "orders").getSd().getCols().stream().map(c -> c.getName() + ":" + c.getType()))
+            .contains("qty:bigint", "tag:string");
+        VerifyReport report = Reconciliation.verify(config, 5);
+        assertThat(report.matches()).as(report.toString()).isTrue();
+      } finally {
+        job.cancel().get();
+        await().atMost(CAUGHT_UP).until(() -> job.getJobStatus().get().isGloballyTerminalState());
+      }
+    } finally {
+      metastore.stop();
+    }
+  }
+
+  /** shard|id|qty|note|tag of the table, "null" for a column it lacks. */
+  static List<String> hiveRows(Table table) throws Exception {
+    table.refresh();
+    List<String> rows = new ArrayList<>();
+    if (table.currentSnapshot() == null) {
+      return rows;
+    }
+    try (CloseableIterable<Record> records = IcebergGenerics.read(table).build()) {
+      for (Record r : records) {
+        StringBuilder row = new StringBuilder(r.getField("shard_number") + "|" + r.getField("id"));
+        for (String column : List.of("qty", "note", "tag")) {
+          row.append('|').append(table.schema().findField(column) == null ? null : r.getField(column));
+        }
+        rows.add(row.toString());
+      }
+    }
+    rows.sort(null);
+    return rows;
   }
 
   /** shard|id|qty|tag, "null" for a column the table lacks. */
