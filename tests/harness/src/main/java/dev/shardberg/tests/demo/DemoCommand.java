@@ -70,6 +70,12 @@ public class DemoCommand implements Callable<Integer> {
   @Option(names = "--seed", defaultValue = "42", description = "Seed of the generated rows and changes (default ${DEFAULT-VALUE}).")
   long seed;
 
+  @Option(names = "--schema-rollout", negatable = true, defaultValue = "true", fallbackValue = "true",
+      description = "During the change phase, add a column to the shards one by one (ALTER TABLE … ADD COLUMN "
+          + SchemaRollout.COLUMN + "), as a schema rollout over many shards arrives; the table follows in flight"
+          + " (default on; --no-schema-rollout to leave the schema alone).")
+  boolean schemaRollout;
+
   private final PrintStream out = System.out;
   private final Instant started = Instant.now();
 
@@ -177,8 +183,12 @@ public class DemoCommand implements Callable<Integer> {
     LocalDateTime changesFrom = OrdersShards.nowUtc();
     FreshnessProbe freshness = new FreshnessProbe(table, PIPELINE_ID, "updated_at", changesFrom);
     freshness.skipExisting();
+    SchemaRollout rollout = new SchemaRollout(orders, shards, changeDuration, line -> progress("%s", line));
     try (ChangeGenerator changes = new ChangeGenerator(orders, shards, rowsPerShard, rate, seed + 1)) {
       changes.start();
+      if (schemaRollout) {
+        rollout.start();
+      }
       Instant changesEnd = Instant.now().plus(changeDuration);
       while (Instant.now().isBefore(changesEnd)) {
         Thread.sleep(Math.min(2_000, Math.max(1, Duration.between(Instant.now(), changesEnd).toMillis())));
@@ -190,6 +200,7 @@ public class DemoCommand implements Callable<Integer> {
             seconds(freshness.quantileMillis(0.5)), seconds(freshness.quantileMillis(0.99)));
       }
       changes.stop();
+      rollout.stop();
       progress("changes stopped: %,d applied (%,d inserts, %,d updates, %,d deletes); waiting for the table to catch up…",
           changes.total(), changes.inserts(), changes.updates(), changes.deletes());
 
@@ -222,6 +233,12 @@ public class DemoCommand implements Callable<Integer> {
           config.sources().size() * config.pipeline().parallelism());
       out.printf(Locale.ROOT, "  freshness:            p50 %s, p99 %s (MySQL write → visible in a committed snapshot, %,d rows sampled)%n",
           seconds(freshness.quantileMillis(0.5)), seconds(freshness.quantileMillis(0.99)), freshness.samples());
+      if (schemaRollout) {
+        table.refresh();
+        out.printf(Locale.ROOT, "  schema rollout:       column %s added on %d of %d shards while changes ran; table %s (schema %d)%n",
+            SchemaRollout.COLUMN, rollout.applied(), shards,
+            table.schema().findField(SchemaRollout.COLUMN) == null ? "lacks it" : "has it", table.schema().schemaId());
+      }
       out.printf(Locale.ROOT, "  verify:               %s%n", report.matches() ? "PASSED" : "FAILED");
       out.printf(Locale.ROOT, "  table on disk:        %s (inspect with: bin/shardberg status --config %s)%n",
           config.target().catalog().warehouse(), dataDir.resolve("demo-config.yaml"));
