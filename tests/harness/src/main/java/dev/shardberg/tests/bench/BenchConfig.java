@@ -150,6 +150,11 @@ public record BenchConfig(
     /** {@link #CONSOLIDATED} with the ZooKeeper commit lock and a concurrent maintenance committer. */
     CONSOLIDATED_ZK("consolidated+zk"),
     /**
+     * {@link #CONSOLIDATED} with a schema rollout during the change phase: {@code ADD COLUMN} on every
+     * shard, one after the other, spread over the change stream (issue 15).
+     */
+    CONSOLIDATED_DDL("consolidated+ddl"),
+    /**
      * The sources of {@link #CONSOLIDATED}, built by the same job code, feeding a sink that only
      * counts rows: the CDC source's own snapshot rate, the ceiling of the other modes in this run.
      */
@@ -173,7 +178,7 @@ public record BenchConfig(
       }
       throw new IllegalArgumentException(
           String.format(
-              "Cannot run mode '%s': unknown; use a comma-separated list of consolidated, per-shard, consolidated+zk, source-only",
+              "Cannot run mode '%s': unknown; use a comma-separated list of consolidated, per-shard, consolidated+zk, consolidated+ddl, source-only",
               label));
     }
 

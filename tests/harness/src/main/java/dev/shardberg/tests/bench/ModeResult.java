@@ -31,14 +31,15 @@ public record ModeResult(
     List<Point> freshnessTimeline,
     MaintenanceFigures maintenance,
     SourceCount sourceCount,
-    WriterFlush writerFlush) {
+    WriterFlush writerFlush,
+    SchemaRolloutFigures schemaRollout) {
 
   public static final String PASSED = "PASSED";
   public static final String FAILED = "FAILED";
   public static final String NOT_AVAILABLE = "NOT_AVAILABLE";
 
   static ModeResult notAvailable(String mode, int shards, String reason) {
-    return new ModeResult(mode, NOT_AVAILABLE, reason, shards, 0, 0, 0, null, null, null, null, null, 0, 0, null, List.of(), null, null, null);
+    return new ModeResult(mode, NOT_AVAILABLE, reason, shards, 0, 0, 0, null, null, null, null, null, 0, 0, null, List.of(), null, null, null, null);
   }
 
   /**
@@ -108,6 +109,16 @@ public record ModeResult(
   public record WriterFlush(
       long checkpoints, double filesPerCheckpoint, long p50Millis, long p99Millis, long maxMillis, double millisPerFile,
       long commits, long commitP50Millis, long commitP99Millis) {}
+
+  /**
+   * Mode {@code consolidated+ddl}: the schema rollout during the change phase ({@code ADD COLUMN} on
+   * every shard, one after the other). Freshness of the rows written between the first and the last
+   * ALTER against the rows written before or after them, and the longest time between two commits the
+   * watcher saw in that window (a stall shows there).
+   */
+  public record SchemaRolloutFigures(
+      int shardsAltered, int shards, double windowSeconds, long samplesInWindow, long p99InWindowMillis,
+      long p99OutsideWindowMillis, long maxCommitGapInWindowMillis, boolean columnInTable) {}
 
   /** A point of a time series: seconds since the change stream started, value. */
   public record Point(double seconds, double value) {}

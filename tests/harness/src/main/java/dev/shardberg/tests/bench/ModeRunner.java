@@ -167,6 +167,7 @@ final class ModeRunner {
     ModeResult.Changes changes = null;
     long streamStartMillis = 0;
     long restarts;
+    dev.shardberg.tests.demo.SchemaRollout rolloutRun = null;
     try (TableWatcher watcher = new TableWatcher(table, config.shards())) {
       long submitted = System.currentTimeMillis();
       JobClient job = env.executeAsync(jobName);
@@ -206,6 +207,12 @@ final class ModeRunner {
           long streamStart = streamStartMillis;
           watcher.trackFreshness(streamStart * 1000);
           AtomicLong lastLine = new AtomicLong();
+          dev.shardberg.tests.demo.SchemaRollout rollout = null;
+          if (mode == BenchConfig.Mode.CONSOLIDATED_DDL) {
+            rollout = new dev.shardberg.tests.demo.SchemaRollout(workload.rolloutTargets(), config.duration(),
+                line -> progress.line("ddl", "%s", line));
+            rollout.start();
+          }
           Workload.ChangeCounts counts = workload.changeStream(config.changeRate(), config.duration().toMillis(),
               config.mix(), config.skew(), CHANGE_THREADS, () -> {
                 long now = System.currentTimeMillis();
@@ -218,6 +225,10 @@ final class ModeRunner {
                 }
               });
           long streamEnd = System.currentTimeMillis();
+          if (rollout != null) {
+            rollout.stop();
+            rolloutRun = rollout;
+          }
           long[] marks = workload.markAndReadNewest();
           boolean caughtUp = await(config.phaseTimeout(), job, watcher::checkHealthy, () -> watcher.caughtUp(marks),
               () -> progress.line("catch-up", "waiting for the table to show every shard's last change; lag %s, commits %d",
@@ -287,7 +298,8 @@ final class ModeRunner {
           timeline(fresh, streamStartMillis),
           maintenance == null ? null : maintenance.figures(reports),
           null,
-          flushLog == null || streamStartMillis == 0 ? null : flushLog.figures(streamStartMillis));
+          flushLog == null || streamStartMillis == 0 ? null : flushLog.figures(streamStartMillis),
+          rolloutRun == null ? null : rolloutFigures(rolloutRun, config.shards(), fresh, commits, table));
       progress.line("result", "%s%s", result.status(), result.reason().isEmpty() ? "" : ": " + result.reason());
       return result;
     } finally {
@@ -397,6 +409,7 @@ final class ModeRunner {
           List.of(),
           null,
           new ModeResult.SourceCount(expectedRows, countedRows, exact),
+          null,
           null);
       progress.line("result", "%s%s", result.status(), result.reason().isEmpty() ? "" : ": " + result.reason());
       return result;
@@ -643,6 +656,44 @@ final class ModeRunner {
       }
     }
     return new ModeResult.Files(data + deletes, data, deletes, bytes, liveData, deleteFiles.size(), small, SMALL_FILE_BYTES);
+  }
+
+  /**
+   * The rollout's window is from its first ALTER to its last; a row belongs to it by its write time
+   * (first seen minus freshness). Commits: the watcher's first sight of each snapshot.
+   */
+  static ModeResult.SchemaRolloutFigures rolloutFigures(dev.shardberg.tests.demo.SchemaRollout rollout, int shards,
+      List<TableWatcher.FreshnessSample> samples, List<TableWatcher.Commit> commits, Table table) {
+    long from = rollout.firstMillis();
+    long to = rollout.lastMillis();
+    List<Long> in = new ArrayList<>();
+    List<Long> out = new ArrayList<>();
+    for (TableWatcher.FreshnessSample s : samples) {
+      long written = s.firstSeenMillis() - s.freshnessMillis();
+      (from >= 0 && written >= from && written <= to ? in : out).add(s.freshnessMillis());
+    }
+    long maxGap = 0;
+    long previous = -1;
+    for (TableWatcher.Commit c : commits) {
+      long seen = c.firstSeenMillis();
+      if (from >= 0 && seen >= from && seen <= to + 1) {
+        if (previous >= 0) {
+          maxGap = Math.max(maxGap, seen - previous);
+        }
+      }
+      previous = seen;
+    }
+    table.refresh();
+    return new ModeResult.SchemaRolloutFigures(rollout.applied(), shards, from < 0 ? 0 : (to - from) / 1000.0, in.size(),
+        p99(in), p99(out), maxGap, table.schema().findField(dev.shardberg.tests.demo.SchemaRollout.COLUMN) != null);
+  }
+
+  private static long p99(List<Long> values) {
+    if (values.isEmpty()) {
+      return -1;
+    }
+    long[] sorted = values.stream().mapToLong(Long::longValue).sorted().toArray();
+    return percentile(sorted, 99);
   }
 
   /** Per committed snapshot of the change phase: the worst freshness of the rows it made visible. */

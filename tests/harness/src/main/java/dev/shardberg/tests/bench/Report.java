@@ -100,6 +100,7 @@ final class Report {
     md.append(modeTable(r.modes()));
     md.append(snapshotTable(r.modes()));
     md.append(writerFlushTable(r.modes()));
+    md.append(schemaRolloutTable(r.modes(), r.settings()));
     if (!r.ratios().isEmpty()) {
       md.append("\n## Ratios (same run, same workload)\n\n| figure | value |\n|---|---|\n");
       r.ratios().forEach((k, v) -> md.append("| ").append(k).append(" | ").append(v).append(" |\n"));
@@ -134,6 +135,34 @@ final class Report {
     md.append("\nCharts: ");
     CHARTS.forEach(c -> md.append("[").append(c).append("](").append(c).append(") "));
     md.append("\n");
+    return md.toString();
+  }
+
+  /**
+   * Mode consolidated+ddl: the schema rollout's window, freshness of the rows written in it against the
+   * rest, the longest gap between commits in it, and the issue 15 target (p99 in the window within the
+   * checkpoint interval + 2 s).
+   */
+  private static String schemaRolloutTable(List<ModeResult> modes, Map<String, Object> settings) {
+    StringBuilder md = new StringBuilder();
+    Object interval = settings.get("checkpointIntervalMillis");
+    long target = interval instanceof Number n ? n.longValue() + 2_000 : -1;
+    for (ModeResult m : modes) {
+      ModeResult.SchemaRolloutFigures f = m.schemaRollout();
+      if (f == null) {
+        continue;
+      }
+      if (md.length() == 0) {
+        md.append("\n### Change phase with a schema rollout (ADD COLUMN on every shard, one after the other)\n\n"
+            + "| mode | shards altered | rollout window s | rows sampled in it | freshness p99 in it / outside it, ms"
+            + " | longest gap between commits in it, ms | column in the table | target: p99 in the window ≤ interval + 2 s |\n"
+            + "|---|---|---|---|---|---|---|---|\n");
+      }
+      md.append(String.format("| %s | %d of %d | %.1f | %,d | %,d / %,d | %,d | %s | %s |%n", m.mode(), f.shardsAltered(), f.shards(),
+          f.windowSeconds(), f.samplesInWindow(), f.p99InWindowMillis(), f.p99OutsideWindowMillis(), f.maxCommitGapInWindowMillis(),
+          f.columnInTable() ? "yes" : "NO",
+          target < 0 || f.p99InWindowMillis() < 0 ? "-" : (f.p99InWindowMillis() <= target ? "met" : "NOT met") + " (" + String.format("%,d", target) + " ms)"));
+    }
     return md.toString();
   }
 

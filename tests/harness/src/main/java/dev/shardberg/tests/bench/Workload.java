@@ -55,6 +55,10 @@ final class Workload implements AutoCloseable {
           + " mysql_commit_ts BIGINT NOT NULL"
           + ") ENGINE=InnoDB";
 
+  /** The columns of {@link #DDL} in order: inserts name them, so a column added on a shard (a schema rollout) does not break them. */
+  static final String COLUMNS =
+      "(id, customer_id, sku, status, quantity, amount, priority, note, order_date, updated_at, mysql_commit_ts)";
+
   private final List<EmbeddedMariaDb> servers;
   private int shards;
   private int rowsPerShard;
@@ -93,6 +97,16 @@ final class Workload implements AutoCloseable {
 
   EmbeddedMariaDb hostOf(int shard) {
     return servers.get(shard % servers.size());
+  }
+
+  /** Every shard table, for a schema rollout over them (key column {@code id}). */
+  List<dev.shardberg.tests.demo.SchemaRollout.Target> rolloutTargets() {
+    List<dev.shardberg.tests.demo.SchemaRollout.Target> targets = new java.util.ArrayList<>();
+    for (int s = 0; s < shards; s++) {
+      targets.add(new dev.shardberg.tests.demo.SchemaRollout.Target(hostOf(s), DATABASE, table(s), "id",
+          "updated_at = NOW(6), mysql_commit_ts = " + COMMIT_TS_EXPR));
+    }
+    return targets;
   }
 
   static String table(int shard) {
@@ -157,7 +171,7 @@ final class Workload implements AutoCloseable {
       for (long id = 1; id <= rowsPerShard; id++) {
         if (inBatch == 0) {
           sql.setLength(0);
-          sql.append("INSERT INTO ").append(table(shard)).append(" VALUES ");
+          sql.append("INSERT INTO ").append(table(shard)).append(' ').append(COLUMNS).append(" VALUES ");
         } else {
           sql.append(',');
         }
@@ -314,7 +328,7 @@ final class Workload implements AutoCloseable {
             updates.incrementAndGet();
           } else if (dice < mix.updatePercent() + mix.insertPercent() || s.live.isEmpty()) {
             long id = s.nextId++;
-            StringBuilder sql = new StringBuilder("INSERT INTO ").append(table(shard)).append(" VALUES ");
+            StringBuilder sql = new StringBuilder("INSERT INTO ").append(table(shard)).append(' ').append(COLUMNS).append(" VALUES ");
             appendRow(sql, id, random);
             try (Statement st = c.createStatement()) {
               st.executeUpdate(sql.toString());

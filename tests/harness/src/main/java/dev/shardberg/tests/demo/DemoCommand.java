@@ -183,7 +183,7 @@ public class DemoCommand implements Callable<Integer> {
     LocalDateTime changesFrom = OrdersShards.nowUtc();
     FreshnessProbe freshness = new FreshnessProbe(table, PIPELINE_ID, "updated_at", changesFrom);
     freshness.skipExisting();
-    SchemaRollout rollout = new SchemaRollout(orders, shards, changeDuration, line -> progress("%s", line));
+    SchemaRollout rollout = new SchemaRollout(SchemaRollout.of(orders, shards), changeDuration, line -> progress("%s", line));
     try (ChangeGenerator changes = new ChangeGenerator(orders, shards, rowsPerShard, rate, seed + 1)) {
       changes.start();
       if (schemaRollout) {

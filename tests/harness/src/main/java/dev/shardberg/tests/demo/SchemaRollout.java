@@ -6,7 +6,10 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
 /**
@@ -21,9 +24,17 @@ public final class SchemaRollout implements AutoCloseable {
 
   public static final String TYPE = "VARCHAR(16) NULL";
 
-  private final OrdersShards orders;
+  /**
+   * One shard table to alter: where it lives, the key column the follow-up update picks rows by, and
+   * what else that update sets (the workload's change timestamps, so freshness probes see a change).
+   */
+  public record Target(EmbeddedMariaDb host, String database, String table, String keyColumn, String alsoSet) {}
+
+  private final List<Target> targets;
   private final int shards;
   private final Duration over;
+  private final AtomicLong firstMillis = new AtomicLong(-1);
+  private final AtomicLong lastMillis = new AtomicLong(-1);
   private final Consumer<String> progress;
   private final AtomicInteger applied = new AtomicInteger();
   private volatile boolean running;
@@ -34,11 +45,30 @@ public final class SchemaRollout implements AutoCloseable {
    * @param over the period the rollout is spread over: shard i is altered at (i + 1) / (shards + 1) of it
    * @param progress told one line per shard altered
    */
-  public SchemaRollout(OrdersShards orders, int shards, Duration over, Consumer<String> progress) {
-    this.orders = orders;
-    this.shards = shards;
+  public SchemaRollout(List<Target> targets, Duration over, Consumer<String> progress) {
+    this.targets = List.copyOf(targets);
+    this.shards = targets.size();
     this.over = over;
     this.progress = progress;
+  }
+
+  /** The demo's shards ({@link OrdersShards}). */
+  public static List<Target> of(OrdersShards orders, int shards) {
+    List<Target> targets = new ArrayList<>();
+    for (int s = 0; s < shards; s++) {
+      targets.add(new Target(orders.hostOf(s), OrdersShards.DATABASE, OrdersShards.table(s), "order_id",
+          "updated_at = UTC_TIMESTAMP(6)"));
+    }
+    return targets;
+  }
+
+  /** When the first and the last ALTER finished (epoch millis; -1: none yet). */
+  public long firstMillis() {
+    return firstMillis.get();
+  }
+
+  public long lastMillis() {
+    return lastMillis.get();
   }
 
   public synchronized void start() {
@@ -83,21 +113,25 @@ public final class SchemaRollout implements AutoCloseable {
         if (!running) {
           return;
         }
-        alter(shard);
+        Target target = targets.get(shard);
+        alter(target);
+        long now = System.currentTimeMillis();
+        firstMillis.compareAndSet(-1, now);
+        lastMillis.set(now);
         applied.incrementAndGet();
         progress.accept(String.format("schema rollout: %s.%s gained column %s (%d of %d shards)",
-            OrdersShards.DATABASE, OrdersShards.table(shard), COLUMN, applied.get(), shards));
+            target.database(), target.table(), COLUMN, applied.get(), shards));
       }
     } catch (Throwable t) {
       failure = t;
     }
   }
 
-  private void alter(int shard) throws SQLException {
-    EmbeddedMariaDb host = orders.hostOf(shard);
-    try (Connection c = host.connect(OrdersShards.DATABASE); Statement st = c.createStatement()) {
-      st.execute("ALTER TABLE " + OrdersShards.table(shard) + " ADD COLUMN " + COLUMN + " " + TYPE);
-      st.executeUpdate("UPDATE " + OrdersShards.table(shard) + " SET " + COLUMN + " = 'gold' WHERE order_id % 97 = 0");
+  private static void alter(Target target) throws SQLException {
+    try (Connection c = target.host().connect(target.database()); Statement st = c.createStatement()) {
+      st.execute("ALTER TABLE " + target.table() + " ADD COLUMN " + COLUMN + " " + TYPE);
+      st.executeUpdate("UPDATE " + target.table() + " SET " + COLUMN + " = 'gold', " + target.alsoSet()
+          + " WHERE " + target.keyColumn() + " % 97 = 0");
     }
   }
 

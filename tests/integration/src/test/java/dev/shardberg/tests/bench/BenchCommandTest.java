@@ -113,6 +113,28 @@ class BenchCommandTest {
   }
 
   @Test
+  void tinySchemaRolloutRunAltersEveryShardAndTheTableStillMatchesTheShards() throws Exception {
+    Path out = dir.resolve("ddl");
+    StringWriter err = new StringWriter();
+    CommandLine cli = new CommandLine(new BenchCommand()).setErr(new PrintWriter(err));
+    int exit = cli.execute(
+        "--shards", "4", "--rows-per-shard", "200", "--hosts", "2",
+        "--duration", "8s", "--change-rate", "40", "--checkpoint-interval", "1s",
+        "--modes", "consolidated+ddl", "--phase-timeout", "3m", "--no-query-side",
+        "--output", out.toString());
+    assertThat(exit).as("exit code; stderr: %s", err).isZero();
+    JsonNode mode = new ObjectMapper().readTree(out.resolve(Report.RESULTS_JSON).toFile()).get("modes").get(0);
+    assertThat(mode.get("mode").asText()).isEqualTo("consolidated+ddl");
+    assertThat(mode.get("status").asText()).as("reason: %s", mode.get("reason")).isEqualTo("PASSED");
+    assertThat(mode.at("/verification/passed").asBoolean()).isTrue();
+    assertThat(mode.at("/restarts").asLong()).isZero();
+    assertThat(mode.at("/schemaRollout/shardsAltered").asInt()).isEqualTo(4);
+    assertThat(mode.at("/schemaRollout/columnInTable").asBoolean()).isTrue();
+    assertThat(mode.at("/schemaRollout/samplesInWindow").asLong()).isPositive();
+    assertThat(Files.readString(out.resolve("report.md"))).contains("Change phase with a schema rollout");
+  }
+
+  @Test
   void tinySourceOnlyRunCountsEveryLoadedRowAndIsTheConsolidatedRatiosDenominator() throws Exception {
     Path out = dir.resolve("source-only");
     StringWriter err = new StringWriter();
