@@ -151,14 +151,9 @@ final class DeltaTaskWriter implements TaskWriter<RowData> {
               table.properties(),
               TableProperties.WRITE_TARGET_FILE_SIZE_BYTES,
               TableProperties.WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT);
-      FileFormat dataFormat =
-          FileFormat.fromString(
-              table.properties().getOrDefault(TableProperties.DEFAULT_FILE_FORMAT, TableProperties.DEFAULT_FILE_FORMAT_DEFAULT));
-      FileFormat deleteFormat =
-          FileFormat.fromString(
-              table.properties().getOrDefault(TableProperties.DELETE_DEFAULT_FILE_FORMAT, dataFormat.name()));
-      this.fileWriters = RowDataFileWriterFactory.create(table, schema, dataFormat, deleteFormat, rowType, equalityFieldIds);
-      this.outputFiles = OutputFileFactory.builderFor(table, subtask, attempt).format(dataFormat).build();
+      this.fileWriters = RowDataFileWriterFactory.create(
+          table, schema, dataFormat(table), deleteFormat(table), rowType, equalityFieldIds);
+      this.outputFiles = OutputFileFactory.builderFor(table, subtask, attempt).format(dataFormat(table)).build();
       this.subtask = subtask;
     }
 
@@ -172,13 +167,20 @@ final class DeltaTaskWriter implements TaskWriter<RowData> {
       this.subtask = previous.subtask;
       this.closePool = previous.closePool; // handed over: the previous factory is no longer used
       previous.closePool = null;
-      FileFormat dataFormat =
-          FileFormat.fromString(
-              table.properties().getOrDefault(TableProperties.DEFAULT_FILE_FORMAT, TableProperties.DEFAULT_FILE_FORMAT_DEFAULT));
-      FileFormat deleteFormat =
-          FileFormat.fromString(
-              table.properties().getOrDefault(TableProperties.DELETE_DEFAULT_FILE_FORMAT, dataFormat.name()));
-      this.fileWriters = RowDataFileWriterFactory.create(table, schema, dataFormat, deleteFormat, rowType, equalityFieldIds);
+      this.fileWriters = RowDataFileWriterFactory.create(
+          table, schema, dataFormat(table), deleteFormat(table), rowType, equalityFieldIds);
+    }
+
+    /** The table's data file format ({@code write.format.default}). */
+    private static FileFormat dataFormat(Table table) {
+      return FileFormat.fromString(
+          table.properties().getOrDefault(TableProperties.DEFAULT_FILE_FORMAT, TableProperties.DEFAULT_FILE_FORMAT_DEFAULT));
+    }
+
+    /** The table's delete file format ({@code write.delete.format.default}, else the data format). */
+    private static FileFormat deleteFormat(Table table) {
+      return FileFormat.fromString(
+          table.properties().getOrDefault(TableProperties.DELETE_DEFAULT_FILE_FORMAT, dataFormat(table).name()));
     }
 
     /** The same writers for rows of a later schema of the table (same key, same file names). */
@@ -215,14 +217,8 @@ final class DeltaTaskWriter implements TaskWriter<RowData> {
     /** Writers of equality deletes keyed by the shard column alone (truncate markers; made on first use). */
     private RowDataFileWriterFactory shardDeletes() {
       if (shardDeletes == null) {
-        FileFormat dataFormat =
-            FileFormat.fromString(
-                table.properties().getOrDefault(TableProperties.DEFAULT_FILE_FORMAT, TableProperties.DEFAULT_FILE_FORMAT_DEFAULT));
-        FileFormat deleteFormat =
-            FileFormat.fromString(
-                table.properties().getOrDefault(TableProperties.DELETE_DEFAULT_FILE_FORMAT, dataFormat.name()));
-        shardDeletes =
-            RowDataFileWriterFactory.create(table, schema, dataFormat, deleteFormat, rowType, Set.of(shardFieldId()));
+        shardDeletes = RowDataFileWriterFactory.create(
+            table, schema, dataFormat(table), deleteFormat(table), rowType, Set.of(shardFieldId()));
       }
       return shardDeletes;
     }

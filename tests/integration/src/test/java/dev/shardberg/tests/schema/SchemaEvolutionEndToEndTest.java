@@ -136,23 +136,8 @@ class SchemaEvolutionEndToEndTest {
     return rows;
   }
 
-  static List<String> actualRows(Table table) throws Exception {
-    table.refresh();
-    List<String> rows = new ArrayList<>();
-    if (table.currentSnapshot() == null) {
-      return rows;
-    }
-    try (CloseableIterable<Record> records = IcebergGenerics.read(table).build()) {
-      for (Record r : records) {
-        StringBuilder row = new StringBuilder(r.getField("shard_number") + "|" + r.getField("id"));
-        for (String column : COLUMNS) {
-          row.append('|').append(table.schema().findField(column) == null ? null : r.getField(column));
-        }
-        rows.add(row.toString());
-      }
-    }
-    rows.sort(null);
-    return rows;
+  static List<String> actualRows(Table table) {
+    return TableRows.of(table, COLUMNS.toArray(String[]::new));
   }
 
   static void awaitRows(Table table) {
@@ -326,19 +311,8 @@ class SchemaEvolutionEndToEndTest {
   }
 
   /** True when the table holds exactly {@code rows} (shard|id|qty|tag), no key twice. */
-  static boolean exactly(Table table, List<String> rows) throws Exception {
-    table.refresh();
-    List<String> actual = new ArrayList<>();
-    if (table.currentSnapshot() != null) {
-      try (CloseableIterable<Record> records = IcebergGenerics.read(table).build()) {
-        for (Record r : records) {
-          actual.add(r.getField("shard_number") + "|" + r.getField("id") + "|" + r.getField("qty") + "|"
-              + (table.schema().findField("tag") == null ? null : r.getField("tag")));
-        }
-      }
-    }
-    actual.sort(null);
-    return actual.equals(rows);
+  static boolean exactly(Table table, List<String> rows) {
+    return TableRows.of(table, "qty", "tag").equals(rows);
   }
 
   /**
@@ -402,39 +376,13 @@ class SchemaEvolutionEndToEndTest {
   }
 
   /** shard|id|qty|note|tag of the table, "null" for a column it lacks. */
-  static List<String> hiveRows(Table table) throws Exception {
-    table.refresh();
-    List<String> rows = new ArrayList<>();
-    if (table.currentSnapshot() == null) {
-      return rows;
-    }
-    try (CloseableIterable<Record> records = IcebergGenerics.read(table).build()) {
-      for (Record r : records) {
-        StringBuilder row = new StringBuilder(r.getField("shard_number") + "|" + r.getField("id"));
-        for (String column : List.of("qty", "note", "tag")) {
-          row.append('|').append(table.schema().findField(column) == null ? null : r.getField(column));
-        }
-        rows.add(row.toString());
-      }
-    }
-    rows.sort(null);
-    return rows;
+  static List<String> hiveRows(Table table) {
+    return TableRows.of(table, "qty", "note", "tag");
   }
 
   /** shard|id|qty|tag, "null" for a column the table lacks. */
   static void awaitExactly(Table table, List<String> rows) {
-    await().atMost(CAUGHT_UP).pollInterval(Duration.ofMillis(300)).ignoreExceptions().until(() -> {
-      table.refresh();
-      List<String> actual = new ArrayList<>();
-      try (CloseableIterable<Record> records = IcebergGenerics.read(table).build()) {
-        for (Record r : records) {
-          actual.add(r.getField("shard_number") + "|" + r.getField("id") + "|" + r.getField("qty") + "|"
-              + (table.schema().findField("tag") == null ? null : r.getField("tag")));
-        }
-      }
-      actual.sort(null);
-      return actual.equals(rows);
-    });
+    await().atMost(CAUGHT_UP).pollInterval(Duration.ofMillis(300)).ignoreExceptions().until(() -> exactly(table, rows));
   }
 
   record CliResult(int exit, String out, String err) {}

@@ -132,19 +132,8 @@ class ShardTableLifeTest {
     }
   }
 
-  static List<String> tableRows(Table table) throws Exception {
-    table.refresh();
-    List<String> rows = new ArrayList<>();
-    if (table.currentSnapshot() == null) {
-      return rows;
-    }
-    try (CloseableIterable<Record> records = IcebergGenerics.read(table).build()) {
-      for (Record r : records) {
-        rows.add(r.getField("shard_number") + "|" + r.getField("id") + "|" + r.getField("qty"));
-      }
-    }
-    rows.sort(null);
-    return rows;
+  static List<String> tableRows(Table table) {
+    return TableRows.of(table, "qty");
   }
 
   /** shard|id|qty of {@code <db>.orders} as a real Spark (Iceberg's Spark runtime) reads it. */
