@@ -53,6 +53,10 @@ public record TablePlan(
           s.serverIds(), plan.tablesOf(s.name()).size()));
     }
     sb.append(nl).append("Shards (").append(plan.shardCount()).append("):").append(nl).append(plan.describe()).append(nl);
+    if (!config.tables().excludeShards().isEmpty()) {
+      sb.append("Excluded shards (tables.exclude-shards, not read; their rows in the table stay as they are): ")
+          .append(new java.util.TreeSet<>(config.tables().excludeShards())).append(nl);
+    }
     Map<Integer, List<String>> differences = plan.differences();
     if (!differences.isEmpty()) {
       sb.append(nl).append("Shards that differ from the table schema (evolvable; schema.change-behavior=evolve):").append(nl);
