@@ -359,7 +359,7 @@ public final class ShardbergPipeline {
         .includeSchemaChanges(true) // DDL reaches the tagger: evolve the table, or stop (schema.change-behavior)
         // MySQL 8 binary JSON: the binlog renders a document as MySQL's snapshot text does (FLINK-36578)
         .useLegacyJsonFormat(false)
-        .deserializer(ShardTaggingDeserializer.forHost(plan, host.name(), layout, evolver))
+        .deserializer(ShardTaggingDeserializer.forHost(plan, host, layout, evolver)) // the host: to read a shard's columns in flight
         .build();
   }
 

@@ -51,9 +51,14 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
   private static final long serialVersionUID = 1L;
 
   private static final String SCHEMA_CHANGE_VALUE = "io.debezium.connector.mysql.SchemaChangeValue";
+
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private final String hostName;
+  /** The host, to read a shard's columns when its rows carry one no DDL announced; null in unit tests. */
+  private final MySqlHost host;
+  /** This host's shard tables by shard number. */
+  private final Map<Integer, ShardTable> tables;
   private final RowType rowType;
   private final Map<String, Integer> shardByTable;
   /** The source columns in row order (row position i + 1): their {@link MySqlType} converts the values. */
@@ -76,8 +81,11 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
   private transient EvolvingLayout evolving;
 
   private ShardTaggingDeserializer(
-      String hostName, RowType rowType, Map<String, Integer> shardByTable, List<MySqlColumn> columns,
-      int[] keyPositions, TableSchemaEvolver evolver, List<String> tablePrimaryKey, Set<String> keyColumns) {
+      String hostName, MySqlHost host, Map<Integer, ShardTable> tables, RowType rowType, Map<String, Integer> shardByTable,
+      List<MySqlColumn> columns, int[] keyPositions, TableSchemaEvolver evolver, List<String> tablePrimaryKey,
+      Set<String> keyColumns) {
+    this.host = host;
+    this.tables = Map.copyOf(tables);
     this.evolver = evolver;
     this.tablePrimaryKey = List.copyOf(tablePrimaryKey);
     this.keyColumns = Set.copyOf(keyColumns);
@@ -103,6 +111,22 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
    */
   public static ShardTaggingDeserializer forHost(
       ShardPlan plan, String hostName, TableLayout layout, TableSchemaEvolver evolver) {
+    return forHost(plan, hostName, null, layout, evolver);
+  }
+
+  /**
+   * As {@link #forHost(ShardPlan, String, TableLayout, TableSchemaEvolver)}, for the job: with the host
+   * itself, so that a shard whose rows carry a column no DDL record announced (one added while the
+   * snapshot was being read) has its columns read from MySQL and the table evolved in flight.
+   */
+  public static ShardTaggingDeserializer forHost(
+      ShardPlan plan, MySqlHost host, TableLayout layout, TableSchemaEvolver evolver) {
+    Objects.requireNonNull(host, "host");
+    return forHost(plan, host.name(), host, layout, evolver);
+  }
+
+  private static ShardTaggingDeserializer forHost(
+      ShardPlan plan, String hostName, MySqlHost host, TableLayout layout, TableSchemaEvolver evolver) {
     Objects.requireNonNull(plan, "plan");
     Objects.requireNonNull(layout, "layout");
     List<ShardTable> tables = plan.tablesOf(hostName);
@@ -114,8 +138,10 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
         layout.rowType().getFieldNames().get(0),
         TableLayout.SHARD_COLUMN);
     Map<String, Integer> shardByTable = new HashMap<>();
+    Map<Integer, ShardTable> byShard = new HashMap<>();
     for (ShardTable t : tables) {
       shardByTable.put(t.qualifiedName(), t.shard());
+      byShard.put(t.shard(), t);
     }
     int[] keyPositions =
         layout.equalityColumns().stream()
@@ -131,7 +157,7 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
     Set<String> keyColumns = new java.util.HashSet<>(layout.equalityColumns());
     keyColumns.remove(TableLayout.SHARD_COLUMN);
     ShardTaggingDeserializer deserializer = new ShardTaggingDeserializer(
-        hostName, layout.rowType(), shardByTable, columns, keyPositions, evolver,
+        hostName, host, byShard, layout.rowType(), shardByTable, columns, keyPositions, evolver,
         plan.schema().tablePrimaryKey(), keyColumns);
     for (ShardTable t : tables) {
       if (plan.shardColumns().containsKey(t.shard())) {
@@ -342,6 +368,15 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
 
   String hostName() {
     return hostName;
+  }
+
+  /** The MySQL host, or null (unit tests): then no shard's columns can be read in flight. */
+  MySqlHost host() {
+    return host;
+  }
+
+  ShardTable table(int shard) {
+    return tables.get(shard);
   }
 
   Map<String, Integer> shardByTable() {
