@@ -40,7 +40,9 @@ import org.slf4j.LoggerFactory;
  * <p>A change the binlog reader could not see — the shard's table altered after discovery but before
  * the CDC source read its definition for the snapshot — shows as rows with a column the table lacks
  * and no DDL record before them: the shard's columns are then read from MySQL and planned the same
- * way, in flight ({@link #adoptColumnsFromMySql}).
+ * way, in flight ({@link #adoptColumnsFromMySql}). The RENAME of an online schema-change tool's
+ * cut-over arrives as a change of the shard's table whose columns are the shadow table's: it is
+ * planned like any DDL (see ShardTaggingDeserializer#captureListOf).
  *
  * <p>State: none in Flink state. The table's schema is read from the catalog on first use (after a
  * failover: the newest); the shards' MySQL column definitions start from discovery and follow the
