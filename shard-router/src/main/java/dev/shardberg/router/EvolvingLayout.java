@@ -62,6 +62,8 @@ final class EvolvingLayout {
   private final Map<Integer, Map<String, MySqlColumn>> shardColumns = new HashMap<>();
   private final Map<Integer, List<String>> shardKeys = new HashMap<>();
   private final Set<Integer> loggedIgnored = new HashSet<>();
+  /** "shard.column" of the added columns with a DEFAULT already warned about. */
+  private final Set<String> warnedDefaults = new HashSet<>();
   private final Map<LayoutKey, Layout> layouts = new HashMap<>();
   private Schema schema;
 
@@ -347,6 +349,16 @@ final class EvolvingLayout {
               where + " by '" + ddl + "'",
               current -> SchemaEvolution.plan(where, ddl, before, after, keyBefore.isEmpty() ? null : keyBefore, keyAfter, owner.keyColumns(), current));
       boolean changed = evolved.schemaId() != schema.schemaId();
+      for (MySqlColumn added : addedWithDefault(before, after)) {
+        if (warnedDefaults.add(shard + "." + added.name())) {
+          LOG.warn(
+              "Column '{}' came to {} by '{}' with DEFAULT {}: MySQL gave the shard's existing rows that value without a"
+                  + " change event for any of them (an ALTER fills it in place, an online schema-change tool's copy writes"
+                  + " it into the shadow table), so in table {} those rows hold NULL there until they change, and verify"
+                  + " reports them. Give them their value with an UPDATE that changes them on the shard (docs/schema-evolution.md, 'Defaults')",
+              added.name(), where, ddl, added.defaultValue(), evolver.tableName());
+        }
+      }
       schema = evolved;
       known.clear();
       after.forEach(c -> known.put(c.name(), c));
@@ -366,6 +378,19 @@ final class EvolvingLayout {
     if (!any) {
       LOG.debug("DDL on host '{}' touches no shard of the plan: '{}'", owner.hostName(), ddl);
     }
+  }
+
+  /**
+   * The columns of {@code after} that {@code before} lacks and that have a DEFAULT other than NULL: their
+   * value on the shard's existing rows never reaches the binlog.
+   */
+  static List<MySqlColumn> addedWithDefault(List<MySqlColumn> before, List<MySqlColumn> after) {
+    Set<String> had = new HashSet<>();
+    before.forEach(c -> had.add(c.name()));
+    return after.stream()
+        .filter(c -> !had.contains(c.name()))
+        .filter(c -> c.defaultValue() != null && !c.defaultValue().equalsIgnoreCase("NULL"))
+        .toList();
   }
 
   /** {@code "db"."table"} (Debezium's double-quoted id) as {@code db.table}. */
@@ -393,7 +418,10 @@ final class EvolvingLayout {
     return String.join(".", parts);
   }
 
-  /** Debezium's column documents as MySQL columns (the fields information_schema would give). */
+  /**
+   * Debezium's column documents as MySQL columns (the fields information_schema would give; the default
+   * is Debezium's {@code defaultValueExpression}).
+   */
   static List<MySqlColumn> columns(JsonNode columns) {
     List<MySqlColumn> result = new ArrayList<>();
     for (JsonNode c : columns) {
@@ -433,9 +461,10 @@ final class EvolvingLayout {
       if (unsigned) {
         columnType += " unsigned";
       }
+      String defaultValue = c.path("hasDefaultValue").asBoolean(false) ? c.path("defaultValueExpression").asText(null) : null;
       result.add(
           new MySqlColumn(
-              c.path("name").asText(), dataType, columnType, c.path("optional").asBoolean(true), null, len, precision, sc, unsigned));
+              c.path("name").asText(), dataType, columnType, c.path("optional").asBoolean(true), defaultValue, len, precision, sc, unsigned));
     }
     return result;
   }
