@@ -342,16 +342,21 @@ public final class ShardbergPipeline {
     if (chunkKey != null) {
       for (ShardTable t : plan.tablesOf(host.name())) {
         // Flink CDC matches these names as regexes, like the table list
-        builder.chunkKeyColumn(
-            new ObjectPath(ShardTaggingDeserializer.escapeRegex(t.database()), ShardTaggingDeserializer.escapeRegex(t.table())),
-            chunkKey);
+        String db = ShardTaggingDeserializer.escapeRegex(t.database());
+        builder.chunkKeyColumn(new ObjectPath(db, ShardTaggingDeserializer.escapeRegex(t.table())), chunkKey);
+        if (evolver != null) { // the shadow tables of online schema-change tools (captureListOf)
+          ShardTaggingDeserializer.shadowTablePatterns(t).forEach(shadow -> builder.chunkKeyColumn(new ObjectPath(db, shadow), chunkKey));
+        }
       }
     }
     return builder
         .hostname(host.hostname())
         .port(host.port())
         .databaseList(ShardTaggingDeserializer.databaseListOf(plan, host.name()))
-        .tableList(ShardTaggingDeserializer.tableListOf(plan, host.name()))
+        .tableList(
+            evolver != null
+                ? ShardTaggingDeserializer.captureListOf(plan, host.name()) // + shadow tables of gh-ost / pt-osc
+                : ShardTaggingDeserializer.tableListOf(plan, host.name()))
         .username(host.user())
         .password(host.password().reveal())
         .serverId(source.serverIds().toString())
@@ -370,7 +375,7 @@ public final class ShardbergPipeline {
         .includeSchemaChanges(true) // DDL reaches the tagger: evolve the table, or stop (schema.change-behavior)
         // MySQL 8 binary JSON: the binlog renders a document as MySQL's snapshot text does (FLINK-36578)
         .useLegacyJsonFormat(false)
-        .deserializer(ShardTaggingDeserializer.forHost(plan, host.name(), layout, evolver))
+        .deserializer(ShardTaggingDeserializer.forHost(plan, host, layout, evolver)) // the host: to read a shard's columns in flight
         .build();
   }
 

@@ -38,6 +38,13 @@ import org.slf4j.LoggerFactory;
  * restore from a checkpoint before the DDL replays it: the plan against the current table is then
  * empty, and the replayed rows are laid out by the current schema (NULL where the shard had no column yet).
  *
+ * <p>A change the binlog reader could not see — the shard's table altered after discovery but before
+ * the CDC source read its definition for the snapshot — shows as rows with a column the table lacks
+ * and no DDL record before them: the shard's columns are then read from MySQL and planned the same
+ * way, in flight ({@link #adoptColumnsFromMySql}). The RENAME of an online schema-change tool's
+ * cut-over arrives as a change of the shard's table whose columns are the shadow table's: it is
+ * planned like any DDL (see ShardTaggingDeserializer#captureListOf).
+ *
  * <p>State: none in Flink state. The table's schema is read from the catalog on first use (after a
  * failover: the newest); the shards' MySQL column definitions start from discovery and follow the
  * DDL records seen; a column added before a failover is converted by the MySQL type kept in the
@@ -46,6 +53,8 @@ import org.slf4j.LoggerFactory;
 final class EvolvingLayout {
   private static final Logger LOG = LoggerFactory.getLogger(EvolvingLayout.class);
   private static final ObjectMapper JSON = new ObjectMapper();
+  /** Connect and socket timeout of the in-flight read of a shard's columns. */
+  static final long COLUMN_READ_TIMEOUT_MS = 30_000;
   private static final Pattern TRUNCATE = Pattern.compile("^\\s*(/\\*.*?\\*/\\s*)*truncate\\b", Pattern.CASE_INSENSITIVE | Pattern.DOTALL);
 
   private final ShardTaggingDeserializer owner;
@@ -64,6 +73,8 @@ final class EvolvingLayout {
    * are whole seconds (up to 1 s early), plus 1 s for the clocks of the MySQL host and the task manager.
    */
   static final long SNAPSHOT_TRUNCATE_MARGIN_MS = 2_000;
+  /** "shard.column" of the added columns with a DEFAULT already warned about. */
+  private final Set<String> warnedDefaults = new HashSet<>();
   private final Map<LayoutKey, Layout> layouts = new HashMap<>();
   private Schema schema;
 
@@ -82,7 +93,13 @@ final class EvolvingLayout {
     if (kind == RowKind.INSERT) {
       lastSnapshotRowMillis.put(shard, System.currentTimeMillis()); // only snapshot reads are +I
     }
-    Layout layout = layouts.computeIfAbsent(new LayoutKey(shard, row.schema()), k -> layout(shard, qualifiedName, k.connect()));
+    LayoutKey key = new LayoutKey(shard, row.schema());
+    Layout layout = layouts.get(key);
+    if (layout == null) {
+      // (not computeIfAbsent: reading the shard's columns in flight clears the layouts)
+      layout = layout(shard, qualifiedName, kind == RowKind.INSERT, key.connect());
+      layouts.put(key, layout);
+    }
     int columns = layout.fields().length;
     GenericRowData result = new GenericRowData(kind, columns + 1);
     result.setField(0, shard);
@@ -144,18 +161,13 @@ final class EvolvingLayout {
     }
   }
 
-  private Layout layout(int shard, String qualifiedName, org.apache.flink.cdc.connectors.shaded.org.apache.kafka.connect.data.Schema connect) {
-    List<Types.NestedField> tableColumns = schema.columns();
-    for (Field f : connect.fields()) {
-      if (schema.findField(f.name()) == null) {
-        throw new ShardRouterException(
-            String.format(
-                "Cannot route a change of shard %d ('%s' on host '%s'): it has column '%s', which table %s lacks, and no DDL"
-                    + " record announced it (a change made before the source reached that point of the binlog, e.g."
-                    + " during the snapshot). Restart the job: start-up discovery adds the column to the table",
-                shard, qualifiedName, owner.hostName(), f.name(), evolver.tableName()));
-      }
+  private Layout layout(
+      int shard, String qualifiedName, boolean snapshotRead, org.apache.flink.cdc.connectors.shaded.org.apache.kafka.connect.data.Schema connect) {
+    List<String> unannounced = unannounced(connect);
+    if (!unannounced.isEmpty()) {
+      adoptColumnsFromMySql(shard, qualifiedName, snapshotRead, connect, unannounced);
     }
+    List<Types.NestedField> tableColumns = schema.columns();
     int n = tableColumns.size();
     Field[] fields = new Field[n];
     MySqlColumn[] defs = new MySqlColumn[n];
@@ -190,6 +202,111 @@ final class EvolvingLayout {
       targets[i] = column.type();
     }
     return new Layout(fields, defs, types, targets);
+  }
+
+  /**
+   * What the change record's columns say that no DDL record did: a column the table lacks, or a
+   * required table column the row does not have (dropped or renamed on the shard). Empty in the usual
+   * case, and for rows of an older version of the shard (a replay after a restore), whose columns the
+   * table already holds.
+   */
+  private List<String> unannounced(org.apache.flink.cdc.connectors.shaded.org.apache.kafka.connect.data.Schema connect) {
+    List<String> found = new ArrayList<>();
+    for (Field f : connect.fields()) {
+      if (schema.findField(f.name()) == null) {
+        found.add(f.name());
+      }
+    }
+    for (Types.NestedField column : schema.columns().subList(1, schema.columns().size())) {
+      if (column.isRequired() && connect.field(column.name()) == null) {
+        found.add(column.name());
+      }
+    }
+    return found;
+  }
+
+  /**
+   * A shard's rows carry columns no DDL record announced: the shard's table was changed where the
+   * binlog reader could not see it — between discovery and the moment the CDC source read the table's
+   * definition for its snapshot (the source then reads rows of the new definition, and its binlog
+   * starts after the DDL or replays it later), e.g. while the snapshot of other shards was being read.
+   * Reads the shard's current columns from MySQL and plans them like a DDL, against the table's
+   * current schema and through the same single schema update; the DDL record, should it arrive later,
+   * then plans nothing. The row's columns are taken with MySQL's definitions (types, nullability); a
+   * column of the row that MySQL no longer has, and the table never had, cannot be typed: the job stops.
+   */
+  private void adoptColumnsFromMySql(
+      int shard,
+      String qualifiedName,
+      boolean snapshotRead,
+      org.apache.flink.cdc.connectors.shaded.org.apache.kafka.connect.data.Schema connect,
+      List<String> unannounced) {
+    String where = String.format("shard %d ('%s' on host '%s')", shard, qualifiedName, owner.hostName());
+    String what = String.format(
+        "its %s rows have columns %s but table %s %s and no DDL record announced %s",
+        snapshotRead ? "snapshot" : "binlog",
+        connect.fields().stream().map(Field::name).toList(),
+        evolver.tableName(),
+        describeDifference(connect, unannounced),
+        unannounced.size() == 1 ? "it" : "them");
+    if (owner.host() == null) {
+      throw new ShardRouterException(
+          String.format("Cannot route a change of %s: %s, and the host's columns cannot be read here. Restart the job:"
+              + " start-up discovery reads the shard's columns", where, what));
+    }
+    SchemaComparison.ShardColumns current = ShardDiscovery.currentColumns(owner.host(), owner.table(shard), COLUMN_READ_TIMEOUT_MS);
+    Map<String, MySqlColumn> onMySql = new LinkedHashMap<>();
+    current.columns().forEach(c -> onMySql.put(c.name(), c));
+    Map<String, MySqlColumn> known = columnsOf(shard);
+    List<MySqlColumn> after = new ArrayList<>();
+    for (Field f : connect.fields()) {
+      MySqlColumn column = onMySql.get(f.name());
+      if (column == null) {
+        column = known.get(f.name());
+      }
+      if (column == null && schema.findField(f.name()) != null && schema.findField(f.name()).doc() != null) {
+        column = MySqlColumn.of(f.name(), schema.findField(f.name()).doc(), true);
+      }
+      if (column == null) {
+        throw new ShardRouterException(
+            String.format(
+                "Cannot route a change of %s: %s; MySQL no longer has column '%s' either (its columns now: %s), so its"
+                    + " type is unknown. Restart the job: start-up discovery reads the shard's columns",
+                where, what, f.name(), List.copyOf(onMySql.keySet())));
+      }
+      after.add(column);
+    }
+    List<MySqlColumn> before = List.copyOf(known.values());
+    List<String> keyBefore = shardKeys.getOrDefault(shard, owner.tablePrimaryKey());
+    List<String> keyAfter = current.primaryKey();
+    String why = "its columns read from MySQL (" + what + ")";
+    Schema evolved = evolver.evolve(
+        where + " by " + why,
+        table -> SchemaEvolution.plan(
+            where, "(none: " + why + ")", before, after, keyBefore.isEmpty() ? null : keyBefore,
+            keyAfter, owner.keyColumns(), table));
+    schema = evolved;
+    known.clear();
+    after.forEach(c -> known.put(c.name(), c));
+    shardKeys.put(shard, keyAfter);
+    layouts.clear();
+    LOG.info(
+        "Read the columns of {} from MySQL in flight: {}; the shard's rows now follow table {} schema {}",
+        where, what, evolver.tableName(), schema.schemaId());
+  }
+
+  private String describeDifference(
+      org.apache.flink.cdc.connectors.shaded.org.apache.kafka.connect.data.Schema connect, List<String> unannounced) {
+    List<String> lacks = unannounced.stream().filter(c -> connect.field(c) != null).toList();
+    List<String> missing = unannounced.stream().filter(c -> connect.field(c) == null).toList();
+    List<String> parts = new ArrayList<>();
+    if (!lacks.isEmpty()) {
+      parts.add("lacks " + lacks);
+    }
+    if (!missing.isEmpty()) {
+      parts.add("requires " + missing);
+    }
+    return String.join(" and ", parts);
   }
 
   private Map<String, MySqlColumn> columnsOf(int shard) {
@@ -251,6 +368,16 @@ final class EvolvingLayout {
               shard,
               dropped);
       boolean changed = evolved.schemaId() != schema.schemaId();
+      for (MySqlColumn added : addedWithDefault(before, after)) {
+        if (warnedDefaults.add(shard + "." + added.name())) {
+          LOG.warn(
+              "Column '{}' came to {} by '{}' with DEFAULT {}: MySQL gave the shard's existing rows that value without a"
+                  + " change event for any of them (an ALTER fills it in place, an online schema-change tool's copy writes"
+                  + " it into the shadow table), so in table {} those rows hold NULL there until they change, and verify"
+                  + " reports them. Give them their value with an UPDATE that changes them on the shard (docs/schema-evolution.md, 'Defaults')",
+              added.name(), where, ddl, added.defaultValue(), evolver.tableName());
+        }
+      }
       schema = evolved;
       known.clear();
       after.forEach(c -> known.put(c.name(), c));
@@ -326,6 +453,19 @@ final class EvolvingLayout {
         where, evolver.tableName(), ddl);
   }
 
+  /**
+   * The columns of {@code after} that {@code before} lacks and that have a DEFAULT other than NULL: their
+   * value on the shard's existing rows never reaches the binlog.
+   */
+  static List<MySqlColumn> addedWithDefault(List<MySqlColumn> before, List<MySqlColumn> after) {
+    Set<String> had = new HashSet<>();
+    before.forEach(c -> had.add(c.name()));
+    return after.stream()
+        .filter(c -> !had.contains(c.name()))
+        .filter(c -> c.defaultValue() != null && !c.defaultValue().equalsIgnoreCase("NULL"))
+        .toList();
+  }
+
   /** {@code "db"."table"} (Debezium's double-quoted id) as {@code db.table}. */
   static String qualifiedName(String id) {
     List<String> parts = new ArrayList<>();
@@ -351,7 +491,10 @@ final class EvolvingLayout {
     return String.join(".", parts);
   }
 
-  /** Debezium's column documents as MySQL columns (the fields information_schema would give). */
+  /**
+   * Debezium's column documents as MySQL columns (the fields information_schema would give; the default
+   * is Debezium's {@code defaultValueExpression}).
+   */
   static List<MySqlColumn> columns(JsonNode columns) {
     List<MySqlColumn> result = new ArrayList<>();
     for (JsonNode c : columns) {
@@ -391,9 +534,10 @@ final class EvolvingLayout {
       if (unsigned) {
         columnType += " unsigned";
       }
+      String defaultValue = c.path("hasDefaultValue").asBoolean(false) ? c.path("defaultValueExpression").asText(null) : null;
       result.add(
           new MySqlColumn(
-              c.path("name").asText(), dataType, columnType, c.path("optional").asBoolean(true), null, len, precision, sc, unsigned));
+              c.path("name").asText(), dataType, columnType, c.path("optional").asBoolean(true), defaultValue, len, precision, sc, unsigned));
     }
     return result;
   }

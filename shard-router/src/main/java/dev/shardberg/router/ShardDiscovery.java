@@ -276,6 +276,28 @@ public final class ShardDiscovery {
     return rows;
   }
 
+  /**
+   * The columns, primary key and indexes one shard table has on MySQL now, read as discovery reads them
+   * (information_schema), over a connection of the job's own that also works from a Flink task
+   * ({@link MySqlHost#openWatchConnection}). For the shard tagger, when a shard's rows carry a column
+   * no DDL record announced (see EvolvingLayout).
+   *
+   * @throws ShardRouterException when the host cannot be asked, naming host, user and shard (never the password)
+   */
+  static SchemaComparison.ShardColumns currentColumns(MySqlHost host, ShardTable table, long timeoutMillis) {
+    FoundTable found = new FoundTable(host.name(), table.database(), table.table());
+    try (Connection c = host.openWatchConnection(timeoutMillis)) {
+      TableColumns tc = readColumns(c, List.of(found), List.of(table.database())).get(found);
+      return new SchemaComparison.ShardColumns(table, tc.columns(), tc.primaryKey(), tc.indexes());
+    } catch (SQLException e) {
+      throw new ShardRouterException(
+          String.format(
+              "Cannot read the columns of shard %d (%s) from information_schema as user '%s': %s",
+              table.shard(), table.describe(), host.user(), safeMessage(e, host)),
+          e);
+    }
+  }
+
   static Connection connect(MySqlHost host) {
     Properties props = new Properties();
     props.setProperty("user", host.user());

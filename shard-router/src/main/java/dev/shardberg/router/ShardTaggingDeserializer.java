@@ -42,7 +42,10 @@ import org.apache.flink.util.Collector;
  * <p>Fails, never drops: a record from a table outside the plan, a schema-change (DDL) record, a row whose
  * columns differ from the layout (a DDL that was not delivered as a record) and a value that cannot be
  * represented all throw {@link ShardRouterException}, which fails the job before the next checkpoint, so
- * nothing after the last completed checkpoint is lost.
+ * nothing after the last completed checkpoint is lost. The one exception, with
+ * {@code schema.change-behavior=evolve}: the rows of a shard's online-schema-change shadow table
+ * ({@link #captureListOf}) are read only so that the binlog reader knows the shadow's definition when
+ * the tool's {@code RENAME} swaps it in; they are dropped here (the shard's own rows carry every change).
  *
  * <p>Value conversion is {@link MySqlType#toFlink}, chosen per column from the plan's MySQL columns
  * (the one type table; docs/type-mapping.md).
@@ -51,9 +54,23 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
   private static final long serialVersionUID = 1L;
 
   private static final String SCHEMA_CHANGE_VALUE = "io.debezium.connector.mysql.SchemaChangeValue";
+
+  /**
+   * Suffixes of the shadow tables that online schema-change tools build beside a table {@code T} and
+   * swap in with an atomic {@code RENAME TABLE T TO …, <shadow> TO T}: gh-ost's {@code _T_gho} and
+   * pt-online-schema-change's {@code _T_new} (pt-osc adds more leading underscores while the name is taken).
+   */
+  static final List<String> SHADOW_SUFFIXES = List.of("_gho", "_new");
+
+  /** {@code _…_T_gho} / {@code _…_T_new} → T. */
+  private static final Pattern SHADOW_NAME = Pattern.compile("_+(.+)(_gho|_new)");
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private final String hostName;
+  /** The host, to read a shard's columns when its rows carry one no DDL announced; null in unit tests. */
+  private final MySqlHost host;
+  /** This host's shard tables by shard number. */
+  private final Map<Integer, ShardTable> tables;
   private final RowType rowType;
   private final Map<String, Integer> shardByTable;
   /** The source columns in row order (row position i + 1): their {@link MySqlType} converts the values. */
@@ -78,9 +95,11 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
   private transient EvolvingLayout evolving;
 
   private ShardTaggingDeserializer(
-      String hostName, RowType rowType, Map<String, Integer> shardByTable, List<MySqlColumn> columns,
-      int[] keyPositions, TableSchemaEvolver evolver, List<String> tablePrimaryKey, Set<String> keyColumns,
-      int buckets) {
+      String hostName, MySqlHost host, Map<Integer, ShardTable> tables, RowType rowType, Map<String, Integer> shardByTable,
+      List<MySqlColumn> columns, int[] keyPositions, TableSchemaEvolver evolver, List<String> tablePrimaryKey,
+      Set<String> keyColumns, int buckets) {
+    this.host = host;
+    this.tables = Map.copyOf(tables);
     this.evolver = evolver;
     this.buckets = buckets;
     this.tablePrimaryKey = List.copyOf(tablePrimaryKey);
@@ -107,6 +126,22 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
    */
   public static ShardTaggingDeserializer forHost(
       ShardPlan plan, String hostName, TableLayout layout, TableSchemaEvolver evolver) {
+    return forHost(plan, hostName, null, layout, evolver);
+  }
+
+  /**
+   * As {@link #forHost(ShardPlan, String, TableLayout, TableSchemaEvolver)}, for the job: with the host
+   * itself, so that a shard whose rows carry a column no DDL record announced (one added while the
+   * snapshot was being read) has its columns read from MySQL and the table evolved in flight.
+   */
+  public static ShardTaggingDeserializer forHost(
+      ShardPlan plan, MySqlHost host, TableLayout layout, TableSchemaEvolver evolver) {
+    Objects.requireNonNull(host, "host");
+    return forHost(plan, host.name(), host, layout, evolver);
+  }
+
+  private static ShardTaggingDeserializer forHost(
+      ShardPlan plan, String hostName, MySqlHost host, TableLayout layout, TableSchemaEvolver evolver) {
     Objects.requireNonNull(plan, "plan");
     Objects.requireNonNull(layout, "layout");
     List<ShardTable> tables = plan.tablesOf(hostName);
@@ -118,8 +153,10 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
         layout.rowType().getFieldNames().get(0),
         TableLayout.SHARD_COLUMN);
     Map<String, Integer> shardByTable = new HashMap<>();
+    Map<Integer, ShardTable> byShard = new HashMap<>();
     for (ShardTable t : tables) {
       shardByTable.put(t.qualifiedName(), t.shard());
+      byShard.put(t.shard(), t);
     }
     int[] keyPositions =
         layout.equalityColumns().stream()
@@ -135,7 +172,7 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
     Set<String> keyColumns = new java.util.HashSet<>(layout.equalityColumns());
     keyColumns.remove(TableLayout.SHARD_COLUMN);
     ShardTaggingDeserializer deserializer = new ShardTaggingDeserializer(
-        hostName, layout.rowType(), shardByTable, columns, keyPositions, evolver,
+        hostName, host, byShard, layout.rowType(), shardByTable, columns, keyPositions, evolver,
         plan.schema().tablePrimaryKey(), keyColumns, layout.buckets());
     for (ShardTable t : tables) {
       if (plan.shardColumns().containsKey(t.shard())) {
@@ -153,6 +190,33 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
     return plan.tablesOf(hostName).stream()
         .map(t -> escapeRegex(t.database()) + "." + escapeRegex(t.table()))
         .toArray(String[]::new);
+  }
+
+  /**
+   * The {@code tableList} for the host's {@code MySqlSource} with {@code schema.change-behavior=evolve}:
+   * {@link #tableListOf} plus, per shard table {@code T}, the shadow tables of gh-ost ({@code _T_gho})
+   * and pt-online-schema-change ({@code _T_new}, {@code __T_new} …). Why: the binlog reader only
+   * follows the definition of the tables it captures, and keeps only theirs in its checkpointed state.
+   * Without the shadow in the list, the cut-over {@code RENAME TABLE T TO _T_del, _T_gho TO T} still
+   * reaches the tagger while the job runs through the whole migration (the reader parsed the shadow's
+   * CREATE and ALTER), but after a restore or a start in the middle of the migration the reader does not
+   * know the shadow: the swap then reaches nobody and the binlog reader silently skips every later change
+   * of T as a table it does not know (seen with Flink CDC 3.5.0, see docs/schema-evolution.md). The
+   * shadow's rows are dropped by the tagger.
+   */
+  public static String[] captureListOf(ShardPlan plan, String hostName) {
+    List<String> list = new ArrayList<>(List.of(tableListOf(plan, hostName)));
+    for (ShardTable t : plan.tablesOf(hostName)) {
+      for (String pattern : shadowTablePatterns(t)) {
+        list.add(escapeRegex(t.database()) + "." + pattern);
+      }
+    }
+    return list.toArray(String[]::new);
+  }
+
+  /** The table-name regexes of the shadow tables of {@code t} (see {@link #captureListOf}). */
+  public static List<String> shadowTablePatterns(ShardTable t) {
+    return SHADOW_SUFFIXES.stream().map(suffix -> "_+" + escapeRegex(t.table()) + escapeRegex(suffix)).toList();
   }
 
   /** The {@code databaseList} for the host's {@code MySqlSource} (regex-escaped, distinct). */
@@ -197,6 +261,9 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
     Struct source = value.getStruct("source");
     String qualifiedName = source.getString("db") + "." + source.getString("table");
     Integer shard = shardByTable.get(qualifiedName);
+    if (shard == null && evolver != null && isShadowTable(source.getString("db"), source.getString("table"))) {
+      return; // read for its definition only (captureListOf)
+    }
     if (shard == null) {
       throw new ShardRouterException(
           String.format(
@@ -255,6 +322,12 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
       }
     }
     return -1;
+  }
+
+  /** True when {@code db.table} is the gh-ost / pt-osc shadow table of one of this host's shards. */
+  boolean isShadowTable(String db, String table) {
+    java.util.regex.Matcher m = SHADOW_NAME.matcher(table);
+    return m.matches() && shardByTable.containsKey(db + "." + m.group(1));
   }
 
   /** True when both rows hold the same key values (byte for byte: Iceberg compares keys exactly). */
@@ -367,6 +440,15 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
 
   String hostName() {
     return hostName;
+  }
+
+  /** The MySQL host, or null (unit tests): then no shard's columns can be read in flight. */
+  MySqlHost host() {
+    return host;
+  }
+
+  ShardTable table(int shard) {
+    return tables.get(shard);
   }
 
   Map<String, Integer> shardByTable() {

@@ -248,4 +248,37 @@ class ShardTaggingDeserializerTest {
     assertThat(ShardTaggingDeserializer.databaseListOf(plan, "a")).containsExactly("app\\.v2");
     assertThat(ShardTaggingDeserializer.forHost(PLAN, "a", LAYOUT).getProducedType().toString()).contains("shard_number");
   }
+  @Test
+  void theEvolvingCaptureListAddsEachShardsGhOstAndPtOscShadowTables() {
+    ShardPlan plan =
+        new ShardPlan(Map.of("a", List.of(new ShardTable("a", "app.v2", "orders$1", 1), new ShardTable("a", "app.v2", "orders_2", 2))), SCHEMA);
+    String[] list = ShardTaggingDeserializer.captureListOf(plan, "a");
+    assertThat(list)
+        .containsExactly(
+            "app\\.v2.orders\\$1", "app\\.v2.orders_2",
+            "app\\.v2._+orders\\$1_gho", "app\\.v2._+orders\\$1_new",
+            "app\\.v2._+orders_2_gho", "app\\.v2._+orders_2_new");
+    // Flink CDC and Debezium match each entry against the whole "db.table"
+    java.util.function.Predicate<String> captured =
+        name -> java.util.Arrays.stream(list).anyMatch(regex -> java.util.regex.Pattern.matches(regex, name));
+    assertThat(List.of("app.v2._orders_2_gho", "app.v2._orders_2_new", "app.v2.__orders_2_new", "app.v2._orders$1_gho"))
+        .allMatch(captured);
+    assertThat(List.of("app.v2._orders_2_ghc", "app.v2._orders_2_del", "app.v2._orders_2_old", "app.v2._orders_20_gho", "app.v2.orders_2_new"))
+        .noneMatch(captured);
+  }
+
+  @Test
+  void rowsOfAShadowTableAreDroppedWhenEvolvingAndRefusedOtherwise() {
+    TableSchemaEvolver evolver = new TableSchemaEvolver(org.apache.iceberg.flink.TableLoader.fromHadoopTable("file:/nonexistent"), "t");
+    ShardTaggingDeserializer evolving = ShardTaggingDeserializer.forHost(PLAN, "a", LAYOUT, evolver);
+    assertThat(run(evolving, record("_orders_7_gho", "c", null, row(1, "1.50")))).isEmpty();
+    assertThat(run(evolving, record("__orders_1_new", "r", null, row(1, "1.50")))).isEmpty();
+    assertThatThrownBy(() -> run(evolving, record("_orders_2_gho", "c", null, row(1, "1.50"))))
+        .as("shard 2 is on host b")
+        .isInstanceOf(ShardRouterException.class)
+        .hasMessageStartingWith("Cannot route a change of table 'shop._orders_2_gho' on host 'a': it is not in the shard plan");
+    assertThatThrownBy(() -> run(ShardTaggingDeserializer.forHost(PLAN, "a", LAYOUT), record("_orders_7_gho", "c", null, row(1, "1.50"))))
+        .isInstanceOf(ShardRouterException.class)
+        .hasMessageStartingWith("Cannot route a change of table 'shop._orders_7_gho' on host 'a': it is not in the shard plan");
+  }
 }

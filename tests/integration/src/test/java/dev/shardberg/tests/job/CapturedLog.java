@@ -15,8 +15,8 @@ import org.apache.logging.log4j.core.config.Property;
  * The log4j2 events of one logger (and its children) at {@code level} and above, kept in memory while
  * a test runs: the test asserts on what an operator would read in the log. Close to detach.
  */
-final class CapturedLog implements AutoCloseable {
-  record Line(Level level, String logger, String message) {
+public final class CapturedLog implements AutoCloseable {
+  public record Line(Level level, String logger, String message) {
     @Override
     public String toString() {
       return level + " " + logger + " - " + message;
@@ -30,7 +30,7 @@ final class CapturedLog implements AutoCloseable {
   private final boolean addedConfig;
   private final AbstractAppender appender;
 
-  CapturedLog(String loggerName, Level level) {
+  public CapturedLog(String loggerName, Level level) {
     this.loggerName = loggerName;
     this.appender = new AbstractAppender("captured-" + loggerName, null, null, true, Property.EMPTY_ARRAY) {
       @Override
@@ -55,11 +55,11 @@ final class CapturedLog implements AutoCloseable {
     context.updateLoggers();
   }
 
-  List<Line> lines() {
+  public List<Line> lines() {
     return List.copyOf(lines);
   }
 
-  boolean has(Level level, String... fragments) {
+  public boolean has(Level level, String... fragments) {
     return lines.stream().anyMatch(l -> l.level().equals(level) && containsAll(l.message(), fragments));
   }
 
