@@ -344,10 +344,24 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
     knownShards.retainAll(options.shards());
     rereadShards.addAll(options.shards());
     rereadShards.removeAll(knownShards);
+    java.util.SortedSet<Integer> undeclared = new java.util.TreeSet<>(rereadShards);
+    if (options.rereadShards() != null) {
+      undeclared.removeAll(options.rereadShards());
+    }
+    if (!undeclared.isEmpty()) {
+      throw new PipelineConflictException(
+          String.format(
+              "Cannot resume pipeline %s on table %s: shard(s) %s are new to the restored state (left out with"
+                  + " tables.exclude-shards in the run it resumes from, or added to the config since), and this run"
+                  + " would read them from the binlog alone: the table would keep their old rows and miss those never"
+                  + " changed since. Resume again from the same checkpoint with tables.reread-shards: %s (they are"
+                  + " then read from a fresh snapshot and their old rows replaced), or leave them in tables.exclude-shards",
+              options.pipelineId(), options.tableName(), undeclared, undeclared));
+    }
     if (!rereadShards.isEmpty()) {
       LOG.info(
           "Pipeline {} writes shard(s) {} of table {} again after leaving them out: the source reads them from a fresh"
-              + " snapshot, and the first checkpoint of this run deletes their older rows in the table",
+              + " snapshot, and the checkpoint that holds the first rows of it deletes their older rows in the table",
           options.pipelineId(), rereadShards, options.tableName());
     }
   }
@@ -414,9 +428,14 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
                 checkpointId, options.pipelineId()));
       }
       List<WriterResult> results = entry.getValue();
-      if (!rereadShards.isEmpty()) {
+      // a re-read shard's old rows go with the checkpoint that holds the first rows of its new snapshot
+      java.util.SortedSet<Integer> replaced = new java.util.TreeSet<>();
+      results.forEach(r -> replaced.addAll(r.snapshotShards()));
+      replaced.retainAll(rereadShards);
+      checkNoBinlogWithoutSnapshot(checkpointId, results, replaced);
+      if (!replaced.isEmpty()) {
         results = new ArrayList<>(results);
-        results.add(rereadTruncations(entry.getKey()));
+        results.add(rereadTruncations(entry.getKey(), replaced));
       }
       PendingCheckpoint staged =
           TempManifests.write(
@@ -428,8 +447,8 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
         throw e;
       }
       pending.put(checkpointId, staged);
-      knownShards.addAll(rereadShards); // replaced with this checkpoint: in its state from now on
-      rereadShards.clear();
+      knownShards.addAll(replaced); // replaced with this checkpoint: in its state from now on
+      rereadShards.removeAll(replaced);
       latestInsertOnlyScans = staged.insertOnlyScans();
       publishPendingManifests();
     }
@@ -437,14 +456,42 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
     lastStagedFlinkCheckpoint = Math.max(lastStagedFlinkCheckpoint, flinkCheckpointId);
   }
 
-  /** The deletes that replace the re-read shards' rows, as one more writer result of this checkpoint. */
-  private WriterResult rereadTruncations(long flinkCheckpointId) throws IOException {
-    org.apache.iceberg.io.WriteResult deletes = ShardReread.truncations(table, rereadShards, shardColumn);
+  /**
+   * A shard this restored state does not know must come from a fresh snapshot (its first rows are
+   * snapshot reads): changes of it read from the binlog first mean the source went on with it from the
+   * binlog alone (resumed without {@code tables.reread-shards}), and the table would keep its old rows
+   * and miss the ones never changed since. This checkpoint fails before anything of it is committed.
+   */
+  private void checkNoBinlogWithoutSnapshot(
+      long checkpointId, List<WriterResult> results, java.util.SortedSet<Integer> snapshotted) {
+    if (rereadShards.isEmpty()) {
+      return;
+    }
+    java.util.SortedSet<Integer> unread = new java.util.TreeSet<>();
+    results.forEach(r -> unread.addAll(r.shardCounts().keySet()));
+    unread.retainAll(rereadShards);
+    unread.removeAll(snapshotted);
+    if (!unread.isEmpty()) {
+      throw new PipelineConflictException(
+          String.format(
+              "Cannot stage checkpoint %d of pipeline %s for table %s: shard(s) %s are new to this pipeline's state"
+                  + " (left out with tables.exclude-shards in the run it resumed from, or added to the config), and"
+                  + " their changes are read from the binlog without a fresh snapshot of them, so the table would keep"
+                  + " their old rows and miss those never changed since. Resume from the checkpoint this run started"
+                  + " from (not a newer one) with tables.reread-shards: %s",
+              checkpointId, options.pipelineId(), options.tableName(), unread, unread));
+    }
+  }
+
+  /** The deletes that replace {@code shards}' older rows, as one more writer result of this checkpoint. */
+  private WriterResult rereadTruncations(long flinkCheckpointId, java.util.SortedSet<Integer> shards) throws IOException {
+    org.apache.iceberg.io.WriteResult deletes = ShardReread.truncations(table, shards, shardColumn);
     Map<Integer, ShardCounts> counts = new java.util.HashMap<>();
-    rereadShards.forEach(shard -> counts.put(shard, new ShardCounts(0, 0)));
+    shards.forEach(shard -> counts.put(shard, new ShardCounts(0, 0)));
     LOG.info(
-        "Replacing the rows of shard(s) {} in table {}: {} delete files by shard with checkpoint {}",
-        rereadShards, options.tableName(), deletes.deleteFiles().length, flinkCheckpointId + checkpointOffset);
+        "Replacing the rows of shard(s) {} in table {}: their fresh snapshot began; {} delete files by shard with"
+            + " checkpoint {} remove every older row",
+        shards, options.tableName(), deletes.deleteFiles().length, flinkCheckpointId + checkpointOffset);
     return new WriterResult(flinkCheckpointId, -1, deletes, counts);
   }
 

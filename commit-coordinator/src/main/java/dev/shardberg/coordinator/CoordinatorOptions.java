@@ -16,6 +16,8 @@ import java.time.Duration;
  * @param retryBackoff pause between those attempts (doubled each time)
  * @param maintenance table maintenance run by the coordinator (compaction, expiry, cleanup)
  * @param shards the shards this job writes; null: not known (no re-read shard is replaced)
+ * @param rereadShards of {@code shards}, those the source reads from a fresh snapshot in this run (a
+ *     restored state that does not know one of the others is refused)
  */
 record CoordinatorOptions(
     String tableName,
@@ -25,5 +27,6 @@ record CoordinatorOptions(
     int commitAttempts,
     Duration retryBackoff,
     MaintenanceSettings maintenance,
-    java.util.SortedSet<Integer> shards)
+    java.util.SortedSet<Integer> shards,
+    java.util.SortedSet<Integer> rereadShards)
     implements Serializable {}

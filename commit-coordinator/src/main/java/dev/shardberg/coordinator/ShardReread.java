@@ -23,10 +23,13 @@ import org.apache.iceberg.util.StructLikeWrapper;
 /**
  * Shards read again from a fresh snapshot in a restored job (excluded for a while, then included
  * again: the source snapshots them as newly added tables) replace their rows: the coordinator adds,
- * to the first checkpoint it stages, an equality delete by the shard column alone for every partition
- * of such a shard that holds files. Those deletes carry that checkpoint's sequence number, so they
- * remove every older row of the shard and none that the new snapshot writes (in that checkpoint or
- * later).
+ * to the checkpoint that holds the first snapshot rows of such a shard, an equality delete by the
+ * shard column alone for every partition of it that holds files. Those deletes carry that
+ * checkpoint's sequence number, so they remove every older row of the shard and none that the new
+ * snapshot writes (in that checkpoint or later). Triggered by the snapshot rows themselves, not by
+ * the restore alone: a source that does not read the shard again (its position survived in the
+ * restored state) leaves the rows as they are rather than emptying the shard. (A shard that is empty
+ * on MySQL when read again sends no row, so its old rows stay.)
  */
 final class ShardReread {
   private ShardReread() {}

@@ -76,6 +76,7 @@ public final class ShardbergSink {
     private MaintenanceSettings maintenance = MaintenanceSettings.disabled();
     private boolean versionedRows = false;
     private java.util.SortedSet<Integer> shards;
+    private java.util.SortedSet<Integer> rereadShards = new java.util.TreeSet<>();
 
     private Builder(DataStream<RowData> input) {
       this.input = Objects.requireNonNull(input, "input");
@@ -201,6 +202,16 @@ public final class ShardbergSink {
       return this;
     }
 
+    /**
+     * With {@link #shards}: the shards the source reads from a fresh snapshot in this run. A restored
+     * job whose state does not know one of its shards and does not find it here stops at once: the
+     * source would go on with that shard from the binlog alone.
+     */
+    public Builder rereadShards(java.util.Set<Integer> shardNumbers) {
+      this.rereadShards = new java.util.TreeSet<>(shardNumbers);
+      return this;
+    }
+
     /** Prefix of the operator uids (default {@code shardberg-<pipelineId>}); never change it. */
     public Builder uidPrefix(String prefix) {
       this.uidPrefix = prefix;
@@ -221,7 +232,8 @@ public final class ShardbergSink {
               commitAttempts,
               retryBackoff,
               maintenance,
-              shards);
+              shards,
+              rereadShards);
 
       SingleOutputStreamOperator<WriterResult> written =
           input

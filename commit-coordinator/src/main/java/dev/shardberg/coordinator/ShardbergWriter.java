@@ -85,6 +85,8 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
   private transient long scannedSnapshotId;
   /** Shards that got insert-only rows since the last barrier; reported for the coordinator's check. */
   private transient Set<Integer> insertOnlyShards;
+  /** Shards that got snapshot reads (INSERT rows) since the last barrier; see ShardReread. */
+  private transient Set<Integer> snapshotShards;
   private transient Counter insertOnlyRows;
   private transient Counter upsertRows;
   private transient Counter deleteRows;
@@ -152,6 +154,7 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
       this.writers = writers.forSchema(schema, FlinkSchemaUtil.convert(schema));
     }
     this.insertOnlyShards = new HashSet<>();
+    this.snapshotShards = new HashSet<>();
     if (insertOnlyInitialLoad && !restored) {
       this.scannedSnapshotId =
           table.currentSnapshot() == null
@@ -249,6 +252,9 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
     } else {
       writer.upsert(row);
       upsertRows.inc();
+    }
+    if (kind == RowKind.INSERT) {
+      snapshotShards.add(shard);
     }
     long[] shardCounts = counts.computeIfAbsent(shard, ignored -> new long[2]);
     shardCounts[kind == RowKind.DELETE ? 1 : 0]++;
@@ -398,8 +404,10 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
     Map<Integer, Long> scans = new HashMap<>();
     insertOnlyShards.forEach(shard -> scans.put(shard, scannedSnapshotId));
     insertOnlyShards.clear();
+    Set<Integer> snapshots = new HashSet<>(snapshotShards);
+    snapshotShards.clear();
     output.collect(
-        new StreamRecord<>(new WriterResult(checkpointId, subtask, files, shardCounts, scans)));
+        new StreamRecord<>(new WriterResult(checkpointId, subtask, files, shardCounts, scans, snapshots)));
   }
 
   @Override

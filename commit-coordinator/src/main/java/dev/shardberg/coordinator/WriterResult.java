@@ -3,6 +3,9 @@ package dev.shardberg.coordinator;
 import java.io.Serializable;
 import java.util.Collections;
 import java.util.Map;
+import java.util.Set;
+import java.util.SortedSet;
+import java.util.TreeSet;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import org.apache.iceberg.io.WriteResult;
@@ -20,6 +23,8 @@ final class WriterResult implements Serializable {
   private final WriteResult files;
   private final TreeMap<Integer, ShardCounts> shardCounts;
   private final TreeMap<Integer, Long> insertOnlyScans;
+  /** Shards with snapshot reads (INSERT rows) in this checkpoint: a re-read shard's snapshot started. */
+  private final TreeSet<Integer> snapshotShards;
 
   WriterResult(long checkpointId, int subtask, WriteResult files, Map<Integer, ShardCounts> counts) {
     this(checkpointId, subtask, files, counts, Map.of());
@@ -35,6 +40,18 @@ final class WriterResult implements Serializable {
       WriteResult files,
       Map<Integer, ShardCounts> counts,
       Map<Integer, Long> insertOnlyScans) {
+    this(checkpointId, subtask, files, counts, insertOnlyScans, Set.of());
+  }
+
+  /** @param snapshotShards shards this writer got snapshot reads (INSERT rows) of in this checkpoint */
+  WriterResult(
+      long checkpointId,
+      int subtask,
+      WriteResult files,
+      Map<Integer, ShardCounts> counts,
+      Map<Integer, Long> insertOnlyScans,
+      Set<Integer> snapshotShards) {
+    this.snapshotShards = new TreeSet<>(snapshotShards);
     this.checkpointId = checkpointId;
     this.subtask = subtask;
     this.files = files;
@@ -44,6 +61,10 @@ final class WriterResult implements Serializable {
 
   SortedMap<Integer, Long> insertOnlyScans() {
     return Collections.unmodifiableSortedMap(insertOnlyScans);
+  }
+
+  SortedSet<Integer> snapshotShards() {
+    return Collections.unmodifiableSortedSet(snapshotShards);
   }
 
   long checkpointId() {

@@ -117,6 +117,7 @@ final class OperatorHarnesses {
                   commitAttempts,
                   Duration.ofMillis(10),
                   maintenance,
+                  null,
                   null),
               guard);
       this.harness = new OneInputStreamOperatorTestHarness<>(

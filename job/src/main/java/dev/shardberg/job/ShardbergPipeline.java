@@ -123,6 +123,7 @@ public final class ShardbergPipeline {
         .versionedRows(evolves(config)) // the taggers' rows follow the table's schema
         // a shard included again after tables.exclude-shards is read from a fresh snapshot: its old rows go
         .shards(plan.shardNumbers())
+        .rereadShards(config.tables().rereadShards())
         .uidPrefix(SINK_UID_PREFIX)
         .append();
 
@@ -165,7 +166,8 @@ public final class ShardbergPipeline {
         continue; // discovery already warned: no shard on this host
       }
       SourceConfig source = sourceConfig(config, host.name());
-      MySqlSource<RowData> mySqlSource = mySqlSource(plan, layout, host, source, config.cdc(), evolver);
+      MySqlSource<RowData> mySqlSource = mySqlSource(plan, layout, host, source, config.cdc(), evolver,
+          !config.tables().excludeShards().isEmpty() || !config.tables().rereadShards().isEmpty());
       DataStream<RowData> read = env.fromSource(mySqlSource, WatermarkStrategy.noWatermarks(), "MySQL " + host.name())
           .uid(SOURCE_UID_PREFIX + host.name())
           .setParallelism(pipeline.parallelism());
@@ -321,7 +323,8 @@ public final class ShardbergPipeline {
   }
 
   private static MySqlSource<RowData> mySqlSource(
-      ShardPlan plan, TableLayout layout, MySqlHost host, SourceConfig source, CdcConfig cdc, TableSchemaEvolver evolver) {
+      ShardPlan plan, TableLayout layout, MySqlHost host, SourceConfig source, CdcConfig cdc, TableSchemaEvolver evolver,
+      boolean scanNewlyAddedTables) {
     Properties debezium = new Properties();
     debezium.setProperty("poll.interval.ms", Long.toString(cdc.pollInterval().toMillis()));
     // the binlog client's keep-alive: a silent connection is reconnected after this, and the server's
@@ -362,9 +365,11 @@ public final class ShardbergPipeline {
         .serverId(source.serverIds().toString())
         .serverTimeZone(cdc.serverTimeZone())
         .startupOptions(startupOptions(cdc))
-        // a restored source drops the tables no longer listed (tables.exclude-shards) and reads the ones
-        // listed again from a fresh snapshot while the others go on from their binlog position
-        .scanNewlyAddedTableEnabled(true)
+        // only while shards are left out or read again: a restored source then drops the tables no longer
+        // listed and reads the ones listed again from a fresh snapshot while the others go on from their
+        // binlog position. Not always: it would also snapshot a shadow table of an online schema change
+        // that exists at the restore (and fail when the cut-over renames it away)
+        .scanNewlyAddedTableEnabled(scanNewlyAddedTables)
         .splitSize(cdc.snapshotChunkSize())
         .fetchSize(cdc.fetchSize())
         .connectionPoolSize(cdc.connectionPoolSize())

@@ -113,8 +113,19 @@ public final class RouterOptions {
               "Shard numbers the job leaves out: not read, not checked against the others; their rows in the"
                   + " table stay as they are. Resumed from a checkpoint, the job drops their read position;"
                   + " removed from this list again later, each is read from a fresh snapshot (its old rows"
-                  + " replaced) while the other shards go on from their position. The way past a change on"
+                  + " replaced, with tables.reread-shards) while the other shards go on from their position. The way past a change on"
                   + " one shard that the table cannot follow (docs/schema-evolution.md, 'Re-reading one shard').");
+  public static final ConfigOption<List<Integer>> TABLES_REREAD_SHARDS =
+      ConfigOptions.key("tables.reread-shards")
+          .intType()
+          .asList()
+          .defaultValues()
+          .withDescription(
+              "Shard numbers to read from a fresh snapshot when the job resumes from a checkpoint of a run that"
+                  + " left them out (tables.exclude-shards) or did not have them yet (a shard added to the"
+                  + " config): their old rows in the table are replaced, the other shards go on from their position."
+                  + " Remove them from the list at a later restart. A resumed job that meets such a shard without"
+                  + " it here stops, naming it.");
 
   // ---- source: the binlog format watch --------------------------------------------------------
   public static final ConfigOption<Duration> SOURCE_BINLOG_FORMAT_CHECK_INTERVAL =

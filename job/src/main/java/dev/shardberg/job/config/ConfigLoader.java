@@ -204,7 +204,8 @@ public final class ConfigLoader {
         });
       }
       case LIST -> {
-        if (option.key().equals(RouterOptions.TABLES_EXCLUDE_SHARDS.key())) {
+        if (option.key().equals(RouterOptions.TABLES_EXCLUDE_SHARDS.key())
+            || option.key().equals(RouterOptions.TABLES_REREAD_SHARDS.key())) {
           into.typed.put(option, shardNumbers(concrete, node));
           return;
         }
@@ -415,6 +416,12 @@ public final class ConfigLoader {
     }
     sources(conf.get(PIPELINE_PARALLELISM), sources);
     tables(conf);
+    java.util.Set<Integer> both = new java.util.TreeSet<>(conf.get(RouterOptions.TABLES_EXCLUDE_SHARDS));
+    both.retainAll(conf.get(RouterOptions.TABLES_REREAD_SHARDS));
+    if (!both.isEmpty()) {
+      problems.add("Shard(s) " + both + " are in both " + RouterOptions.TABLES_EXCLUDE_SHARDS.key() + " and "
+          + RouterOptions.TABLES_REREAD_SHARDS.key() + ": a shard is either left out or read again; remove it from one of them.");
+    }
     maintenance(conf);
     cdc(conf);
     OnStatelessStart onStatelessStart = conf.get(PIPELINE_ON_STATELESS_START);

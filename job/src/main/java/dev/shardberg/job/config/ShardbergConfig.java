@@ -181,12 +181,13 @@ public record ShardbergConfig(
 
   public record TablesConfig(
       String databasePattern, String tablePattern, Map<String, Integer> shardMap, List<String> keyColumns,
-      java.util.Set<Integer> excludeShards)
+      java.util.Set<Integer> excludeShards, java.util.Set<Integer> rereadShards)
       implements Serializable {
     public TablesConfig {
       shardMap = Map.copyOf(shardMap);
       keyColumns = List.copyOf(keyColumns);
       excludeShards = java.util.Set.copyOf(excludeShards);
+      rereadShards = java.util.Set.copyOf(rereadShards);
     }
 
     static TablesConfig from(Configuration conf) {
@@ -197,7 +198,8 @@ public record ShardbergConfig(
           conf.get(RouterOptions.TABLES_TABLE_PATTERN),
           shardMap,
           conf.get(RouterOptions.TABLES_KEY_COLUMNS),
-          new java.util.TreeSet<>(conf.get(RouterOptions.TABLES_EXCLUDE_SHARDS)));
+          new java.util.TreeSet<>(conf.get(RouterOptions.TABLES_EXCLUDE_SHARDS)),
+          new java.util.TreeSet<>(conf.get(RouterOptions.TABLES_REREAD_SHARDS)));
     }
 
     public Pattern databaseRegex() {

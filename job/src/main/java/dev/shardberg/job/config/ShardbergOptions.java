@@ -229,6 +229,7 @@ public final class ShardbergOptions {
           RouterOptions.TABLES_SHARD_MAP,
           RouterOptions.TABLES_KEY_COLUMNS,
           RouterOptions.TABLES_EXCLUDE_SHARDS,
+          RouterOptions.TABLES_REREAD_SHARDS,
           SOURCE_STARTUP_MODE,
           SOURCE_STARTUP_TIMESTAMP,
           SOURCE_SNAPSHOT_CHUNK_SIZE,

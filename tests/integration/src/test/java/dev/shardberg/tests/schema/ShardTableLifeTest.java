@@ -307,11 +307,21 @@ class ShardTableLifeTest {
     // shard 1 fixed (the change reverted) and included again: read alone from a fresh snapshot
     server.execute("ALTER TABLE reread.orders_1 MODIFY qty INT NOT NULL");
     shards.upsert(1, 30, 30);
-    JobClient job3 = ShardbergPipeline.start(LocalCheckpoints.environment(first, false, new PrintWriter(console, true)), first);
+    // included again without tables.reread-shards: the source would go on with it from the binlog alone;
+    // the resumed job stops at once, before any checkpoint, naming the shard and the key
+    JobClient refused = ShardbergPipeline.start(LocalCheckpoints.environment(first, false, new PrintWriter(console, true)), first);
+    Throwable stop = org.assertj.core.api.Assertions.catchThrowable(() -> refused.getJobExecutionResult().get(2, TimeUnit.MINUTES));
+    assertThat(org.apache.flink.util.ExceptionUtils.findThrowable(stop, dev.shardberg.coordinator.PipelineConflictException.class))
+        .as("failure %s", stop).get().extracting(Throwable::getMessage).asString()
+        .contains("shard(s) [1] are new to the restored state").contains("tables.reread-shards: [1]");
+    cancel(refused);
+
+    ShardbergConfig reread = withCheckpointDir(first, "reread-pipeline", "  reread-shards: [1]\n");
+    JobClient job3 = ShardbergPipeline.start(LocalCheckpoints.environment(reread, false, new PrintWriter(console, true)), reread);
     try {
       shards.upsert(2, 23, 23);
       awaitRows(table, shards.rows());
-      VerifyReport report = Reconciliation.verify(first, 5);
+      VerifyReport report = Reconciliation.verify(reread, 5);
       assertThat(report.matches()).as(report.render()).isTrue();
       Map<Integer, Long> added = addedRows(table, job3);
       assertThat(added.getOrDefault(0, 0L)).as("shard 0 not read again").isZero();
@@ -332,7 +342,8 @@ class ShardTableLifeTest {
       Files.writeString(file, yaml);
     }
     String withTables = yaml.replace("tables:\n", "tables:\n" + tablesExtra);
-    return ShardbergConfig.load(Files.writeString(dir.resolve(pipelineId + (tablesExtra.isEmpty() ? "" : "-excluded") + ".yaml"), withTables));
+    return ShardbergConfig.load(Files.writeString(
+        dir.resolve(pipelineId + (tablesExtra.isEmpty() ? "" : "-" + Integer.toHexString(tablesExtra.hashCode())) + ".yaml"), withTables));
   }
 
   /** Per shard, the rows the commits of {@code job} added (snapshot summaries). */
