@@ -73,6 +73,9 @@ final class LongRun {
   /** Held so the level sticks: the binlog client logs every connect at INFO through java.util.logging. */
   private static final java.util.logging.Logger BINLOG_CLIENT_LOG = java.util.logging.Logger.getLogger("com.github.shyiko.mysql.binlog");
 
+  /** A scan time that stands for "not read": the run's tables passed the scan budget. */
+  static final long NOT_READ = -1;
+
   /** The job's maintenance settings for the "on" run. */
   record MaintenanceSettings(Duration interval, Duration expireAfter) {}
 
@@ -116,7 +119,35 @@ final class LongRun {
       long icebergRows,
       List<Sample> samples,
       Sample end,
-      Compacted compacted) {}
+      Compacted compacted,
+      String notRead) {}
+
+  /**
+   * The scan budget of one run: once a full scan took longer than {@code limit}, the run's later
+   * samples, its end verification and its compacted copy are not read (without maintenance the cost
+   * of reading grows with data files times equality delete files per partition, so a long run's
+   * last scans would take far longer than the run).
+   */
+  static final class ScanBudget {
+    private final long limitMillis;
+    private String exceeded;
+
+    ScanBudget(Duration limit) {
+      this.limitMillis = limit.toMillis();
+    }
+
+    void record(double elapsedSeconds, long genericMillis, long flinkMillis) {
+      if (exceeded == null && Math.max(genericMillis, flinkMillis) > limitMillis) {
+        exceeded = String.format(Locale.ROOT, "not read after t=%.0f s: a full scan took %,d ms, over the scan budget of %,d ms",
+            elapsedSeconds, Math.max(genericMillis, flinkMillis), limitMillis);
+      }
+    }
+
+    /** Why the table is no longer read, or null while it is. */
+    String exceeded() {
+      return exceeded;
+    }
+  }
 
   /** Everything the long-run report shows. */
   record Result(
@@ -134,13 +165,16 @@ final class LongRun {
   private final Duration longRun;
   private final Duration sampleInterval;
   private final MaintenanceSettings maintenance;
+  private final Duration scanBudget;
   private final Progress progress;
 
-  LongRun(BenchConfig config, Duration longRun, Duration sampleInterval, MaintenanceSettings maintenance, Progress progress) {
+  LongRun(BenchConfig config, Duration longRun, Duration sampleInterval, MaintenanceSettings maintenance, Duration scanBudget,
+      Progress progress) {
     this.config = config;
     this.longRun = longRun;
     this.sampleInterval = sampleInterval;
     this.maintenance = maintenance;
+    this.scanBudget = scanBudget;
     this.progress = progress;
   }
 
@@ -189,6 +223,7 @@ final class LongRun {
     Path tableDir = Path.of(java.net.URI.create(table.location().startsWith("file:") ? table.location() : "file:" + table.location()));
     List<String> failures = new ArrayList<>();
     List<Sample> samples = new ArrayList<>();
+    ScanBudget budget = new ScanBudget(scanBudget);
     long expectedRows = config.totalRows();
     Workload.ChangeCounts counts = new Workload.ChangeCounts(0, 0, 0, 0);
     long restarts;
@@ -224,7 +259,7 @@ final class LongRun {
                       longRun.toSeconds(), ModeRunner.lagText(watcher.visibleLagMillis()), watcher.commitCount());
                 }
               }));
-          samples.add(sample(run, "changes", 0, table, loader, tableDir));
+          samples.add(sample(run, "changes", 0, table, loader, tableDir, budget));
           long next = streamStart + sampleInterval.toMillis();
           while (true) {
             try {
@@ -233,7 +268,7 @@ final class LongRun {
               break;
             } catch (TimeoutException e) {
               watcher.checkHealthy();
-              samples.add(sample(run, "changes", (System.currentTimeMillis() - streamStart) / 1000.0, table, loader, tableDir));
+              samples.add(sample(run, "changes", (System.currentTimeMillis() - streamStart) / 1000.0, table, loader, tableDir, budget));
               next = Math.max(next + sampleInterval.toMillis(), System.currentTimeMillis());
             }
           }
@@ -250,13 +285,21 @@ final class LongRun {
           // the end state, job stopped: the same table for both runs' last measurement and the copy
           ModeRunner.cancelQuietly(job);
           ModeRunner.awaitEnd(job);
-          end = sample(run, "end", (System.currentTimeMillis() - streamStart) / 1000.0, table, loader, tableDir);
+          end = sample(run, "end", (System.currentTimeMillis() - streamStart) / 1000.0, table, loader, tableDir, budget);
           samples.add(end);
-          verify = runner.verify(table);
-          if (!verify.matches()) {
-            failures.add("the table differs from the union of the shards");
+          if (budget.exceeded() == null) {
+            verify = runner.verify(table);
+            if (!verify.matches()) {
+              failures.add("the table differs from the union of the shards");
+            }
+            compacted = compactedCopy(catalog, loader, table, on);
+          } else {
+            // verify and the compacted copy read the whole table like a scan: not done past the budget
+            progress.line("end", "table == shards not checked and no compacted copy: %s", budget.exceeded());
+            if (on) {
+              failures.add("with maintenance on the table " + budget.exceeded());
+            }
           }
-          compacted = compactedCopy(catalog, loader, table, on);
         }
       } finally {
         ModeRunner.cancelQuietly(job);
@@ -294,7 +337,7 @@ final class LongRun {
         String.join("; ", failures), counts.total(), counts.ratePerSecond(), ModeRunner.freshness(fresh),
         ingestCommits, maintenanceCommits, retries, compactions, dropped, compactionsFailed, expired, restarts,
         verify != null && verify.matches(), verify == null ? -1 : verify.mysqlRows(), verify == null ? -1 : verify.icebergRows(),
-        samples, end, compacted);
+        samples, end, compacted, budget.exceeded());
     progress.line("result", "%s%s; freshness p99 %,d ms; stale-base retries %d; compactions %d (dropped %d)",
         result.status(), result.reason().isEmpty() ? "" : ": " + result.reason(), result.freshness().p99Millis(),
         retries, compactions, dropped);
@@ -302,7 +345,8 @@ final class LongRun {
   }
 
   /** Measures the table's current snapshot: files, bytes, and a full scan with both readers. */
-  private Sample sample(String run, String phase, double elapsed, Table table, CatalogLoader loader, Path tableDir) {
+  private Sample sample(String run, String phase, double elapsed, Table table, CatalogLoader loader, Path tableDir,
+      ScanBudget budget) {
     table.refresh();
     Snapshot current = table.currentSnapshot();
     long dataFiles = 0;
@@ -323,17 +367,23 @@ final class LongRun {
     } catch (IOException e) {
       throw new UncheckedIOException("Cannot plan the files of " + table.name(), e);
     }
-    long[] generic = genericScan(table, current.snapshotId());
-    long flink = flinkScan(TableLoader.fromCatalog(loader, ModeRunner.TABLE), current.snapshotId());
+    long[] generic = {NOT_READ, NOT_READ};
+    long flink = NOT_READ;
+    if (budget.exceeded() == null) {
+      generic = genericScan(table, current.snapshotId());
+      flink = flinkScan(TableLoader.fromCatalog(loader, ModeRunner.TABLE), current.snapshotId());
+      budget.record(elapsed, generic[1], flink);
+    }
     long snapshots = 0;
     for (Snapshot ignored : table.snapshots()) {
       snapshots++;
     }
     Sample s = new Sample(run, Math.round(elapsed * 10) / 10.0, phase, snapshots, generic[0], dataFiles, eq.size(), pos.size(),
         liveBytes, diskBytes(tableDir), generic[1], flink);
-    progress.line("sample", "t=%.0f s: %,d data files, %,d equality + %,d position delete files, %s live / %s on disk;"
-        + " scan generic %,d ms, Flink %,d ms (%,d rows)", s.elapsedSeconds(), dataFiles, eq.size(), pos.size(),
-        ModeRunner.mb(liveBytes), ModeRunner.mb(s.diskBytes()), s.genericScanMillis(), s.flinkScanMillis(), s.liveRows());
+    progress.line("sample", "t=%.0f s: %,d data files, %,d equality + %,d position delete files, %s live / %s on disk; %s",
+        s.elapsedSeconds(), dataFiles, eq.size(), pos.size(), ModeRunner.mb(liveBytes), ModeRunner.mb(s.diskBytes()),
+        s.genericScanMillis() == NOT_READ ? "scans skipped (" + budget.exceeded() + ")"
+            : String.format(Locale.ROOT, "scan generic %,d ms, Flink %,d ms (%,d rows)", s.genericScanMillis(), s.flinkScanMillis(), s.liveRows()));
     return s;
   }
 
@@ -483,8 +533,8 @@ final class LongRun {
       c.put(r.run() + ": data files start -> end", first.dataFiles() + " -> " + r.end().dataFiles());
       c.put(r.run() + ": delete files start -> end", (first.equalityDeleteFiles() + first.positionDeleteFiles())
           + " -> " + (r.end().equalityDeleteFiles() + r.end().positionDeleteFiles()));
-      c.put(r.run() + ": generic scan ms start -> end", first.genericScanMillis() + " -> " + r.end().genericScanMillis());
-      c.put(r.run() + ": Flink scan ms start -> end", first.flinkScanMillis() + " -> " + r.end().flinkScanMillis());
+      c.put(r.run() + ": generic scan ms start -> end", first.genericScanMillis() + " -> " + scanText(r, Sample::genericScanMillis));
+      c.put(r.run() + ": Flink scan ms start -> end", first.flinkScanMillis() + " -> " + scanText(r, Sample::flinkScanMillis));
       if (r.compacted() != null) {
         c.put(r.run() + ": end generic scan / compacted copy", round(r.end().genericScanMillis() / (double) Math.max(1, r.compacted().genericScanMillis())));
         c.put(r.run() + ": end Flink scan / compacted copy", round(r.end().flinkScanMillis() / (double) Math.max(1, r.compacted().flinkScanMillis())));
@@ -506,6 +556,27 @@ final class LongRun {
     return c;
   }
 
+  /** The end scan time, or the last one measured when the run passed its scan budget. */
+  private static String scanText(RunResult r, java.util.function.ToLongFunction<Sample> scan) {
+    if (scan.applyAsLong(r.end()) != NOT_READ) {
+      return Long.toString(scan.applyAsLong(r.end()));
+    }
+    Sample last = lastRead(r);
+    return last == null ? "not read" : String.format(Locale.ROOT, "not read (over the scan budget; last read at t=%.0f s: %d)",
+        last.elapsedSeconds(), scan.applyAsLong(last));
+  }
+
+  /** The run's last sample whose scans were measured. */
+  static Sample lastRead(RunResult r) {
+    Sample last = null;
+    for (Sample s : r.samples()) {
+      if (s.genericScanMillis() != NOT_READ) {
+        last = s;
+      }
+    }
+    return last;
+  }
+
   private static double round(double v) {
     return Math.round(v * 100) / 100.0;
   }
@@ -518,6 +589,7 @@ final class LongRun {
     m.put("files", "distinct live data files, equality and position delete files of the current snapshot (its scan plan)");
     m.put("bytes", "live: sizes of those files; on disk: every file under the table location (data, deletes, manifests, metadata; what expiry and orphan removal reclaim)");
     m.put("end", "measured after the change stream ended, the table caught up and the job was stopped");
+    m.put("scan budget", "once a full scan of a run took longer than --scan-budget, that run's later scans, its end check (table == shards) and its compacted copy are not done (they read the whole table too); shown as not read, -1 in the CSV and JSON");
     m.put("compacted copy", "the end table's live rows written to a new table with the same schema, spec and properties, one Parquet file per partition and no deletes; each reader scans it once to warm up, then timed");
     m.put("stale-base retries", "Iceberg's CommitReport attempts - 1 over every commit to the table through the job's catalog (ingest and maintenance): Iceberg retries only on CommitFailedException");
     m.put("compactions", "the job's maintenance counters (compactions, compactionsDropped: planned on a snapshot whose inputs changed, dropped and planned again; compactionsFailed)");
@@ -541,6 +613,10 @@ final class LongRun {
     Files.writeString(out.resolve(MD), markdown(result));
   }
 
+  private static String millis(long ms) {
+    return ms == NOT_READ ? "not read" : String.format(Locale.ROOT, "%,d", ms);
+  }
+
   static String markdown(Result result) {
     StringBuilder md = new StringBuilder("# Shardberg long-run report: maintenance off vs on\n\n");
     md.append("Command: `").append(result.command()).append("`  \n");
@@ -551,18 +627,23 @@ final class LongRun {
     md.append("| run | status | changes | freshness p50 / p99 ms | ingest commits | maintenance commits | compactions (dropped) | stale-base retries | restarts | table == shards |\n");
     md.append("|---|---|---|---|---|---|---|---|---|---|\n");
     for (RunResult r : result.runs()) {
-      md.append(String.format(Locale.ROOT, "| %s | %s%s | %,d (%,.0f/s) | %,d / %,d | %d | %d | %d (%d) | %d | %d | %s (%,d rows) |%n", r.run(),
+      md.append(String.format(Locale.ROOT, "| %s | %s%s | %,d (%,.0f/s) | %,d / %,d | %d | %d | %d (%d) | %d | %d | %s |%n", r.run(),
           r.status(), r.reason().isEmpty() ? "" : ": " + r.reason(), r.changesApplied(), r.changesPerSecond(),
           r.freshness().p50Millis(), r.freshness().p99Millis(), r.ingestCommits(), r.maintenanceCommits(), r.compactions(),
-          r.compactionsDropped(), r.commitFailedRetries(), r.restarts(), r.verified() ? "yes" : "NO", r.icebergRows()));
+          r.compactionsDropped(), r.commitFailedRetries(), r.restarts(),
+          r.notRead() != null ? "not checked" : String.format(Locale.ROOT, "%s (%,d rows)", r.verified() ? "yes" : "NO", r.icebergRows())));
     }
     md.append("\n| run | t (s) | data files | eq. delete files | pos. delete files | live MiB | on disk MiB | generic scan ms | Flink scan ms |\n");
     md.append("|---|---|---|---|---|---|---|---|---|\n");
     for (RunResult r : result.runs()) {
       for (Sample s : r.samples()) {
-        md.append(String.format(Locale.ROOT, "| %s | %s%.0f | %,d | %,d | %,d | %.1f | %.1f | %,d | %,d |%n", r.run(),
+        md.append(String.format(Locale.ROOT, "| %s | %s%.0f | %,d | %,d | %,d | %.1f | %.1f | %s | %s |%n", r.run(),
             s.phase().equals("end") ? "end " : "", s.elapsedSeconds(), s.dataFiles(), s.equalityDeleteFiles(),
-            s.positionDeleteFiles(), s.liveBytes() / 1048576.0, s.diskBytes() / 1048576.0, s.genericScanMillis(), s.flinkScanMillis()));
+            s.positionDeleteFiles(), s.liveBytes() / 1048576.0, s.diskBytes() / 1048576.0, millis(s.genericScanMillis()),
+            millis(s.flinkScanMillis())));
+      }
+      if (r.notRead() != null) {
+        md.append(String.format(Locale.ROOT, "| %s: %s | | | | | | | | |%n", r.run(), r.notRead()));
       }
       if (r.compacted() != null) {
         md.append(String.format(Locale.ROOT, "| %s: compacted copy | | %,d | 0 | 0 | %.1f | | %,d | %,d |%n", r.run(),

@@ -79,7 +79,10 @@ final class LongRunChart {
   private static List<double[]> points(LongRun.RunResult r, ToDoubleFunction<LongRun.Sample> y) {
     List<double[]> points = new ArrayList<>();
     for (LongRun.Sample s : r.samples()) {
-      points.add(new double[] {s.elapsedSeconds(), y.applyAsDouble(s)});
+      double v = y.applyAsDouble(s);
+      if (v >= 0) { // a scan not read (over the run's scan budget) has no point
+        points.add(new double[] {s.elapsedSeconds(), v});
+      }
     }
     return points;
   }

@@ -222,4 +222,28 @@ class BenchCommandTest {
     assertThat(Files.readString(out.resolve(LongRun.MD))).contains("| maintenance off | PASSED", "| maintenance on | PASSED",
         "end generic scan / compacted copy", LongRun.SVG);
   }
+
+  @Test
+  void aLongRunPastItsScanBudgetStopsReadingAndSaysSo() {
+    LongRun.ScanBudget budget = new LongRun.ScanBudget(java.time.Duration.ofSeconds(60));
+    budget.record(0, 2_000, 3_000);
+    assertThat(budget.exceeded()).isNull();
+    budget.record(360, 95_000, 70_000);
+    budget.record(540, 200_000, 10);
+    assertThat(budget.exceeded()).isEqualTo("not read after t=360 s: a full scan took 95,000 ms, over the scan budget of 60,000 ms");
+
+    List<LongRun.Sample> samples = List.of(
+        new LongRun.Sample("maintenance off", 0, "changes", 1, 100, 8, 0, 0, 10, 20, 2_000, 3_000),
+        new LongRun.Sample("maintenance off", 360, "changes", 70, 100, 400, 390, 390, 10, 20, 95_000, 70_000),
+        new LongRun.Sample("maintenance off", 540, "changes", 100, LongRun.NOT_READ, 600, 590, 590, 10, 20, LongRun.NOT_READ, LongRun.NOT_READ));
+    LongRun.Sample end = new LongRun.Sample("maintenance off", 600, "end", 110, LongRun.NOT_READ, 650, 640, 640, 10, 20,
+        LongRun.NOT_READ, LongRun.NOT_READ);
+    List<LongRun.Sample> all = new java.util.ArrayList<>(samples);
+    all.add(end);
+    LongRun.RunResult off = new LongRun.RunResult("maintenance off", false, ModeResult.PASSED, "", 1000, 2.0,
+        new ModeResult.Freshness(10, 1, 2, 3, 4), 100, 0, 0, 0, 0, 0, 0, 0, false, -1, -1, all, end, null, budget.exceeded());
+    assertThat(LongRun.lastRead(off).elapsedSeconds()).isEqualTo(360);
+    assertThat(LongRun.comparison(List.of(off)).get("maintenance off: generic scan ms start -> end"))
+        .isEqualTo("2000 -> not read (over the scan budget; last read at t=360 s: 95000)");
+  }
 }
