@@ -20,6 +20,8 @@ public final class RestartCounter implements MetricReporter {
   private static final Map<String, org.apache.flink.metrics.Counter> MAINTENANCE = new ConcurrentHashMap<>();
   private static final java.util.Set<String> MAINTENANCE_COUNTERS =
       java.util.Set.of("compactions", "compactionsDropped", "compactionsFailed", "expiredSnapshots", "manifestRewrites");
+  /** Ends the job name in a key (a character no job name here holds). */
+  private static final String JOB_END = "\u0000";
 
   @Override
   public void open(MetricConfig config) {}
@@ -30,10 +32,24 @@ public final class RestartCounter implements MetricReporter {
   @Override
   public void notifyOfAddedMetric(Metric metric, String name, MetricGroup group) {
     if ("numRestarts".equals(name) && metric instanceof Gauge<?> gauge) {
-      RESTARTS.put(group.getMetricIdentifier(name), gauge);
+      RESTARTS.put(key(group, name), gauge);
     } else if (MAINTENANCE_COUNTERS.contains(name) && metric instanceof org.apache.flink.metrics.Counter counter) {
-      MAINTENANCE.put(group.getMetricIdentifier(name), counter);
+      MAINTENANCE.put(key(group, name), counter);
     }
+  }
+
+  /**
+   * The job's name as given (the {@code <job_name>} variable) before the identifier: the identifier
+   * itself carries it filtered ({@code bench.shop.orders} becomes {@code bench_shop_orders}), so a
+   * job name with a dot never matched it.
+   */
+  private static String key(MetricGroup group, String name) {
+    String job = group.getAllVariables().getOrDefault("<job_name>", "");
+    return job + JOB_END + group.getMetricIdentifier(name);
+  }
+
+  private static boolean ofJob(String key, String jobName) {
+    return key.startsWith(jobName + JOB_END);
   }
 
   @Override
@@ -41,11 +57,11 @@ public final class RestartCounter implements MetricReporter {
     // keep the last gauge: the job may be gone by the time the bench reads it
   }
 
-  /** Restarts of the job whose name contains {@code jobName}, summed over its registrations. */
+  /** Restarts of the job named {@code jobName}: the highest count among its registrations. */
   static long restarts(String jobName) {
     long total = 0;
     for (Map.Entry<String, Gauge<?>> e : RESTARTS.entrySet()) {
-      if (e.getKey().contains(jobName)) {
+      if (ofJob(e.getKey(), jobName)) {
         Object v = e.getValue().getValue();
         if (v instanceof Number n) {
           total = Math.max(total, n.longValue());
@@ -56,22 +72,25 @@ public final class RestartCounter implements MetricReporter {
   }
 
   /**
-   * A maintenance counter of the job whose name contains {@code jobName}: the highest count among its
+   * A maintenance counter of the job named {@code jobName}: the highest count among its
    * registrations (the coordinator registers it once per job attempt).
    */
   static long maintenanceCounter(String jobName, String counter) {
     long total = 0;
     for (Map.Entry<String, org.apache.flink.metrics.Counter> e : MAINTENANCE.entrySet()) {
-      if (e.getKey().contains(jobName) && e.getKey().endsWith("." + counter)) {
+      if (ofJob(e.getKey(), jobName) && e.getKey().endsWith("." + counter)) {
         total = Math.max(total, e.getValue().getCount());
       }
     }
     return total;
   }
 
-  /** Identifiers of the maintenance counters registered so far (for the report's diagnostics). */
+  /** The maintenance counters registered so far, identifier=count (for the report's diagnostics). */
   static java.util.List<String> maintenanceCounterIds() {
-    return java.util.List.copyOf(MAINTENANCE.keySet());
+    return MAINTENANCE.entrySet().stream()
+        .map(e -> e.getKey().substring(e.getKey().indexOf(JOB_END) + 1) + "=" + e.getValue().getCount())
+        .sorted()
+        .toList();
   }
 
   /** Factory named in the Flink configuration. */
