@@ -29,9 +29,6 @@ import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.iceberg.Table;
-import org.apache.iceberg.data.IcebergGenerics;
-import org.apache.iceberg.data.Record;
-import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.types.Types;
 import org.apache.logging.log4j.Level;
 import org.junit.jupiter.api.AfterAll;
@@ -235,23 +232,8 @@ class InFlightSchemaChangeEndToEndTest {
     return v == null ? "NULL" : "'" + v + "'";
   }
 
-  static List<String> actualRows(Table table) throws Exception {
-    table.refresh();
-    List<String> rows = new ArrayList<>();
-    if (table.currentSnapshot() == null) {
-      return rows;
-    }
-    try (CloseableIterable<Record> records = IcebergGenerics.read(table).build()) {
-      for (Record r : records) {
-        StringBuilder row = new StringBuilder(r.getField("shard_number") + "|" + r.getField("id"));
-        for (String column : COLUMNS) {
-          row.append('|').append(table.schema().findField(column) == null ? null : r.getField(column));
-        }
-        rows.add(row.toString());
-      }
-    }
-    rows.sort(null);
-    return rows;
+  static List<String> actualRows(Table table) {
+    return TableRows.of(table, COLUMNS.toArray(String[]::new));
   }
 
   /** Waits until the table holds exactly the expected rows (a duplicate or a lost row never matches). */
