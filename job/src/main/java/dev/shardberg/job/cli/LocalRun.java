@@ -124,6 +124,27 @@ final class LocalRun {
         LOG.debug("Cannot handle SIG{} here; the JVM's default applies", name);
       }
     }
+    if (sigintIgnored()) {
+      line("Ctrl-C (SIGINT) is ignored by this process (started in the background): stop it with `kill %d` (SIGTERM)",
+          ProcessHandle.current().pid());
+    }
+  }
+
+  /**
+   * Whether this process inherited SIGINT ignored (a start in the background without job control),
+   * which no Java handler can catch; read from Linux's {@code /proc/self/status}, false elsewhere.
+   */
+  static boolean sigintIgnored() {
+    try {
+      for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/self/status"))) {
+        if (line.startsWith("SigIgn:")) {
+          return (Long.parseUnsignedLong(line.substring("SigIgn:".length()).trim(), 16) & (1L << 1)) != 0;
+        }
+      }
+    } catch (java.io.IOException | RuntimeException notLinux) {
+      LOG.debug("Cannot read this process's ignored signals: {}", notLinux.toString());
+    }
+    return false;
   }
 
   /** Counters between two progress lines. */

@@ -75,6 +75,7 @@ class LocalRunConsoleTest {
       Path out = dir.resolve("run.out");
       Process run = cli(List.of("run", "--config", configFile.toString(), "--web-port", Integer.toString(webPort),
           "--progress-interval", "1s"), log).redirectOutput(out.toFile()).start();
+      boolean[] sigintIgnored = {false};
       try {
         await().atMost(CAUGHT_UP).until(() -> Files.readString(out).contains("progress: checkpoint"));
         String console = Files.readString(out);
@@ -137,7 +138,8 @@ class LocalRunConsoleTest {
         // Ctrl-C. A process started in the background without job control (nohup, `cmd &` in a script,
         // some CI runners) inherits SIGINT ignored, and a JVM cannot catch an ignored signal: there the
         // run's other stop signal, SIGTERM, takes the same path (LocalRun handles both alike)
-        String signal = ignoresSigint(run.pid()) ? "-TERM" : "-INT";
+        sigintIgnored[0] = ignoresSigint(run.pid());
+        String signal = sigintIgnored[0] ? "-TERM" : "-INT";
         new ProcessBuilder("kill", signal, Long.toString(run.pid())).start().waitFor();
         boolean stopped = run.waitFor(3, TimeUnit.MINUTES);
         // if not, say where the run was
@@ -150,6 +152,9 @@ class LocalRunConsoleTest {
       }
       String console = Files.readString(out);
       assertThat(run.exitValue()).as(console).isZero();
+      // a run that cannot see Ctrl-C says so, naming the signal that works
+      assertThat(console.contains("Ctrl-C (SIGINT) is ignored by this process (started in the background): stop it with `kill "
+          + run.pid() + "` (SIGTERM)")).as(console).isEqualTo(sigintIgnored[0]);
       LocalCheckpoints.Retained state = LocalCheckpoints.latest(LocalCheckpoints.directory(config)).orElseThrow();
       assertThat(state.checkpointId()).as("the newest state is the savepoint of the stop").isEqualTo(-1);
       assertThat(console).contains("Stopping: taking a final savepoint")
