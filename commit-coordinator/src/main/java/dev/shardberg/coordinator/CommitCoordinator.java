@@ -113,6 +113,9 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
   /** Operator state names: never rename, restores match state by name. */
   static final String PENDING_STATE_NAME = "shardberg-coordinator-pending-checkpoints";
 
+  /** How often a finished compaction or merge is looked for between checkpoint commits. */
+  static final long MAINTENANCE_POLL_MILLIS = 100;
+
   static final String OFFSET_STATE_NAME = "shardberg-coordinator-checkpoint-offset";
 
   static final String LAST_SNAPSHOT_STATE_NAME = "shardberg-coordinator-last-snapshot-checkpoint";
@@ -171,6 +174,10 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
   private transient CoordinatorMetrics metrics;
   /** Null when maintenance is off. */
   private transient TableMaintainer maintainer;
+  /** The newest completed checkpoint (our numbering) this instance was told of. */
+  private transient long lastCompleted = Long.MIN_VALUE;
+  /** A timer is registered to commit a finished compaction or merge. */
+  private transient boolean maintenancePollScheduled;
   /** Insert-only scans of the newest staged checkpoint: the next ones likely carry them too. */
   private transient SortedMap<Integer, Long> latestInsertOnlyScans;
   /** Read by the maintenance thread; see {@link #publishPendingManifests()}. */
@@ -530,11 +537,44 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
     super.notifyCheckpointComplete(flinkCheckpointId);
     // Late, duplicate and out-of-order notices find nothing new at or below their id.
     commitUpTo(flinkCheckpointId + checkpointOffset);
-    if (maintainer != null && pending.headMap(flinkCheckpointId + checkpointOffset, true).isEmpty()) {
+    lastCompleted = Math.max(lastCompleted, flinkCheckpointId + checkpointOffset);
+    if (maintainer != null && noCompletedCheckpointPending()) {
       // Between checkpoint commits, on this same thread (and under the same guard): maintenance
       // commits are serialised with ingest by construction. Skipped while a checkpoint is stuck.
       maintainer.afterCommits(table, guard, options.lockTimeout(), maintenanceView());
+      pollMaintenanceSoon();
     }
+  }
+
+  private boolean noCompletedCheckpointPending() {
+    return pending.headMap(lastCompleted, true).isEmpty();
+  }
+
+  /**
+   * While a compaction or merge is being written, looks every {@link #MAINTENANCE_POLL_MILLIS} on
+   * this operator's thread (a processing-time timer runs in the task's mailbox, never beside a
+   * checkpoint commit) and commits it once written, so a merge lands soon after the checkpoint it
+   * follows rather than at the next one.
+   */
+  private void pollMaintenanceSoon() {
+    if (maintainer == null || maintenancePollScheduled || !maintainer.hasRewriteInFlight()) {
+      return;
+    }
+    maintenancePollScheduled = true;
+    long at = getProcessingTimeService().getCurrentProcessingTime() + MAINTENANCE_POLL_MILLIS;
+    getProcessingTimeService()
+        .registerTimer(
+            at,
+            time -> {
+              maintenancePollScheduled = false;
+              if (maintainer == null) {
+                return;
+              }
+              if (noCompletedCheckpointPending()) {
+                maintainer.commitFinished(table, guard, options.lockTimeout());
+              }
+              pollMaintenanceSoon();
+            });
   }
 
   /** The pending checkpoints' temporary manifests (as published) and the insert-only scans in use. */
@@ -1013,6 +1053,7 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
     try {
       if (maintainer != null) {
         maintainer.close();
+        maintainer = null;
       }
       if (guard != null) {
         guard.close();

@@ -39,8 +39,9 @@ import org.junit.jupiter.api.io.TempDir;
  * MiniCluster and a real table on disk: compaction (with the partitions' delete files dropped),
  * snapshot expiry and manifest rewrite commit between checkpoint commits. No restarts are allowed,
  * so any commit failure (a CommitFailedException between ingest and maintenance included) fails
- * the test. Every compaction snapshot reads exactly the rows of its parent, and the table ends equal
- * to the changelog.
+ * the test. Between cycles the partitions' recent files are merged after checkpoint commits. Every
+ * compaction and merge snapshot reads exactly the rows of its parent, and the table ends equal to
+ * the changelog.
  */
 class MaintenanceWithIngestTest {
   @RegisterExtension
@@ -55,11 +56,12 @@ class MaintenanceWithIngestTest {
 
   @Test
   void compactionBetweenCheckpointCommitsKeepsEveryRowAndDropsTheDeleteFiles() throws Exception {
-    List<List<Change>> steps = updateHeavyChangelog(new Random(14), 14);
+    List<List<Change>> steps = updateHeavyChangelog(new Random(14), 30);
     Table table = TestTables.create(warehouse, 2);
 
     Configuration maintenance = new Configuration();
-    maintenance.set(MaintenanceOptions.INTERVAL, Duration.ofMillis(200));
+    maintenance.set(MaintenanceOptions.INTERVAL, Duration.ofSeconds(1));
+    maintenance.set(MaintenanceOptions.COMPACTION_MERGE_MIN_FILES, 3);
     maintenance.set(MaintenanceOptions.COMPACTION_MIN_SMALL_FILES, 2);
     maintenance.set(MaintenanceOptions.COMPACTION_MAX_PARTITIONS_PER_CYCLE, 3);
     maintenance.set(MaintenanceOptions.COMPACTION_TARGET_FILE_SIZE, MemorySize.parse("1mb"));
@@ -100,10 +102,20 @@ class MaintenanceWithIngestTest {
     assertThat(TestTables.committedCheckpoints(table)).doesNotHaveDuplicates().isSorted();
     List<Snapshot> compactions = compactions(table);
     assertThat(compactions).isNotEmpty();
-    for (Snapshot compaction : compactions) {
-      assertThat(rowsAt(table, compaction.snapshotId()))
-          .as("rows of compaction snapshot %d against its parent", compaction.snapshotId())
-          .containsExactlyInAnyOrderElementsOf(rowsAt(table, compaction.parentId()));
+    List<Snapshot> merges = rewrites(table, "merge");
+    assertThat(merges).as("recent files merged between cycles").isNotEmpty();
+    assertThat(merges)
+        .as("a merge that folded equality deletes into one file for the base files")
+        .anyMatch(s -> addedDeleteFiles(s) > 0 && removedDeleteFiles(s) > 1);
+    assertThat(merges)
+        .as("a merge after a compaction: base files from the compaction, recent ones merged")
+        .anyMatch(s -> s.sequenceNumber() > compactions.get(0).sequenceNumber());
+    List<Snapshot> rewrites = new ArrayList<>(compactions);
+    rewrites.addAll(merges);
+    for (Snapshot rewrite : rewrites) {
+      assertThat(rowsAt(table, rewrite.snapshotId()))
+          .as("rows of %s snapshot %d against its parent", rewrite.summary().get(TableHealth.MAINTENANCE), rewrite.snapshotId())
+          .containsExactlyInAnyOrderElementsOf(rowsAt(table, rewrite.parentId()));
     }
     Snapshot lastCompaction = compactions.get(compactions.size() - 1);
     assertThat(table.snapshot(lastCompaction.parentId()).summary())
@@ -113,10 +125,15 @@ class MaintenanceWithIngestTest {
 
   /** Compaction snapshots in the current ancestry, oldest first. */
   static List<Snapshot> compactions(Table table) {
+    return rewrites(table, "compaction");
+  }
+
+  /** Maintenance snapshots of one kind (compaction, merge) in the current ancestry, oldest first. */
+  static List<Snapshot> rewrites(Table table, String kind) {
     table.refresh();
     List<Snapshot> found = new ArrayList<>();
     for (Snapshot s = table.currentSnapshot(); s != null; s = s.parentId() == null ? null : table.snapshot(s.parentId())) {
-      if ("compaction".equals(s.summary().get(TableHealth.MAINTENANCE))) {
+      if (kind.equals(s.summary().get(TableHealth.MAINTENANCE))) {
         found.add(0, s);
       }
     }
@@ -125,6 +142,10 @@ class MaintenanceWithIngestTest {
 
   static int removedDeleteFiles(Snapshot snapshot) {
     return Integer.parseInt(snapshot.summary().getOrDefault("removed-delete-files", "0"));
+  }
+
+  static int addedDeleteFiles(Snapshot snapshot) {
+    return Integer.parseInt(snapshot.summary().getOrDefault("added-delete-files", "0"));
   }
 
   static Set<TestTables.Row> rowsAt(Table table, long snapshotId) {

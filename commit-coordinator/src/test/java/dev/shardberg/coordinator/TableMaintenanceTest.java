@@ -6,6 +6,7 @@ import static org.apache.flink.types.RowKind.INSERT;
 import static org.apache.flink.types.RowKind.UPDATE_AFTER;
 import static org.apache.flink.types.RowKind.UPDATE_BEFORE;
 import static org.assertj.core.api.Assertions.assertThat;
+import static dev.shardberg.coordinator.MaintenanceWithIngestTest.rewrites;
 import static org.awaitility.Awaitility.await;
 
 import dev.shardberg.coordinator.OperatorHarnesses.Coordinator;
@@ -115,6 +116,76 @@ class TableMaintenanceTest {
       assertThat(health.deleteFiles()).as("the partition's delete files went with it").isZero();
       assertThat(health.dataFiles()).isEqualTo(1);
       assertThat(health.byShard().get(1).lastCompactionMillis()).isPresent();
+    }
+  }
+
+  @Test
+  void aMergeOfRecentFilesKeepsEveryRowWhileEqualityDeletesCommittedAfterItsSnapshotStillApply()
+      throws Exception {
+    Configuration config = compactionOnly();
+    config.set(MaintenanceOptions.INTERVAL, Duration.ofDays(1)); // no cycle: merges only
+    config.set(MaintenanceOptions.COMPACTION_MERGE_MIN_FILES, 3);
+    AtomicLong now = new AtomicLong(1_000);
+    try (Writer writer = new Writer(TestTables.loader(warehouse));
+        Coordinator coordinator = new Coordinator(TestTables.loader(warehouse), new JobID(), CommitGuardFactory.none(), 10);
+        TableMaintainer maintainer =
+            new TableMaintainer(
+                TestTables.loader(warehouse),
+                TestTables.TABLE_NAME,
+                MaintenanceSettings.from(config),
+                MoreExecutors.newDirectExecutorService(),
+                now::get,
+                new UnregisteredMetricsGroup())) {
+      coordinator.harness.open();
+      // The base: what a first checkpoint (or a compaction) wrote.
+      commit(coordinator, 1, writer.checkpoint(1, row(INSERT, 1, 1, "a"), row(INSERT, 1, 2, "b"), row(INSERT, 1, 3, "c"), row(INSERT, 1, 4, "d")));
+      // Recent checkpoints: updates, a delete, a key changed twice in one checkpoint (a position delete).
+      commit(coordinator, 2, writer.checkpoint(2, row(UPDATE_BEFORE, 1, 1, "a"), row(UPDATE_AFTER, 1, 1, "a2"), row(DELETE, 1, 2, "b")));
+      commit(coordinator, 3, writer.checkpoint(3, row(UPDATE_BEFORE, 1, 3, "c"), row(UPDATE_AFTER, 1, 3, "c2"),
+          row(UPDATE_BEFORE, 1, 3, "c2"), row(UPDATE_AFTER, 1, 3, "c3"), row(UPDATE_BEFORE, 1, 1, "a2"), row(UPDATE_AFTER, 1, 1, "a3"),
+          row(INSERT, 1, 2, "b2")));
+      table.refresh();
+      Set<Row> planned = TestTables.read(table);
+      TableHealth before = TableHealth.of(table, 1);
+      assertThat(before.dataFiles()).isEqualTo(3);
+      assertThat(before.deleteFiles()).isGreaterThanOrEqualTo(3);
+
+      maintainer.afterCommits(table, NoopCommitGuard.INSTANCE, LOCK_TIMEOUT, NOTHING_PENDING);
+      assertThat(rewrites(table, "merge")).as("written, not committed yet").isEmpty();
+      // Meanwhile ingest commits: its equality deletes (of keys in the base and in the merged
+      // files) carry higher sequence numbers than the merge's files and must still apply to them.
+      commit(coordinator, 4, writer.checkpoint(4, row(UPDATE_BEFORE, 1, 1, "a3"), row(UPDATE_AFTER, 1, 1, "a4"),
+          row(UPDATE_BEFORE, 1, 4, "d"), row(UPDATE_AFTER, 1, 4, "d2"), row(DELETE, 1, 2, "b2")));
+      table.refresh();
+      Set<Row> expected = TestTables.read(table);
+      assertThat(expected).isNotEqualTo(planned);
+
+      assertThat(maintainer.commitFinished(table, NoopCommitGuard.INSTANCE, LOCK_TIMEOUT)).isTrue();
+      List<Snapshot> merges = rewrites(table, "merge");
+      assertThat(merges).hasSize(1);
+      Snapshot merge = merges.get(0);
+      assertThat(merge.summary()).containsEntry("deleted-data-files", "2").containsEntry("added-data-files", "1")
+          .containsEntry("added-equality-delete-files", "1");
+      assertThat(MaintenanceWithIngestTest.rowsAt(table, table.currentSnapshot().snapshotId()))
+          .containsExactlyInAnyOrderElementsOf(expected);
+      assertThat(MaintenanceWithIngestTest.rowsAt(table, merge.snapshotId()))
+          .as("the merge snapshot reads its parent's rows")
+          .containsExactlyInAnyOrderElementsOf(MaintenanceWithIngestTest.rowsAt(table, merge.parentId()));
+      TableHealth after = TableHealth.of(table, 1);
+      assertThat(after.dataFiles()).as("base + merged + checkpoint 4's").isEqualTo(3);
+
+      // The next checkpoint's merge folds the merged files and checkpoint 4's into one again.
+      commit(coordinator, 5, writer.checkpoint(5, row(UPDATE_BEFORE, 1, 3, "c3"), row(UPDATE_AFTER, 1, 3, "c4")));
+      maintainer.afterCommits(table, NoopCommitGuard.INSTANCE, LOCK_TIMEOUT, NOTHING_PENDING);
+      assertThat(maintainer.commitFinished(table, NoopCommitGuard.INSTANCE, LOCK_TIMEOUT)).isTrue();
+      table.refresh();
+      assertThat(rewrites(table, "merge")).hasSize(2);
+      assertThat(MaintenanceWithIngestTest.rowsAt(table, table.currentSnapshot().snapshotId()))
+          .as("every key once, its latest version")
+          .containsExactlyInAnyOrder(new Row(1, 1L, "a4"), new Row(1, 3L, "c4"), new Row(1, 4L, "d2"));
+      TableHealth last = TableHealth.of(table, 1);
+      assertThat(last.dataFiles()).as("the base and one merged file").isEqualTo(2);
+      assertThat(last.deleteFiles()).as("one merged equality-delete file").isEqualTo(1);
     }
   }
 

@@ -14,6 +14,8 @@ import org.apache.flink.metrics.MetricGroup;
 final class MaintenanceMetrics {
   private final MetricGroup group;
   private final Counter compactions;
+  private final Counter merges;
+  private final Counter mergedDataFiles;
   private final Counter compactionsDropped;
   private final Counter compactionsFailed;
   private final Counter rewrittenDataFiles;
@@ -32,6 +34,8 @@ final class MaintenanceMetrics {
   MaintenanceMetrics(MetricGroup parent) {
     this.group = parent.addGroup("maintenance");
     this.compactions = group.counter("compactions");
+    this.merges = group.counter("merges");
+    this.mergedDataFiles = group.counter("mergedDataFiles");
     this.compactionsDropped = group.counter("compactionsDropped");
     this.compactionsFailed = group.counter("compactionsFailed");
     this.rewrittenDataFiles = group.counter("rewrittenDataFiles");
@@ -73,10 +77,15 @@ final class MaintenanceMetrics {
   }
 
   void compacted(PartitionRewrite.Result result, long nowMillis, long durationMs) {
+    removedDeleteFiles.inc(result.droppedDeletes().size());
+    if (result.isMerge()) {
+      merges.inc();
+      mergedDataFiles.inc(result.rewritten().size());
+      return;
+    }
     compactions.inc();
     rewrittenDataFiles.inc(result.rewritten().size());
     addedDataFiles.inc(result.added().size());
-    removedDeleteFiles.inc(result.droppedDeletes().size());
     lastCompactionMillis = nowMillis;
     lastCompactionDurationMs = durationMs;
   }

@@ -74,6 +74,18 @@ public final class MaintenanceOptions {
               "At most this many bytes of data and delete files are read per cycle (the first"
                   + " chosen partition is compacted even if it alone is larger).");
 
+  public static final ConfigOption<Integer> COMPACTION_MERGE_MIN_FILES =
+      ConfigOptions.key("maintenance.compaction.merge-min-files")
+          .intType()
+          .defaultValue(4)
+          .withDescription(
+              "Between cycles, after each checkpoint commit, a partition's files newer than its last"
+                  + " compaction are merged into one data file and one equality-delete file once it"
+                  + " has this many of them (data files newer than its base files, their deletes),"
+                  + " so a full scan opens a few files per partition at any time, not the"
+                  + " checkpoints' since the last cycle. Its cost is in proportion to the changes"
+                  + " since the last compaction. 0 turns merging off.");
+
   public static final ConfigOption<Boolean> EXPIRE_SNAPSHOTS_ENABLED =
       ConfigOptions.key("maintenance.expire-snapshots.enabled")
           .booleanType()

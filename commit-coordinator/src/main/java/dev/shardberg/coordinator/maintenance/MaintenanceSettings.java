@@ -10,6 +10,7 @@ import org.apache.flink.util.Preconditions;
  * Resolved maintenance settings, validated; read from {@link MaintenanceOptions}.
  *
  * @param maxManifests 0 = manifest rewrite off
+ * @param mergeMinFiles 0 = merging of recent files off
  */
 public record MaintenanceSettings(
     boolean enabled,
@@ -19,6 +20,7 @@ public record MaintenanceSettings(
     int minSmallFiles,
     int maxPartitionsPerCycle,
     long maxBytesPerCycle,
+    int mergeMinFiles,
     boolean expireSnapshots,
     Duration snapshotMaxAge,
     int retainLastSnapshots,
@@ -55,6 +57,12 @@ public record MaintenanceSettings(
         "Invalid %s: must be > 0, got %s bytes",
         MaintenanceOptions.COMPACTION_MAX_BYTES_PER_CYCLE.key(),
         maxBytesPerCycle);
+    Preconditions.checkArgument(
+        mergeMinFiles == 0 || mergeMinFiles >= 3,
+        "Invalid %s: must be 0 (off) or >= 3 (a merge leaves 2: the merged data and delete"
+            + " files), got %s",
+        MaintenanceOptions.COMPACTION_MERGE_MIN_FILES.key(),
+        mergeMinFiles);
     Preconditions.checkArgument(
         !snapshotMaxAge.isNegative(),
         "Invalid %s: must be >= 0, got %s",
@@ -103,6 +111,7 @@ public record MaintenanceSettings(
         config.get(MaintenanceOptions.COMPACTION_MIN_SMALL_FILES),
         config.get(MaintenanceOptions.COMPACTION_MAX_PARTITIONS_PER_CYCLE),
         config.get(MaintenanceOptions.COMPACTION_MAX_BYTES_PER_CYCLE).getBytes(),
+        config.get(MaintenanceOptions.COMPACTION_MERGE_MIN_FILES),
         config.get(MaintenanceOptions.EXPIRE_SNAPSHOTS_ENABLED),
         config.get(MaintenanceOptions.EXPIRE_SNAPSHOTS_MAX_AGE),
         config.get(MaintenanceOptions.EXPIRE_SNAPSHOTS_RETAIN_LAST),

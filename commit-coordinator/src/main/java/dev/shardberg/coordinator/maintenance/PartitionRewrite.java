@@ -42,11 +42,20 @@ import org.apache.iceberg.util.PropertyUtil;
 final class PartitionRewrite {
   private PartitionRewrite() {}
 
+  /** A whole-partition rewrite (every delete file dropped), or a merge of the recent files. */
+  static final String COMPACTION = "compaction";
+
+  static final String MERGE = "merge";
+
   /**
-   * A rewrite ready to commit: replace {@code rewritten} and {@code droppedDeletes} by {@code added},
-   * validated from snapshot {@code snapshotId}, the new files at its {@code sequenceNumber}.
+   * A rewrite ready to commit: replace {@code rewritten} and {@code droppedDeletes} by {@code added}
+   * and {@code addedDeletes}, validated from snapshot {@code snapshotId}, every new file (data and
+   * delete) at its {@code sequenceNumber}.
+   *
+   * @param kind {@link #COMPACTION} or {@link #MERGE}, written to the snapshot summary
    */
   record Result(
+      String kind,
       long snapshotId,
       long sequenceNumber,
       List<String> partitions,
@@ -54,10 +63,15 @@ final class PartitionRewrite {
       List<DataFile> rewritten,
       List<DeleteFile> droppedDeletes,
       List<DataFile> added,
+      List<DeleteFile> addedDeletes,
       long bytesRead) {
 
     boolean isEmpty() {
       return rewritten.isEmpty() && droppedDeletes.isEmpty();
+    }
+
+    boolean isMerge() {
+      return MERGE.equals(kind);
     }
   }
 
@@ -107,6 +121,7 @@ final class PartitionRewrite {
       added.addAll(write(table, tasks, targetFileSizeBytes, attempt));
     }
     return new Result(
+        COMPACTION,
         snapshotId,
         snapshot.sequenceNumber(),
         new ArrayList<>(new TreeSet<>(paths)),
@@ -114,6 +129,7 @@ final class PartitionRewrite {
         rewritten,
         deletes,
         added,
+        List.of(),
         bytesRead);
   }
 
@@ -121,7 +137,7 @@ final class PartitionRewrite {
     return specId == current.specId() && paths.contains(path);
   }
 
-  private static List<DataFile> write(
+  static List<DataFile> write(
       Table table, List<FileScanTask> tasks, long targetFileSizeBytes, int attempt)
       throws IOException {
     FileFormat format =
@@ -170,9 +186,12 @@ final class PartitionRewrite {
 
   /** Best effort: files of a rewrite that was not committed are orphans at worst. */
   static void deleteAdded(Table table, Result result) {
-    for (DataFile file : result.added()) {
+    List<String> locations = new ArrayList<>();
+    result.added().forEach(f -> locations.add(f.location()));
+    result.addedDeletes().forEach(f -> locations.add(f.location()));
+    for (String location : locations) {
       try {
-        table.io().deleteFile(file.location());
+        table.io().deleteFile(location);
       } catch (RuntimeException e) {
         // left for orphan-file removal
       }

@@ -45,8 +45,12 @@ import org.slf4j.LoggerFactory;
  *         ├──────► cycle due? ── expire snapshots (metadata only) ──────────► delete expired files ─┐
  *         │                   ── rewrite manifests if too many                                       │
  *         │                   ── start compaction ─► plan on S by pressure, read with deletes, write ┤
+ *         ├──────► otherwise ── start merge ─► each partition's files newer than its base → one ┤
+ *         │                                    data file + one equality-delete file (RecentFilesMerge)│
  *         └──────► orphans due? ─────────────────────► list the location, delete unreachable, old ──┤
  *                                                                       maintenance thread (1) ◄──┘
+ *  commitFinished: the same commit of a finished compaction or merge, called by the coordinator
+ *  from a processing-time timer on its own thread soon after the rewrite is written
  * </pre>
  *
  * <p>Invariants:
@@ -156,15 +160,8 @@ public final class TableMaintainer implements AutoCloseable {
     if (!guard.canCommit()) {
       return;
     }
-    if (compaction != null && compaction.isDone()) {
-      readyToCommit = collect(compaction);
-      compaction = null;
-    }
-    if (readyToCommit != null) {
-      if (!commitCompaction(table, guard, lockTimeout, readyToCommit)) {
-        return; // the lock was not free: try again after the next checkpoint
-      }
-      readyToCommit = null;
+    if (!commitFinished(table, guard, lockTimeout)) {
+      return; // the lock was not free: try again after the next checkpoint
     }
     long now = clock.getAsLong();
     if (now >= nextCycleAt && compaction == null) {
@@ -180,6 +177,11 @@ public final class TableMaintainer implements AutoCloseable {
         int thisAttempt = ++attempt;
         compaction = executor.submit(() -> planAndRewrite(thisAttempt));
       }
+    } else if (compaction == null && settings.compaction() && settings.mergeMinFiles() > 0) {
+      // Between cycles, after every checkpoint commit: merge the partitions' recent files.
+      compactionStartedAt = now;
+      int thisAttempt = ++attempt;
+      compaction = executor.submit(() -> planAndMerge(thisAttempt));
     }
     if (settings.orphanFiles() && now >= nextOrphansAt && (orphans == null || orphans.isDone())) {
       nextOrphansAt = now + settings.orphanInterval().toMillis();
@@ -188,7 +190,50 @@ public final class TableMaintainer implements AutoCloseable {
     }
   }
 
+  /**
+   * On the committer's thread, between checkpoint commits: commits a finished compaction or merge,
+   * if any. False when one is ready but the commit lock was not free (kept for the next call).
+   * The coordinator calls it shortly after a rewrite finished, so a merge lands well before the
+   * next checkpoint commit.
+   */
+  public boolean commitFinished(Table table, CommitGuard guard, Duration lockTimeout) throws Exception {
+    if (!guard.canCommit()) {
+      return false;
+    }
+    if (compaction != null && compaction.isDone()) {
+      readyToCommit = collect(compaction);
+      compaction = null;
+    }
+    if (readyToCommit != null) {
+      if (!commitCompaction(table, guard, lockTimeout, readyToCommit)) {
+        return false;
+      }
+      readyToCommit = null;
+    }
+    return true;
+  }
+
+  /** True while a compaction or merge is being written or waits for its commit. */
+  public boolean hasRewriteInFlight() {
+    return compaction != null || readyToCommit != null;
+  }
+
   // ---- compaction --------------------------------------------------------------------------------
+
+  private PartitionRewrite.Result planAndMerge(int thisAttempt) throws IOException {
+    Table table = backgroundTable();
+    Snapshot snapshot = table.currentSnapshot();
+    if (snapshot == null) {
+      return null;
+    }
+    return RecentFilesMerge.merge(
+        table,
+        snapshot.snapshotId(),
+        settings.mergeMinFiles(),
+        settings.maxBytesPerCycle(),
+        settings.targetFileSizeBytes(),
+        thisAttempt);
+  }
 
   private PartitionRewrite.Result planAndRewrite(int thisAttempt) throws IOException {
     Table table = backgroundTable();
@@ -231,7 +276,7 @@ public final class TableMaintainer implements AutoCloseable {
   private boolean commitCompaction(
       Table table, CommitGuard guard, Duration lockTimeout, PartitionRewrite.Result result)
       throws Exception {
-    if (result.isEmpty()) {
+    if (result == null || result.isEmpty()) {
       return true;
     }
     long start = System.nanoTime();
@@ -248,10 +293,15 @@ public final class TableMaintainer implements AutoCloseable {
             result.rewritten().forEach(rewrite::deleteFile);
             result.droppedDeletes().forEach(rewrite::deleteFile);
             result.added().forEach(rewrite::addFile);
-            StringJoiner shards = new StringJoiner(",");
-            result.shards().forEach(s -> shards.add(Integer.toString(s)));
-            rewrite.set(TableHealth.MAINTENANCE, "compaction");
-            rewrite.set(TableHealth.COMPACTED_SHARDS, shards.toString());
+            // Merged equality deletes at S's sequence number: they apply to the base files as the
+            // deletes they replace did, not to the merged data files (same sequence number).
+            result.addedDeletes().forEach(d -> rewrite.addFile(d, result.sequenceNumber()));
+            rewrite.set(TableHealth.MAINTENANCE, result.kind());
+            if (!result.isMerge()) {
+              StringJoiner shards = new StringJoiner(",");
+              result.shards().forEach(s -> shards.add(Integer.toString(s)));
+              rewrite.set(TableHealth.COMPACTED_SHARDS, shards.toString());
+            }
             rewrite.commit();
             return null;
           });
@@ -294,19 +344,28 @@ public final class TableMaintainer implements AutoCloseable {
     long now = clock.getAsLong();
     long ms = (System.nanoTime() - start) / 1_000_000;
     metrics.compacted(result, now, now - compactionStartedAt);
-    LOG.info(
-        "Compacted table {}: {} partitions of shards {}, {} data files and {} delete files ({}"
-            + " bytes) into {} data files, planned on snapshot {}, commit {} ms, {} ms in all",
-        tableName,
-        result.partitions().size(),
-        result.shards(),
-        result.rewritten().size(),
-        result.droppedDeletes().size(),
-        result.bytesRead(),
-        result.added().size(),
-        result.snapshotId(),
-        ms,
-        now - compactionStartedAt);
+    String message =
+        (result.isMerge() ? "Merged the recent files of table {}" : "Compacted table {}")
+            + ": {} partitions of shards {}, {} data files and {} delete files ({} bytes) into {}"
+            + " data files and {} delete files, planned on snapshot {}, commit {} ms, {} ms in all";
+    Object[] args = {
+      tableName,
+      result.partitions().size(),
+      result.shards(),
+      result.rewritten().size(),
+      result.droppedDeletes().size(),
+      result.bytesRead(),
+      result.added().size(),
+      result.addedDeletes().size(),
+      result.snapshotId(),
+      ms,
+      now - compactionStartedAt
+    };
+    if (result.isMerge()) {
+      LOG.debug(message, args); // after every checkpoint: the counters tell
+    } else {
+      LOG.info(message, args);
+    }
     return true;
   }
 
@@ -320,7 +379,7 @@ public final class TableMaintainer implements AutoCloseable {
     for (Snapshot s = table.currentSnapshot();
         s != null && s.snapshotId() != result.snapshotId();
         s = s.parentId() == null ? null : table.snapshot(s.parentId())) {
-      if ("compaction".equals(s.summary().get(TableHealth.MAINTENANCE))) {
+      if (result.kind().equals(s.summary().get(TableHealth.MAINTENANCE))) {
         for (DataFile file : s.addedDataFiles(table.io())) {
           if (file.location().equals(first)) {
             return true;

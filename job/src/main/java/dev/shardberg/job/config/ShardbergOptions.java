@@ -272,6 +272,7 @@ public final class ShardbergOptions {
           MaintenanceOptions.COMPACTION_MIN_SMALL_FILES,
           MaintenanceOptions.COMPACTION_MAX_PARTITIONS_PER_CYCLE,
           MaintenanceOptions.COMPACTION_MAX_BYTES_PER_CYCLE,
+          MaintenanceOptions.COMPACTION_MERGE_MIN_FILES,
           MaintenanceOptions.EXPIRE_SNAPSHOTS_ENABLED,
           MaintenanceOptions.EXPIRE_SNAPSHOTS_MAX_AGE,
           MaintenanceOptions.EXPIRE_SNAPSHOTS_RETAIN_LAST,

@@ -110,6 +110,7 @@ final class LongRun {
       long maintenanceCommits,
       long commitFailedRetries,
       long compactions,
+      long merges,
       long compactionsDropped,
       long compactionsFailed,
       long expiredSnapshots,
@@ -322,6 +323,7 @@ final class LongRun {
     long maintenanceCommits = commits.stream().filter(c -> "replace".equals(c.operation())).count();
     // compactions as the table records them (the snapshot summary's shardberg.maintenance), not only the job's metric
     compactions = Math.max(compactions, commits.stream().filter(c -> "compaction".equals(c.maintenance())).count());
+    long merges = commits.stream().filter(c -> "merge".equals(c.maintenance())).count();
     progress.line("metrics", "maintenance counters seen: %s", RestartCounter.maintenanceCounterIds());
     long ingestCommits = commits.stream().filter(c -> !"replace".equals(c.operation())).count();
     if (retries > 0) {
@@ -335,12 +337,12 @@ final class LongRun {
     }
     RunResult result = new RunResult(run, on, failures.isEmpty() ? ModeResult.PASSED : ModeResult.FAILED,
         String.join("; ", failures), counts.total(), counts.ratePerSecond(), ModeRunner.freshness(fresh),
-        ingestCommits, maintenanceCommits, retries, compactions, dropped, compactionsFailed, expired, restarts,
+        ingestCommits, maintenanceCommits, retries, compactions, merges, dropped, compactionsFailed, expired, restarts,
         verify != null && verify.matches(), verify == null ? -1 : verify.mysqlRows(), verify == null ? -1 : verify.icebergRows(),
         samples, end, compacted, budget.exceeded());
-    progress.line("result", "%s%s; freshness p99 %,d ms; stale-base retries %d; compactions %d (dropped %d)",
+    progress.line("result", "%s%s; freshness p99 %,d ms; stale-base retries %d; compactions %d, merges %d (dropped %d)",
         result.status(), result.reason().isEmpty() ? "" : ": " + result.reason(), result.freshness().p99Millis(),
-        retries, compactions, dropped);
+        retries, compactions, merges, dropped);
     return result;
   }
 
@@ -593,6 +595,7 @@ final class LongRun {
     m.put("compacted copy", "the end table's live rows written to a new table with the same schema, spec and properties, one Parquet file per partition and no deletes; each reader scans it once to warm up, then timed");
     m.put("stale-base retries", "Iceberg's CommitReport attempts - 1 over every commit to the table through the job's catalog (ingest and maintenance): Iceberg retries only on CommitFailedException");
     m.put("compactions", "the job's maintenance counters (compactions, compactionsDropped: planned on a snapshot whose inputs changed, dropped and planned again; compactionsFailed)");
+    m.put("merges", "maintenance snapshots that merged a partition's files newer than its last compaction into one data file and one equality-delete file (after checkpoint commits, between cycles; maintenance.compaction.merge-min-files)");
     m.put("freshness", "the watcher's first sight of a snapshot (visible to a reader, polled every 200 ms) - the row's mysql_commit_ts, every row the change phase's snapshots add");
     return m;
   }
@@ -624,12 +627,12 @@ final class LongRun {
         .append(result.machine()).append(". Versions: ").append(result.versions()).append(".\n\n");
     md.append("Settings: ").append(result.settings()).append("\n\n");
     md.append("![scan time, files, delete files, bytes over time](").append(SVG).append(")  \nSeries: [").append(CSV).append("](").append(CSV).append(")\n\n");
-    md.append("| run | status | changes | freshness p50 / p99 ms | ingest commits | maintenance commits | compactions (dropped) | stale-base retries | restarts | table == shards |\n");
+    md.append("| run | status | changes | freshness p50 / p99 ms | ingest commits | maintenance commits | compactions / merges (dropped) | stale-base retries | restarts | table == shards |\n");
     md.append("|---|---|---|---|---|---|---|---|---|---|\n");
     for (RunResult r : result.runs()) {
-      md.append(String.format(Locale.ROOT, "| %s | %s%s | %,d (%,.0f/s) | %,d / %,d | %d | %d | %d (%d) | %d | %d | %s |%n", r.run(),
+      md.append(String.format(Locale.ROOT, "| %s | %s%s | %,d (%,.0f/s) | %,d / %,d | %d | %d | %d / %d (%d) | %d | %d | %s |%n", r.run(),
           r.status(), r.reason().isEmpty() ? "" : ": " + r.reason(), r.changesApplied(), r.changesPerSecond(),
-          r.freshness().p50Millis(), r.freshness().p99Millis(), r.ingestCommits(), r.maintenanceCommits(), r.compactions(),
+          r.freshness().p50Millis(), r.freshness().p99Millis(), r.ingestCommits(), r.maintenanceCommits(), r.compactions(), r.merges(),
           r.compactionsDropped(), r.commitFailedRetries(), r.restarts(),
           r.notRead() != null ? "not checked" : String.format(Locale.ROOT, "%s (%,d rows)", r.verified() ? "yes" : "NO", r.icebergRows())));
     }

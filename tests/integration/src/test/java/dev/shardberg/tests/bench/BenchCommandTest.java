@@ -241,7 +241,7 @@ class BenchCommandTest {
     List<LongRun.Sample> all = new java.util.ArrayList<>(samples);
     all.add(end);
     LongRun.RunResult off = new LongRun.RunResult("maintenance off", false, ModeResult.PASSED, "", 1000, 2.0,
-        new ModeResult.Freshness(10, 1, 2, 3, 4), 100, 0, 0, 0, 0, 0, 0, 0, false, -1, -1, all, end, null, budget.exceeded());
+        new ModeResult.Freshness(10, 1, 2, 3, 4), 100, 0, 0, 0, 0, 0, 0, 0, 0, false, -1, -1, all, end, null, budget.exceeded());
     assertThat(LongRun.lastRead(off).elapsedSeconds()).isEqualTo(360);
     assertThat(LongRun.comparison(List.of(off)).get("maintenance off: generic scan ms start -> end"))
         .isEqualTo("2000 -> not read (over the scan budget; last read at t=360 s: 95000)");
