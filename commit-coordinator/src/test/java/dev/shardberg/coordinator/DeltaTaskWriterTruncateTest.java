@@ -6,6 +6,11 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import dev.shardberg.coordinator.maintenance.MaintenanceOptions;
+import dev.shardberg.coordinator.maintenance.MaintenanceSettings;
+import dev.shardberg.coordinator.maintenance.TableHealth;
+import dev.shardberg.coordinator.maintenance.TableMaintainer;
+import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.StringData;
 import org.apache.flink.types.RowKind;
@@ -18,6 +23,7 @@ import org.apache.iceberg.data.Record;
 import org.apache.iceberg.flink.FlinkSchemaUtil;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.io.WriteResult;
+import org.apache.iceberg.relocated.com.google.common.util.concurrent.MoreExecutors;
 import org.apache.iceberg.types.Types;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -104,6 +110,97 @@ class DeltaTaskWriterTruncateTest {
     newer.close();
 
     assertThat(read(table)).containsExactlyInAnyOrder("1|3|after|7", "2|1|old-schema|null");
+  }
+
+  @Test
+  void mergesOfRecentFilesAfterEachCommitKeepTheTruncateAndTheRowsAroundIt() throws Exception {
+    Table table = TestTables.create(warehouse, BUCKETS);
+    DeltaTaskWriter.Factory factory = DeltaTaskWriter.factory(table, TestTables.ROW_TYPE, Set.of(1, 2), 0, 0);
+    List<String> expected = new ArrayList<>();
+    DeltaTaskWriter first = factory.create();
+    for (long id = 1; id <= 9; id++) {
+      first.upsert(TestTables.row(RowKind.UPDATE_AFTER, 1, id, "old-" + id));
+      first.upsert(TestTables.row(RowKind.UPDATE_AFTER, 2, id, "other-" + id));
+      expected.add("2|" + id + "|other-" + id + "|null");
+    }
+    commit(table, first.complete());
+    first.close();
+
+    DeltaTaskWriter second = factory.create(); // updates of both shards: merged after the commit
+    for (long id = 1; id <= 9; id += 2) {
+      second.upsert(TestTables.row(RowKind.UPDATE_AFTER, 1, id, "new-" + id));
+      second.upsert(TestTables.row(RowKind.UPDATE_AFTER, 2, id, "other-new-" + id));
+      expected.remove("2|" + id + "|other-" + id + "|null");
+      expected.add("2|" + id + "|other-new-" + id + "|null");
+    }
+    commit(table, second.complete());
+    second.close();
+    for (long id = 2; id <= 9; id += 2) {
+      expected.add("1|" + id + "|old-" + id + "|null");
+    }
+    for (long id = 1; id <= 9; id += 2) {
+      expected.add("1|" + id + "|new-" + id + "|null");
+    }
+    assertThat(mergeNow(table)).as("both shards had recent files").isGreaterThan(0);
+    assertThat(read(table)).containsExactlyInAnyOrderElementsOf(expected);
+
+    DeltaTaskWriter third = factory.create(); // shard 1 truncated between an update and new rows
+    third.upsert(TestTables.row(RowKind.UPDATE_AFTER, 1, 2, "before-truncate"));
+    for (int bucket = 0; bucket < BUCKETS; bucket++) {
+      third.truncate(PartitionKeySelector.partitionOf(table.spec(), table.schema(), 1, bucket), 1);
+    }
+    third.upsert(TestTables.row(RowKind.UPDATE_AFTER, 1, 3, "after"));
+    third.upsert(TestTables.row(RowKind.UPDATE_AFTER, 2, 2, "other-changed"));
+    commit(table, third.complete());
+    third.close();
+    expected.removeIf(r -> r.startsWith("1|"));
+    expected.add("1|3|after|null");
+    expected.remove("2|2|other-2|null");
+    expected.add("2|2|other-changed|null");
+    assertThat(read(table)).containsExactlyInAnyOrderElementsOf(expected);
+    mergeNow(table);
+    assertThat(read(table)).as("after the merge that met the truncate").containsExactlyInAnyOrderElementsOf(expected);
+
+    DeltaTaskWriter fourth = factory.create(); // keys back after the truncate, and a delete
+    fourth.upsert(TestTables.row(RowKind.UPDATE_AFTER, 1, 1, "back"));
+    fourth.deleteKey(TestTables.row(RowKind.DELETE, 1, 3, null));
+    fourth.upsert(TestTables.row(RowKind.UPDATE_AFTER, 2, 5, "other-again"));
+    commit(table, fourth.complete());
+    fourth.close();
+    expected.remove("1|3|after|null");
+    expected.add("1|1|back|null");
+    expected.remove("2|5|other-new-5|null");
+    expected.add("2|5|other-again|null");
+    mergeNow(table);
+    assertThat(read(table)).as("after the next merge").containsExactlyInAnyOrderElementsOf(expected);
+    factory.close();
+  }
+
+  /** One merge of the recent files, committed at once; returns the partitions merged. */
+  private int mergeNow(Table table) throws Exception {
+    org.apache.flink.configuration.Configuration config = new org.apache.flink.configuration.Configuration();
+    config.set(MaintenanceOptions.INTERVAL, java.time.Duration.ofDays(1));
+    config.set(MaintenanceOptions.COMPACTION_MERGE_MIN_FILES, 3);
+    config.set(MaintenanceOptions.EXPIRE_SNAPSHOTS_ENABLED, false);
+    config.set(MaintenanceOptions.ORPHAN_FILES_ENABLED, false);
+    try (TableMaintainer maintainer =
+        new TableMaintainer(
+            TestTables.loader(warehouse),
+            TestTables.TABLE_NAME,
+            MaintenanceSettings.from(config),
+            MoreExecutors.newDirectExecutorService(),
+            System::currentTimeMillis,
+            new UnregisteredMetricsGroup())) {
+      table.refresh();
+      maintainer.afterCommits(
+          table, NoopCommitGuard.INSTANCE, java.time.Duration.ofSeconds(5), new TableMaintainer.CoordinatorView(List::of, Set.of()));
+      assertThat(maintainer.commitFinished(table, NoopCommitGuard.INSTANCE, java.time.Duration.ofSeconds(5))).isTrue();
+    }
+    table.refresh();
+    org.apache.iceberg.Snapshot current = table.currentSnapshot();
+    return "merge".equals(current.summary().get(TableHealth.MAINTENANCE))
+        ? Integer.parseInt(current.summary().getOrDefault("changed-partition-count", "0"))
+        : 0;
   }
 
   private static void commit(Table table, WriteResult files) {
