@@ -225,7 +225,11 @@ class HadoopStackEndToEndTest {
         .isEqualTo(lastLoggedMetadataLocation());
 
     TableMetadata metadata = TableMetadataParser.read(new HadoopFileIO(hadoopConf()), pointer);
+    // The last checkpoint commit, under any maintenance commits (compactions, merges) made after it.
     Snapshot current = metadata.currentSnapshot();
+    while (current.summary().containsKey(dev.shardberg.coordinator.maintenance.TableHealth.MAINTENANCE)) {
+      current = metadata.snapshot(current.parentId());
+    }
     long lastLogged = lastCheckpointTheCoordinatorLogged();
     assertThat(current.summary()).containsEntry(SnapshotSummaryKeys.PIPELINE_ID, PIPELINE_ID)
         .containsEntry(SnapshotSummaryKeys.CHECKPOINT_ID, Long.toString(lastLogged));
