@@ -12,10 +12,6 @@ import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileFormat;
 import org.apache.iceberg.FileScanTask;
-import org.apache.iceberg.ManifestFile;
-import org.apache.iceberg.ManifestFiles;
-import org.apache.iceberg.ManifestReader;
-import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
@@ -23,7 +19,6 @@ import org.apache.iceberg.flink.FlinkSchemaUtil;
 import org.apache.iceberg.flink.sink.RowDataTaskWriterFactory;
 import org.apache.iceberg.flink.source.DataIterator;
 import org.apache.iceberg.flink.source.RowDataFileScanTaskReader;
-import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.io.TaskWriter;
 import org.apache.iceberg.util.PropertyUtil;
 
@@ -79,7 +74,6 @@ final class PartitionRewrite {
       Table table, long snapshotId, List<PartitionHealth> chosen, long targetFileSizeBytes, int attempt)
       throws IOException {
     Snapshot snapshot = table.snapshot(snapshotId);
-    PartitionSpec spec = table.spec();
     Set<String> paths = new java.util.HashSet<>();
     SortedSet<Integer> shards = new TreeSet<>();
     for (PartitionHealth p : chosen) {
@@ -89,25 +83,12 @@ final class PartitionRewrite {
       }
     }
 
+    PartitionFiles files = PartitionFiles.of(table, snapshotId);
     List<FileScanTask> tasks = new ArrayList<>();
-    try (CloseableIterable<FileScanTask> planned =
-        table.newScan().useSnapshot(snapshotId).ignoreResiduals().planFiles()) {
-      for (FileScanTask task : planned) {
-        if (inChosen(spec, task.file().specId(), spec.partitionToPath(task.file().partition()), paths)) {
-          tasks.add(task);
-        }
-      }
-    }
     List<DeleteFile> deletes = new ArrayList<>();
-    for (ManifestFile manifest : snapshot.deleteManifests(table.io())) {
-      try (ManifestReader<DeleteFile> reader =
-          ManifestFiles.readDeleteManifest(manifest, table.io(), table.specs())) {
-        for (DeleteFile file : reader) {
-          if (inChosen(spec, file.specId(), table.specs().get(file.specId()).partitionToPath(file.partition()), paths)) {
-            deletes.add(file.copy());
-          }
-        }
-      }
+    for (String path : new TreeSet<>(paths)) {
+      tasks.addAll(files.tasksOf(path));
+      deletes.addAll(files.deletesOf(path));
     }
 
     List<DataFile> rewritten = new ArrayList<>();
@@ -131,10 +112,6 @@ final class PartitionRewrite {
         added,
         List.of(),
         bytesRead);
-  }
-
-  private static boolean inChosen(PartitionSpec current, int specId, String path, Set<String> paths) {
-    return specId == current.specId() && paths.contains(path);
   }
 
   static List<DataFile> write(

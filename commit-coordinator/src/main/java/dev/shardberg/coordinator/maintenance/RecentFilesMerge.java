@@ -7,16 +7,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.SortedSet;
-import java.util.TreeMap;
 import java.util.TreeSet;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileContent;
 import org.apache.iceberg.FileFormat;
 import org.apache.iceberg.FileScanTask;
-import org.apache.iceberg.ManifestFile;
-import org.apache.iceberg.ManifestFiles;
-import org.apache.iceberg.ManifestReader;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
@@ -91,36 +87,12 @@ final class RecentFilesMerge {
     Snapshot snapshot = table.snapshot(snapshotId);
     PartitionSpec spec = table.spec();
     int shardPosition = TableHealth.shardPosition(spec, table.schema().columns().get(0).fieldId());
-    Map<String, List<FileScanTask>> tasksByPartition = new TreeMap<>();
-    try (CloseableIterable<FileScanTask> planned =
-        table.newScan().useSnapshot(snapshotId).ignoreResiduals().planFiles()) {
-      for (FileScanTask task : planned) {
-        if (task.file().specId() == spec.specId()) {
-          tasksByPartition
-              .computeIfAbsent(spec.partitionToPath(task.file().partition()), p -> new ArrayList<>())
-              .add(task);
-        }
-      }
-    }
-    Map<String, List<DeleteFile>> deletesByPartition = new TreeMap<>();
-    for (ManifestFile manifest : snapshot.deleteManifests(table.io())) {
-      try (ManifestReader<DeleteFile> reader =
-          ManifestFiles.readDeleteManifest(manifest, table.io(), table.specs())) {
-        for (DeleteFile file : reader) {
-          if (file.specId() == spec.specId()) {
-            deletesByPartition
-                .computeIfAbsent(spec.partitionToPath(file.partition()), p -> new ArrayList<>())
-                .add(file.copy());
-          }
-        }
-      }
-    }
+    PartitionFiles files = PartitionFiles.of(table, snapshotId);
 
     List<Plan> plans = new ArrayList<>();
     long bytes = 0;
-    for (Map.Entry<String, List<FileScanTask>> entry : tasksByPartition.entrySet()) {
-      Plan plan =
-          plan(entry.getKey(), entry.getValue(), deletesByPartition.getOrDefault(entry.getKey(), List.of()), shardPosition, minFiles);
+    for (Map.Entry<String, List<FileScanTask>> entry : files.tasks().entrySet()) {
+      Plan plan = plan(entry.getKey(), entry.getValue(), files.deletesOf(entry.getKey()), shardPosition, minFiles);
       if (plan == null || (!plans.isEmpty() && bytes + plan.bytes() > maxBytes)) {
         continue;
       }

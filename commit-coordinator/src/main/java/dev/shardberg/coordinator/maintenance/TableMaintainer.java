@@ -259,7 +259,7 @@ public final class TableMaintainer implements AutoCloseable {
     } catch (ExecutionException e) {
       metrics.compactionFailed();
       LOG.warn(
-          "Compaction of table {} failed on the maintenance thread and is dropped; the partitions"
+          "Compaction or merge of table {} failed on the maintenance thread and is dropped; the partitions"
               + " are planned again next cycle ({}): {}",
           tableName,
           MaintenanceOptions.INTERVAL.key(),
