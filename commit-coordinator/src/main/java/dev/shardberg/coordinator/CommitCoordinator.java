@@ -50,17 +50,21 @@ import org.slf4j.LoggerFactory;
  * <pre>
  *  writer results ──► collecting (by Flink checkpoint id, memory only)
  *                          │ snapshotState(c): every result tagged ≤ c becomes temporary manifests,
- *                          │ stamped with this Flink job id (its lineage); a result for a
- *                          │ checkpoint already staged fails the job
+ *                          │ stamped with this coordinator's run id (drawn at each start); a
+ *                          │ result for a checkpoint already staged fails the job
  *                          ▼
  *                      pending (NavigableMap by pipeline checkpoint id; manifest bytes in state)
  *                          │ notifyCheckpointComplete(c): commit each entry ≤ c in order
  *                          │ ("commit one checkpoint", under guard.runExclusive):
  *                          │   refresh → read the progress record from that base
  *                          │   → newer epoch?                 CommitFencedException (job fails)
- *                          │   → own lineage already there?  skip (ALREADY_COMMITTED)
- *                          │   → older epoch at ≥ this id?    renumber pending past it, again
- *                          │   → other lineage at ≥ this id?  PipelineConflictException (job fails)
+ *                          │   → record's id ≥ this id and its run's mark ≥ this entry's Flink
+ *                          │     checkpoint?                    skip (ALREADY_COMMITTED)
+ *                          │   → record past it, entry empty?   skip (nothing to place)
+ *                          │   → record past it, entry of an earlier run (restored)?
+ *                          │                                  superseded state: PipelineConflictException
+ *                          │   → record past it, own entry, older epoch?  renumber own entries past it
+ *                          │   → record past it, own entry?   two jobs: PipelineConflictException
  *                          │   → one transaction: RowDelta (no history validation) + progress record
  *                          │   → swap only from that base, or from a newer one where the progress
  *                          │     record and schema are unchanged (a foreign commit); else start over
@@ -76,13 +80,15 @@ import org.slf4j.LoggerFactory;
  *   <li>What the pipeline committed is read from its {@link PipelineProgress} record only, from the
  *       very metadata the commit is built on; the record is written in the same Iceberg transaction
  *       as the data, so it is never ahead of or behind the data, and it never expires.
- *   <li>Pipeline checkpoint ids strictly increase, so "already committed" is "the record's id ≥
- *       ours", but only when the record is this entry's own lineage: staged by the same Flink job at
- *       the same or a later Flink checkpoint (a job commits its own entries in order), or committed
- *       by a job restored from this entry's job's state at or past it ({@code restored-from}).
- *       Anything else at ≥ ours means two jobs share the pipeline id; the coordinator stops the job
- *       instead of skipping (which would lose this job's data) or committing (which would
- *       duplicate) — unless fencing shows this instance is the newest, then it numbers past.
+ *   <li>Pipeline checkpoint ids strictly increase, so "already committed" needs "the record's id ≥
+ *       ours", and the entry's run known committed at or past its Flink checkpoint: the record
+ *       keeps, per run, the highest Flink checkpoint of that run's entries committed (runs are
+ *       drawn by the coordinator at each start, never the Flink job id, which two deployments can
+ *       share). So any earlier state of any run is recognised, whatever committed since. Otherwise,
+ *       at ≥ ours: a restored entry of another run is a superseded branch and an own entry means two
+ *       jobs share the pipeline id; the coordinator stops the job instead of skipping (which would
+ *       lose data) or committing (which would duplicate or put older changes over newer) — unless
+ *       fencing shows this instance is the newest, then it numbers its own entries past.
  *   <li>A commit lands only on metadata where its checks hold ({@link PinnedBaseOperations}): the
  *       base they ran on, or a later one whose progress record and schema are the same (a foreign
  *       commit such as maintenance; Iceberg's retry re-applies onto it). Never onto a table where
@@ -97,7 +103,8 @@ import org.slf4j.LoggerFactory;
  *       mistaken for already committed.
  *   <li>The pipeline id is kept in state; a restore under another id is refused.
  *   <li>Insert-only rows are committed only if no other committer added files to their shards since
- *       the writers' scan ({@link InsertOnlyCheck}), checked when staged and again at the commit.
+ *       the writers' scan ({@link InsertOnlyCheck}), checked when staged and again at the commit,
+ *       each check starting where the last one held ({@link VerifiedPoints}).
  *   <li>A checkpoint that cannot be committed now (lock timeout, guard disconnected) stays pending,
  *       with every later one, and is retried at the next checkpoint completion.
  * </ul>
@@ -148,6 +155,8 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
   private transient Table table;
   private transient CommitGuard guard;
   private transient String flinkJobId;
+  /** This coordinator's run (see {@link PipelineProgress}): drawn at each start, never restored. */
+  private transient String runId;
   private transient String manifestPrefix;
   private transient NavigableMap<Long, List<WriterResult>> collecting;
   private transient NavigableMap<Long, PendingCheckpoint> pending;
@@ -180,6 +189,8 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
   private transient boolean maintenancePollScheduled;
   /** Insert-only scans of the newest staged checkpoint: the next ones likely carry them too. */
   private transient SortedMap<Integer, Long> latestInsertOnlyScans;
+  /** How far each shard's insert-only check has held; later checks start there. */
+  private transient VerifiedPoints verifiedPoints;
   /** Read by the maintenance thread; see {@link #publishPendingManifests()}. */
   private transient volatile List<byte[]> pendingManifests;
 
@@ -198,10 +209,12 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
   public void initializeState(StateInitializationContext context) throws Exception {
     super.initializeState(context);
     this.flinkJobId = getRuntimeContext().getJobInfo().getJobId().toString();
+    this.runId = PipelineProgress.newRunId();
     this.manifestPrefix =
-        "shardberg-" + options.pipelineId().replaceAll("[^A-Za-z0-9_.-]", "_") + "-" + flinkJobId;
+        "shardberg-" + options.pipelineId().replaceAll("[^A-Za-z0-9_.-]", "_") + "-" + runId;
     this.collecting = new TreeMap<>();
     this.pending = new TreeMap<>();
+    this.verifiedPoints = new VerifiedPoints();
     this.pendingManifests = List.of();
     this.metrics = new CoordinatorMetrics(getRuntimeContext().getMetricGroup());
     if (!tableLoader.isOpen()) {
@@ -239,7 +252,15 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
             .getOperatorStateStore()
             .getListState(new ListStateDescriptor<>(KNOWN_SHARDS_STATE_NAME, org.apache.flink.api.common.typeutils.base.IntSerializer.INSTANCE));
     this.restoredFrom = new LinkedHashMap<>();
+    checkNoOtherPipelineWritesTheseShards(table.properties());
     initKnownShards(context.isRestored());
+    LOG.info(
+        "Coordinator of pipeline {} for table {} starts run {} (Flink job {}, {})",
+        options.pipelineId(),
+        options.tableName(),
+        runId,
+        flinkJobId,
+        context.isRestored() ? "restored" : "without state");
 
     long restoredFlinkCheckpoint = context.getRestoredCheckpointId().orElse(0L);
     if (context.isRestored()) {
@@ -311,6 +332,18 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
               options.tableName(),
               options.maintenance(),
               getRuntimeContext().getMetricGroup().addGroup("shardberg"));
+    }
+  }
+
+  /** Another pipeline recorded in the table writes one of this job's shard numbers: refused. */
+  private void checkNoOtherPipelineWritesTheseShards(Map<String, String> properties) {
+    if (options.shards() == null) {
+      return;
+    }
+    String conflict =
+        PipelineShards.conflict(properties, options.pipelineId(), options.tableName(), options.shards());
+    if (conflict != null) {
+      throw new PipelineConflictException(conflict);
     }
   }
 
@@ -444,9 +477,11 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
         results = new ArrayList<>(results);
         results.add(rereadTruncations(entry.getKey(), replaced));
       }
-      PendingCheckpoint staged =
+      PendingCheckpoint written =
           TempManifests.write(
-              table, manifestPrefix, checkpointId, entry.getKey(), flinkJobId, results);
+              table, manifestPrefix, checkpointId, entry.getKey(), runId, results);
+      PendingCheckpoint staged =
+          written.withInsertOnlyScans(verifiedPoints.resolve(written.insertOnlyScans()));
       try {
         checkInsertOnlyRowsBeforeStaging(staged);
       } catch (RuntimeException e) {
@@ -514,22 +549,40 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
     }
     long checkpointId = staged.checkpointId();
     table.refresh();
-    InsertOnlyCheck.foreignWrite(table, shardColumn, options.pipelineId(), scans)
-        .ifPresent(
-            reason -> {
-              throw new IllegalStateException(
-                  String.format(
-                      "Cannot stage checkpoint %d of pipeline %s for table %s: its rows of shard(s)"
-                          + " %s were written insert-only (initial load), but %s. Committing them"
-                          + " could duplicate keys. This checkpoint fails; the job restarts from"
-                          + " its previous checkpoint and writes these rows as upserts. Stop any"
-                          + " other writer of these shards.",
-                      checkpointId,
-                      options.pipelineId(),
-                      options.tableName(),
-                      scans.keySet(),
-                      reason));
-            });
+    Optional<InsertOnlyCheck.Finding> finding =
+        InsertOnlyCheck.foreignWrite(table, shardColumn, options.pipelineId(), scans);
+    if (finding.isPresent()) {
+      throw new IllegalStateException(
+          String.format(
+              "Cannot stage checkpoint %d of pipeline %s for table %s: its rows of shard(s) %s were"
+                  + " written insert-only (initial load), but %s. %s This checkpoint fails; the job"
+                  + " restarts from its previous checkpoint and writes these rows as upserts.",
+              checkpointId,
+              options.pipelineId(),
+              options.tableName(),
+              scans.keySet(),
+              finding.get(),
+              finding.get().historyGone()
+                  ? "Whether another writer wrote these shards meanwhile cannot be told."
+                  : "Committing them could duplicate keys; stop any other writer of these shards."));
+    }
+    if (table.currentSnapshot() != null) {
+      advanceVerifiedPoints(scans, table.currentSnapshot().snapshotId());
+    }
+  }
+
+  /**
+   * The insert-only check of {@code checked} held up to snapshot {@code upTo}: later checks of these
+   * shards start there, in memory and in the pending checkpoints (and so in state).
+   */
+  private void advanceVerifiedPoints(SortedMap<Integer, Long> checked, long upTo) {
+    verifiedPoints.advance(checked, upTo);
+    pending.replaceAll(
+        (id, entry) ->
+            entry.insertOnlyScans().isEmpty()
+                ? entry
+                : entry.withInsertOnlyScans(verifiedPoints.resolve(entry.insertOnlyScans())));
+    latestInsertOnlyScans = verifiedPoints.resolve(latestInsertOnlyScans);
   }
 
   @Override
@@ -580,6 +633,7 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
   /** The pending checkpoints' temporary manifests (as published) and the insert-only scans in use. */
   private TableMaintainer.CoordinatorView maintenanceView() {
     Set<Long> scans = new HashSet<>(latestInsertOnlyScans.values());
+    scans.addAll(verifiedPoints.newest());
     for (PendingCheckpoint checkpoint : pending.values()) {
       scans.addAll(checkpoint.insertOnlyScans().values());
     }
@@ -820,48 +874,45 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
     if (progress.isPresent()) {
       checkRecordNotNewerEpoch(checkpoint, progress.get(), epoch);
     }
-    if (progress.isPresent() && isOwnCommit(progress.get(), checkpoint)) {
+    if (progress.isPresent() && isCommitted(progress.get(), checkpoint)) {
       LOG.info(
-          "Checkpoint {} of pipeline {} is already in table {} (progress record: {}); not"
-              + " committing it again",
+          "Checkpoint {} of pipeline {} (run {}, Flink checkpoint {}) is already in table {}"
+              + " (progress record: {}); not committing it again",
           checkpoint.checkpointId(),
           options.pipelineId(),
+          checkpoint.stagedBy(),
+          checkpoint.flinkCheckpointId(),
           options.tableName(),
           progress.get());
       metrics.alreadyCommitted(progress.get().checkpointId());
       return Outcome.ALREADY_COMMITTED;
     }
-    if (progress.isPresent()
-        && progress.get().checkpointId() >= checkpoint.checkpointId()
-        && epoch >= 0
-        && progress.get().epoch() < epoch) {
-      // Fencing is on and this instance is the pipeline's newest: the record is an older
-      // instance's progress, made before it was fenced. Number this instance's checkpoints past it.
-      renumberPast(progress.get().checkpointId());
-      return Outcome.RENUMBERED;
-    }
-    if (progress.isPresent()) {
-      checkNoOtherLineage(checkpoint, progress.get());
+    if (progress.isPresent() && progress.get().checkpointId() >= checkpoint.checkpointId()) {
+      // Not committed, and the table is past it: who is past it decides.
+      if (checkpoint.isEmpty() && !heartbeat) {
+        return Outcome.SKIPPED_EMPTY; // nothing of it to place
+      }
+      if (checkpoint.stagedBy() != null && !checkpoint.stagedBy().equals(runId)) {
+        throw supersededRun(checkpoint, progress.get());
+      }
+      if (epoch >= 0 && progress.get().epoch() < epoch) {
+        // Fencing is on and this instance is the pipeline's newest: the record is an older
+        // instance's progress, made before it was fenced. Number this run's own checkpoints past
+        // it (never another run's: its entries are committed or superseded, decided above).
+        renumberPast(progress.get().checkpointId());
+        return Outcome.RENUMBERED;
+      }
+      throw otherJob(checkpoint, progress.get());
     }
     WriterTableCheck.validateSchema(table.schema(), options.tableName(), rowType);
-    if (!checkpoint.insertOnlyScans().isEmpty()) {
-      InsertOnlyCheck.foreignWrite(
-              table, shardColumn, options.pipelineId(), checkpoint.insertOnlyScans())
-          .ifPresent(
-              reason -> {
-                throw new PipelineConflictException(
-                    String.format(
-                        "Cannot commit checkpoint %d of pipeline %s to table %s: its rows of"
-                            + " shard(s) %s were written insert-only (initial load), but %s."
-                            + " Committing would duplicate keys, and the restored state holds"
-                            + " them too. Stop the other writer of these shards, then start the"
-                            + " pipeline without state with insert-only initial load off.",
-                        checkpoint.checkpointId(),
-                        options.pipelineId(),
-                        options.tableName(),
-                        checkpoint.insertOnlyScans().keySet(),
-                        reason));
-              });
+    checkNoOtherPipelineWritesTheseShards(base.properties());
+    SortedMap<Integer, Long> insertOnlyScans = verifiedPoints.resolve(checkpoint.insertOnlyScans());
+    if (!insertOnlyScans.isEmpty()) {
+      Optional<InsertOnlyCheck.Finding> finding =
+          InsertOnlyCheck.foreignWrite(table, shardColumn, options.pipelineId(), insertOnlyScans);
+      if (finding.isPresent()) {
+        throw insertOnlyRefused(checkpoint, insertOnlyScans, finding.get());
+      }
     }
 
     TempManifests.Files files = TempManifests.read(table, checkpoint);
@@ -875,7 +926,7 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
         base.currentSnapshot() == null
             ? PendingCheckpoint.NO_SNAPSHOT
             : base.currentSnapshot().snapshotId();
-    checkpoint.insertOnlyScans().keySet().forEach(shard -> sinceChecked.put(shard, checkedSnapshot));
+    insertOnlyScans.keySet().forEach(shard -> sinceChecked.put(shard, checkedSnapshot));
     Transaction transaction =
         Transactions.newTransaction(
             table.name(),
@@ -907,6 +958,7 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
     update.set(
         SnapshotSummaryKeys.FLINK_CHECKPOINT_ID, Long.toString(checkpoint.flinkCheckpointId()));
     update.set(SnapshotSummaryKeys.FLINK_JOB_ID, flinkJobId);
+    update.set(SnapshotSummaryKeys.RUN_ID, runId);
     if (epoch >= 0) {
       update.set(SnapshotSummaryKeys.EPOCH, Long.toString(epoch));
     }
@@ -923,19 +975,33 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
             });
     update.commit();
     PipelineProgress committed =
-        new PipelineProgress(
+        PipelineProgress.next(
+            progress.filter(p -> !p.legacy()),
             checkpoint.checkpointId(),
             checkpoint.flinkCheckpointId(),
-            checkpoint.stagedBy() != null ? checkpoint.stagedBy() : flinkJobId,
+            checkpoint.stagedBy() != null ? checkpoint.stagedBy() : runId,
+            runId,
             flinkJobId,
             epoch,
             restoredFrom);
-    transaction
-        .updateProperties()
-        .set(PipelineProgress.propertyKey(options.pipelineId()), committed.encode())
-        .commit();
+    var properties =
+        transaction
+            .updateProperties()
+            .set(PipelineProgress.propertyKey(options.pipelineId()), committed.encode());
+    publishInsertOnlyHistoryNeeded(
+        properties, base, checkpoint, insertOnlyScans, transaction.table().currentSnapshot().snapshotId());
+    if (options.shards() != null) {
+      String shards = PipelineShards.encode(options.shards());
+      if (!shards.equals(base.properties().get(PipelineShards.propertyKey(options.pipelineId())))) {
+        properties.set(PipelineShards.propertyKey(options.pipelineId()), shards);
+      }
+    }
+    properties.commit();
     transaction.commitTransaction();
     long snapshotId = transaction.table().currentSnapshot().snapshotId();
+    if (!insertOnlyScans.isEmpty()) {
+      advanceVerifiedPoints(insertOnlyScans, snapshotId); // checked up to the base, own commit on it
+    }
     long ms = (System.nanoTime() - start) / 1_000_000;
     if (heartbeat) {
       metrics.heartbeat(checkpoint.checkpointId(), ms);
@@ -975,14 +1041,13 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
   }
 
   /**
-   * True when the table's progress shows this entry committed by its own lineage: the record is at
-   * or past this id and either was staged by the same Flink job at the same or a later Flink
-   * checkpoint (one job commits its entries in order, so a later one of its own means this one
-   * landed too), or its committer descends from this entry's job's state at or past this entry (a
-   * restore commits every restored entry before its own). Without lineage on either side (a table or
-   * state from before the record), "at or past" alone decides.
+   * True when the table's progress shows this entry committed: the record is at or past its id (ids
+   * are committed in increasing order) and its run's committed mark is at or past the entry's Flink
+   * checkpoint ({@link PipelineProgress#covers}). The first condition keeps a restored run's
+   * ancestry mark, written with its first commit, from covering restored entries not committed yet.
+   * Without runs on either side (a table or state from before the record), the first alone decides.
    */
-  private static boolean isOwnCommit(PipelineProgress progress, PendingCheckpoint checkpoint) {
+  private static boolean isCommitted(PipelineProgress progress, PendingCheckpoint checkpoint) {
     if (progress.checkpointId() < checkpoint.checkpointId()) {
       return false;
     }
@@ -995,9 +1060,9 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
   /** The ancestry written into state at checkpoint c: the restored jobs plus this job at c. */
   private LinkedHashMap<String, Long> lineageAt(long flinkCheckpointId) {
     LinkedHashMap<String, Long> lineage = new LinkedHashMap<>(restoredFrom);
-    lineage.remove(flinkJobId);
-    lineage.put(flinkJobId, flinkCheckpointId);
-    while (lineage.size() > PipelineProgress.MAX_RESTORED_FROM) {
+    lineage.remove(runId);
+    lineage.put(runId, flinkCheckpointId);
+    while (lineage.size() > PipelineProgress.MAX_RUNS) {
       lineage.remove(lineage.keySet().iterator().next());
     }
     return lineage;
@@ -1024,28 +1089,139 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
   }
 
   /**
-   * The record is not this entry's own commit; at or past this id it is another lineage's, so a
-   * second job shares the pipeline id: skipping would lose this job's data, committing would
+   * Publishes, with the commit, the oldest snapshot the insert-only checks of this pipeline will
+   * still read history from once it lands ({@link TableMaintainer#INSERT_ONLY_FROM_PREFIX}), so that
+   * snapshot expiry — this pipeline's or another's on the same table — keeps it; removes it once
+   * no insert-only rows are pending or coming.
+   */
+  private void publishInsertOnlyHistoryNeeded(
+      org.apache.iceberg.UpdateProperties properties,
+      TableMetadata base,
+      PendingCheckpoint committing,
+      SortedMap<Integer, Long> committingScans,
+      long committingSnapshot) {
+    Set<Long> needed = new HashSet<>();
+    java.util.function.BiConsumer<Integer, Long> need =
+        (shard, scan) ->
+            needed.add(
+                Objects.equals(committingScans.get(shard), scan) ? committingSnapshot : scan);
+    for (PendingCheckpoint entry : pending.values()) {
+      if (entry.checkpointId() != committing.checkpointId()) {
+        verifiedPoints.resolve(entry.insertOnlyScans()).forEach(need);
+      }
+    }
+    verifiedPoints.resolve(latestInsertOnlyScans).forEach(need);
+    if (!committingScans.isEmpty()) {
+      needed.add(committingSnapshot);
+    }
+    String key = TableMaintainer.INSERT_ONLY_FROM_PREFIX + options.pipelineId();
+    if (needed.isEmpty()) {
+      if (base.properties().containsKey(key)) {
+        properties.remove(key);
+      }
+      return;
+    }
+    long oldest = committingSnapshot;
+    for (long id : needed) {
+      if (id == PendingCheckpoint.NO_SNAPSHOT) {
+        oldest = id;
+        break;
+      }
+      var snapshot = base.snapshot(id);
+      var current = base.snapshot(oldest);
+      if (snapshot != null && (current == null || snapshot.sequenceNumber() < current.sequenceNumber())) {
+        oldest = id;
+      }
+    }
+    if (!Long.toString(oldest).equals(base.properties().get(key))) {
+      properties.set(key, Long.toString(oldest));
+    }
+  }
+
+  /**
+   * Insert-only rows of a completed checkpoint that cannot be committed: a foreign write into their
+   * shards since the last check (committing would duplicate keys), or history that can no longer be
+   * read (expired past the last verified point: nothing known wrong, nothing can be told).
+   */
+  private PipelineConflictException insertOnlyRefused(
+      PendingCheckpoint checkpoint, SortedMap<Integer, Long> scans, InsertOnlyCheck.Finding finding) {
+    String why =
+        finding.historyGone()
+            ? "Whether another writer wrote these shards since cannot be told: the table's snapshots"
+                + " were expired (by another pipeline's maintenance.expire-snapshots.* or an expiry"
+                + " tool) past the last point this pipeline checked, which it checks at every"
+                + " checkpoint. Keep snapshots longer than this pipeline's checkpoints take."
+            : "Committing would duplicate keys. Stop the other writer of these shards.";
+    return new PipelineConflictException(
+        String.format(
+            "Cannot commit checkpoint %d of pipeline %s to table %s: its rows of shard(s) %s were"
+                + " written insert-only (initial load), but %s. %s The restored state holds these"
+                + " rows too: start the pipeline without state with "
+                + CoordinatorConfigOptions.INSERT_ONLY_INITIAL_LOAD.key()
+                + ": false.",
+            checkpoint.checkpointId(),
+            options.pipelineId(),
+            options.tableName(),
+            scans.keySet(),
+            finding,
+            why));
+  }
+
+  /**
+   * A restored entry of an earlier run, never committed, while the table holds later commits of
+   * this pipeline made without it: the state restored is a superseded branch (an operator restored
+   * an older checkpoint of a run after another run, restored from an even older one, committed).
+   * Committing it now would put older changes over newer ones; skipping it would lose them.
+   */
+  private PipelineConflictException supersededRun(
+      PendingCheckpoint checkpoint, PipelineProgress progress) {
+    return new PipelineConflictException(
+        String.format(
+            "Cannot commit checkpoint %d of pipeline %s to table %s: it is restored state of"
+                + " superseded run %s (its Flink checkpoint %d was never committed), and the table"
+                + " already holds checkpoint %d, committed by run %s of Flink job %s since. The"
+                + " state this job was restored from is older than the table's%s. Restore the job"
+                + " from the newest retained checkpoint or savepoint of the run that committed"
+                + " checkpoint %d, or start it without state (it then reads every shard again).",
+            checkpoint.checkpointId(),
+            options.pipelineId(),
+            options.tableName(),
+            checkpoint.stagedBy(),
+            checkpoint.flinkCheckpointId(),
+            progress.checkpointId(),
+            progress.committedBy(),
+            progress.flinkJobId(),
+            progress.knows(checkpoint.stagedBy())
+                ? ""
+                : " (run " + checkpoint.stagedBy() + " is not among the "
+                    + PipelineProgress.MAX_RUNS + " runs the table's progress record keeps)",
+            progress.checkpointId()));
+  }
+
+  /**
+   * This run's own entry is not committed and the table is past it: another job committed for the
+   * same pipeline id since this run started. Skipping would lose this job's data, committing would
    * duplicate.
    */
-  private void checkNoOtherLineage(PendingCheckpoint checkpoint, PipelineProgress progress) {
-    if (progress.checkpointId() >= checkpoint.checkpointId()) {
-      throw new PipelineConflictException(
-          String.format(
-              "Cannot commit checkpoint %d of pipeline %s to table %s: the table's progress record"
-                  + " shows checkpoint %d committed by Flink job %s (Flink checkpoint %d, staged by"
-                  + " Flink job %s), while this checkpoint was staged by Flink job %s from Flink"
-                  + " checkpoint %d; two jobs share " + CoordinatorConfigOptions.PIPELINE_ID.key() + " — stop one of them.",
-              checkpoint.checkpointId(),
-              options.pipelineId(),
-              options.tableName(),
-              progress.checkpointId(),
-              progress.committedBy(),
-              progress.flinkCheckpointId(),
-              progress.stagedBy(),
-              checkpoint.stagedBy(),
-              checkpoint.flinkCheckpointId()));
-    }
+  private PipelineConflictException otherJob(
+      PendingCheckpoint checkpoint, PipelineProgress progress) {
+    return new PipelineConflictException(
+        String.format(
+            "Cannot commit checkpoint %d of pipeline %s to table %s: the table's progress record"
+                + " shows checkpoint %d committed by run %s of Flink job %s (Flink checkpoint %d,"
+                + " staged by run %s) since this run (%s, Flink job %s) started; two jobs share "
+                + CoordinatorConfigOptions.PIPELINE_ID.key()
+                + " — stop one of them.",
+            checkpoint.checkpointId(),
+            options.pipelineId(),
+            options.tableName(),
+            progress.checkpointId(),
+            progress.committedBy(),
+            progress.flinkJobId(),
+            progress.flinkCheckpointId(),
+            progress.stagedBy(),
+            runId,
+            flinkJobId));
   }
 
   @Override

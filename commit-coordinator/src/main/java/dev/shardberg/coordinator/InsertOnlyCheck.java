@@ -22,15 +22,34 @@ import org.apache.iceberg.io.FileIO;
  * (compaction rewrites rows that exist, it adds none). Iceberg's own conflict detection ({@code
  * validateFromSnapshot} + {@code validateNoConflictingDataFiles}) cannot be used as is: it would
  * also count this pipeline's own insert-only commits since the scan, which are the initial load.
+ *
+ * <p>The coordinator does not walk back to the writers' scan at every check: once a check has held
+ * up to a snapshot, the next one starts from there ({@link VerifiedPoints}), so expiry of the
+ * history before it (by another pipeline's maintenance, or any expiry tool) never matters.
  */
 final class InsertOnlyCheck {
   private InsertOnlyCheck() {}
 
   /**
+   * Why insert-only rows cannot be committed as they are.
+   *
+   * @param historyGone true when the history since the last verified point cannot be read (a
+   *     snapshot expired, or the table was rolled back past it): nothing is known to be wrong, but
+   *     nothing can be told either; false for a foreign write found
+   * @param description what was found, naming the snapshot, file and shard
+   */
+  record Finding(boolean historyGone, String description) {
+    @Override
+    public String toString() {
+      return description;
+    }
+  }
+
+  /**
    * A description of the first foreign write into one of {@code scans}' shards since its scan, or of
    * why the history cannot tell (a scanned snapshot expired); empty when the rows are safe.
    */
-  static Optional<String> foreignWrite(
+  static Optional<Finding> foreignWrite(
       Table table, String shardColumn, String pipelineId, SortedMap<Integer, Long> scans) {
     return foreignWrite(
         ((HasTableOperations) table).operations().current(),
@@ -41,7 +60,7 @@ final class InsertOnlyCheck {
   }
 
   /** The same, on given table metadata (a base the coordinator's commit might swap from). */
-  static Optional<String> foreignWrite(
+  static Optional<Finding> foreignWrite(
       TableMetadata metadata,
       FileIO io,
       String shardColumn,
@@ -67,13 +86,13 @@ final class InsertOnlyCheck {
       }
       if (!isOwn(snapshot, pipelineId) && !DataOperations.REPLACE.equals(snapshot.operation())) {
         for (ContentFile<?> file : snapshot.addedDataFiles(io)) {
-          Optional<String> hit = hit(snapshot, file, positionBySpec, open);
+          Optional<Finding> hit = hit(snapshot, file, positionBySpec, open);
           if (hit.isPresent()) {
             return hit;
           }
         }
         for (ContentFile<?> file : snapshot.addedDeleteFiles(io)) {
-          Optional<String> hit = hit(snapshot, file, positionBySpec, open);
+          Optional<Finding> hit = hit(snapshot, file, positionBySpec, open);
           if (hit.isPresent()) {
             return hit;
           }
@@ -84,14 +103,24 @@ final class InsertOnlyCheck {
         open.values().removeIf(scan -> scan == PendingCheckpoint.NO_SNAPSHOT);
         return open.isEmpty()
             ? Optional.empty()
-            : Optional.of("scanned snapshot(s) " + open.values() + " are not in the current history");
+            : Optional.of(
+                new Finding(
+                    true,
+                    "snapshot(s) "
+                        + open.values()
+                        + " verified last for shard(s) "
+                        + open.keySet()
+                        + " are not in the table's current history (expired, or the table was rolled back)"));
       }
       snapshot = metadata.snapshot(parent);
       if (snapshot == null) {
         return Optional.of(
-            String.format(
-                "the history since the scan of shard(s) %s cannot be read: snapshot %d has expired",
-                open.keySet(), parent));
+            new Finding(
+                true,
+                String.format(
+                    "the table's history since the last check of shard(s) %s (snapshot(s) %s) cannot"
+                        + " be read: snapshot %d has expired",
+                    open.keySet(), open.values(), parent)));
       }
     }
     return Optional.empty();
@@ -102,7 +131,7 @@ final class InsertOnlyCheck {
         && pipelineId.equals(snapshot.summary().get(SnapshotSummaryKeys.PIPELINE_ID));
   }
 
-  private static Optional<String> hit(
+  private static Optional<Finding> hit(
       Snapshot snapshot,
       ContentFile<?> file,
       Map<Integer, Integer> positionBySpec,
@@ -113,11 +142,20 @@ final class InsertOnlyCheck {
       return Optional.empty();
     }
     return Optional.of(
-        String.format(
-            "snapshot %d (operation %s) added %s to %s after the writers' scan",
-            snapshot.snapshotId(),
-            snapshot.operation(),
-            file.location(),
-            shard == null ? "a file whose shard cannot be told" : "shard " + shard));
+        new Finding(
+            false,
+            String.format(
+                "snapshot %d (operation %s%s) added %s to %s after the writers' scan",
+                snapshot.snapshotId(),
+                snapshot.operation(),
+                pipelineOf(snapshot),
+                file.location(),
+                shard == null ? "a file whose shard cannot be told" : "shard " + shard)));
+  }
+
+  private static String pipelineOf(Snapshot snapshot) {
+    String other =
+        snapshot.summary() == null ? null : snapshot.summary().get(SnapshotSummaryKeys.PIPELINE_ID);
+    return other == null ? ", not a Shardberg commit" : ", pipeline " + other;
   }
 }

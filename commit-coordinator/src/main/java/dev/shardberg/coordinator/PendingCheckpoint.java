@@ -16,11 +16,11 @@ import java.util.SortedMap;
  * @param deleteManifests encoded manifests of the delete files, one per partition spec
  * @param referencedDataFiles data files named by position deletes; must still exist at commit
  * @param shardCounts per-shard changes, by shard number
- * @param stagedBy Flink job id of the coordinator that staged this checkpoint (its lineage: compared
- *     with the table's {@link PipelineProgress} to tell "committed by us" from "committed by another
- *     job with the same pipeline id"); null when restored from version-1 state
+ * @param stagedBy run of the coordinator that staged this checkpoint ({@link PipelineProgress}: its
+ *     Flink job id in state of releases before runs); null when restored from version-1 state
  * @param insertOnlyScans shards that got insert-only rows in this checkpoint, each with the snapshot
- *     id the writers scanned to decide it ({@code -1}: the table had no snapshot); empty when the
+ *     id from which their check must start: the writers' scan, or a later snapshot up to which the
+ *     check already held ({@link VerifiedPoints}) ({@code -1}: the table had no snapshot); empty when the
  *     checkpoint has no insert-only rows
  */
 record PendingCheckpoint(
@@ -56,6 +56,19 @@ record PendingCheckpoint(
         shardCounts,
         stagedBy,
         insertOnlyScans);
+  }
+
+  /** The same entry with its insert-only scans moved to later verified points. */
+  PendingCheckpoint withInsertOnlyScans(SortedMap<Integer, Long> scans) {
+    return new PendingCheckpoint(
+        checkpointId,
+        flinkCheckpointId,
+        dataManifests,
+        deleteManifests,
+        referencedDataFiles,
+        shardCounts,
+        stagedBy,
+        scans);
   }
 
   boolean isEmpty() {

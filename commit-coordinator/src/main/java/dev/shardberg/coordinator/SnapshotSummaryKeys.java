@@ -25,6 +25,9 @@ public final class SnapshotSummaryKeys {
   /** Flink job id of the committing job (informational only; never used to decide what to commit). */
   public static final String FLINK_JOB_ID = "shardberg.flink-job-id";
 
+  /** The committing coordinator's run id (see {@code PipelineProgress}), informational only. */
+  public static final String RUN_ID = "shardberg.run-id";
+
   /** Fencing epoch of the committing coordinator; absent when fencing is off. */
   public static final String EPOCH = "shardberg.epoch";
 

@@ -99,27 +99,31 @@ final class OperatorHarnesses {
         String pipelineId,
         MaintenanceSettings maintenance)
         throws Exception {
+      this(
+          loader,
+          jobId,
+          guard,
+          new CoordinatorOptions(
+              TestTables.TABLE_NAME,
+              pipelineId,
+              maxEmptyCommits,
+              Duration.ofSeconds(5),
+              commitAttempts,
+              Duration.ofMillis(10),
+              maintenance,
+              null,
+              null));
+    }
+
+    Coordinator(TableLoader loader, JobID jobId, CommitGuardFactory guard, CoordinatorOptions options)
+        throws Exception {
       this.environment =
           new MockEnvironmentBuilder()
               .setJobID(jobId)
               .setParallelism(1)
               .setMaxParallelism(1)
               .build();
-      this.operator =
-          new CommitCoordinator(
-              loader,
-              TestTables.ROW_TYPE,
-              new CoordinatorOptions(
-                  TestTables.TABLE_NAME,
-                  pipelineId,
-                  maxEmptyCommits,
-                  Duration.ofSeconds(5),
-                  commitAttempts,
-                  Duration.ofMillis(10),
-                  maintenance,
-                  null,
-                  null),
-              guard);
+      this.operator = new CommitCoordinator(loader, TestTables.ROW_TYPE, options, guard);
       this.harness = new OneInputStreamOperatorTestHarness<>(
               operator, WriterResultTypeInfo.WireSerializer.INSTANCE, environment);
     }

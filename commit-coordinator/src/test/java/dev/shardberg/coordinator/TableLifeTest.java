@@ -220,15 +220,12 @@ class TableLifeTest {
         second.harness.snapshot(3, 3);
         assertThatThrownBy(() -> second.harness.notifyOfCompletedCheckpoint(3))
             .isInstanceOf(PipelineConflictException.class)
-            .hasMessage(
+            .hasMessageStartingWith(
                 "Cannot commit checkpoint 3 of pipeline orders-pipeline to table hadoop.shop.orders:"
-                    + " the table's progress record shows checkpoint 3 committed by Flink job "
-                    + blue
-                    + " (Flink checkpoint 3, staged by Flink job "
-                    + blue
-                    + "), while this checkpoint was staged by Flink job "
-                    + green
-                    + " from Flink checkpoint 3; two jobs share pipeline.id — stop one of them.");
+                    + " the table's progress record shows checkpoint 3 committed by run ")
+            .hasMessageContaining(" of Flink job " + blue + " (Flink checkpoint 3, staged by run ")
+            .hasMessageContaining(", Flink job " + green + ") started")
+            .hasMessageEndingWith("two jobs share pipeline.id — stop one of them.");
       }
       commit(first, 4, blueWriter.checkpoint(4, row(UPDATE_AFTER, 1, 1, "blue-4")));
     }
@@ -254,7 +251,7 @@ class TableLifeTest {
       first.harness.snapshot(2, 2);
       assertThatThrownBy(() -> first.harness.notifyOfCompletedCheckpoint(2))
           .isInstanceOf(PipelineConflictException.class)
-          .hasMessageContaining("shows checkpoint 2 committed by Flink job")
+          .hasMessageContaining("shows checkpoint 2 committed by run ")
           .hasMessageContaining("two jobs share pipeline.id — stop one of them");
     }
     assertThat(TestTables.read(table)).containsExactlyInAnyOrder(new Row(1, 1, "a"), new Row(1, 2, "fresh"));
@@ -478,6 +475,96 @@ class TableLifeTest {
     assertThat(TestTables.read(table))
         .containsExactlyInAnyOrder(
             new Row(2, 1, "load"), new Row(1, 1, "old-job"), new Row(3, 1, "old-job"));
+  }
+
+  /**
+   * Issue 26, item 2: a second pipeline on the table writes other shards and expires its history
+   * by age (as its maintenance does) while this pipeline's initial load runs: the snapshot the
+   * writers scanned, and everything before the load's last check, is expired between the staging
+   * of a checkpoint and its commit. The check starts where the last one held, so the load goes on;
+   * before, it stopped for good ("the history since the scan cannot be read") and every restore
+   * repeated it. A foreign write into a loaded shard is still refused, and said to be one.
+   */
+  @Test
+  void anotherPipelinesExpiryDuringAnInsertOnlyLoadNeitherStopsItNorHidesAForeignWrite()
+      throws Exception {
+    try (Writer loadWriter = new Writer(TestTables.loader(warehouse), true);
+        Coordinator load = coordinator(new JobID())) {
+      load.harness.open();
+      // the writers scanned the empty table: the check of shard 1 starts at the table's root
+      commit(load, 1, loadWriter.checkpoint(1, row(INSERT, 1, 1, "load")));
+      oldPerShardJobWrites(row(INSERT, 2, 1, "other"));
+      load.add(loadWriter.checkpoint(2, row(INSERT, 1, 2, "load")));
+      load.harness.snapshot(2, 2); // checked up to the other pipeline's commit
+      long lastCheck = currentSnapshotId();
+      oldPerShardJobWrites(row(INSERT, 2, 2, "other"));
+      expireBefore(lastCheck); // the other pipeline's expiry: the root is gone
+      load.harness.notifyOfCompletedCheckpoint(2);
+      assertThat(load.pending()).isEmpty();
+      long ownCommit = currentSnapshotId();
+
+      oldPerShardJobWrites(row(INSERT, 2, 3, "other"));
+      expireBefore(ownCommit);
+      load.add(loadWriter.checkpoint(3, row(INSERT, 1, 3, "load")));
+      load.harness.snapshot(3, 3);
+      lastCheck = currentSnapshotId();
+      oldPerShardJobWrites(row(INSERT, 1, 3, "foreign")); // into the loaded shard: a real conflict
+      expireBefore(lastCheck);
+      assertThatThrownBy(() -> load.harness.notifyOfCompletedCheckpoint(3))
+          .isInstanceOf(PipelineConflictException.class)
+          .hasMessageContaining("Cannot commit checkpoint 3 of pipeline orders-pipeline")
+          .hasMessageContaining("to shard 1 after the writers' scan")
+          .hasMessageContaining("pipeline old-per-shard-job")
+          .hasMessageContaining("Committing would duplicate keys");
+    }
+    assertThat(TestTables.read(table))
+        .containsExactlyInAnyOrder(
+            new Row(1, 1, "load"),
+            new Row(1, 2, "load"),
+            new Row(1, 3, "foreign"),
+            new Row(2, 1, "other"),
+            new Row(2, 2, "other"),
+            new Row(2, 3, "other"));
+  }
+
+  private long currentSnapshotId() {
+    table.refresh();
+    return table.currentSnapshot().snapshotId();
+  }
+
+  /** Expires every snapshot older than {@code keep}, as an expiry by age up to it would. */
+  private void expireBefore(long keep) {
+    table.refresh();
+    long keepMillis = table.snapshot(keep).timestampMillis();
+    var expire = table.expireSnapshots();
+    int expired = 0;
+    for (Snapshot snapshot : table.snapshots()) {
+      if (snapshot.snapshotId() != keep && snapshot.timestampMillis() <= keepMillis
+          && snapshot.sequenceNumber() < table.snapshot(keep).sequenceNumber()) {
+        expire.expireSnapshotId(snapshot.snapshotId());
+        expired++;
+      }
+    }
+    assertThat(expired).isPositive();
+    expire.commit();
+    table.refresh();
+  }
+
+  /** When the history since the last check is gone, the message says so, not "another writer". */
+  @Test
+  void anExpiredHistoryIsToldApartFromAForeignWrite() {
+    table.newAppend().commit(); // the root
+    long root = table.currentSnapshot().snapshotId();
+    table.newAppend().commit();
+    table.newAppend().commit();
+    expireBefore(table.currentSnapshot().snapshotId());
+    java.util.SortedMap<Integer, Long> scans = new java.util.TreeMap<>(java.util.Map.of(1, root));
+    assertThat(InsertOnlyCheck.foreignWrite(table, "shard_number", OperatorHarnesses.PIPELINE, scans))
+        .hasValueSatisfying(
+            finding -> {
+              assertThat(finding.historyGone()).isTrue();
+              assertThat(finding.description()).contains("has expired");
+            });
   }
 
   private void oldPerShardJobWrites(org.apache.flink.table.data.RowData row) throws Exception {

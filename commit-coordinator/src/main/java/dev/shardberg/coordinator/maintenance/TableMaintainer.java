@@ -76,6 +76,15 @@ import org.slf4j.LoggerFactory;
  * </ul>
  */
 public final class TableMaintainer implements AutoCloseable {
+  /**
+   * Prefix of the table property in which a pipeline publishes the oldest snapshot its insert-only
+   * check still reads history from ({@code -1}: the table's whole history); the pipeline id follows.
+   * Snapshot expiry keeps that snapshot and every later one, whichever pipeline expires: with two
+   * pipelines on one table, the maintaining one would otherwise expire the history the other's
+   * initial load is checked against.
+   */
+  public static final String INSERT_ONLY_FROM_PREFIX = "shardberg.insert-only-from.";
+
   private static final Logger LOG = LoggerFactory.getLogger(TableMaintainer.class);
 
   /**
@@ -392,6 +401,15 @@ public final class TableMaintainer implements AutoCloseable {
 
   // ---- expiry, manifests ---------------------------------------------------------------------------
 
+  private long parseSnapshotId(String key, String value) {
+    try {
+      return Long.parseLong(value.trim());
+    } catch (NumberFormatException e) {
+      LOG.warn("Table {} has property {} = '{}', not a snapshot id; ignored by snapshot expiry", tableName, key, value);
+      return Long.MAX_VALUE;
+    }
+  }
+
   private void expireSnapshots(
       Table table, CommitGuard guard, Duration lockTimeout, Set<Long> insertOnlyScans, long now)
       throws Exception {
@@ -409,7 +427,17 @@ public final class TableMaintainer implements AutoCloseable {
                 TableOperations ops = ((HasTableOperations) table).operations();
                 TableMetadata before = ops.refresh();
                 long olderThan = now - settings.snapshotMaxAge().toMillis();
-                for (Long scanned : insertOnlyScans) {
+                Set<Long> needed = new java.util.HashSet<>(insertOnlyScans);
+                before.properties().forEach((key, value) -> {
+                  if (key.startsWith(INSERT_ONLY_FROM_PREFIX)) {
+                    needed.add(parseSnapshotId(key, value));
+                  }
+                });
+                if (needed.contains(-1L)) {
+                  LOG.debug("Snapshot expiry of {} skipped: a pipeline's insert-only check reads the whole history", tableName);
+                  return 0;
+                }
+                for (Long scanned : needed) {
                   Snapshot s = before.snapshot(scanned);
                   if (s != null) {
                     olderThan = Math.min(olderThan, s.timestampMillis());

@@ -199,6 +199,49 @@ class ZooKeeperGuardedPipelineTest {
   }
 
   /**
+   * Issue 26, item 2: the documented set-up of two pipelines on one table, with expiry ON in the one
+   * that maintains: A keeps only what is younger than 3 s (retain-last 1), while B's initial load
+   * (every batch inserts new keys into B's empty shards, so every checkpoint holds insert-only rows)
+   * runs far longer. B's checks start where the last one held, and B publishes the oldest snapshot
+   * they still need, which A's expiry keeps. Before, B's check walked back to its writers' scan and
+   * B stopped for good once A expired it (the older test of this pair keeps the whole history, which
+   * hid it).
+   */
+  @Test
+  void aSecondPipelinesLongInitialLoadSurvivesTheFirstPipelinesSnapshotExpiry() throws Exception {
+    ZooKeeperOptions zk = options(zooKeeper.getConnectString());
+    Configuration maintenance = new Configuration();
+    maintenance.set(MaintenanceOptions.INTERVAL, Duration.ofMillis(100));
+    maintenance.set(MaintenanceOptions.COMPACTION_ENABLED, false);
+    maintenance.set(MaintenanceOptions.EXPIRE_SNAPSHOTS_RETAIN_LAST, 1);
+    maintenance.set(MaintenanceOptions.EXPIRE_SNAPSHOTS_MAX_AGE, Duration.ofSeconds(3));
+    maintenance.set(MaintenanceOptions.ORPHAN_FILES_ENABLED, false);
+    int batchesA = 30;
+    int batchesB = 40; // checkpoints every 200 ms: well past A's max-age
+    JobClient a =
+        startPipeline(
+            "orders-a", uniqueName("a"), SHARDS_A, batchesA, -1, new ZooKeeperCommitGuardFactory(zk),
+            MaintenanceSettings.from(maintenance));
+    JobClient b =
+        startPipeline(
+            "orders-b", uniqueName("b"), SHARDS_B, batchesB, -1, new ZooKeeperCommitGuardFactory(zk),
+            MaintenanceSettings.disabled());
+    a.getJobExecutionResult().get(JOB_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+    b.getJobExecutionResult().get(JOB_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+
+    Set<String> expected = new TreeSet<>(BatchPerCheckpointSource.expectedRows(SHARDS_A, batchesA, ROWS_PER_SHARD));
+    expected.addAll(BatchPerCheckpointSource.expectedRows(SHARDS_B, batchesB, ROWS_PER_SHARD));
+    assertThat(readRows()).isEqualTo(expected);
+    assertNoRowTwice();
+    Table table = table();
+    long oldestKept = Long.MAX_VALUE;
+    for (Snapshot snapshot : table.snapshots()) {
+      oldestKept = Math.min(oldestKept, snapshot.sequenceNumber());
+    }
+    assertThat(oldestKept).as("sequence number of the oldest snapshot left: A's expiry ran").isGreaterThan(1);
+  }
+
+  /**
    * The coordinator's commit-duration and lock-wait histograms (issue 16), read from its operator
    * metric group: one commit-duration value per commit (data and heartbeat), one lock wait per
    * commit that got the ZooKeeper lock (at least one per commit).
