@@ -178,7 +178,10 @@ public final class ShardbergOptions {
       ConfigOptions.key("target.catalog.warehouse")
           .stringType()
           .noDefaultValue()
-          .withDescription("Warehouse location (hdfs://…, s3a://…, file:/…). Required for hadoop.");
+          .withDescription(
+              "Warehouse location (hdfs://…, file:/…; s3://…, gs://… behind a hive or rest catalog)."
+                  + " Required for hadoop, which is refused on an object store: it has no atomic"
+                  + " swap of the table's metadata there.");
   public static final ConfigOption<String> TARGET_CATALOG_HADOOP_CONF_DIR =
       ConfigOptions.key("target.catalog.hadoop-conf-dir")
           .stringType()

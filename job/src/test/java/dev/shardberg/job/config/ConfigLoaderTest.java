@@ -186,6 +186,32 @@ class ConfigLoaderTest {
     assertThat(parse(minimal()).toString()).doesNotContain("s3cr3t-a").contains("env:PW_A");
   }
 
+  /** Issue 26, item 4: settings that remove the catalog's atomic swap, or the files a commit needs. */
+  @Test
+  void settingsThatRemoveTheFenceOrTheFilesAreRefusedNamingTheKey() {
+    assertThat(messageOf(minimal().replace("file:///tmp/wh", "s3a://lake/warehouse")))
+        .contains("Cannot use 'target.catalog.type' = hadoop with 'target.catalog.warehouse' = 's3a://lake/warehouse':"
+            + " the hadoop catalog commits by renaming a metadata file, which is not atomic on an object store (s3a://)")
+        .contains("Use a catalog with an atomic swap (type hive or rest)");
+    assertThat(messageOf(minimal().replace("file:///tmp/wh", "gs://lake/wh"))).contains("object store (gs://)");
+    // the same warehouse behind a catalog with an atomic swap is fine
+    parse(minimal().replace("type: hadoop", "type: hive\n    uri: thrift://hms:9083").replace("file:///tmp/wh", "s3://lake/wh"));
+
+    String hive = minimal().replace("type: hadoop", "type: hive\n    uri: thrift://hms:9083");
+    assertThat(messageOf(hive.replace("  table: orders\n", "  table: orders\n  table-properties:\n    engine.hive.lock-enabled: 'false'\n")))
+        .contains("Cannot set 'target.table-properties.engine.hive.lock-enabled' = false with a hive catalog")
+        .contains("Remove the key");
+    parse(hive.replace("  table: orders\n", "  table: orders\n  table-properties:\n    engine.hive.lock-enabled: 'true'\n"));
+
+    String withCheckpoints = minimal().replace("  id: orders", "  id: orders\n  checkpoint-interval: 1min\n  checkpoint-timeout: 10min");
+    assertThat(messageOf(withCheckpoints + "maintenance:\n  orphan-files:\n    min-age: 30min\n"))
+        .contains("Cannot use 'maintenance.orphan-files.min-age' = PT30M: orphan removal would delete files the writers"
+            + " wrote for checkpoints not yet taken")
+        .contains("It must be at least 3 x ('pipeline.checkpoint-interval' + 'pipeline.checkpoint-timeout') = PT33M");
+    parse(withCheckpoints + "maintenance:\n  orphan-files:\n    min-age: 33min\n");
+    parse(withCheckpoints + "maintenance:\n  orphan-files:\n    enabled: false\n    min-age: 1min\n");
+  }
+
   @Test
   void typedValuesAreChecked() {
     assertThat(messageOf(minimal().replace("  id: orders", "  id: orders\n  checkpoint-interval: soon")))
