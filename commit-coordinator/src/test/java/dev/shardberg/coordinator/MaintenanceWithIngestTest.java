@@ -60,7 +60,9 @@ class MaintenanceWithIngestTest {
     Table table = TestTables.create(warehouse, 2);
 
     Configuration maintenance = new Configuration();
-    maintenance.set(MaintenanceOptions.INTERVAL, Duration.ofSeconds(1));
+    // merges run only between cycles: a cycle every 3 s leaves commits between cycles even where a
+    // commit takes a second (a loaded machine; with 1 s every commit began a cycle and none merged)
+    maintenance.set(MaintenanceOptions.INTERVAL, Duration.ofSeconds(3));
     maintenance.set(MaintenanceOptions.COMPACTION_MERGE_MIN_FILES, 3);
     maintenance.set(MaintenanceOptions.COMPACTION_MIN_SMALL_FILES, 2);
     maintenance.set(MaintenanceOptions.COMPACTION_MAX_PARTITIONS_PER_CYCLE, 3);
