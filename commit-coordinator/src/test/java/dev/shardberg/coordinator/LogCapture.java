@@ -31,7 +31,12 @@ public final class LogCapture implements AutoCloseable {
   private final AbstractAppender appender;
 
   public LogCapture(Class<?> logger, Level level) {
-    this.loggerName = logger.getName();
+    this(logger.getName(), level);
+  }
+
+  /** By logger name (for a package-private class elsewhere: its fully qualified name). */
+  public LogCapture(String loggerName, Level level) {
+    this.loggerName = loggerName;
     this.appender =
         new AbstractAppender("captured-" + loggerName, null, null, true, Property.EMPTY_ARRAY) {
           @Override
