@@ -41,6 +41,12 @@ final class FaultInjection {
     AFTER_COMMIT,
     /** The catalog rejects the commit on a stale base (CommitFailedException); nothing landed. */
     COMMIT_CONFLICT,
+    /**
+     * As {@link #COMMIT_CONFLICT}, and the committing thread is interrupted while Iceberg waits to
+     * retry, as Flink interrupts a task's thread when the job is cancelled ({@link
+     * #interruptedInRetryWait} says the interrupt found the thread waiting).
+     */
+    COMMIT_CONFLICT_THEN_INTERRUPTED,
     /** The commit lands, yet the catalog reports a conflict (CommitFailedException). */
     LANDED_BUT_REPORTED_CONFLICT,
     /**
@@ -67,6 +73,8 @@ final class FaultInjection {
       };
 
   private static volatile SwapAction atSwap = FOREIGN_COMMIT;
+  private static final java.util.concurrent.atomic.AtomicBoolean INTERRUPTED_WAITING =
+      new java.util.concurrent.atomic.AtomicBoolean();
 
   /** Sets what {@link Point#AT_SWAP} does until the next {@link #arm}. */
   static void atSwap(SwapAction action) {
@@ -86,6 +94,7 @@ final class FaultInjection {
     plan = List.copyOf(faults);
     atSwap = FOREIGN_COMMIT;
     FIRED.clear();
+    INTERRUPTED_WAITING.set(false);
     STAGED_MANIFESTS.set(0);
     for (Point point : Point.values()) {
       COUNTS.put(point, new AtomicInteger());
@@ -94,6 +103,38 @@ final class FaultInjection {
 
   static List<Fault> fired() {
     return List.copyOf(FIRED);
+  }
+
+  /** True once {@link Point#COMMIT_CONFLICT_THEN_INTERRUPTED} interrupted a thread in a timed wait. */
+  static boolean interruptedInRetryWait() {
+    return INTERRUPTED_WAITING.get();
+  }
+
+  /**
+   * Interrupts {@code committer} as soon as it sleeps (Iceberg's retry wait after the conflict just
+   * thrown), from another thread, as Flink's task canceller does; gives up after a minute.
+   */
+  private static void interruptWhenWaiting(Thread committer) {
+    Thread interrupter =
+        new Thread(
+            () -> {
+              long deadline = System.nanoTime() + 60_000_000_000L;
+              while (System.nanoTime() < deadline) {
+                if (committer.getState() == Thread.State.TIMED_WAITING) {
+                  INTERRUPTED_WAITING.set(true);
+                  committer.interrupt();
+                  return;
+                }
+                try {
+                  Thread.sleep(1);
+                } catch (InterruptedException e) {
+                  return;
+                }
+              }
+            },
+            "fault-injection interrupter");
+    interrupter.setDaemon(true);
+    interrupter.start();
   }
 
   static void maybeFail(Point point, String where) {
@@ -173,6 +214,10 @@ final class FaultInjection {
       }
       if (shouldFail(Point.COMMIT_CONFLICT)) {
         throw new CommitFailedException("Injected conflict: base metadata is stale");
+      }
+      if (shouldFail(Point.COMMIT_CONFLICT_THEN_INTERRUPTED)) {
+        interruptWhenWaiting(Thread.currentThread());
+        throw new CommitFailedException("Injected conflict: base metadata is stale; interrupted while waiting to retry");
       }
       if (shouldFail(Point.AT_SWAP)) {
         try {

@@ -5,13 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.shardberg.coordinator.maintenance.MaintenanceOptions;
 import dev.shardberg.coordinator.maintenance.MaintenanceSettings;
 import dev.shardberg.coordinator.maintenance.TableHealth;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -27,9 +24,6 @@ import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
-import org.apache.iceberg.data.IcebergGenerics;
-import org.apache.iceberg.data.Record;
-import org.apache.iceberg.io.CloseableIterable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -102,6 +96,7 @@ class MaintenanceWithIngestTest {
     table.refresh();
     assertThat(TestTables.read(table)).containsExactlyInAnyOrderElementsOf(Change.expectedRows(steps));
     assertThat(TestTables.committedCheckpoints(table)).doesNotHaveDuplicates().isSorted();
+    TestTables.assertEachCommitAppliesNewSteps(table, "maintained", steps);
     List<Snapshot> compactions = compactions(table);
     assertThat(compactions).isNotEmpty();
     List<Snapshot> merges = rewrites(table, "merge");
@@ -151,19 +146,9 @@ class MaintenanceWithIngestTest {
   }
 
   static Set<TestTables.Row> rowsAt(Table table, long snapshotId) {
-    Set<TestTables.Row> rows = new HashSet<>();
-    try (CloseableIterable<Record> records = IcebergGenerics.read(table).useSnapshot(snapshotId).build()) {
-      for (Record r : records) {
-        TestTables.Row row =
-            new TestTables.Row(
-                (Integer) r.getField("shard_number"), (Long) r.getField("id"), (String) r.getField("name"));
-        assertThat(rows.add(row)).as("duplicate %s at snapshot %d", row, snapshotId).isTrue();
-      }
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-    return rows;
+    return TestTables.readAt(table, snapshotId);
   }
+
 
   /**
    * Inserts 3 shards x 12 ids in the first step, then updates (most), deletes and re-inserts; an

@@ -4,16 +4,24 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.api.dag.Transformation;
+import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
+import org.apache.flink.streaming.api.operators.SimpleOperatorFactory;
+import org.apache.flink.streaming.api.transformations.OneInputTransformation;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.util.OneInputStreamOperatorTestHarness;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
 import org.apache.flink.table.types.logical.BigIntType;
 import org.apache.flink.table.types.logical.IntType;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.types.RowKind;
+import org.apache.iceberg.DeleteFile;
+import org.apache.iceberg.FileContent;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -50,8 +58,36 @@ class ShardbergSinkBuilderTest {
   }
 
   @Test
-  void defaultsTheEqualityColumnsToTheTablesIdentifierFields() {
-    builder().append(); // shard_number + id from the table: no error
+  void defaultsTheEqualityColumnsToTheTablesIdentifierFields() throws Exception {
+    builder().uidPrefix("p").append(); // no equalityColumns given
+    // The writer the builder wired, run on the table: a delete names its key by the identifier fields.
+    OneInputTransformation<?, ?> writer = (OneInputTransformation<?, ?>) transformation("p-writer");
+    @SuppressWarnings("unchecked")
+    OneInputStreamOperator<RowData, WriterResult> operator =
+        (OneInputStreamOperator<RowData, WriterResult>) ((SimpleOperatorFactory<?>) writer.getOperatorFactory()).getOperator();
+    List<DeleteFile> deletes = new ArrayList<>();
+    try (OneInputStreamOperatorTestHarness<RowData, WriterResult> harness = new OneInputStreamOperatorTestHarness<>(operator)) {
+      harness.setup(WriterResultTypeInfo.WireSerializer.INSTANCE);
+      harness.open();
+      harness.processElement(new StreamRecord<>(TestTables.row(RowKind.DELETE, 1, 7, "x")));
+      harness.prepareSnapshotPreBarrier(1);
+      harness.extractOutputValues().forEach(result -> deletes.addAll(List.of(result.files().deleteFiles())));
+    }
+    assertThat(deletes).as("delete files of one DELETE").hasSize(1);
+    assertThat(deletes.get(0).content()).isEqualTo(FileContent.EQUALITY_DELETES);
+    assertThat(deletes.get(0).equalityFieldIds())
+        .as("field ids of shard_number and id, the table's identifier fields")
+        .containsExactly(1, 2);
+  }
+
+  @Test
+  void refusesToDefaultTheEqualityColumnsOfATableWithoutIdentifierFields() {
+    TestTables.load(warehouse).updateSchema().setIdentifierFields(List.of()).commit();
+    assertThatThrownBy(() -> builder().append())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage(
+            "Cannot build the Shardberg sink for hadoop.shop.orders: equalityColumns are not set and the"
+                + " table has no identifier fields; set them to the shard column plus the primary key");
   }
 
   @Test

@@ -103,6 +103,7 @@ class ShardbergSinkFaultInjectionTest {
         .as("committed checkpoint ids after %s", context)
         .doesNotHaveDuplicates()
         .isSorted();
+    TestTables.assertEachCommitAppliesNewSteps(table, "faults", steps);
     for (Snapshot compaction : MaintenanceWithIngestTest.compactions(table)) {
       if (compaction.parentId() != null && table.snapshot(compaction.parentId()) != null) {
         assertThat(MaintenanceWithIngestTest.rowsAt(table, compaction.snapshotId()))

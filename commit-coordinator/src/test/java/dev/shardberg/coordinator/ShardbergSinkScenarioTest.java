@@ -132,5 +132,6 @@ class ShardbergSinkScenarioTest {
     List<Long> committed = TestTables.committedCheckpoints(table);
     assertThat(committed).doesNotHaveDuplicates().isSorted();
     assertThat(committed.size()).isBetween(1, steps.size());
+    TestTables.assertEachCommitAppliesNewSteps(table, "scenario", steps);
   }
 }

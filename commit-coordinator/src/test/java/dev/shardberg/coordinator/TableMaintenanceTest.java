@@ -6,6 +6,7 @@ import static org.apache.flink.types.RowKind.INSERT;
 import static org.apache.flink.types.RowKind.UPDATE_AFTER;
 import static org.apache.flink.types.RowKind.UPDATE_BEFORE;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static dev.shardberg.coordinator.MaintenanceWithIngestTest.rewrites;
 import static org.awaitility.Awaitility.await;
 
@@ -23,16 +24,23 @@ import java.nio.file.attribute.FileTime;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.metrics.MetricGroup;
+import org.apache.flink.metrics.SimpleCounter;
 import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.flink.TableLoader;
 import org.apache.iceberg.relocated.com.google.common.util.concurrent.MoreExecutors;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -116,6 +124,104 @@ class TableMaintenanceTest {
       assertThat(health.deleteFiles()).as("the partition's delete files went with it").isZero();
       assertThat(health.dataFiles()).isEqualTo(1);
       assertThat(health.byShard().get(1).lastCompactionMillis()).isPresent();
+    }
+  }
+
+  /**
+   * The bench's long run once failed as "compaction failed": the job was cancelled while a compaction
+   * commit ran in the coordinator's mailbox, and Flink's interrupt of the task thread reached Iceberg's
+   * retry wait. An interrupt is the job stopping: the commit propagates it and counts nothing.
+   */
+  @Test
+  void aCompactionCommitInterruptedWhileIcebergWaitsToRetryIsNotAFailureAndTheTableIsAsBefore()
+      throws Exception {
+    try (Writer writer = new Writer(TestTables.loader(warehouse));
+        Coordinator coordinator = new Coordinator(TestTables.loader(warehouse), new JobID(), CommitGuardFactory.none(), 10)) {
+      coordinator.harness.open();
+      commit(coordinator, 1, writer.checkpoint(1, row(INSERT, 1, 1, "a"), row(INSERT, 1, 2, "b"), row(INSERT, 1, 3, "c")));
+      commit(coordinator, 2, writer.checkpoint(2, row(UPDATE_BEFORE, 1, 1, "a"), row(UPDATE_AFTER, 1, 1, "a2"), row(DELETE, 1, 2, "b")));
+    }
+    // A long retry wait: the interrupt finds the commit in it (the test never waits for it).
+    table.updateProperties().set(TableProperties.COMMIT_MIN_RETRY_WAIT_MS, "30000").commit();
+    table.refresh();
+    long snapshotBefore = table.currentSnapshot().snapshotId();
+    Set<Row> rowsBefore = TestTables.read(table);
+    assertThat(rowsBefore).containsExactlyInAnyOrder(new Row(1, 1, "a2"), new Row(1, 3, "c"));
+
+    TableLoader faulty = new FaultInjection.FaultyTableLoader(TestTables.loader(warehouse));
+    faulty.open();
+    Table committing = faulty.loadTable(); // the coordinator's table: its commits go through the fault
+    MaintenanceCounters counters = new MaintenanceCounters();
+    AtomicLong now = new AtomicLong(1_000);
+    try (faulty;
+        LogCapture log = new LogCapture(TableMaintainer.class, org.apache.logging.log4j.Level.INFO);
+        TableMaintainer maintainer =
+            new TableMaintainer(
+                TestTables.loader(warehouse),
+                TestTables.TABLE_NAME,
+                MaintenanceSettings.from(compactionOnly()),
+                MoreExecutors.newDirectExecutorService(),
+                now::get,
+                counters)) {
+      now.addAndGet(10);
+      maintainer.afterCommits(committing, NoopCommitGuard.INSTANCE, LOCK_TIMEOUT, NOTHING_PENDING);
+      assertThat(maintainer.hasRewriteInFlight()).as("a compaction is written, not committed yet").isTrue();
+
+      FaultInjection.arm(List.of(new FaultInjection.Fault(FaultInjection.Point.COMMIT_CONFLICT_THEN_INTERRUPTED, 1)));
+      try {
+        assertThatThrownBy(() -> maintainer.commitFinished(committing, NoopCommitGuard.INSTANCE, LOCK_TIMEOUT))
+            .isInstanceOf(InterruptedException.class)
+            .hasMessage("Compaction commit of table hadoop.shop.orders was interrupted (the job is stopping)")
+            .hasRootCauseInstanceOf(InterruptedException.class);
+        assertThat(Thread.currentThread().isInterrupted()).as("the thread's interrupt status is kept").isTrue();
+      } finally {
+        Thread.interrupted(); // this test's thread goes on
+      }
+      assertThat(FaultInjection.fired()).as("the fault fired").hasSize(1);
+      assertThat(FaultInjection.interruptedInRetryWait()).as("the interrupt found Iceberg's retry wait").isTrue();
+      assertThat(counters.count("compactionsFailed")).as("compactionsFailed").isZero();
+      assertThat(counters.count("compactionsDropped")).as("compactionsDropped").isZero();
+      assertThat(counters.count("compactions")).as("compactions").isZero();
+      assertThat(maintainer.hasRewriteInFlight()).as("kept, as when the lock is not free").isTrue();
+      assertThat(log.warnings()).as("WARN and ERROR lines of maintenance").isEmpty();
+      assertThat(log.lines()).extracting(LogCapture.Line::message)
+          .containsExactly("Compaction commit of table hadoop.shop.orders was interrupted: the job is stopping; not a failure");
+    }
+    table.refresh();
+    assertThat(table.currentSnapshot().snapshotId()).as("nothing committed").isEqualTo(snapshotBefore);
+    assertThat(compactions(table)).isEmpty();
+    assertThat(TestTables.read(table)).containsExactlyInAnyOrderElementsOf(rowsBefore);
+  }
+
+  /** Keeps the counters maintenance registers, by name, its groups flattened. */
+  static final class MaintenanceCounters extends UnregisteredMetricsGroup {
+    private final Map<String, Counter> counters = new ConcurrentHashMap<>();
+
+    long count(String name) {
+      Counter counter = counters.get(name);
+      assertThat(counter).as("counter %s among %s", name, counters.keySet()).isNotNull();
+      return counter.getCount();
+    }
+
+    @Override
+    public Counter counter(String name) {
+      return counters.computeIfAbsent(name, n -> new SimpleCounter());
+    }
+
+    @Override
+    public <C extends Counter> C counter(String name, C counter) {
+      counters.put(name, counter);
+      return counter;
+    }
+
+    @Override
+    public MetricGroup addGroup(String name) {
+      return this;
+    }
+
+    @Override
+    public MetricGroup addGroup(String key, String value) {
+      return this;
     }
   }
 

@@ -121,24 +121,75 @@ final class TestTables {
   /** One row of the table, as read back. */
   record Row(int shard, long id, String name) {}
 
+  /** The table's rows now; fails on a key (shard, id) read twice. */
   static Set<Row> read(Table table) {
     table.refresh();
-    Set<Row> rows = new HashSet<>();
-    try (CloseableIterable<Record> records = IcebergGenerics.read(table).build()) {
+    return table.currentSnapshot() == null ? new HashSet<>() : readAt(table, table.currentSnapshot().snapshotId());
+  }
+
+  /**
+   * The rows of {@code snapshotId}; fails at once on a key (shard, id) read twice, even with equal
+   * values, which a set of rows would hide (a checkpoint committed twice duplicates keys).
+   */
+  static Set<Row> readAt(Table table, long snapshotId) {
+    Map<List<Long>, Row> byKey = new java.util.HashMap<>();
+    try (CloseableIterable<Record> records = IcebergGenerics.read(table).useSnapshot(snapshotId).build()) {
       for (Record record : records) {
         Row row =
             new Row(
                 (Integer) record.getField("shard_number"),
                 (Long) record.getField("id"),
                 (String) record.getField("name"));
-        if (!rows.add(row)) {
-          throw new AssertionError("Duplicate row in table: " + row);
+        Row before = byKey.put(List.of((long) row.shard(), row.id()), row);
+        if (before != null) {
+          throw new AssertionError(
+              "Key (" + row.shard() + ", " + row.id() + ") twice in snapshot " + snapshotId + ": " + before + " and " + row);
         }
       }
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-    return rows;
+    return new HashSet<>(byKey.values());
+  }
+
+  /**
+   * "Each checkpoint committed once" by content, not only by checkpoint id (a re-commit under a new
+   * id passes an id check): the rows at each data commit of {@code pipelineId} in the current
+   * ancestry, oldest first, are the rows of a longer prefix of {@code steps} than at the data commit
+   * before it, and the last one holds every step. A commit that adds no step (a checkpoint committed
+   * again), loses one, or applies them out of order fails. Heartbeats are left out; a step that
+   * changes nothing matches the longer prefix too.
+   */
+  static void assertEachCommitAppliesNewSteps(Table table, String pipelineId, List<List<Change>> steps) {
+    table.refresh();
+    List<CommitRecord> commits = new ArrayList<>();
+    for (CommitRecord record : CommittedCheckpoints.history(table, pipelineId, Integer.MAX_VALUE)) {
+      if (!record.heartbeat()) {
+        commits.add(0, record);
+      }
+    }
+    if (commits.isEmpty()) {
+      throw new AssertionError("No data commit of pipeline " + pipelineId);
+    }
+    int applied = -1; // steps applied at the previous data commit; -1 before the first one
+    for (CommitRecord commit : commits) {
+      Set<Row> rows = readAt(table, commit.snapshotId());
+      int prefix = applied + 1;
+      while (prefix <= steps.size() && !rows.equals(Change.expectedRows(steps.subList(0, prefix)))) {
+        prefix++;
+      }
+      if (prefix > steps.size() || prefix == 0) {
+        throw new AssertionError(String.format(
+            "Data commit of checkpoint %d (snapshot %d) of pipeline %s holds %s: not the rows of more than the first %d"
+                + " of %d steps (a checkpoint committed twice, or a step lost or out of order)",
+            commit.checkpointId(), commit.snapshotId(), pipelineId, rows, Math.max(applied, 0), steps.size()));
+      }
+      applied = prefix;
+    }
+    if (applied != steps.size()) {
+      throw new AssertionError(
+          "The last data commit of pipeline " + pipelineId + " holds the first " + applied + " of " + steps.size() + " steps");
+    }
   }
 
   /** Summaries of the current ancestry, oldest first. */

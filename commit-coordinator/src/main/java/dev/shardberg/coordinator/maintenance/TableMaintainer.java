@@ -4,6 +4,7 @@ import dev.shardberg.coordinator.CommitDeferredException;
 import dev.shardberg.coordinator.CommitFencedException;
 import dev.shardberg.coordinator.CommitGuard;
 import java.io.IOException;
+import java.nio.channels.ClosedByInterruptException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
@@ -73,6 +74,12 @@ import org.slf4j.LoggerFactory;
  *       references.
  *   <li>Expiry keeps the history insert-only checks still walk (from the writers' scanned snapshots
  *       on) and skips entirely while a scan of an empty table is in use.
+ *   <li>An interrupt is the job stopping, never a failure: Flink interrupts the task's thread when the
+ *       job is cancelled or stopped, and a maintenance commit caught in it (in Iceberg's retry wait,
+ *       or waiting for its worker pool) is neither counted in {@code compactionsFailed} nor logged as
+ *       a failure; {@link #afterCommits} and {@link #commitFinished} throw {@link
+ *       InterruptedException} with the thread's interrupt status kept, and the rewrite's files are
+ *       kept (orphan removal collects them if the commit did not land).
  * </ul>
  */
 public final class TableMaintainer implements AutoCloseable {
@@ -162,7 +169,8 @@ public final class TableMaintainer implements AutoCloseable {
   /**
    * On the committer's thread, right after the coordinator committed its completed checkpoints (and
    * only when none is left pending): commits a finished compaction, and starts what is due.
-   * Throws only what must stop the job ({@link CommitFencedException}).
+   * Throws only what must stop the job: {@link CommitFencedException}, and {@link
+   * InterruptedException} when the thread is interrupted (the job is being cancelled).
    */
   public void afterCommits(Table table, CommitGuard guard, Duration lockTimeout, CoordinatorView view)
       throws Exception {
@@ -203,7 +211,8 @@ public final class TableMaintainer implements AutoCloseable {
    * On the committer's thread, between checkpoint commits: commits a finished compaction or merge,
    * if any. False when one is ready but the commit lock was not free (kept for the next call).
    * The coordinator calls it shortly after a rewrite finished, so a merge lands well before the
-   * next checkpoint commit.
+   * next checkpoint commit. Throws {@link InterruptedException} when the commit was interrupted (the
+   * job is being cancelled); the result is then kept, as when the lock was not free.
    */
   public boolean commitFinished(Table table, CommitGuard guard, Duration lockTimeout) throws Exception {
     if (!guard.canCommit()) {
@@ -317,38 +326,14 @@ public final class TableMaintainer implements AutoCloseable {
     } catch (CommitDeferredException e) {
       LOG.info("Compaction of table {} waits for the commit lock: {}", tableName, e.getMessage());
       return false;
-    } catch (ValidationException | CommitFailedException e) {
-      if (landed(table, result)) {
-        // A catalog may report a conflict for a swap that landed; Iceberg's retry then fails
-        // validation against its own commit. It is in the table: done, keep its files.
-        LOG.info("Compaction of table {} was reported failed but is in the table: {}", tableName, e.getMessage());
-        metrics.compacted(result, clock.getAsLong(), clock.getAsLong() - compactionStartedAt);
-        return true;
-      }
-      metrics.compactionDropped();
-      LOG.info(
-          "Compaction of {} partitions of table {} planned on snapshot {} is dropped, its inputs"
-              + " changed under it; planned again in a later cycle: {}",
-          result.partitions().size(),
-          tableName,
-          result.snapshotId(),
-          e.getMessage());
-      executor.submit(() -> PartitionRewrite.deleteAdded(backgroundTable(), result));
-      return true;
     } catch (CommitFencedException e) {
       throw e;
-    } catch (CommitStateUnknownException e) {
-      // It may have landed: keep its files; orphan-file removal collects them if it did not.
-      metrics.compactionFailed();
-      LOG.warn("Compaction commit of table {} has an unknown state; its files are kept", tableName, e);
-      return true;
     } catch (RuntimeException e) {
-      metrics.compactionFailed();
-      LOG.warn(
-          "Compaction commit of table {} failed; dropped, planned again in a later cycle",
-          tableName,
-          e);
-      return true;
+      if (isInterruption(e)) {
+        // Whether or not it landed, its files stay: orphan removal collects them if it did not.
+        throw stopped((result.isMerge() ? "Merge" : "Compaction") + " commit", e);
+      }
+      return commitFailed(table, result, e);
     }
     long now = clock.getAsLong();
     long ms = (System.nanoTime() - start) / 1_000_000;
@@ -376,6 +361,73 @@ public final class TableMaintainer implements AutoCloseable {
       LOG.info(message, args);
     }
     return true;
+  }
+
+  /** A compaction or merge commit that failed (not interrupted): dropped, or kept when it may have landed. */
+  private boolean commitFailed(Table table, PartitionRewrite.Result result, RuntimeException e) {
+    if (e instanceof ValidationException || e instanceof CommitFailedException) {
+      if (landed(table, result)) {
+        // A catalog may report a conflict for a swap that landed; Iceberg's retry then fails
+        // validation against its own commit. It is in the table: done, keep its files.
+        LOG.info("Compaction of table {} was reported failed but is in the table: {}", tableName, e.getMessage());
+        metrics.compacted(result, clock.getAsLong(), clock.getAsLong() - compactionStartedAt);
+        return true;
+      }
+      metrics.compactionDropped();
+      LOG.info(
+          "Compaction of {} partitions of table {} planned on snapshot {} is dropped, its inputs"
+              + " changed under it; planned again in a later cycle: {}",
+          result.partitions().size(),
+          tableName,
+          result.snapshotId(),
+          e.getMessage());
+      executor.submit(() -> PartitionRewrite.deleteAdded(backgroundTable(), result));
+      return true;
+    }
+    metrics.compactionFailed();
+    if (e instanceof CommitStateUnknownException) {
+      // It may have landed: keep its files; orphan-file removal collects them if it did not.
+      LOG.warn("Compaction commit of table {} has an unknown state; its files are kept", tableName, e);
+    } else {
+      LOG.warn(
+          "Compaction commit of table {} failed; dropped, planned again in a later cycle",
+          tableName,
+          e);
+    }
+    return true;
+  }
+
+  /**
+   * True when {@code failure} is the current thread being interrupted rather than a failure of the
+   * work: Flink interrupts a task's thread when its job is cancelled or stopped. Iceberg restores the
+   * interrupt status before it wraps the {@link InterruptedException} of its retry wait or of its
+   * worker pool's wait ({@code Tasks}) in a {@link RuntimeException}; NIO channels keep it with
+   * {@link ClosedByInterruptException}.
+   */
+  static boolean isInterruption(Throwable failure) {
+    if (Thread.currentThread().isInterrupted()) {
+      return true;
+    }
+    int depth = 0;
+    for (Throwable t = failure; t != null && depth < 32; t = t.getCause(), depth++) {
+      if (t instanceof InterruptedException || t instanceof ClosedByInterruptException) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * The interruption of {@code what}, as the {@link InterruptedException} the caller propagates (the
+   * job is stopping; nothing failed); the thread's interrupt status stays set for the code after.
+   */
+  private InterruptedException stopped(String what, Exception interrupted) {
+    LOG.info("{} of table {} was interrupted: the job is stopping; not a failure", what, tableName);
+    Thread.currentThread().interrupt();
+    InterruptedException e =
+        new InterruptedException(what + " of table " + tableName + " was interrupted (the job is stopping)");
+    e.initCause(interrupted);
+    return e;
   }
 
   /** True when a compaction snapshot after the planned one added this result's first file. */
@@ -463,6 +515,9 @@ public final class TableMaintainer implements AutoCloseable {
     } catch (CommitFencedException e) {
       throw e;
     } catch (RuntimeException e) {
+      if (isInterruption(e)) {
+        throw stopped("Snapshot expiry", e);
+      }
       LOG.warn("Snapshot expiry of table {} failed; tried again next cycle", tableName, e);
       return;
     }
@@ -478,6 +533,10 @@ public final class TableMaintainer implements AutoCloseable {
               metrics.expiredFilesDeleted(deleted);
               LOG.info("Deleted {} files of the expired snapshots of table {}", deleted, tableName);
             } catch (RuntimeException e) {
+              if (isInterruption(e)) {
+                LOG.info("Deleting the files of expired snapshots of table {} stopped with maintenance", tableName);
+                return;
+              }
               LOG.warn(
                   "Could not delete the files of expired snapshots of table {}; orphan-file"
                       + " removal finds them",
@@ -515,6 +574,9 @@ public final class TableMaintainer implements AutoCloseable {
     } catch (CommitFencedException e) {
       throw e;
     } catch (RuntimeException e) {
+      if (isInterruption(e)) {
+        throw stopped("Manifest rewrite", e);
+      }
       LOG.warn("Manifest rewrite of table {} failed; tried again next cycle", tableName, e);
     }
   }
@@ -546,6 +608,10 @@ public final class TableMaintainer implements AutoCloseable {
       metrics.orphansDeleted(deleted);
       LOG.info("Removed {} orphan files of table {}", deleted, tableName);
     } catch (RuntimeException e) {
+      if (isInterruption(e)) {
+        LOG.info("Orphan-file removal of table {} stopped with maintenance", tableName);
+        return;
+      }
       LOG.warn("Orphan-file removal of table {} failed; tried again next interval", tableName, e);
     }
   }

@@ -11,6 +11,7 @@ import static org.awaitility.Awaitility.await;
 import dev.shardberg.coordinator.CommitGuardFactory;
 import dev.shardberg.coordinator.CommitRecord;
 import dev.shardberg.coordinator.CommittedCheckpoints;
+import dev.shardberg.coordinator.LogCapture;
 import dev.shardberg.coordinator.ShardbergSink;
 import dev.shardberg.coordinator.maintenance.MaintenanceOptions;
 import dev.shardberg.coordinator.maintenance.MaintenanceSettings;
@@ -46,11 +47,16 @@ import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
+import org.apache.logging.log4j.Level;
 import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.iceberg.BaseTable;
+import org.apache.iceberg.HasTableOperations;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.TableMetadata;
+import org.apache.iceberg.TableOperations;
 import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.TableIdentifier;
@@ -140,14 +146,15 @@ class ZooKeeperGuardedPipelineTest {
     Run run = runTwoPipelinesWithMaintenance(new ZooKeeperCommitGuardFactory(zk), zk);
 
     System.out.printf("with lock: %s%n", run);
+    assertThat(run.swapHeld).as("a maintenance swap was held for a pipeline commit").isTrue();
+    assertThat(run.tableMovedWhileHeld).as("a pipeline committed inside maintenance's lock").isFalse();
     assertThat(run.retriedAttempts).as("Iceberg commit attempts retried on a stale base").isZero();
     assertThat(run.maintenanceConflicts).as("CommitFailedExceptions in maintenance").isZero();
     assertThat(run.lockTimeouts).isZero();
     assertThat(run.maintenanceCommits).isPositive();
     assertThat(readRows()).isEqualTo(expectedRowsOfBoth());
-    assertNoRowTwice();
-    assertCheckpointsCommittedOnceInOrder("orders-a");
-    assertCheckpointsCommittedOnceInOrder("orders-b");
+    assertEachCommitAddsTheNextBatch("orders-a", SHARDS_A, BATCHES);
+    assertEachCommitAddsTheNextBatch("orders-b", SHARDS_B, BATCHES);
   }
 
   /**
@@ -167,6 +174,9 @@ class ZooKeeperGuardedPipelineTest {
     maintenance.set(MaintenanceOptions.ORPHAN_FILES_ENABLED, false);
     String sourceA = uniqueName("a");
     int batches = 6;
+    // the coordinator's INFO line per commit, with its duration (the class is package-private)
+    LogCapture coordinatorLog =
+        closeLater(new LogCapture("dev.shardberg.coordinator.CommitCoordinator", Level.INFO));
     JobClient a =
         startPipeline(
             "orders-a", sourceA, SHARDS_A, batches, batches / 2, new ZooKeeperCommitGuardFactory(zk),
@@ -186,10 +196,9 @@ class ZooKeeperGuardedPipelineTest {
     Set<String> expected = new TreeSet<>(BatchPerCheckpointSource.expectedRows(SHARDS_A, batches, ROWS_PER_SHARD));
     expected.addAll(BatchPerCheckpointSource.expectedRows(SHARDS_B, batches, ROWS_PER_SHARD));
     assertThat(readRows()).isEqualTo(expected);
-    assertNoRowTwice();
-    assertCheckpointsCommittedOnceInOrder("orders-a");
-    assertCheckpointsCommittedOnceInOrder("orders-b");
-    assertCommitHistograms(b, batches);
+    assertEachCommitAddsTheNextBatch("orders-a", SHARDS_A, batches);
+    assertEachCommitAddsTheNextBatch("orders-b", SHARDS_B, batches);
+    assertCommitHistograms(b, "orders-b", coordinatorLog);
     Table table = table();
     for (Snapshot compaction : compactions()) {
       assertThat(readRows(table, compaction.snapshotId()))
@@ -243,10 +252,10 @@ class ZooKeeperGuardedPipelineTest {
 
   /**
    * The coordinator's commit-duration and lock-wait histograms (issue 16), read from its operator
-   * metric group: one commit-duration value per commit (data and heartbeat), one lock wait per
-   * commit that got the ZooKeeper lock (at least one per commit).
+   * metric group: exactly the durations the coordinator logged for its commits (data and heartbeat),
+   * one each, and one lock wait per commit attempt that got the ZooKeeper lock.
    */
-  private static void assertCommitHistograms(JobClient job, int batches) {
+  private static void assertCommitHistograms(JobClient job, String pipelineId, LogCapture coordinatorLog) {
     // the coordinator's "shardberg" group of this job (by group: identifiers of chained operators collide)
     Map<String, Metric> metrics = new java.util.HashMap<>();
     METRICS.getMetricsByGroup().forEach((group, byName) -> {
@@ -256,14 +265,31 @@ class ZooKeeperGuardedPipelineTest {
       }
     });
     long commits = counter(metrics, ".shardberg.commits") + counter(metrics, ".shardberg.heartbeatCommits");
-    assertThat(commits).as("commits of %s", job.getJobID()).isGreaterThanOrEqualTo(batches);
+    List<Long> logged = loggedCommitMillis(coordinatorLog, pipelineId);
+    assertThat(logged).as("commits logged by the coordinator of %s", pipelineId).hasSize((int) commits);
     Histogram durations = (Histogram) metric(metrics, ".shardberg.commitDurationMs");
-    Histogram lockWaits = (Histogram) metric(metrics, ".shardberg.lockWaitMs");
     assertThat(durations.getCount()).as("commitDurationMs values").isEqualTo(commits);
-    assertThat(durations.getStatistics().getMin()).isGreaterThanOrEqualTo(0);
-    assertThat(durations.getStatistics().getMax()).isGreaterThanOrEqualTo(durations.getStatistics().getMin());
-    assertThat(lockWaits.getCount()).as("lockWaitMs values").isGreaterThanOrEqualTo(commits);
-    assertThat(lockWaits.getStatistics().getMin()).isGreaterThanOrEqualTo(0);
+    assertThat(durations.getStatistics().getValues())
+        .as("commitDurationMs values: the logged commit durations")
+        .containsExactlyInAnyOrder(logged.stream().mapToLong(Long::longValue).toArray());
+    Histogram lockWaits = (Histogram) metric(metrics, ".shardberg.lockWaitMs");
+    long attempts = commits + counter(metrics, ".shardberg.commitRetries")
+        + counter(metrics, ".shardberg.checkpointsAlreadyCommitted");
+    assertThat(lockWaits.getCount()).as("lockWaitMs values: one per attempt under the lock").isEqualTo(attempts);
+  }
+
+  /** The durations the coordinator logged per commit of {@code pipelineId} (data and heartbeat), in ms. */
+  private static List<Long> loggedCommitMillis(LogCapture log, String pipelineId) {
+    List<Long> millis = new ArrayList<>();
+    for (LogCapture.Line line : log.lines()) {
+      List<Object> args = line.arguments();
+      if (line.format().startsWith("Committed checkpoint ") && pipelineId.equals(args.get(2))) {
+        millis.add(((Number) args.get(9)).longValue());
+      } else if (line.format().startsWith("Committed heartbeat ") && pipelineId.equals(args.get(0))) {
+        millis.add(((Number) args.get(4)).longValue());
+      }
+    }
+    return millis;
   }
 
   private static Metric metric(Map<String, Metric> metrics, String suffix) {
@@ -293,25 +319,49 @@ class ZooKeeperGuardedPipelineTest {
   }
 
   private static Set<String> readRows(Table table, long snapshotId) throws IOException {
-    Set<String> rows = new TreeSet<>();
     try (CloseableIterable<Record> records = IcebergGenerics.read(table).useSnapshot(snapshotId).build()) {
-      for (Record r : records) {
-        rows.add(r.getField("shard_number") + "|" + r.getField("id") + "|" + r.getField("payload"));
-      }
+      return rowsOnceEach(records, "snapshot " + snapshotId);
     }
-    return rows;
   }
 
+  /**
+   * "shard|id|payload" of every row, sorted; fails at once on a key (shard, id) read twice, which a
+   * set of rows would hide (a checkpoint committed twice duplicates keys).
+   */
+  private static Set<String> rowsOnceEach(CloseableIterable<Record> records, String where) {
+    Map<String, String> byKey = new java.util.HashMap<>();
+    for (Record r : records) {
+      String key = r.getField("shard_number") + "|" + r.getField("id");
+      String row = key + "|" + r.getField("payload");
+      String before = byKey.put(key, row);
+      if (before != null) {
+        throw new IllegalStateException(
+            String.format("Key %s is in the table twice at %s: %s and %s", key, where, before, row));
+      }
+    }
+    return new TreeSet<>(byKey.values());
+  }
+
+  /**
+   * The same run without the lock: nothing keeps a pipeline from committing between maintenance's
+   * refresh and its swap. The run makes that certain once (maintenance holds its first swap until a
+   * pipeline has committed; with the lock that cannot happen), so Iceberg retries that maintenance
+   * commit on its stale base; how many more races happen depends on scheduling (printed). Every row
+   * still lands exactly once.
+   */
   @Test
   void withoutTheLockTheSameRunRetriesOnStaleBases() throws Exception {
     Run run = runTwoPipelinesWithMaintenance(CommitGuardFactory.none(), null);
 
-    // How many conflicts happen depends on scheduling: reported, not asserted.
     System.out.printf("without lock: %s%n", run);
+    assertThat(run.swapHeld).as("a maintenance swap was held for a pipeline commit").isTrue();
+    assertThat(run.tableMovedWhileHeld).as("a pipeline committed between maintenance's refresh and swap").isTrue();
+    assertThat(run.retriedAttempts + run.maintenanceConflicts)
+        .as("stale-base retries: Iceberg's retried attempts + CommitFailedExceptions in maintenance")
+        .isPositive();
     assertThat(readRows()).isEqualTo(expectedRowsOfBoth());
-    assertNoRowTwice();
-    assertCheckpointsCommittedOnceInOrder("orders-a");
-    assertCheckpointsCommittedOnceInOrder("orders-b");
+    assertEachCommitAddsTheNextBatch("orders-a", SHARDS_A, BATCHES);
+    assertEachCommitAddsTheNextBatch("orders-b", SHARDS_B, BATCHES);
   }
 
   @Test
@@ -342,7 +392,6 @@ class ZooKeeperGuardedPipelineTest {
 
     assertThat(readRows())
         .isEqualTo(BatchPerCheckpointSource.expectedRows(SHARDS_A, BATCHES, ROWS_PER_SHARD));
-    assertNoRowTwice();
     List<Long> epochs = epochsOf("orders");
     int firstOfSecond = epochs.indexOf(2L);
     assertThat(firstOfSecond).as("the newer instance committed").isPositive();
@@ -399,8 +448,7 @@ class ZooKeeperGuardedPipelineTest {
 
     assertThat(readRows())
         .isEqualTo(BatchPerCheckpointSource.expectedRows(SHARDS_A, batches, ROWS_PER_SHARD));
-    assertNoRowTwice();
-    assertCheckpointsCommittedOnceInOrder("orders");
+    assertEachCommitAddsTheNextBatch("orders", SHARDS_A, batches);
   }
 
   // --- running pipelines ---
@@ -411,14 +459,26 @@ class ZooKeeperGuardedPipelineTest {
       long retriedAttempts,
       long maintenanceConflicts,
       long lockTimeouts,
+      boolean swapHeld,
+      boolean tableMovedWhileHeld,
       Duration elapsed,
       LockWaitStats.Snapshot maintenanceLockWaits) {}
 
   private Run runTwoPipelinesWithMaintenance(CommitGuardFactory guard, ZooKeeperOptions zk)
       throws Exception {
     long start = System.nanoTime();
-    JobClient a = startPipeline("orders-a", uniqueName("a"), SHARDS_A, BATCHES, -1, guard);
+    // Pipeline A holds before its last batch until maintenance holds its first swap: a pipeline
+    // commit is then due while maintenance is between its refresh and its swap.
+    String sourceA = uniqueName("a");
+    JobClient a = startPipeline("orders-a", sourceA, SHARDS_A, BATCHES, BATCHES - 1, guard);
     JobClient b = startPipeline("orders-b", uniqueName("b"), SHARDS_B, BATCHES, -1, guard);
+    Table maintained = catalogLoader.loadCatalog().loadTable(ID);
+    SwapHeldOnce held =
+        new SwapHeldOnce(
+            ((HasTableOperations) maintained).operations(),
+            BatchPerCheckpointSource.progress(sourceA).release,
+            // with the lock the pipeline waits for it: no move to wait for, a few seconds show it
+            zk == null ? JOB_TIMEOUT : Duration.ofSeconds(3));
     AtomicBoolean jobsRunning = new AtomicBoolean(true);
     AtomicLong conflicts = new AtomicLong();
     AtomicLong lockTimeouts = new AtomicLong();
@@ -432,7 +492,7 @@ class ZooKeeperGuardedPipelineTest {
                 // ~300 ms from refresh to swap on a loaded 2-core box, longer than a bare RowDelta,
                 // and lost every retry to a spinning loop.
                 SharedTableWorkload.maintain(
-                    catalogLoader.loadCatalog().loadTable(ID),
+                    new BaseTable(held, maintained.name(), new CommitAttemptsReporter()),
                     lock,
                     jobsRunning::get,
                     conflicts,
@@ -454,6 +514,8 @@ class ZooKeeperGuardedPipelineTest {
         CommitAttemptsReporter.RETRIED_ATTEMPTS.get(),
         conflicts.get(),
         lockTimeouts.get(),
+        held.held.get(),
+        held.moved.get(),
         Duration.ofNanos(System.nanoTime() - start),
         lock == null ? null : lock.lockWaits());
   }
@@ -512,24 +574,11 @@ class ZooKeeperGuardedPipelineTest {
     return catalogLoader.loadCatalog().loadTable(ID);
   }
 
+  /** The table's rows now; fails on a key read twice ({@link #rowsOnceEach}). */
   private Set<String> readRows() throws IOException {
-    Set<String> rows = new TreeSet<>();
     try (CloseableIterable<Record> records = IcebergGenerics.read(table()).build()) {
-      for (Record r : records) {
-        rows.add(r.getField("shard_number") + "|" + r.getField("id") + "|" + r.getField("payload"));
-      }
+      return rowsOnceEach(records, "the current snapshot");
     }
-    return rows;
-  }
-
-  private void assertNoRowTwice() throws IOException {
-    long count = 0;
-    try (CloseableIterable<Record> records = IcebergGenerics.read(table()).build()) {
-      for (Record ignored : records) {
-        count++;
-      }
-    }
-    assertThat(count).as("rows read, each key once").isEqualTo(readRows().size());
   }
 
   private static Set<String> expectedRowsOfBoth() {
@@ -560,6 +609,117 @@ class ZooKeeperGuardedPipelineTest {
     }
     Collections.reverse(ids);
     assertThat(ids).as("checkpoint ids of %s, oldest first", pipelineId).isNotEmpty().isSorted().doesNotHaveDuplicates();
+  }
+
+  /**
+   * Each checkpoint committed once, by content as well as by id: the source puts one batch in each
+   * checkpoint, so the pipeline's n-th data commit (oldest first) must show its shards holding
+   * exactly batches 0..n-1, and there are {@code batches} of them. A checkpoint committed again under
+   * a new id, or one lost, or two in one snapshot, fails here even when the ids look right.
+   */
+  private void assertEachCommitAddsTheNextBatch(String pipelineId, int[] shards, int batches) throws IOException {
+    assertCheckpointsCommittedOnceInOrder(pipelineId);
+    Table table = table();
+    List<CommitRecord> dataCommits = new ArrayList<>();
+    for (CommitRecord record : CommittedCheckpoints.history(table, pipelineId, Integer.MAX_VALUE)) {
+      if (!record.heartbeat()) {
+        dataCommits.add(0, record);
+      }
+    }
+    Set<String> shardPrefixes = new TreeSet<>();
+    for (int shard : shards) {
+      shardPrefixes.add(shard + "|");
+    }
+    List<String> mismatches = new ArrayList<>();
+    for (int n = 0; n < dataCommits.size(); n++) {
+      CommitRecord commit = dataCommits.get(n);
+      Set<String> ofPipeline = new TreeSet<>();
+      for (String row : readRows(table, commit.snapshotId())) {
+        if (shardPrefixes.contains(row.substring(0, row.indexOf('|') + 1))) {
+          ofPipeline.add(row);
+        }
+      }
+      if (!ofPipeline.equals(BatchPerCheckpointSource.expectedRows(shards, n + 1, ROWS_PER_SHARD))) {
+        mismatches.add(String.format("data commit %d (checkpoint %d, snapshot %d) holds %s",
+            n + 1, commit.checkpointId(), commit.snapshotId(), ofPipeline));
+      }
+    }
+    assertThat(mismatches).as("data commits of %s that do not hold exactly the batches before them", pipelineId).isEmpty();
+    assertThat(dataCommits).as("data commits of %s: one per batch", pipelineId).hasSize(batches);
+  }
+
+  /**
+   * The maintenance table's operations: its first swap is held until a pipeline has committed after
+   * the metadata that swap was built on (at most {@code upTo}), after releasing pipeline A's last
+   * batch so that such a commit is due. Without the lock the swap then fails on a stale base and
+   * Iceberg retries it; with the lock the pipeline waits, and nothing moves while it is held.
+   */
+  private static final class SwapHeldOnce implements TableOperations {
+    private final TableOperations delegate;
+    private final CountDownLatch release;
+    private final Duration upTo;
+    final AtomicBoolean held = new AtomicBoolean();
+    final AtomicBoolean moved = new AtomicBoolean();
+
+    SwapHeldOnce(TableOperations delegate, CountDownLatch release, Duration upTo) {
+      this.delegate = delegate;
+      this.release = release;
+      this.upTo = upTo;
+    }
+
+    @Override
+    public void commit(TableMetadata base, TableMetadata metadata) {
+      if (held.compareAndSet(false, true)) {
+        release.countDown();
+        long deadline = System.nanoTime() + upTo.toNanos();
+        while (System.nanoTime() < deadline
+            && base.metadataFileLocation().equals(delegate.refresh().metadataFileLocation())) {
+          try {
+            Thread.sleep(20);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+          }
+        }
+        moved.set(!base.metadataFileLocation().equals(delegate.current().metadataFileLocation()));
+      }
+      delegate.commit(base, metadata);
+    }
+
+    @Override
+    public TableMetadata current() {
+      return delegate.current();
+    }
+
+    @Override
+    public TableMetadata refresh() {
+      return delegate.refresh();
+    }
+
+    @Override
+    public org.apache.iceberg.io.FileIO io() {
+      return delegate.io();
+    }
+
+    @Override
+    public String metadataFileLocation(String fileName) {
+      return delegate.metadataFileLocation(fileName);
+    }
+
+    @Override
+    public org.apache.iceberg.io.LocationProvider locationProvider() {
+      return delegate.locationProvider();
+    }
+
+    @Override
+    public org.apache.iceberg.encryption.EncryptionManager encryption() {
+      return delegate.encryption();
+    }
+
+    @Override
+    public long newSnapshotId() {
+      return delegate.newSnapshotId();
+    }
   }
 
   private <T extends AutoCloseable> T closeLater(T closeable) {

@@ -34,10 +34,12 @@ import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
@@ -415,15 +417,24 @@ class TypeRoundTripTest {
             });
   }
 
+  /** The rows by id; a key (shard_number, id) read twice fails at once, not hidden by the map. */
   private static Map<Integer, Map<String, Object>> readTable(Table table) throws Exception {
     Map<Integer, Map<String, Object>> rows = new TreeMap<>();
+    Set<List<Object>> keys = new HashSet<>();
     try (CloseableIterable<Record> records = IcebergGenerics.read(table).build()) {
       for (Record r : records) {
         Map<String, Object> values = new HashMap<>();
         for (int i = 0; i < r.size(); i++) {
           values.put(table.schema().columns().get(i).name(), r.get(i));
         }
-        rows.put((Integer) values.get("id"), values);
+        if (!keys.add(List.of(values.get("shard_number"), values.get("id")))) {
+          throw new IllegalStateException(String.format(
+              "Key (shard_number %s, id %s) is in the table twice", values.get("shard_number"), values.get("id")));
+        }
+        Map<String, Object> other = rows.put((Integer) values.get("id"), values);
+        if (other != null) {
+          throw new IllegalStateException("id " + values.get("id") + " is in two shards: " + other + " and " + values);
+        }
       }
     }
     return rows;
