@@ -92,7 +92,7 @@ final class LocalRun {
     }
     handleStopSignals();
     Table table = dev.shardberg.job.Catalogs.loadTable(config.target());
-    Progress progress = new Progress(Instant.now(), assembled.plan().shardCount(),
+    Progress progress = new Progress(job.getJobID().toString(), Instant.now(), assembled.plan().shardCount(),
         ShardDiscovery.estimatedRows(ShardbergPipeline.logicalTable(config).hosts(), assembled.plan()));
     while (true) {
       wake.await(progressEvery.toMillis(), TimeUnit.MILLISECONDS);
@@ -191,6 +191,7 @@ final class LocalRun {
 
   /** Counters between two progress lines. */
   private static final class Progress {
+    final String flinkJobId;
     final Instant started;
     final int shards;
     final Map<Integer, Long> estimatedRows;
@@ -200,7 +201,8 @@ final class LocalRun {
     SnapshotProgress lastSnapshot;
     Instant lastSnapshotAt;
 
-    Progress(Instant started, int shards, Map<Integer, Long> estimatedRows) {
+    Progress(String flinkJobId, Instant started, int shards, Map<Integer, Long> estimatedRows) {
+      this.flinkJobId = flinkJobId;
       this.started = started;
       this.lastAt = started;
       this.lastSnapshotAt = started;
@@ -223,9 +225,11 @@ final class LocalRun {
       }
       CommitRecord last = status.commits().get(0);
       if (!p.firstCommitSeen) {
-        p.firstCommitSeen = true;
-        endProgress();
-        line("First commit: checkpoint %d, %d rows in %d shards", last.checkpointId(), added, status.totals().size());
+        String first = firstCommitLine(status, p.flinkJobId);
+        if (first != null) {
+          p.firstCommitSeen = true;
+          line("%s", first);
+        }
       }
       long rows = added + deleted;
       double perSecond = p.lastRows < 0 ? 0 : (rows - p.lastRows) * 1000.0 / Math.max(1, Duration.between(p.lastAt, now).toMillis());
@@ -236,6 +240,25 @@ final class LocalRun {
     } catch (RuntimeException e) {
       progressLine("cannot read the table's progress: %s", rootMessage(e));
     }
+  }
+
+  /**
+   * "First commit: …" once this run (Flink job {@code flinkJobId}) has committed, naming its oldest commit
+   * (several can land between two progress lines) with that commit's rows; null before. Commits of the
+   * runs this one resumed from are not this run's.
+   */
+  static String firstCommitLine(PipelineStatus status, String flinkJobId) {
+    CommitRecord first = null;
+    for (CommitRecord c : status.commits()) { // newest first
+      if (flinkJobId.equals(c.flinkJobId())) {
+        first = c;
+      }
+    }
+    if (first == null) {
+      return null;
+    }
+    long added = first.shardCounts().values().stream().mapToLong(ShardCounts::addedRecords).sum();
+    return String.format("First commit: checkpoint %d, %d rows in %d shards", first.checkpointId(), added, first.shardCounts().size());
   }
 
   /** The job's view per host; empty when the REST API cannot be read (the line then goes without it). */

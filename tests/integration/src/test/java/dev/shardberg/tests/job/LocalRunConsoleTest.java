@@ -223,6 +223,8 @@ class LocalRunConsoleTest {
           .startsWith("Stopped: Cannot resume pipeline refused on table shardberg.shop.orders: shard(s) [1] are new to the restored state")
           .contains("tables.reread-shards: [1]");
       assertThat(lines.get(lines.size() - 1)).as(console).startsWith("To go on: ");
+      assertThat(console).as("the refused run committed nothing: no first commit (the earlier run's is not this run's)")
+          .doesNotContain("First commit");
       assertThat(console).as("no stack trace nor Flink's own shutdown error on the console")
           .doesNotContain("\tat ").doesNotContain("Exception in thread").doesNotContain("MiniCluster is not yet running");
       assertThat(Files.readString(log)).as("the stack trace is in the log file")
