@@ -22,6 +22,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.apache.flink.api.common.JobExecutionResult;
+import org.apache.flink.configuration.StateRecoveryOptions;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -92,7 +93,9 @@ final class LocalRun {
     }
     handleStopSignals();
     Table table = dev.shardberg.job.Catalogs.loadTable(config.target());
-    Progress progress = new Progress(job.getJobID().toString(), Instant.now(), assembled.plan().shardCount(),
+    boolean resumed = env.getConfiguration().getOptional(StateRecoveryOptions.SAVEPOINT_PATH).isPresent();
+    Progress progress = new Progress(job.getJobID().toString(), Instant.now(),
+        snapshotting(assembled.plan().shardNumbers(), resumed, config.tables().rereadShards()),
         ShardDiscovery.estimatedRows(ShardbergPipeline.logicalTable(config).hosts(), assembled.plan()));
     while (true) {
       wake.await(progressEvery.toMillis(), TimeUnit.MILLISECONDS);
@@ -193,7 +196,7 @@ final class LocalRun {
   private static final class Progress {
     final String flinkJobId;
     final Instant started;
-    final int shards;
+    final java.util.Set<Integer> snapshotting;
     final Map<Integer, Long> estimatedRows;
     boolean firstCommitSeen;
     long lastRows = -1;
@@ -201,12 +204,12 @@ final class LocalRun {
     SnapshotProgress lastSnapshot;
     Instant lastSnapshotAt;
 
-    Progress(String flinkJobId, Instant started, int shards, Map<Integer, Long> estimatedRows) {
+    Progress(String flinkJobId, Instant started, java.util.Set<Integer> snapshotting, Map<Integer, Long> estimatedRows) {
       this.flinkJobId = flinkJobId;
       this.started = started;
       this.lastAt = started;
       this.lastSnapshotAt = started;
-      this.shards = shards;
+      this.snapshotting = snapshotting;
       this.estimatedRows = estimatedRows;
     }
   }
@@ -240,6 +243,21 @@ final class LocalRun {
     } catch (RuntimeException e) {
       progressLine("cannot read the table's progress: %s", rootMessage(e));
     }
+  }
+
+  /**
+   * The shards this run reads a snapshot of: every shard at a start without state; on a resume the ones
+   * read again ({@code tables.reread-shards}), the others going on from their binlog position. (A resume
+   * during the initial snapshot also goes on with the snapshot of shards not done yet: they count once
+   * their rows pass, {@link SnapshotProgress}.)
+   */
+  static java.util.Set<Integer> snapshotting(java.util.Set<Integer> planShards, boolean resumed, java.util.Set<Integer> reread) {
+    if (!resumed) {
+      return java.util.Set.copyOf(planShards);
+    }
+    java.util.Set<Integer> shards = new java.util.TreeSet<>(reread);
+    shards.retainAll(planShards);
+    return shards;
   }
 
   /**
@@ -277,7 +295,7 @@ final class LocalRun {
       return "";
     }
     SnapshotProgress current = SnapshotProgress.of(hosts);
-    String text = current.describe(p.lastSnapshot, Duration.between(p.lastSnapshotAt, now), p.shards, p.estimatedRows);
+    String text = current.describe(p.lastSnapshot, Duration.between(p.lastSnapshotAt, now), p.snapshotting, p.estimatedRows);
     p.lastSnapshot = current;
     p.lastSnapshotAt = now;
     return text == null ? "" : "; snapshot: " + text;

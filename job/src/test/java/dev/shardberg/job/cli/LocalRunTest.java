@@ -45,4 +45,11 @@ class LocalRunTest {
             status(commit(17, THIS_RUN, 1, 7), commit(16, THIS_RUN, 0, 3), commit(15, EARLIER_RUN, 0, 20)), THIS_RUN))
         .isEqualTo("First commit: checkpoint 16, 3 rows in 1 shards");
   }
+
+  @Test
+  void aResumedRunSnapshotsOnlyTheShardsItReadsAgain() {
+    assertThat(LocalRun.snapshotting(java.util.Set.of(0, 1, 2), false, java.util.Set.of())).containsExactlyInAnyOrder(0, 1, 2);
+    assertThat(LocalRun.snapshotting(java.util.Set.of(0, 1, 2), true, java.util.Set.of(1, 9))).containsExactly(1);
+    assertThat(LocalRun.snapshotting(java.util.Set.of(0, 1, 2), true, java.util.Set.of())).isEmpty();
+  }
 }
