@@ -40,7 +40,7 @@ import org.junit.jupiter.api.io.TempDir;
  *   <li>{@code status --json} run beside it (its own JVM, same log file) shows per-shard freshness and the
  *       host's binlog lag from the job's metrics, and leaves the run's log with its earlier lines;
  *   <li>the host stopped for a while: {@code status --json} shows it unreachable for longer and longer, and
- *       the run's log says when it was lost and when it was back;
+ *       the run's log says when it was lost, when it was back and when the binlog reader reconnected;
  *   <li>SIGINT (Ctrl-C) stops the job with a final savepoint, printed on one line, which the next run resumes
  *       from; the table equals the shards.
  * </ul>
@@ -131,6 +131,18 @@ class LocalRunConsoleTest {
             + db.port() + ") is back after"));
         assertThat(Files.readAllLines(log)).anyMatch(l -> l.contains(" WARN ") && l.contains("SourceHostWatch")
             && l.contains("Lost MySQL host 'console-a' (127.0.0.1:" + db.port() + ")"));
+        // the binlog reader says when it has reconnected (docs/observability.md): Debezium's line, after the loss
+        await().atMost(Duration.ofSeconds(60)).until(() -> {
+          List<String> lines = Files.readAllLines(log);
+          int lost = -1;
+          for (int i = 0; i < lines.size(); i++) {
+            if (lines.get(i).contains("Lost MySQL host 'console-a'")) {
+              lost = i;
+            }
+          }
+          return lost >= 0 && lines.subList(lost, lines.size()).stream()
+              .anyMatch(l -> l.contains("Connected to MySQL binlog at 127.0.0.1:" + db.port() + ", starting at "));
+        });
         db.execute("UPDATE shop.orders_1 SET status = 'AFTER_RESTART' WHERE order_id = 3");
         // a change written after the host came back is read once the binlog reader has reconnected
         await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofSeconds(1)).ignoreExceptions()
