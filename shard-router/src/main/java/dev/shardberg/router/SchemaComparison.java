@@ -58,6 +58,11 @@ final class SchemaComparison {
     ShardColumns merged = union && bySignature.size() > 1 ? union(majority.get(0), ordered) : null;
     if (merged != null) {
       bySignature = Map.of(signature(merged), List.of(merged));
+    } else if (union && bySignature.size() > 1) {
+      ShardRouterException refusal = notEvolvable(ordered);
+      if (refusal != null) {
+        throw refusal;
+      }
     }
     final ShardColumns reference = merged != null ? merged : majority.get(0);
     if (bySignature.size() > 1) {
@@ -195,6 +200,95 @@ final class SchemaComparison {
       columns.replaceAll((name, c) -> s.columns().stream().anyMatch(x -> x.name().equals(name)) ? c : nullable(c));
     }
     return new ShardColumns(reference.table(), List.copyOf(columns.values()), reference.primaryKey(), reference.indexes());
+  }
+
+  /**
+   * The refusal in evolve mode: only the differences the table cannot hold (another primary key, a
+   * column type that is no widening of the others'), each against what most shards have. The
+   * differences evolve takes (added, dropped or moved columns, wider types, NULL-able columns) are
+   * not listed: they do not stop the start, and "make every shard identical" would contradict the mode.
+   * Null when nothing blocks (then the union does not fail either).
+   */
+  private static ShardRouterException notEvolvable(List<ShardColumns> ordered) {
+    java.util.SortedMap<Integer, List<String>> blocking = new java.util.TreeMap<>();
+    // the primary key most shards have (ties: the lowest shard's)
+    Map<List<String>, List<ShardColumns>> byKey = new LinkedHashMap<>();
+    ordered.forEach(s -> byKey.computeIfAbsent(s.primaryKey(), k -> new ArrayList<>()).add(s));
+    List<ShardColumns> keyMajority = largest(byKey.values());
+    for (ShardColumns s : ordered) {
+      if (!s.primaryKey().equals(keyMajority.get(0).primaryKey())) {
+        blocking.computeIfAbsent(s.table().shard(), k -> new ArrayList<>()).add(String.format(
+            "primary key %s, and %s on %d other shard(s) (e.g. shard %d)",
+            s.primaryKey(), keyMajority.get(0).primaryKey(), keyMajority.size(), keyMajority.get(0).table().shard()));
+      }
+    }
+    // per column, the shards' types in groups that widen to one another (INT/BIGINT, DECIMAL(p,s) of
+    // any p, ...): the group of most shards is what the others are measured against
+    Map<String, List<List<Typed>>> groupsByColumn = new LinkedHashMap<>();
+    for (ShardColumns s : ordered) {
+      for (MySqlColumn c : s.columns()) {
+        Typed typed = new Typed(s, c, TypeMapping.toIcebergType(c));
+        List<List<Typed>> groups = groupsByColumn.computeIfAbsent(c.name(), k -> new ArrayList<>());
+        groups.stream()
+            .filter(g -> SchemaEvolution.promotable(g.get(0).type(), typed.type()) || SchemaEvolution.promotable(typed.type(), g.get(0).type()))
+            .findFirst()
+            .ifPresentOrElse(g -> g.add(typed), () -> groups.add(new ArrayList<>(List.of(typed))));
+      }
+    }
+    groupsByColumn.forEach((name, groups) -> {
+      List<Typed> most = largest(groups);
+      Typed widest = most.get(0);
+      for (Typed t : most) {
+        if (!t.type().equals(widest.type()) && SchemaEvolution.promotable(widest.type(), t.type())) {
+          widest = t;
+        }
+      }
+      for (List<Typed> group : groups) {
+        if (group != most) {
+          for (Typed t : group) {
+            blocking.computeIfAbsent(t.shard().table().shard(), k -> new ArrayList<>()).add(String.format(
+                "column '%s' is %s, and %s on %d other shard(s) (e.g. shard %d): neither type widens to the other",
+                name, t.column().describeType(), widest.column().describeType(), most.size(), widest.shard().table().shard()));
+          }
+        }
+      }
+    });
+    if (blocking.isEmpty()) {
+      return null;
+    }
+    List<String> lines = new ArrayList<>();
+    for (ShardColumns s : ordered) {
+      for (String diff : blocking.getOrDefault(s.table().shard(), List.of())) {
+        lines.add(String.format("  - shard %d (%s): %s", s.table().shard(), s.table().describe(), diff));
+      }
+    }
+    return new ShardRouterException(
+        String.format(
+            "Cannot use the shards as one table: %d of %d shard(s) differ from the others in a way the table cannot follow"
+                + " (schema.change-behavior is evolve: columns added, dropped or in another order, wider types and NULL-able"
+                + " columns are taken, and are not listed here):%n%s%n"
+                + "Give these shards the primary key and column types of the others (a type may differ by a widening only:"
+                + " INT/BIGINT, FLOAT/DOUBLE, DECIMAL(p,s) with another precision p), or leave them out with"
+                + " " + RouterOptions.TABLES_EXCLUDE_SHARDS.key() + ": %s and read them again later with "
+                + RouterOptions.TABLES_REREAD_SHARDS.key() + " (docs/schema-evolution.md, \"Re-reading one shard\"); then start again.",
+            blocking.size(),
+            ordered.size(),
+            String.join(System.lineSeparator(), lines),
+            blocking.keySet()));
+  }
+
+  /** A shard's column with its Iceberg type. */
+  private record Typed(ShardColumns shard, MySqlColumn column, org.apache.iceberg.types.Type type) {}
+
+  /** The largest of {@code groups}; ties go to the first. */
+  private static <T> List<T> largest(java.util.Collection<List<T>> groups) {
+    List<T> largest = null;
+    for (List<T> g : groups) {
+      if (largest == null || g.size() > largest.size()) {
+        largest = g;
+      }
+    }
+    return largest;
   }
 
   private static MySqlColumn nullable(MySqlColumn c) {

@@ -56,6 +56,59 @@ class SchemaComparisonTest {
                 "Make every shard's table identical (same columns in the same order, types, nullability and primary key), then start again."));
   }
 
+  /**
+   * With schema.change-behavior evolve, shards that differ in evolvable ways are one table; when some
+   * shard also differs in a way the table cannot follow, the refusal names only what blocks (not the
+   * added, widened or moved columns evolve takes) and a way on that fits evolve.
+   */
+  @Test
+  void inEvolveModeTheRefusalNamesOnlyTheDifferencesThatBlock() {
+    List<MySqlColumn> widerAmount =
+        List.of(COLUMNS.get(0), MySqlColumn.of("amount", "decimal(12,2)", false), COLUMNS.get(2));
+    List<MySqlColumn> taxAfterId =
+        List.of(COLUMNS.get(0), MySqlColumn.of("tax", "decimal(5,2)", true), COLUMNS.get(1), COLUMNS.get(2));
+    List<MySqlColumn> missingNote = List.of(COLUMNS.get(0), COLUMNS.get(1));
+    List<MySqlColumn> textAmount =
+        List.of(COLUMNS.get(0), MySqlColumn.of("amount", "varchar(20)", false), COLUMNS.get(2));
+    assertThatThrownBy(
+            () ->
+                SchemaComparison.sharedSchema(
+                    List.of(
+                        shard(0, COLUMNS, List.of("id")),
+                        shard(1, widerAmount, List.of("id")),
+                        shard(2, taxAfterId, List.of("id")),
+                        shard(3, missingNote, List.of("id")),
+                        shard(4, textAmount, List.of("id")),
+                        shard(5, COLUMNS, List.of("id", "amount")),
+                        shard(6, COLUMNS, List.of("id"))),
+                    List.of(),
+                    true))
+        .isInstanceOf(ShardRouterException.class)
+        .hasMessage(
+            String.join(
+                System.lineSeparator(),
+                "Cannot use the shards as one table: 2 of 7 shard(s) differ from the others in a way the table cannot follow"
+                    + " (schema.change-behavior is evolve: columns added, dropped or in another order, wider types and NULL-able"
+                    + " columns are taken, and are not listed here):",
+                "  - shard 4 ('shop.orders_4' on host 'a'): column 'amount' is varchar(20) NOT NULL, and decimal(12,2) NOT NULL"
+                    + " on 6 other shard(s) (e.g. shard 1): neither type widens to the other",
+                "  - shard 5 ('shop.orders_5' on host 'b'): primary key [id, amount], and [id] on 6 other shard(s) (e.g. shard 0)",
+                "Give these shards the primary key and column types of the others (a type may differ by a widening only:"
+                    + " INT/BIGINT, FLOAT/DOUBLE, DECIMAL(p,s) with another precision p), or leave them out with"
+                    + " tables.exclude-shards: [4, 5] and read them again later with tables.reread-shards"
+                    + " (docs/schema-evolution.md, \"Re-reading one shard\"); then start again."));
+  }
+
+  @Test
+  void inEvolveModeShardsThatDifferOnlyInEvolvableWaysShareTheirUnion() {
+    List<MySqlColumn> taxAfterId =
+        List.of(COLUMNS.get(0), MySqlColumn.of("tax", "decimal(5,2)", true), MySqlColumn.of("amount", "decimal(12,2)", false), COLUMNS.get(2));
+    ShardSchema s = SchemaComparison.sharedSchema(
+        List.of(shard(0, COLUMNS, List.of("id")), shard(1, taxAfterId, List.of("id")), shard(2, COLUMNS, List.of("id"))), List.of(), true);
+    assertThat(s.columns()).extracting(MySqlColumn::name).containsExactly("id", "amount", "note", "tax");
+    assertThat(s.columns().get(1).columnType()).isEqualTo("decimal(12,2)");
+  }
+
   static ShardColumns shard(int n, List<String> pk, MySqlIndex... indexes) {
     return new ShardColumns(
         new ShardTable(n % 2 == 0 ? "a" : "b", "shop", "orders_" + n, n), COLUMNS, pk, List.of(indexes));

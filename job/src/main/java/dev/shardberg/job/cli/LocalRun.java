@@ -16,10 +16,13 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
-import org.apache.flink.api.common.JobStatus;
+import org.apache.flink.api.common.JobExecutionResult;
+import org.apache.flink.configuration.StateRecoveryOptions;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -33,7 +36,10 @@ import sun.misc.Signal;
  * stopped) and a progress line every {@code progressEvery} (commits, rows, rows/s, freshness, the binlog
  * lag per host and, while the snapshot is read, its rows, rows/s and ETA — the last two from the job's
  * metrics through the local REST API on {@code restPort}). In a terminal the progress line is rewritten in place;
- * otherwise (a pipe, a file, a test) every progress line is a plain line.
+ * otherwise (a pipe, a file, a test) every progress line is a plain line. A job that stops by itself (a
+ * failure Flink does not restart, or restarts no more) ends the console with two lines, {@code Stopped:}
+ * the reason ({@link StopReason}) and {@code To go on:} the way on, and the run exits 1; its stack trace
+ * goes to the log only.
  *
  * <p>Ctrl-C (SIGINT) or SIGTERM stops the job with a final savepoint under the checkpoint directory
  * ({@link LocalCheckpoints#STOP_SAVEPOINTS}), which the next {@code run} resumes from, and prints where
@@ -49,7 +55,9 @@ final class LocalRun {
   private final Duration progressEvery;
   private final Integer webPort;
   private final int restPort;
-  private final CountDownLatch stopRequested = new CountDownLatch(1);
+  /** Counted down by a stop signal or the end of the job: whichever comes first ends the wait between progress lines. */
+  private final CountDownLatch wake = new CountDownLatch(1);
+  private volatile boolean stopRequested;
 
   /**
    * @param webPort the port the user asked the dashboard on; null when not asked
@@ -72,6 +80,11 @@ final class LocalRun {
         perHost.entrySet().stream().map(e -> e.getKey() + ": " + e.getValue()).collect(Collectors.joining(", ")),
         config.target().qualifiedName());
     JobClient job = env.executeAsync(assembled.jobName());
+    // The client keeps the job's result: it still answers once the MiniCluster has shut down, which it
+    // does as soon as the job ends (after that, asking the cluster for the job's status only fails with
+    // "MiniCluster is not yet running or has already been shut down")
+    CompletableFuture<JobExecutionResult> result = job.getJobExecutionResult();
+    result.whenComplete((r, e) -> wake.countDown());
     URI checkpoints = LocalCheckpoints.directory(config);
     line("Running: Flink job %s, one commit per checkpoint (every %s), checkpoints under %s; Ctrl-C stops with a final savepoint",
         job.getJobID(), human(config.pipeline().checkpointInterval()), checkpoints);
@@ -80,24 +93,53 @@ final class LocalRun {
     }
     handleStopSignals();
     Table table = dev.shardberg.job.Catalogs.loadTable(config.target());
-    Progress progress = new Progress(Instant.now(), assembled.plan().shardCount(),
+    boolean resumed = env.getConfiguration().getOptional(StateRecoveryOptions.SAVEPOINT_PATH).isPresent();
+    Progress progress = new Progress(job.getJobID().toString(), Instant.now(),
+        snapshotting(assembled.plan().shardNumbers(), resumed, config.tables().rereadShards()),
         ShardDiscovery.estimatedRows(ShardbergPipeline.logicalTable(config).hosts(), assembled.plan()));
     while (true) {
-      boolean stop = stopRequested.await(progressEvery.toMillis(), TimeUnit.MILLISECONDS);
-      JobStatus state = job.getJobStatus().get();
-      if (state.isGloballyTerminalState()) {
-        endProgress();
-        // rethrows the job's failure (the CLI prints its root cause and exits 1)
-        job.getJobExecutionResult().get();
-        line("Job ended: %s", state);
-        return 0;
+      wake.await(progressEvery.toMillis(), TimeUnit.MILLISECONDS);
+      if (result.isDone()) {
+        return ended(result, checkpoints);
       }
-      if (stop) {
+      if (stopRequested) {
         endProgress();
         return stop(job, checkpoints);
       }
       progress(table, progress);
     }
+  }
+
+  /**
+   * The job ended by itself: on a failure the console ends with the reason and the way on, one line each
+   * (the stack trace goes to the log file only), and the run exits {@link ShardbergCli#EXIT_PROBLEM}.
+   */
+  private int ended(CompletableFuture<JobExecutionResult> result, URI checkpoints) throws Exception {
+    endProgress();
+    Throwable failure;
+    try {
+      result.get();
+      line("Job ended: FINISHED");
+      return 0;
+    } catch (ExecutionException e) {
+      failure = e.getCause() == null ? e : e.getCause();
+    }
+    StopReason reason = StopReason.of(failure);
+    LOG.error("Pipeline {} stopped: {}", config.pipeline().id(), reason.message(), failure);
+    String resume = LocalCheckpoints.latest(checkpoints)
+        .map(r -> "`run` with the same config resumes from " + r + " (the newest state kept; --fresh starts without state)")
+        .orElse("no checkpoint was kept, so `run` with the same config starts without state");
+    String logFile = System.getProperty("shardberg.log.file");
+    String details = logFile == null ? "" : " The stack trace is in " + logFile + ".";
+    line("Stopped: %s", reason.message());
+    if (reason.cancelled()) {
+      line("To go on: %s.%s", resume, details);
+    } else if (reason.ours()) {
+      line("To go on: do what the line above says; %s.%s", resume, details);
+    } else {
+      line("To go on: remove the cause (see the stack trace); %s.%s", resume, details);
+    }
+    return ShardbergCli.EXIT_PROBLEM;
   }
 
   private int stop(JobClient job, URI checkpoints) throws Exception {
@@ -119,7 +161,10 @@ final class LocalRun {
   private void handleStopSignals() {
     for (String name : List.of("INT", "TERM")) {
       try {
-        Signal.handle(new Signal(name), signal -> stopRequested.countDown());
+        Signal.handle(new Signal(name), signal -> {
+          stopRequested = true;
+          wake.countDown();
+        });
       } catch (IllegalArgumentException unsupported) {
         LOG.debug("Cannot handle SIG{} here; the JVM's default applies", name);
       }
@@ -149,8 +194,9 @@ final class LocalRun {
 
   /** Counters between two progress lines. */
   private static final class Progress {
+    final String flinkJobId;
     final Instant started;
-    final int shards;
+    final java.util.Set<Integer> snapshotting;
     final Map<Integer, Long> estimatedRows;
     boolean firstCommitSeen;
     long lastRows = -1;
@@ -158,11 +204,12 @@ final class LocalRun {
     SnapshotProgress lastSnapshot;
     Instant lastSnapshotAt;
 
-    Progress(Instant started, int shards, Map<Integer, Long> estimatedRows) {
+    Progress(String flinkJobId, Instant started, java.util.Set<Integer> snapshotting, Map<Integer, Long> estimatedRows) {
+      this.flinkJobId = flinkJobId;
       this.started = started;
       this.lastAt = started;
       this.lastSnapshotAt = started;
-      this.shards = shards;
+      this.snapshotting = snapshotting;
       this.estimatedRows = estimatedRows;
     }
   }
@@ -181,9 +228,11 @@ final class LocalRun {
       }
       CommitRecord last = status.commits().get(0);
       if (!p.firstCommitSeen) {
-        p.firstCommitSeen = true;
-        endProgress();
-        line("First commit: checkpoint %d, %d rows in %d shards", last.checkpointId(), added, status.totals().size());
+        String first = firstCommitLine(status, p.flinkJobId);
+        if (first != null) {
+          p.firstCommitSeen = true;
+          line("%s", first);
+        }
       }
       long rows = added + deleted;
       double perSecond = p.lastRows < 0 ? 0 : (rows - p.lastRows) * 1000.0 / Math.max(1, Duration.between(p.lastAt, now).toMillis());
@@ -194,6 +243,40 @@ final class LocalRun {
     } catch (RuntimeException e) {
       progressLine("cannot read the table's progress: %s", rootMessage(e));
     }
+  }
+
+  /**
+   * The shards this run reads a snapshot of: every shard at a start without state; on a resume the ones
+   * read again ({@code tables.reread-shards}), the others going on from their binlog position. (A resume
+   * during the initial snapshot also goes on with the snapshot of shards not done yet: they count once
+   * their rows pass, {@link SnapshotProgress}.)
+   */
+  static java.util.Set<Integer> snapshotting(java.util.Set<Integer> planShards, boolean resumed, java.util.Set<Integer> reread) {
+    if (!resumed) {
+      return java.util.Set.copyOf(planShards);
+    }
+    java.util.Set<Integer> shards = new java.util.TreeSet<>(reread);
+    shards.retainAll(planShards);
+    return shards;
+  }
+
+  /**
+   * "First commit: …" once this run (Flink job {@code flinkJobId}) has committed, naming its oldest commit
+   * (several can land between two progress lines) with that commit's rows; null before. Commits of the
+   * runs this one resumed from are not this run's.
+   */
+  static String firstCommitLine(PipelineStatus status, String flinkJobId) {
+    CommitRecord first = null;
+    for (CommitRecord c : status.commits()) { // newest first
+      if (flinkJobId.equals(c.flinkJobId())) {
+        first = c;
+      }
+    }
+    if (first == null) {
+      return null;
+    }
+    long added = first.shardCounts().values().stream().mapToLong(ShardCounts::addedRecords).sum();
+    return String.format("First commit: checkpoint %d, %d rows in %d shards", first.checkpointId(), added, first.shardCounts().size());
   }
 
   /** The job's view per host; empty when the REST API cannot be read (the line then goes without it). */
@@ -212,7 +295,7 @@ final class LocalRun {
       return "";
     }
     SnapshotProgress current = SnapshotProgress.of(hosts);
-    String text = current.describe(p.lastSnapshot, Duration.between(p.lastSnapshotAt, now), p.shards, p.estimatedRows);
+    String text = current.describe(p.lastSnapshot, Duration.between(p.lastSnapshotAt, now), p.snapshotting, p.estimatedRows);
     p.lastSnapshot = current;
     p.lastSnapshotAt = now;
     return text == null ? "" : "; snapshot: " + text;

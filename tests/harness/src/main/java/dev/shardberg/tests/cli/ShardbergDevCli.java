@@ -20,11 +20,8 @@ public final class ShardbergDevCli {
   }
 
   public static void main(String[] args) {
-    // the binlog client logs through java.util.logging straight to the console; keep it to warnings
-    java.util.logging.Logger.getLogger("").setLevel(java.util.logging.Level.WARNING);
-    for (java.util.logging.Handler h : java.util.logging.Logger.getLogger("").getHandlers()) {
-      h.setLevel(java.util.logging.Level.WARNING);
-    }
+    // the binlog client logs through java.util.logging, by default to the console: to the log file instead
+    JavaLoggingToLog.install();
     System.exit(commandLine().execute(args));
   }
 }

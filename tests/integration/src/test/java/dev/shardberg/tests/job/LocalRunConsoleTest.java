@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.shardberg.job.LocalCheckpoints;
 import dev.shardberg.job.Reconciliation;
+import dev.shardberg.job.cli.ShardbergCli;
 import dev.shardberg.job.config.ShardbergConfig;
 import dev.shardberg.job.verify.VerifyReport;
 import dev.shardberg.tests.cli.ShardbergDevCli;
@@ -39,7 +40,7 @@ import org.junit.jupiter.api.io.TempDir;
  *   <li>{@code status --json} run beside it (its own JVM, same log file) shows per-shard freshness and the
  *       host's binlog lag from the job's metrics, and leaves the run's log with its earlier lines;
  *   <li>the host stopped for a while: {@code status --json} shows it unreachable for longer and longer, and
- *       the run's log says when it was lost and when it was back;
+ *       the run's log says when it was lost, when it was back and when the binlog reader reconnected;
  *   <li>SIGINT (Ctrl-C) stops the job with a final savepoint, printed on one line, which the next run resumes
  *       from; the table equals the shards.
  * </ul>
@@ -130,6 +131,18 @@ class LocalRunConsoleTest {
             + db.port() + ") is back after"));
         assertThat(Files.readAllLines(log)).anyMatch(l -> l.contains(" WARN ") && l.contains("SourceHostWatch")
             && l.contains("Lost MySQL host 'console-a' (127.0.0.1:" + db.port() + ")"));
+        // the binlog reader says when it has reconnected (docs/observability.md): Debezium's line, after the loss
+        await().atMost(Duration.ofSeconds(60)).until(() -> {
+          List<String> lines = Files.readAllLines(log);
+          int lost = -1;
+          for (int i = 0; i < lines.size(); i++) {
+            if (lines.get(i).contains("Lost MySQL host 'console-a'")) {
+              lost = i;
+            }
+          }
+          return lost >= 0 && lines.subList(lost, lines.size()).stream()
+              .anyMatch(l -> l.contains("Connected to MySQL binlog at 127.0.0.1:" + db.port() + ", starting at "));
+        });
         db.execute("UPDATE shop.orders_1 SET status = 'AFTER_RESTART' WHERE order_id = 3");
         // a change written after the host came back is read once the binlog reader has reconnected
         await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofSeconds(1)).ignoreExceptions()
@@ -161,6 +174,73 @@ class LocalRunConsoleTest {
           .contains("Stopped. State: savepoint " + state.directory().toString().replaceAll("/$", ""));
       VerifyReport report = Reconciliation.verify(config, 5);
       assertThat(report.matches()).as(report.render()).isTrue();
+    }
+  }
+
+  /**
+   * A resume the job refuses, as a user meets it: a run with shard 1 left out ({@code tables.exclude-shards})
+   * stopped with its final savepoint, then a run of the same pipeline with shard 1 back but not in
+   * {@code tables.reread-shards}. The coordinator refuses the restored state; the console ends with the
+   * reason (naming {@code tables.reread-shards}) and the way on, one line each, with no stack trace (those
+   * go to the log file), and the run exits 1.
+   */
+  @Test
+  void aRefusedResumeEndsWithTheReasonAndTheWayOn() throws Exception {
+    try (EmbeddedMariaDb db = EmbeddedMariaDb.start("console-refused", 33)) {
+      OrdersShards shards = new OrdersShards(List.of(db), 2);
+      shards.createTables();
+      shards.load(20, 7);
+      db.createCdcUser("shardberg_cdc", "console-pw");
+      Path password = Files.writeString(dir.resolve("cdc.password"), "console-pw\n");
+      String yaml = "pipeline:\n  id: refused\n  checkpoint-interval: 1s\n  parallelism: 1\n  writer-parallelism: 1\n"
+          + "  checkpoint-dir: " + dir.resolve("checkpoints").toUri() + "\n"
+          + "sources:\n  - name: console-refused\n    host: 127.0.0.1\n    port: " + db.port() + "\n    user: shardberg_cdc\n"
+          + "    password-file: " + password + "\n    server-id-range: 5610-5610\n"
+          + "    jdbc-properties:\n      useSSL: \"false\"\n      allowPublicKeyRetrieval: \"true\"\n"
+          + "tables:\n  database-pattern: shop\n  table-pattern: 'orders_(?<shard>\\d+)'\n"
+          + "target:\n  catalog:\n    type: hadoop\n    warehouse: " + dir.resolve("warehouse").toUri()
+          + "\n  namespace: shop\n  table: orders\n  buckets: 2\n";
+      Path withoutShard1 = Files.writeString(dir.resolve("without-shard-1.yaml"), yaml.replace("tables:\n", "tables:\n  exclude-shards: [1]\n"));
+      Path everyShard = Files.writeString(dir.resolve("every-shard.yaml"), yaml);
+      Path log = dir.resolve("shardberg.log");
+
+      // shard 1 left out; stopped with a final savepoint (SIGTERM takes the path of Ctrl-C)
+      Path firstOut = dir.resolve("first.out");
+      Process first = cli(List.of("run", "--config", withoutShard1.toString(), "--progress-interval", "1s"), log)
+          .redirectOutput(firstOut.toFile()).start();
+      try {
+        await().atMost(CAUGHT_UP).until(() -> Files.readString(firstOut).contains("First commit: checkpoint "));
+      } finally {
+        new ProcessBuilder("kill", "-TERM", Long.toString(first.pid())).start().waitFor();
+        if (!first.waitFor(3, TimeUnit.MINUTES)) {
+          first.destroyForcibly();
+        }
+      }
+      assertThat(first.exitValue()).as(Files.readString(firstOut)).isZero();
+
+      // shard 1 back without tables.reread-shards: the resume is refused
+      Path out = dir.resolve("refused.out");
+      Process refused = cli(List.of("run", "--config", everyShard.toString(), "--progress-interval", "1s"), log)
+          .redirectOutput(out.toFile()).start();
+      boolean ended = refused.waitFor(3, TimeUnit.MINUTES);
+      if (!ended) {
+        refused.destroyForcibly();
+      }
+      String console = Files.readString(out);
+      assertThat(ended).as("the refused run ends by itself; console:%n%s", console).isTrue();
+      assertThat(refused.exitValue()).as(console).isEqualTo(ShardbergCli.EXIT_PROBLEM);
+      List<String> lines = console.lines().filter(l -> !l.isBlank()).toList();
+      assertThat(lines).as(console).hasSizeGreaterThanOrEqualTo(2);
+      assertThat(lines.get(lines.size() - 2)).as(console)
+          .startsWith("Stopped: Cannot resume pipeline refused on table shardberg.shop.orders: shard(s) [1] are new to the restored state")
+          .contains("tables.reread-shards: [1]");
+      assertThat(lines.get(lines.size() - 1)).as(console).startsWith("To go on: ");
+      assertThat(console).as("the refused run committed nothing: no first commit (the earlier run's is not this run's)")
+          .doesNotContain("First commit");
+      assertThat(console).as("no stack trace nor Flink's own shutdown error on the console")
+          .doesNotContain("\tat ").doesNotContain("Exception in thread").doesNotContain("MiniCluster is not yet running");
+      assertThat(Files.readString(log)).as("the stack trace is in the log file")
+          .contains("PipelineConflictException: Cannot resume pipeline refused").contains("\tat dev.shardberg.coordinator.CommitCoordinator");
     }
   }
 
