@@ -241,7 +241,6 @@ class ZooKeeperGuardedPipelineTest {
     Set<String> expected = new TreeSet<>(BatchPerCheckpointSource.expectedRows(SHARDS_A, batchesA, ROWS_PER_SHARD));
     expected.addAll(BatchPerCheckpointSource.expectedRows(SHARDS_B, batchesB, ROWS_PER_SHARD));
     assertThat(readRows()).isEqualTo(expected);
-    assertNoRowTwice();
     Table table = table();
     long oldestKept = Long.MAX_VALUE;
     for (Snapshot snapshot : table.snapshots()) {
