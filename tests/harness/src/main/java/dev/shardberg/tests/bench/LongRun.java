@@ -231,6 +231,7 @@ final class LongRun {
     long compactions;
     long dropped;
     long compactionsFailed;
+    long coordinatorRetries;
     long expired;
     Sample end = null;
     Compacted compacted = null;
@@ -309,6 +310,7 @@ final class LongRun {
       compactions = RestartCounter.maintenanceCounter(jobName, "compactions");
       dropped = RestartCounter.maintenanceCounter(jobName, "compactionsDropped");
       compactionsFailed = RestartCounter.maintenanceCounter(jobName, "compactionsFailed");
+      coordinatorRetries = RestartCounter.commitRetries(jobName);
       expired = RestartCounter.maintenanceCounter(jobName, "expiredSnapshots");
       fresh = watcher.freshness();
       commits = watcher.commits();
@@ -319,7 +321,8 @@ final class LongRun {
     }
     List<CommitReports.Sample> reports = CommitReports.drain().stream()
         .filter(r -> r.table() != null && r.table().endsWith(ModeRunner.TABLE.toString())).toList();
-    long retries = reports.stream().mapToLong(r -> Math.max(0, r.attempts() - 1)).sum();
+    // Iceberg's CommitReport retries (maintenance commits) + the coordinator's own, which no CommitReport covers
+    long retries = reports.stream().mapToLong(r -> Math.max(0, r.attempts() - 1)).sum() + coordinatorRetries;
     long maintenanceCommits = commits.stream().filter(c -> "replace".equals(c.operation())).count();
     // compactions as the table records them (the snapshot summary's shardberg.maintenance), not only the job's metric
     compactions = Math.max(compactions, commits.stream().filter(c -> "compaction".equals(c.maintenance())).count());
@@ -593,7 +596,7 @@ final class LongRun {
     m.put("end", "measured after the change stream ended, the table caught up and the job was stopped");
     m.put("scan budget", "once a full scan of a run took longer than --scan-budget, that run's later scans, its end check (table == shards) and its compacted copy are not done (they read the whole table too); shown as not read, -1 in the CSV and JSON");
     m.put("compacted copy", "the end table's live rows written to a new table with the same schema, spec and properties, one Parquet file per partition and no deletes; each reader scans it once to warm up, then timed");
-    m.put("stale-base retries", "Iceberg's CommitReport attempts - 1 over every commit to the table through the job's catalog (ingest and maintenance): Iceberg retries only on CommitFailedException");
+    m.put("stale-base retries", "Iceberg's CommitReport attempts - 1 over the commits that report one (maintenance's; Iceberg retries only on CommitFailedException) + the coordinator's commitRetries (its checkpoint commits are transactions, which no CommitReport covers)");
     m.put("compactions", "the job's maintenance counters (compactions, compactionsDropped: planned on a snapshot whose inputs changed, dropped and planned again; compactionsFailed)");
     m.put("merges", "maintenance snapshots that merged a partition's files newer than its last compaction into one data file and one equality-delete file (after checkpoint commits, between cycles; maintenance.compaction.merge-min-files)");
     m.put("freshness", "the watcher's first sight of a snapshot (visible to a reader, polled every 200 ms) - the row's mysql_commit_ts, every row the change phase's snapshots add");

@@ -290,7 +290,10 @@ final class ModeRunner {
           snapshot,
           changes,
           freshness(fresh),
-          commitFigures(commits, reports),
+          mode == BenchConfig.Mode.PER_SHARD
+              ? commitFigures(commits, reports)
+              : coordinatorCommitFigures(commits, reports, RestartCounter.commitDurations(jobName),
+                  RestartCounter.commitRetries(jobName)),
           fileFigures(table, commits),
           restarts,
           heap.peak(),
@@ -626,6 +629,23 @@ final class ModeRunner {
     return new ModeResult.Commits(commits.size(), reports.size(),
         durations.length == 0 ? -1 : percentile(durations, 50), durations.length == 0 ? -1 : percentile(durations, 99),
         retries, retried, maxAttempts);
+  }
+
+  /**
+   * The job's own modes: commit durations are the coordinator's ({@code commitDurationMs}: one Iceberg
+   * transaction per checkpoint, data or heartbeat, from the refresh under the lock to the committed
+   * transaction), because Iceberg's CommitReport does not cover a transaction's commit; retries are
+   * the coordinator's ({@code commitRetries}) plus those Iceberg reported for other commits (the
+   * external maintenance committer of consolidated+zk).
+   */
+  static ModeResult.Commits coordinatorCommitFigures(List<TableWatcher.Commit> commits, List<CommitReports.Sample> reports,
+      long[] coordinatorDurations, long coordinatorRetries) {
+    ModeResult.Commits others = commitFigures(commits, reports);
+    long[] durations = coordinatorDurations.clone();
+    java.util.Arrays.sort(durations);
+    return new ModeResult.Commits(commits.size(), durations.length,
+        durations.length == 0 ? -1 : percentile(durations, 50), durations.length == 0 ? -1 : percentile(durations, 99),
+        others.commitFailedRetries() + coordinatorRetries, others.commitsThatRetried(), others.maxAttempts());
   }
 
   static ModeResult.Files fileFigures(Table table, List<TableWatcher.Commit> commits) {

@@ -3,6 +3,7 @@ package dev.shardberg.tests.bench;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.flink.metrics.Gauge;
+import org.apache.flink.metrics.Histogram;
 import org.apache.flink.metrics.Metric;
 import org.apache.flink.metrics.MetricConfig;
 import org.apache.flink.metrics.MetricGroup;
@@ -11,8 +12,10 @@ import org.apache.flink.metrics.reporter.MetricReporterFactory;
 
 /**
  * A Flink metric reporter that keeps the job-level {@code numRestarts} gauge of every job of this
- * JVM's MiniCluster, so the bench can report failed and restarted jobs. Installed through {@code
- * metrics.reporter.bench.factory.class}.
+ * JVM's MiniCluster, so the bench can report failed and restarted jobs, the maintenance counters,
+ * and the coordinator's {@code shardberg.commitDurationMs} histogram and {@code
+ * shardberg.commitRetries} counter (its commits are transactional: Iceberg's CommitReport does not
+ * cover them). Installed through {@code metrics.reporter.bench.factory.class}.
  */
 public final class RestartCounter implements MetricReporter {
   private static final Map<String, Gauge<?>> RESTARTS = new ConcurrentHashMap<>();
@@ -20,6 +23,9 @@ public final class RestartCounter implements MetricReporter {
   private static final Map<String, org.apache.flink.metrics.Counter> MAINTENANCE = new ConcurrentHashMap<>();
   private static final java.util.Set<String> MAINTENANCE_COUNTERS =
       java.util.Set.of("compactions", "compactionsDropped", "compactionsFailed", "expiredSnapshots", "manifestRewrites");
+  /** The coordinator's commit-duration histograms and commit-retry counters, by key. */
+  private static final Map<String, Histogram> COMMIT_DURATIONS = new ConcurrentHashMap<>();
+  private static final Map<String, org.apache.flink.metrics.Counter> COMMIT_RETRIES = new ConcurrentHashMap<>();
   /** Ends the job name in a key (a character no job name here holds). */
   private static final String JOB_END = "\u0000";
 
@@ -35,7 +41,16 @@ public final class RestartCounter implements MetricReporter {
       RESTARTS.put(key(group, name), gauge);
     } else if (MAINTENANCE_COUNTERS.contains(name) && metric instanceof org.apache.flink.metrics.Counter counter) {
       MAINTENANCE.put(key(group, name), counter);
+    } else if (coordinator(group, name, "commitDurationMs") && metric instanceof Histogram histogram) {
+      COMMIT_DURATIONS.put(key(group, name), histogram);
+    } else if (coordinator(group, name, "commitRetries") && metric instanceof org.apache.flink.metrics.Counter counter) {
+      COMMIT_RETRIES.put(key(group, name), counter);
     }
+  }
+
+  /** A metric of the coordinator's {@code shardberg} group (CoordinatorMetrics) named {@code expected}. */
+  private static boolean coordinator(MetricGroup group, String name, String expected) {
+    return expected.equals(name) && group.getMetricIdentifier(name).endsWith(".shardberg." + expected);
   }
 
   /**
@@ -83,6 +98,27 @@ public final class RestartCounter implements MetricReporter {
       }
     }
     return total;
+  }
+
+  /**
+   * The coordinator's commit durations (ms) of the job named {@code jobName}, sorted: every value its
+   * {@code commitDurationMs} histograms hold (one per job attempt, each over its last 1,024 commits,
+   * data and heartbeat). Empty when the job has no Shardberg coordinator.
+   */
+  static long[] commitDurations(String jobName) {
+    return COMMIT_DURATIONS.entrySet().stream()
+        .filter(e -> ofJob(e.getKey(), jobName))
+        .flatMapToLong(e -> java.util.Arrays.stream(e.getValue().getStatistics().getValues()))
+        .sorted()
+        .toArray();
+  }
+
+  /** The coordinator's commit retries of the job named {@code jobName}, over its attempts. */
+  static long commitRetries(String jobName) {
+    return COMMIT_RETRIES.entrySet().stream()
+        .filter(e -> ofJob(e.getKey(), jobName))
+        .mapToLong(e -> e.getValue().getCount())
+        .sum();
   }
 
   /** The maintenance counters registered so far, identifier=count (for the report's diagnostics). */

@@ -63,9 +63,14 @@ class BenchCommandTest {
     assertThat(consolidated.at("/verification/mysqlRows").asLong()).isEqualTo(800 + inserts - deletes);
     assertThat(consolidated.at("/verification/icebergRows").asLong()).isEqualTo(800 + inserts - deletes);
     assertThat(consolidated.at("/verification/mismatches").size()).isZero();
-    // one committer: nothing to race against
+    // one committer: nothing to race against (the coordinator's own retries are counted too)
     assertThat(consolidated.at("/commits/commitFailedRetries").asLong()).isZero();
     assertThat(consolidated.at("/restarts").asLong()).isZero();
+    // the coordinator's commit durations (its commitDurationMs histogram): present, not -1
+    assertThat(consolidated.at("/commits/reported").asLong()).as("coordinator commits measured").isPositive();
+    assertThat(consolidated.at("/commits/durationP50Millis").asLong()).as("commit ms p50").isPositive();
+    assertThat(consolidated.at("/commits/durationP99Millis").asLong()).as("commit ms p99")
+        .isGreaterThanOrEqualTo(consolidated.at("/commits/durationP50Millis").asLong());
 
     for (JsonNode mode : results.get("modes")) {
       if (!mode.get("status").asText().equals("PASSED")) {
@@ -91,6 +96,7 @@ class BenchCommandTest {
     assertThat(zk.at("/verification/passed").asBoolean()).isTrue();
     // the coordinator and the maintenance committer share the ZooKeeper lock: no stale base, ever
     assertThat(zk.at("/commits/commitFailedRetries").asLong()).isZero();
+    assertThat(zk.at("/commits/durationP50Millis").asLong()).as("coordinator commit ms p50 with the lock").isPositive();
     assertThat(zk.at("/maintenance/commitFailedRetries").asLong()).isZero();
     assertThat(zk.at("/maintenance/failures").asLong()).isZero();
 
@@ -100,6 +106,7 @@ class BenchCommandTest {
     assertThat(results.at("/ratios").has("snapshot throughput consolidated / per-shard")).isTrue();
 
     String markdown = Files.readString(out.resolve(Report.REPORT_MD));
+    assertThat(markdown).doesNotContain(" | -1 / -1 | ");
     assertThat(markdown).contains("# Shardberg bench report", "| consolidated | 4 | PASSED", "| per-shard | 4 | PASSED",
         "| consolidated+zk | 4 | PASSED", "## Query side", "## How each figure is measured",
         "### Snapshot phase", "| per-shard | 800 |");
