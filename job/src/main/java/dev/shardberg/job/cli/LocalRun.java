@@ -128,9 +128,16 @@ final class LocalRun {
     }
     StopReason reason = StopReason.of(failure);
     LOG.error("Pipeline {} stopped: {}", config.pipeline().id(), reason.message(), failure);
-    String resume = LocalCheckpoints.latest(checkpoints)
-        .map(r -> "`run` with the same config resumes from " + r + " (the newest state kept; --fresh starts without state)")
-        .orElse("no checkpoint was kept, so `run` with the same config starts without state");
+    String resume;
+    try {
+      resume = LocalCheckpoints.latest(checkpoints)
+          .map(r -> "`run` with the same config resumes from " + r + " (the newest state kept; --fresh starts without state)")
+          .orElse("no checkpoint was kept, so `run` with the same config starts without state");
+    } catch (java.io.IOException | RuntimeException e) {
+      LOG.warn("Cannot list the retained checkpoints under {}", checkpoints, e);
+      resume = "`run` with the same config resumes from the newest state under " + checkpoints + " (which cannot be listed now: "
+          + StopReason.oneLine(e.getMessage()) + ")";
+    }
     String logFile = System.getProperty("shardberg.log.file");
     String details = logFile == null ? "" : " The stack trace is in " + logFile + ".";
     line("Stopped: %s", reason.message());
