@@ -12,7 +12,9 @@ import java.time.Duration;
  *      └────────probe fails────────────────────────────▲        └── down longer than the limit: fail the job
  * </pre>
  *
- * Fields are volatile: the task thread writes, metric reporters read.
+ * The connection state is written by the prober thread and read by the task thread and metric
+ * reporters: its methods are synchronized (a reader never sees UNREACHABLE without its start). The
+ * binlog fields are volatile: the task thread writes, metric reporters read.
  */
 public final class HostHealth {
   public enum State {
@@ -30,10 +32,10 @@ public final class HostHealth {
 
   private final Duration unreachableLimit;
 
-  private volatile State state = State.UNKNOWN;
-  private volatile long unreachableSinceMillis = -1;
-  private volatile long lastGapMillis = -1;
-  private volatile String lastError;
+  private State state = State.UNKNOWN;
+  private long unreachableSinceMillis = -1;
+  private long lastGapMillis = -1;
+  private String lastError;
   private volatile long lastEventTimeMillis = -1; // binlog timestamp of the newest change read
   private volatile long lastEventReadMillis = -1; // when it was read
   private volatile long eventsRead;
@@ -43,7 +45,7 @@ public final class HostHealth {
   }
 
   /** A probe answered at {@code nowMillis}. */
-  public Transition probeSucceeded(long nowMillis) {
+  public synchronized Transition probeSucceeded(long nowMillis) {
     State before = state;
     state = State.REACHABLE;
     if (before == State.UNREACHABLE) {
@@ -55,7 +57,7 @@ public final class HostHealth {
   }
 
   /** A probe failed at {@code nowMillis} with {@code error}. */
-  public Transition probeFailed(long nowMillis, String error) {
+  public synchronized Transition probeFailed(long nowMillis, String error) {
     lastError = error;
     if (state != State.UNREACHABLE) {
       state = State.UNREACHABLE;
@@ -66,7 +68,7 @@ public final class HostHealth {
   }
 
   /** True when the host has not answered for longer than the limit at {@code nowMillis}. */
-  public boolean pastLimit(long nowMillis) {
+  public synchronized boolean pastLimit(long nowMillis) {
     return state == State.UNREACHABLE && nowMillis - unreachableSinceMillis > unreachableLimit.toMillis();
   }
 
@@ -79,22 +81,21 @@ public final class HostHealth {
     eventsRead++;
   }
 
-  public State state() {
+  public synchronized State state() {
     return state;
   }
 
   /** How long the host has not answered at {@code nowMillis}; 0 when it answers. */
-  public long unreachableMillis(long nowMillis) {
-    long since = unreachableSinceMillis;
-    return state == State.UNREACHABLE && since >= 0 ? nowMillis - since : 0;
+  public synchronized long unreachableMillis(long nowMillis) {
+    return state == State.UNREACHABLE ? Math.max(0, nowMillis - unreachableSinceMillis) : 0;
   }
 
   /** The length of the last outage, -1 before the first. */
-  public long lastGapMillis() {
+  public synchronized long lastGapMillis() {
     return lastGapMillis;
   }
 
-  public String lastError() {
+  public synchronized String lastError() {
     return lastError;
   }
 

@@ -72,7 +72,7 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
 
   private transient HostHealth health;
   private transient ScheduledExecutorService prober;
-  private transient AtomicReference<Probe> latestProbe;
+  private transient AtomicReference<Set<Integer>> latestMissing; // the prober's last look at the tables, for the task thread
   private transient Connection connection; // used by the prober thread only
   private transient long lastSummaryMillis;
   private transient MetricGroup hostGroup;
@@ -81,12 +81,6 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
   private transient long lastTablesCheckMillis; // prober thread only
   private transient Set<Integer> droppedShards; // task thread writes, gauge reads the size
   private transient volatile int droppedShardCount;
-
-  /**
-   * One probe's outcome; {@code error} null when the host answered; {@code missingShards} the shards
-   * whose table is gone, or null when this probe did not check.
-   */
-  record Probe(long atMillis, String error, Set<Integer> missingShards) {}
 
   public SourceHostWatch(MySqlHost host, Duration probeInterval, Duration unreachableLimit) {
     this(host, List.of(), probeInterval, unreachableLimit);
@@ -113,7 +107,7 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
   public void open() throws Exception {
     super.open();
     health = new HostHealth(unreachableLimit);
-    latestProbe = new AtomicReference<>();
+    latestMissing = new AtomicReference<>();
     lastSummaryMillis = now();
     boolean probing = getRuntimeContext().getTaskInfo().getIndexOfThisSubtask() == 0;
     snapshotRowsByShard = new HashMap<>();
@@ -144,6 +138,8 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
     group.gauge("eventTimeLag", (Gauge<Long>) health::eventTimeLagMillis);
     group.gauge("snapshotRows", (Gauge<Long>) () -> snapshotRows);
     group.gauge("droppedShards", (Gauge<Integer>) () -> droppedShardCount);
+    // when the gauges are read: a reader of Flink's REST API, which caches metrics, knows how old they are
+    group.gauge("sampledAt", (Gauge<Long>) this::now);
   }
 
   @Override
@@ -172,9 +168,9 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
 
   @Override
   public void onProcessingTime(long time) {
-    Probe probe = latestProbe.getAndSet(null);
-    if (probe != null) {
-      apply(probe);
+    Set<Integer> missing = latestMissing.getAndSet(null);
+    if (missing != null) {
+      applyMissing(missing);
     }
     long now = now();
     if (health.pastLimit(now)) {
@@ -187,19 +183,20 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
     schedule();
   }
 
-  private void apply(Probe probe) {
-    if (probe.missingShards() != null) {
-      applyMissing(probe.missingShards());
-    }
-    if (probe.error() == null) {
-      if (health.probeSucceeded(probe.atMillis()) == HostHealth.Transition.BACK) {
+  /**
+   * A probe's outcome, applied on the prober thread as soon as it is known (the gauges and the log say so
+   * at once, not at the task's next timer); {@code error} null when the host answered.
+   */
+  private void apply(long atMillis, String error) {
+    if (error == null) {
+      if (health.probeSucceeded(atMillis) == HostHealth.Transition.BACK) {
         LOG.info("MySQL host {} is back after {} s unreachable; the binlog reader resumes from its last position",
             host.describe(), String.format("%.1f", health.lastGapMillis() / 1000.0));
       }
-    } else if (health.probeFailed(probe.atMillis(), probe.error()) == HostHealth.Transition.LOST) {
+    } else if (health.probeFailed(atMillis, error) == HostHealth.Transition.LOST) {
       LOG.warn("Lost MySQL host {}: {}. Its shards get no changes until it is back (the binlog reader reconnects by itself);"
               + " the job fails if it stays unreachable for {} (source.unreachable-timeout)",
-          host.describe(), probe.error(), unreachableLimit);
+          host.describe(), error, unreachableLimit);
     }
   }
 
@@ -243,7 +240,7 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
     return System.currentTimeMillis();
   }
 
-  /** Runs on the prober thread: one round trip, the outcome left for the task thread. */
+  /** Runs on the prober thread: one round trip, applied; the tables found missing left for the task thread. */
   private void probe() {
     String error = null;
     try {
@@ -266,7 +263,10 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
         LOG.debug("Cannot check the shard tables of host {}: {}", host.describe(), e.getMessage());
       }
     }
-    latestProbe.set(new Probe(now(), error, missing));
+    apply(now(), error);
+    if (missing != null) {
+      latestMissing.set(missing);
+    }
   }
 
   /** The shards of {@link #tables} whose table does not exist on the host (prober thread). */

@@ -50,6 +50,24 @@ class SourceHostWatchTest {
         .endsWith("raise source.unreachable-timeout to wait longer.");
   }
 
+  /**
+   * A probe's outcome is the host's state as soon as it is known (the gauges the console and status read),
+   * not at the task's next timer, up to a probe interval later: here no timer fires at all.
+   */
+  @Test
+  void aFailedProbeMakesTheHostUnreachableWithoutWaitingForTheTasksTimer() throws Exception {
+    int port;
+    try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      port = socket.getLocalPort(); // closed again: connections are refused
+    }
+    MySqlHost host = new MySqlHost("gone", "127.0.0.1", port, "cdc", Secret.of("pw"), Map.of());
+    SourceHostWatch watch = new SourceHostWatch(host, Duration.ofMinutes(1), Duration.ofMinutes(10));
+    try (OneInputStreamOperatorTestHarness<RowData, RowData> harness = new OneInputStreamOperatorTestHarness<>(watch)) {
+      harness.open(); // the first probe runs at once; the processing time stays where it is
+      await().atMost(Duration.ofSeconds(30)).until(() -> watch.summary(System.currentTimeMillis()).contains(": UNREACHABLE for "));
+    }
+  }
+
   @Test
   void countsTheSnapshotRowsPerShardAndTheBinlogChangesApart() throws Exception {
     MySqlHost host = new MySqlHost("a", "127.0.0.1", 1, "cdc", Secret.of("pw"), Map.of());

@@ -57,6 +57,8 @@ final class LocalRun {
   private final int restPort;
   /** Counted down by a stop signal or the end of the job: whichever comes first ends the wait between progress lines. */
   private final CountDownLatch wake = new CountDownLatch(1);
+  /** How long a progress line waits for the job's metrics to be read after it was asked for. */
+  private static final Duration FRESH_READING_WAIT = Duration.ofSeconds(2);
   private volatile boolean stopRequested;
 
   /**
@@ -126,9 +128,16 @@ final class LocalRun {
     }
     StopReason reason = StopReason.of(failure);
     LOG.error("Pipeline {} stopped: {}", config.pipeline().id(), reason.message(), failure);
-    String resume = LocalCheckpoints.latest(checkpoints)
-        .map(r -> "`run` with the same config resumes from " + r + " (the newest state kept; --fresh starts without state)")
-        .orElse("no checkpoint was kept, so `run` with the same config starts without state");
+    String resume;
+    try {
+      resume = LocalCheckpoints.latest(checkpoints)
+          .map(r -> "`run` with the same config resumes from " + r + " (the newest state kept; --fresh starts without state)")
+          .orElse("no checkpoint was kept, so `run` with the same config starts without state");
+    } catch (java.io.IOException | RuntimeException e) {
+      LOG.warn("Cannot list the retained checkpoints under {}", checkpoints, e);
+      resume = "`run` with the same config resumes from the newest state under " + checkpoints + " (which cannot be listed now: "
+          + StopReason.oneLine(e.getMessage()) + ")";
+    }
     String logFile = System.getProperty("shardberg.log.file");
     String details = logFile == null ? "" : " The stack trace is in " + logFile + ".";
     line("Stopped: %s", reason.message());
@@ -220,7 +229,8 @@ final class LocalRun {
       long added = status.totals().values().stream().mapToLong(ShardCounts::addedRecords).sum();
       long deleted = status.totals().values().stream().mapToLong(ShardCounts::deletedRecords).sum();
       Instant now = status.now();
-      List<HostLag> hosts = readHosts();
+      Instant asked = Instant.now();
+      List<HostLag> hosts = readHosts(asked);
       String snapshot = snapshot(hosts, p, now);
       if (!status.committed()) {
         progressLine("waiting for the first commit (%s since start)%s", human(Duration.between(p.started, now)), snapshot);
@@ -239,7 +249,7 @@ final class LocalRun {
       p.lastRows = rows;
       p.lastAt = now;
       progressLine("checkpoint %d committed %s ago; +%d -%d rows in %d shards, %.0f rows/s%s%s", last.checkpointId(),
-          human(status.sinceLastCommit()), added, deleted, status.totals().size(), perSecond, snapshot, hosts(hosts));
+          human(status.sinceLastCommit()), added, deleted, status.totals().size(), perSecond, snapshot, hosts(hosts, Instant.now(), asked));
     } catch (RuntimeException e) {
       progressLine("cannot read the table's progress: %s", rootMessage(e));
     }
@@ -279,10 +289,25 @@ final class LocalRun {
     return String.format("First commit: checkpoint %d, %d rows in %d shards", first.checkpointId(), added, first.shardCounts().size());
   }
 
-  /** The job's view per host; empty when the REST API cannot be read (the line then goes without it). */
-  private List<HostLag> readHosts() {
+  /**
+   * The job's view per host, as read at or after {@code asked}. Flink's REST API answers from its cache of
+   * the job's metrics and refreshes the cache in the background when asked, so a first answer holds what
+   * the previous line read (a host lost since would still show reachable): asked again, briefly, until
+   * every host's gauges were read after {@code asked} (older ones are then shown with their age). Empty
+   * when the REST API cannot be read (the line then goes without it).
+   */
+  private List<HostLag> readHosts(Instant asked) {
+    long deadline = System.nanoTime() + Math.min(FRESH_READING_WAIT.toNanos(), progressEvery.toNanos());
     try {
-      return HostLag.read("http://localhost:" + restPort, config.pipeline().id());
+      List<HostLag> hosts = HostLag.read("http://localhost:" + restPort, config.pipeline().id());
+      while (!HostLag.sampledSince(hosts, asked) && System.nanoTime() < deadline) {
+        Thread.sleep(100);
+        hosts = HostLag.read("http://localhost:" + restPort, config.pipeline().id());
+      }
+      return hosts;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return List.of();
     } catch (Exception e) {
       LOG.debug("Cannot read the job's host metrics at localhost:{}: {}", restPort, e.toString());
       return List.of();
@@ -301,10 +326,8 @@ final class LocalRun {
     return text == null ? "" : "; snapshot: " + text;
   }
 
-  private static String hosts(List<HostLag> hosts) {
-    return hosts.isEmpty() ? "" : "; " + hosts.stream()
-        .map(h -> h.host() + " " + h.connected() + (h.readLagMillis() >= 0 ? " lag " + h.readLagMillis() + " ms" : ""))
-        .collect(Collectors.joining(", "));
+  private static String hosts(List<HostLag> hosts, Instant now, Instant notBefore) {
+    return hosts.isEmpty() ? "" : "; " + hosts.stream().map(h -> h.describe(now, notBefore)).collect(Collectors.joining(", "));
   }
 
   private boolean progressOpen;

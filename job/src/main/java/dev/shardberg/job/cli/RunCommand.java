@@ -68,8 +68,10 @@ public class RunCommand implements Callable<Integer> {
     extra.set(RestOptions.ADDRESS, "localhost");
     extra.set(RestOptions.PORT, restPort);
     extra.set(RestOptions.BIND_PORT, String.valueOf(restPort));
-    // the REST layer caches metrics for this long (Flink's default, 10 s, makes the host lines lag behind)
-    extra.set(MetricOptions.METRIC_FETCHER_UPDATE_INTERVAL, Duration.ofSeconds(2));
+    // the REST layer answers from its cache of the metrics and refreshes it, in the background, when asked
+    // again after this long (Flink's default, 10 s, made the host lines lag behind): each progress line
+    // asks, then reads the refreshed values (LocalRun.readHosts)
+    extra.set(MetricOptions.METRIC_FETCHER_UPDATE_INTERVAL, Duration.ofMillis(500));
     env = LocalCheckpoints.environment(loaded, fresh, spec.commandLine().getOut(), extra);
     return new LocalRun(loaded, spec.commandLine().getOut(), System.console() != null, every, webPort, restPort).run(env);
   }

@@ -32,13 +32,16 @@ import java.util.regex.Pattern;
  * @param snapshotRows rows of the initial snapshot read from this host so far (sum over subtasks)
  * @param snapshotRowsByShard the same per shard number; a shard absent has no snapshot row read yet
  * @param droppedShards shards of the host whose MySQL table is gone (their rows stay in the table)
+ * @param sampledAtMillis when the job read these gauges (epoch ms), which is when the figures above were
+ *     true; -1 when the job does not say (the REST API answers from its cache of the job's metrics)
  */
 public record HostLag(String host, String connected, long unreachableMillis, Instant newestChangeWritten,
     long sinceLastChangeMillis, long readLagMillis, long snapshotRows, Map<Integer, Long> snapshotRowsByShard,
-    long droppedShards) {
+    long droppedShards, long sampledAtMillis) {
 
   private static final ObjectMapper JSON = new ObjectMapper();
-  private static final List<String> GAUGES = List.of("connected", "unreachableMillis", "lastEventTime", "millisSinceLastEvent", "eventTimeLag", "droppedShards");
+  private static final List<String> GAUGES =
+      List.of("connected", "unreachableMillis", "lastEventTime", "millisSinceLastEvent", "eventTimeLag", "droppedShards", "sampledAt");
   /** Metric ids per REST request: Flink's REST server limits the request line (4 KiB by default). */
   private static final int IDS_PER_REQUEST = 30;
 
@@ -120,9 +123,36 @@ public record HostLag(String host, String connected, long unreachableMillis, Ins
           Math.round(values.getOrDefault("eventTimeLag", -1.0)),
           Math.round(values.getOrDefault("snapshotRows", 0.0)),
           byShard,
-          Math.round(values.getOrDefault("droppedShards", 0.0))));
+          Math.round(values.getOrDefault("droppedShards", 0.0)),
+          Math.round(values.getOrDefault("sampledAt", -1.0))));
     }
     return hosts;
+  }
+
+  /**
+   * This host on the console's progress line at {@code now}: "a reachable lag 120 ms", "b unreachable for
+   * 14 s". An unreachable host shows no lag: that is the lag of the last change read before the outage,
+   * not of now. A reading taken before {@code notBefore} (the moment the line was asked for: the REST API
+   * answered from its cache) counts the outage until {@code now} and says how old it is.
+   */
+  public String describe(Instant now, Instant notBefore) {
+    long age = sampledAtMillis < 0 ? 0 : Math.max(0, now.toEpochMilli() - sampledAtMillis);
+    StringBuilder sb = new StringBuilder(host).append(' ').append(connected);
+    if ("unreachable".equals(connected)) {
+      long down = unreachableMillis + age;
+      sb.append(" for ").append(down < 120_000 ? down / 1000 + " s" : down / 60_000 + " min");
+    } else if (readLagMillis >= 0) {
+      sb.append(" lag ").append(readLagMillis).append(" ms");
+    }
+    if (sampledAtMillis >= 0 && sampledAtMillis < notBefore.toEpochMilli()) {
+      sb.append(String.format(" (as of %.1f s ago)", age / 1000.0));
+    }
+    return sb.toString();
+  }
+
+  /** Whether every host's reading was taken at or after {@code notBefore} (a job that does not say counts as yes). */
+  public static boolean sampledSince(List<HostLag> hosts, Instant notBefore) {
+    return hosts.stream().allMatch(h -> h.sampledAtMillis() < 0 || h.sampledAtMillis() >= notBefore.toEpochMilli());
   }
 
   private record Rest(String base) {

@@ -158,6 +158,11 @@ public record StatusReport(PipelineStatus status, List<ShardFreshness> shards, L
         n.put("readLagMillis", h.readLagMillis());
         n.put("snapshotRowsRead", h.snapshotRows());
         n.put("droppedShards", h.droppedShards());
+        if (h.sampledAtMillis() >= 0) {
+          n.put("sampledAt", Instant.ofEpochMilli(h.sampledAtMillis()).toString());
+        } else {
+          n.putNull("sampledAt");
+        }
       }
       if (hostsError != null) {
         root.put("hostsError", hostsError);

@@ -46,11 +46,12 @@ class ShardFreshnessTest {
     assertThat(json.path("hosts").isNull()).isTrue();
     assertThat(json.path("shards").get(0).path("snapshotRowsRead").isNull()).as("not known without --flink-rest").isTrue();
 
-    HostLag down = new HostLag("b", "unreachable", 12_000, Instant.ofEpochMilli(29_000), 3_500, 40, 104, Map.of(1, 4L, 7, 100L), 0);
+    HostLag down = new HostLag("b", "unreachable", 12_000, Instant.ofEpochMilli(29_000), 3_500, 40, 104, Map.of(1, 4L, 7, 100L), 0, 31_000);
     JsonNode withHosts = new ObjectMapper().readTree(StatusReport.of(status, List.of(down), null).json());
     assertThat(withHosts.path("hosts").get(0).path("connection").asText()).isEqualTo("unreachable");
     assertThat(withHosts.path("hosts").get(0).path("unreachableMillis").asLong()).isEqualTo(12_000);
     assertThat(withHosts.path("hosts").get(0).path("snapshotRowsRead").asLong()).isEqualTo(104);
+    assertThat(withHosts.path("hosts").get(0).path("sampledAt").asText()).as("when the job read its gauges").isEqualTo("1970-01-01T00:00:31Z");
     Map<Integer, Long> snapshotRows = new TreeMap<>();
     withHosts.path("shards").forEach(n -> snapshotRows.put(n.path("shard").asInt(), n.path("snapshotRowsRead").asLong()));
     assertThat(snapshotRows).as("every committed shard, and shard 7 being read with nothing committed yet")

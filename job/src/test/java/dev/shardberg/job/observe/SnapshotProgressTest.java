@@ -11,7 +11,7 @@ import org.junit.jupiter.api.Test;
 class SnapshotProgressTest {
 
   private static HostLag host(String name, Map<Integer, Long> rows) {
-    return new HostLag(name, "reachable", 0, null, -1, -1, rows.values().stream().mapToLong(Long::longValue).sum(), rows, 0);
+    return new HostLag(name, "reachable", 0, null, -1, -1, rows.values().stream().mapToLong(Long::longValue).sum(), rows, 0, -1);
   }
 
   @Test

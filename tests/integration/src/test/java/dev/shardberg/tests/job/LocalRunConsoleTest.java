@@ -123,12 +123,13 @@ class LocalRunConsoleTest {
 
         // the host goes away: its outage grows in status, and the run's log says so
         db.stop();
+        // the console shows the host lost from the first line asked for once the watch knew: no lag, no cached reading
+        assertConsoleFollows(out, log, "Lost MySQL host 'console-a'", "console-a unreachable for ");
         await().atMost(Duration.ofSeconds(60)).until(() -> host(rest, configFile).path("connection").asText().equals("unreachable"));
         long first = host(rest, configFile).path("unreachableMillis").asLong();
         await().atMost(Duration.ofSeconds(60)).until(() -> host(rest, configFile).path("unreachableMillis").asLong() > first);
         db.restart();
-        await().atMost(Duration.ofSeconds(60)).until(() -> Files.readString(log).contains("MySQL host 'console-a' (127.0.0.1:"
-            + db.port() + ") is back after"));
+        assertConsoleFollows(out, log, "MySQL host 'console-a' (127.0.0.1:" + db.port() + ") is back after", "console-a reachable");
         assertThat(Files.readAllLines(log)).anyMatch(l -> l.contains(" WARN ") && l.contains("SourceHostWatch")
             && l.contains("Lost MySQL host 'console-a' (127.0.0.1:" + db.port() + ")"));
         // the binlog reader says when it has reconnected (docs/observability.md): Debezium's line, after the loss
@@ -242,6 +243,30 @@ class LocalRunConsoleTest {
       assertThat(Files.readString(log)).as("the stack trace is in the log file")
           .contains("PipelineConflictException: Cannot resume pipeline refused").contains("\tat dev.shardberg.coordinator.CommitCoordinator");
     }
+  }
+
+  /**
+   * Once the log has {@code logged} (the host watch's state changed), the second progress line after it
+   * (the first may have been asked for before) shows {@code shown} for the host, or says how old its
+   * reading is: the console never shows an older state as the current one.
+   */
+  private static void assertConsoleFollows(Path out, Path log, String logged, String shown) throws Exception {
+    await().atMost(Duration.ofSeconds(60)).until(() -> Files.readString(log).contains(logged));
+    int from = Files.readString(out).length();
+    await().atMost(Duration.ofSeconds(60)).until(() -> progressLinesFrom(out, from).size() >= 2);
+    String line = progressLinesFrom(out, from).get(1);
+    assertThat(line.contains(shown) || line.contains("(as of ")).as("after '%s': %s", logged, line).isTrue();
+  }
+
+  /** The complete progress lines written to {@code out} after its first {@code from} characters. */
+  private static List<String> progressLinesFrom(Path out, int from) throws IOException {
+    String[] lines = Files.readString(out).substring(from).split("\n", -1);
+    if (lines.length < 3) {
+      return new ArrayList<>();
+    }
+    List<String> complete = new ArrayList<>(List.of(lines).subList(1, lines.length - 1)); // the first may be cut, the last unfinished
+    complete.removeIf(l -> !l.startsWith("progress: "));
+    return complete;
   }
 
   private static JsonNode host(String rest, Path configFile) throws Exception {
