@@ -215,6 +215,7 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
     this.collecting = new TreeMap<>();
     this.pending = new TreeMap<>();
     this.verifiedPoints = new VerifiedPoints();
+    this.latestInsertOnlyScans = new TreeMap<>();
     this.pendingManifests = List.of();
     this.metrics = new CoordinatorMetrics(getRuntimeContext().getMetricGroup());
     if (!tableLoader.isOpen()) {
@@ -323,7 +324,6 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
       checkpointOffset = neededOffset;
     }
     metrics.pending(pending.size());
-    this.latestInsertOnlyScans = new TreeMap<>();
     if (options.maintenance().enabled()) {
       TableMaintainer.checkMetadataCleanup(table, options.tableName());
       this.maintainer =
