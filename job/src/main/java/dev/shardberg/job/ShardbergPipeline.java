@@ -10,7 +10,7 @@ import dev.shardberg.job.config.ShardbergConfig.PipelineConfig;
 import dev.shardberg.job.config.ShardbergConfig.SourceConfig;
 import dev.shardberg.job.config.ShardbergConfig.ZooKeeperConfig;
 import dev.shardberg.router.BinlogFormatWatch;
-import dev.shardberg.router.ExactFloatDriver;
+import dev.shardberg.router.ExactSnapshotDriver;
 import dev.shardberg.router.LogicalTableSpec;
 import dev.shardberg.router.MySqlHost;
 import dev.shardberg.router.Secret;
@@ -336,8 +336,8 @@ public final class ShardbergPipeline {
     if (userConverters != null && !userConverters.isBlank()) {
       debezium.setProperty("converters", userConverters + "," + YearConverter.DEBEZIUM_PROPERTIES.get("converters"));
     }
-    // the snapshot reads FLOAT exactly (ExactFloatDriver, docs/sources.md); the config refuses an override
-    debezium.putAll(ExactFloatDriver.DEBEZIUM_PROPERTIES);
+    // the snapshot reads FLOAT exactly (ExactSnapshotDriver, docs/sources.md); the config refuses an override
+    debezium.putAll(ExactSnapshotDriver.DEBEZIUM_PROPERTIES);
     Properties jdbc = new Properties();
     jdbc.putAll(host.jdbcProperties());
     MySqlSourceBuilder<RowData> builder = MySqlSource.<RowData>builder();

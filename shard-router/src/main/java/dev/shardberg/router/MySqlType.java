@@ -99,7 +99,7 @@ public enum MySqlType {
   },
   /**
    * FLOAT: the 4-byte IEEE value, bit for bit. The binlog delivers a Float; the snapshot, read through
-   * {@link ExactFloatDriver}, a Double that equals the stored float (the text protocol's own FLOAT has only
+   * {@link ExactSnapshotDriver}, a Double that equals the stored float (the text protocol's own FLOAT has only
    * 6 digits), so {@code floatValue()} of either is exact. {@code verify} reads MySQL through the binary
    * protocol ({@link MySqlHost#VERIFY_JDBC_PROPERTIES}), so it compares the stored bits.
    */

@@ -111,9 +111,9 @@ class TypeRoundTripTest {
               "999999999999999999", new BigDecimal("999999999999999999"), "0", new BigDecimal("0")),
           new Col("c_float", "FLOAT", "-3.40282e38", -3.40282e38f, "3.40282e38", 3.40282e38f, "1.17549e-38", 1.17549e-38f),
           // beyond the 6 digits the text protocol prints for FLOAT: 707.14288330078125 would read back as 707.143
-          // (the snapshot reads them exactly through ExactFloatDriver)
+          // (the snapshot reads them exactly through ExactSnapshotDriver)
           new Col("c_float_digits", "FLOAT", "707.14288330078125", 707.14288330078125f, "-0.1", -0.1f, "16777217", 16777216f),
-          // negative zero (kept by ExactFloatDriver's `* 1E0`; `+ 0E0` would make it +0), the largest float, the
+          // negative zero (kept by ExactSnapshotDriver's `* 1E0`; `+ 0E0` would make it +0), the largest float, the
           // smallest subnormal
           new Col(
               "c_float_edge", "FLOAT", "-0E0", -0.0f, "3.4028234663852886E38", Float.MAX_VALUE,
@@ -216,7 +216,7 @@ class TypeRoundTripTest {
     Table table = Catalogs.loadTable(config.target());
     try {
       awaitTable(table, expected);
-      // the snapshot carries every FLOAT bit for bit (ExactFloatDriver): verify, reading MySQL in the binary
+      // the snapshot carries every FLOAT bit for bit (ExactSnapshotDriver): verify, reading MySQL in the binary
       // protocol, finds no difference
       assertVerifyMatches(config);
 
@@ -281,7 +281,7 @@ class TypeRoundTripTest {
         + "sources:\n  - name: a\n    host: " + server.host() + "\n    port: " + server.port() + "\n    user: cdc\n"
         + "    password-file: " + password + "\n    server-id-range: 5401-5404\n"
         + "    jdbc-properties:\n      useSSL: \"false\"\n"
-        // chunks of 2 rows: the snapshot reads rows 1-3 in two chunk scans with WHERE bounds (ExactFloatDriver
+        // chunks of 2 rows: the snapshot reads rows 1-3 in two chunk scans with WHERE bounds (ExactSnapshotDriver
         // rewrites those too)
         + "source:\n  snapshot-chunk-size: 2\n"
         + "tables:\n  database-pattern: '" + DB + "'\n  table-pattern: 'all_types_(?<shard>\\d+)'\n"

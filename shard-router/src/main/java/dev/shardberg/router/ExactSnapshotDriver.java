@@ -42,7 +42,7 @@ import org.slf4j.LoggerFactory;
  * connection pool (HikariCP) and Debezium both instantiate it by class name, and nothing else in the JVM
  * should pick it.
  */
-public final class ExactFloatDriver implements Driver {
+public final class ExactSnapshotDriver implements Driver {
 
   /** The Debezium property Flink CDC's connection pool (HikariCP) reads the JDBC driver class from. */
   public static final String DEBEZIUM_PROPERTY = "database.jdbc.driver";
@@ -55,7 +55,7 @@ public final class ExactFloatDriver implements Driver {
 
   /** The Debezium properties that make Flink CDC and Debezium connect through this driver. */
   public static final Map<String, String> DEBEZIUM_PROPERTIES =
-      Map.of(DEBEZIUM_PROPERTY, ExactFloatDriver.class.getName(), DEBEZIUM_CONNECTION_PROPERTY, ExactFloatDriver.class.getName());
+      Map.of(DEBEZIUM_PROPERTY, ExactSnapshotDriver.class.getName(), DEBEZIUM_CONNECTION_PROPERTY, ExactSnapshotDriver.class.getName());
 
   private static final String URL_PREFIX = "jdbc:mysql:";
   private static final String SCAN_PREFIX = "SELECT * FROM ";
@@ -63,7 +63,7 @@ public final class ExactFloatDriver implements Driver {
       "SELECT COLUMN_NAME, DATA_TYPE FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?"
           + " ORDER BY ORDINAL_POSITION";
 
-  private static final org.slf4j.Logger LOG = LoggerFactory.getLogger(ExactFloatDriver.class);
+  private static final org.slf4j.Logger LOG = LoggerFactory.getLogger(ExactSnapshotDriver.class);
 
   /**
    * Classes Connector/J loads only when a connection is closed. Flink CDC's pool (HikariCP) closes its
@@ -76,7 +76,7 @@ public final class ExactFloatDriver implements Driver {
 
   private final Driver mysql;
 
-  public ExactFloatDriver() {
+  public ExactSnapshotDriver() {
     try {
       this.mysql = new com.mysql.cj.jdbc.Driver();
     } catch (SQLException e) {
@@ -111,7 +111,7 @@ public final class ExactFloatDriver implements Driver {
     }
     return (Connection)
         Proxy.newProxyInstance(
-            ExactFloatDriver.class.getClassLoader(), new Class<?>[] {Connection.class}, new Handler(real));
+            ExactSnapshotDriver.class.getClassLoader(), new Class<?>[] {Connection.class}, new Handler(real));
   }
 
   @Override
@@ -262,7 +262,7 @@ public final class ExactFloatDriver implements Driver {
           return System.identityHashCode(proxy);
         }
         case "toString" -> {
-          return "ExactFloatDriver connection over " + real;
+          return "ExactSnapshotDriver connection over " + real;
         }
         default -> {}
       }
@@ -291,7 +291,7 @@ public final class ExactFloatDriver implements Driver {
       } catch (SQLException e) {
         throw new SQLException(
             "Cannot read the columns of " + quote(scan.database()) + "." + quote(scan.table())
-                + " from information_schema.COLUMNS (Shardberg's ExactFloatDriver reads FLOAT columns exactly in the"
+                + " from information_schema.COLUMNS (Shardberg's ExactSnapshotDriver reads FLOAT columns exactly in the"
                 + " snapshot): " + e.getMessage() + ". Check that the CDC user may SELECT the table.",
             e.getSQLState(),
             e);
