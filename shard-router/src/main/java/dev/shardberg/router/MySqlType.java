@@ -185,7 +185,9 @@ public enum MySqlType {
   },
   /**
    * TIME(p), every p: signed microseconds in a {@code long}, the whole MySQL range ±838:59:59.999999.
-   * Never an Iceberg {@code time} (a time of day, and Spark 3.5 refuses a table that has one).
+   * Never an Iceberg {@code time} (a time of day, and Spark 3.5 refuses a table that has one). Debezium's
+   * value is already exact: {@link TimeConverter} (on every source) delivers microseconds, read exactly in the
+   * snapshot through {@link ExactSnapshotDriver} and from the binlog through {@link BinlogTime2}.
    */
   TIME {
     @Override LogicalType flinkType(MySqlColumn c) { return new BigIntType(c.nullable()); }

@@ -31,6 +31,17 @@ class ExactSnapshotDriverTest {
   }
 
   @Test
+  void chunkScanOfATableWithTimeListsTheColumnsWithTimeAsTheTextTimeConverterReads() {
+    List<Column> columns = List.of(new Column("id", "int"), new Column("t", "time"), new Column("f", "float"), new Column("d", "datetime"));
+    assertThat(rewrite("SELECT * FROM `shop`.`orders_0` WHERE `id` <= ?", columns))
+        .isEqualTo("SELECT `id`, CONCAT(IF(`t` < 0, 1000, 0) + HOUR(`t`), ':', MINUTE(`t`), ':', SECOND(`t`), '.',"
+            + " LPAD(MICROSECOND(`t`), 6, '0')) AS `t`, (`f` * 1E0) AS `f`, `d` FROM `shop`.`orders_0` WHERE `id` <= ?");
+    // a table with TIME and no FLOAT is rewritten too; TIME in any case as information_schema may spell it
+    assertThat(rewrite("SELECT * FROM `shop`.`orders_0`", List.of(new Column("id", "int"), new Column("t`", "TIME"))))
+        .isEqualTo("SELECT `id`, " + TimeConverter.snapshotSelect("`t```") + " AS `t``` FROM `shop`.`orders_0`");
+  }
+
+  @Test
   void identifiersWithBackticksAndDotsAreParsedAndQuoted() {
     String sql = "SELECT * FROM `my``db`.`t.1` WHERE `a``b` <= ?";
     Scan scan = ExactSnapshotDriver.scannedTable(sql).orElseThrow();
@@ -41,9 +52,9 @@ class ExactSnapshotDriverTest {
   }
 
   @Test
-  void tableWithoutFloatOrWithoutVisibleColumnsIsLeftAlone() {
+  void tableWithoutFloatAndTimeOrWithoutVisibleColumnsIsLeftAlone() {
     String sql = "SELECT * FROM `shop`.`orders_0` WHERE `id` <= ?";
-    assertThat(rewrite(sql, List.of(new Column("id", "int"), new Column("d", "double"), new Column("x", "decimal"))))
+    assertThat(rewrite(sql, List.of(new Column("id", "int"), new Column("d", "double"), new Column("x", "decimal"), new Column("ts", "timestamp"))))
         .isSameAs(sql);
     assertThat(rewrite(sql, List.of())).isSameAs(sql);
   }

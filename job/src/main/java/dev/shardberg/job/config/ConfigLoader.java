@@ -609,7 +609,7 @@ public final class ConfigLoader {
     for (String driverKey : new TreeSet<>(ExactSnapshotDriver.DEBEZIUM_PROPERTIES.keySet())) {
       if (debezium.containsKey(driverKey)) {
         problems.add("Cannot set '" + SOURCE_DEBEZIUM_PROPERTIES.key() + "." + driverKey
-            + "': Shardberg sets it to its own driver, which reads MySQL FLOAT exactly in the snapshot"
+            + "': Shardberg sets it to its own driver, which reads MySQL FLOAT and TIME exactly in the snapshot"
             + " (docs/sources.md); remove the key.");
       }
     }
