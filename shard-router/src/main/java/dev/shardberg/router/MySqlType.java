@@ -89,12 +89,26 @@ public enum MySqlType {
     @Override public String renderIceberg(Object v) { return ((BigDecimal) v).setScale(0).toPlainString(); }
     @Override String jdbc(ResultSet rs, int i, MySqlColumn c) throws SQLException { return rs.getBigDecimal(i).setScale(0).toPlainString(); }
   },
-  /** DECIMAL(p, s) / NUMERIC(p, s), p ≤ 38 (larger precisions are refused at discovery). */
+  /** DECIMAL(p, s) / NUMERIC(p, s), p ≤ 38: an Iceberg decimal(p, s). */
   DECIMAL {
     @Override LogicalType flinkType(MySqlColumn c) { return new DecimalType(c.nullable(), precision(c), scale(c)); }
     @Override Type icebergType(MySqlColumn c) { return Types.DecimalType.of(precision(c), scale(c)); }
     @Override public Object toFlink(Object v, Schema s, MySqlColumn c) { return decimalData(v, precision(c), scale(c)); }
     @Override public String renderIceberg(Object v) { return ((BigDecimal) v).toPlainString(); }
+    @Override String jdbc(ResultSet rs, int i, MySqlColumn c) throws SQLException { return rs.getBigDecimal(i).setScale(scale(c)).toPlainString(); }
+  },
+  /**
+   * DECIMAL(p, s) / NUMERIC(p, s), p > 38 (MySQL allows 65): the exact digits as text, at scale s, as a MySQL
+   * client prints them ({@code -12.50}, {@code 0.00}; never an exponent). Iceberg decimals hold at most 38
+   * digits; a string holds every value, and every engine reads it. A column cannot change between this and
+   * {@link #DECIMAL} (Iceberg cannot turn a decimal column into a string), nor change its scale:
+   * {@link SchemaEvolution} refuses both, naming shard and column.
+   */
+  DECIMAL_STRING {
+    @Override LogicalType flinkType(MySqlColumn c) { return new VarCharType(c.nullable(), VarCharType.MAX_LENGTH); }
+    @Override Type icebergType(MySqlColumn c) { return Types.StringType.get(); }
+    @Override public Object toFlink(Object v, Schema s, MySqlColumn c) { return StringData.fromString(plainDecimal(v, scale(c))); }
+    @Override public String renderIceberg(Object v) { return v.toString(); }
     @Override String jdbc(ResultSet rs, int i, MySqlColumn c) throws SQLException { return rs.getBigDecimal(i).setScale(scale(c)).toPlainString(); }
   },
   /**
@@ -250,10 +264,7 @@ public enum MySqlType {
         return c.unsigned() ? BIGINT_UNSIGNED : INT64;
       }
       case "decimal", "numeric" -> {
-        if (precision(c) > TypeMapping.MAX_DECIMAL_PRECISION) {
-          throw unsupported(c, "Iceberg decimals hold at most 38 digits; narrow the column to decimal(38," + Math.min(scale(c), 38) + ") or less");
-        }
-        return DECIMAL;
+        return precision(c) > TypeMapping.MAX_DECIMAL_PRECISION ? DECIMAL_STRING : DECIMAL;
       }
       case "float" -> {
         return FLOAT;
@@ -367,22 +378,34 @@ public enum MySqlType {
     return Float.toString(f) + " (0x" + Integer.toHexString(Float.floatToRawIntBits(f)) + ")";
   }
 
-  private static DecimalData decimalData(Object v, int precision, int scale) {
-    BigDecimal bd;
+  /** A Debezium decimal value (a BigDecimal; a long for BIGINT UNSIGNED in "long" mode; a number or text) as a BigDecimal. */
+  private static BigDecimal bigDecimal(Object v) {
     if (v instanceof BigDecimal b) {
-      bd = b;
-    } else if (v instanceof Long l) {
-      bd = new BigDecimal(new BigInteger(Long.toUnsignedString(l))); // BIGINT UNSIGNED in "long" mode
-    } else if (v instanceof Number n) {
-      bd = new BigDecimal(n.toString());
-    } else {
-      bd = new BigDecimal(v.toString());
+      return b;
     }
+    if (v instanceof Long l) {
+      return new BigDecimal(new BigInteger(Long.toUnsignedString(l))); // BIGINT UNSIGNED in "long" mode
+    }
+    return new BigDecimal(v.toString());
+  }
+
+  private static DecimalData decimalData(Object v, int precision, int scale) {
+    BigDecimal bd = bigDecimal(v);
     DecimalData d = DecimalData.fromBigDecimal(bd, precision, scale);
     if (d == null) {
       throw new IllegalArgumentException("value " + bd.toPlainString() + " does not fit decimal(" + precision + "," + scale + ")");
     }
     return d;
+  }
+
+  /** The exact digits of a decimal value at {@code scale}; a value with more fraction digits fails (no rounding). */
+  static String plainDecimal(Object v, int scale) {
+    BigDecimal bd = bigDecimal(v);
+    try {
+      return bd.setScale(scale).toPlainString();
+    } catch (ArithmeticException e) {
+      throw new IllegalArgumentException("value " + bd.toPlainString() + " has more than " + scale + " fraction digits", e);
+    }
   }
 
   private static Boolean toBoolean(Object v) {

@@ -110,6 +110,17 @@ class TypeRoundTripTest {
           new Col(
               "c_decimal0", "DECIMAL(18,0)", "-999999999999999999", new BigDecimal("-999999999999999999"),
               "999999999999999999", new BigDecimal("999999999999999999"), "0", new BigDecimal("0")),
+          // more than 38 digits (MySQL allows 65; Flink CDC's own full_types fixture has DECIMAL(65,1)): an Iceberg
+          // string of the exact digits at the column's scale. DECIMAL(65,1) holds 64 digits before the point
+          new Col(
+              "c_decimal65", "DECIMAL(65,1)", "-" + "9".repeat(64) + ".9", "-" + "9".repeat(64) + ".9",
+              "1234567890123456789012345678901234567890123456789012345678901234.5",
+              "1234567890123456789012345678901234567890123456789012345678901234.5", "0", "0.0"),
+          new Col(
+              "c_decimal65_30", "DECIMAL(65,30)", "-" + "9".repeat(35) + "." + "9".repeat(30), "-" + "9".repeat(35) + "." + "9".repeat(30),
+              "9".repeat(35) + "." + "9".repeat(30), "9".repeat(35) + "." + "9".repeat(30),
+              "-0." + "0".repeat(29) + "1", "-0." + "0".repeat(29) + "1"),
+          new Col("c_decimal39", "DECIMAL(39,0)", "-" + "9".repeat(39), "-" + "9".repeat(39), "9".repeat(39), "9".repeat(39), "1", "1"),
           new Col("c_float", "FLOAT", "-3.40282e38", -3.40282e38f, "3.40282e38", 3.40282e38f, "1.17549e-38", 1.17549e-38f),
           // beyond the 6 digits the text protocol prints for FLOAT: 707.14288330078125 would read back as 707.143
           // (the snapshot reads them exactly through ExactSnapshotDriver)
