@@ -10,7 +10,8 @@ import dev.shardberg.job.config.ShardbergConfig.PipelineConfig;
 import dev.shardberg.job.config.ShardbergConfig.SourceConfig;
 import dev.shardberg.job.config.ShardbergConfig.ZooKeeperConfig;
 import dev.shardberg.router.BinlogFormatWatch;
-import dev.shardberg.router.ExactFloatDriver;
+import dev.shardberg.router.BinlogTime2;
+import dev.shardberg.router.ExactSnapshotDriver;
 import dev.shardberg.router.LogicalTableSpec;
 import dev.shardberg.router.MySqlHost;
 import dev.shardberg.router.Secret;
@@ -27,8 +28,10 @@ import org.apache.iceberg.Table;
 import org.apache.iceberg.flink.FlinkSchemaUtil;
 import org.apache.flink.table.types.logical.RowType;
 import dev.shardberg.router.TableLayout;
+import dev.shardberg.router.TimeConverter;
 import dev.shardberg.router.YearConverter;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -331,13 +334,21 @@ public final class ShardbergPipeline {
     // heartbeat period is 0.8 x this (Debezium's default, 60 s, left a restarted host silent for minutes)
     debezium.setProperty("connect.keep.alive.interval.ms", Long.toString(cdc.keepAliveInterval().toMillis()));
     debezium.putAll(cdc.debeziumProperties());
+    // YEAR 0000 stays 0, TIME is exact signed microseconds in both phases (docs/type-mapping.md)
+    List<String> converters = new ArrayList<>();
     String userConverters = debezium.getProperty("converters");
-    debezium.putAll(YearConverter.DEBEZIUM_PROPERTIES); // YEAR 0000 stays 0 (docs/type-mapping.md)
     if (userConverters != null && !userConverters.isBlank()) {
-      debezium.setProperty("converters", userConverters + "," + YearConverter.DEBEZIUM_PROPERTIES.get("converters"));
+      converters.add(userConverters);
     }
-    // the snapshot reads FLOAT exactly (ExactFloatDriver, docs/sources.md); the config refuses an override
-    debezium.putAll(ExactFloatDriver.DEBEZIUM_PROPERTIES);
+    for (Map<String, String> ours : List.of(YearConverter.DEBEZIUM_PROPERTIES, TimeConverter.DEBEZIUM_PROPERTIES)) {
+      debezium.putAll(ours);
+      converters.add(ours.get("converters"));
+    }
+    debezium.setProperty("converters", String.join(",", converters));
+    // the snapshot reads FLOAT and TIME exactly (ExactSnapshotDriver, docs/sources.md); the config refuses an override
+    debezium.putAll(ExactSnapshotDriver.DEBEZIUM_PROPERTIES);
+    // the binlog reads TIME exactly through shard-router's row deserializers: refuse a class path without them
+    BinlogTime2.requireInstalled();
     Properties jdbc = new Properties();
     jdbc.putAll(host.jdbcProperties());
     MySqlSourceBuilder<RowData> builder = MySqlSource.<RowData>builder();

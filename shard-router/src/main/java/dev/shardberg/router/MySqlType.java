@@ -89,7 +89,7 @@ public enum MySqlType {
     @Override public String renderIceberg(Object v) { return ((BigDecimal) v).setScale(0).toPlainString(); }
     @Override String jdbc(ResultSet rs, int i, MySqlColumn c) throws SQLException { return rs.getBigDecimal(i).setScale(0).toPlainString(); }
   },
-  /** DECIMAL(p, s) / NUMERIC(p, s), p ≤ 38 (larger precisions are refused at discovery). */
+  /** DECIMAL(p, s) / NUMERIC(p, s), p ≤ 38: an Iceberg decimal(p, s). */
   DECIMAL {
     @Override LogicalType flinkType(MySqlColumn c) { return new DecimalType(c.nullable(), precision(c), scale(c)); }
     @Override Type icebergType(MySqlColumn c) { return Types.DecimalType.of(precision(c), scale(c)); }
@@ -98,8 +98,22 @@ public enum MySqlType {
     @Override String jdbc(ResultSet rs, int i, MySqlColumn c) throws SQLException { return rs.getBigDecimal(i).setScale(scale(c)).toPlainString(); }
   },
   /**
+   * DECIMAL(p, s) / NUMERIC(p, s), p > 38 (MySQL allows 65): the exact digits as text, at scale s, as a MySQL
+   * client prints them ({@code -12.50}, {@code 0.00}; never an exponent). Iceberg decimals hold at most 38
+   * digits; a string holds every value, and every engine reads it. A column cannot change between this and
+   * {@link #DECIMAL} (Iceberg cannot turn a decimal column into a string), nor change its scale:
+   * {@link SchemaEvolution} refuses both, naming shard and column.
+   */
+  DECIMAL_STRING {
+    @Override LogicalType flinkType(MySqlColumn c) { return new VarCharType(c.nullable(), VarCharType.MAX_LENGTH); }
+    @Override Type icebergType(MySqlColumn c) { return Types.StringType.get(); }
+    @Override public Object toFlink(Object v, Schema s, MySqlColumn c) { return StringData.fromString(plainDecimal(v, scale(c))); }
+    @Override public String renderIceberg(Object v) { return v.toString(); }
+    @Override String jdbc(ResultSet rs, int i, MySqlColumn c) throws SQLException { return rs.getBigDecimal(i).setScale(scale(c)).toPlainString(); }
+  },
+  /**
    * FLOAT: the 4-byte IEEE value, bit for bit. The binlog delivers a Float; the snapshot, read through
-   * {@link ExactFloatDriver}, a Double that equals the stored float (the text protocol's own FLOAT has only
+   * {@link ExactSnapshotDriver}, a Double that equals the stored float (the text protocol's own FLOAT has only
    * 6 digits), so {@code floatValue()} of either is exact. {@code verify} reads MySQL through the binary
    * protocol ({@link MySqlHost#VERIFY_JDBC_PROPERTIES}), so it compares the stored bits.
    */
@@ -185,7 +199,9 @@ public enum MySqlType {
   },
   /**
    * TIME(p), every p: signed microseconds in a {@code long}, the whole MySQL range ±838:59:59.999999.
-   * Never an Iceberg {@code time} (a time of day, and Spark 3.5 refuses a table that has one).
+   * Never an Iceberg {@code time} (a time of day, and Spark 3.5 refuses a table that has one). Debezium's
+   * value is already exact: {@link TimeConverter} (on every source) delivers microseconds, read exactly in the
+   * snapshot through {@link ExactSnapshotDriver} and from the binlog through {@link BinlogTime2}.
    */
   TIME {
     @Override LogicalType flinkType(MySqlColumn c) { return new BigIntType(c.nullable()); }
@@ -248,10 +264,7 @@ public enum MySqlType {
         return c.unsigned() ? BIGINT_UNSIGNED : INT64;
       }
       case "decimal", "numeric" -> {
-        if (precision(c) > TypeMapping.MAX_DECIMAL_PRECISION) {
-          throw unsupported(c, "Iceberg decimals hold at most 38 digits; narrow the column to decimal(38," + Math.min(scale(c), 38) + ") or less");
-        }
-        return DECIMAL;
+        return precision(c) > TypeMapping.MAX_DECIMAL_PRECISION ? DECIMAL_STRING : DECIMAL;
       }
       case "float" -> {
         return FLOAT;
@@ -365,22 +378,34 @@ public enum MySqlType {
     return Float.toString(f) + " (0x" + Integer.toHexString(Float.floatToRawIntBits(f)) + ")";
   }
 
-  private static DecimalData decimalData(Object v, int precision, int scale) {
-    BigDecimal bd;
+  /** A Debezium decimal value (a BigDecimal; a long for BIGINT UNSIGNED in "long" mode; a number or text) as a BigDecimal. */
+  private static BigDecimal bigDecimal(Object v) {
     if (v instanceof BigDecimal b) {
-      bd = b;
-    } else if (v instanceof Long l) {
-      bd = new BigDecimal(new BigInteger(Long.toUnsignedString(l))); // BIGINT UNSIGNED in "long" mode
-    } else if (v instanceof Number n) {
-      bd = new BigDecimal(n.toString());
-    } else {
-      bd = new BigDecimal(v.toString());
+      return b;
     }
+    if (v instanceof Long l) {
+      return new BigDecimal(new BigInteger(Long.toUnsignedString(l))); // BIGINT UNSIGNED in "long" mode
+    }
+    return new BigDecimal(v.toString());
+  }
+
+  private static DecimalData decimalData(Object v, int precision, int scale) {
+    BigDecimal bd = bigDecimal(v);
     DecimalData d = DecimalData.fromBigDecimal(bd, precision, scale);
     if (d == null) {
       throw new IllegalArgumentException("value " + bd.toPlainString() + " does not fit decimal(" + precision + "," + scale + ")");
     }
     return d;
+  }
+
+  /** The exact digits of a decimal value at {@code scale}; a value with more fraction digits fails (no rounding). */
+  static String plainDecimal(Object v, int scale) {
+    BigDecimal bd = bigDecimal(v);
+    try {
+      return bd.setScale(scale).toPlainString();
+    } catch (ArithmeticException e) {
+      throw new IllegalArgumentException("value " + bd.toPlainString() + " has more than " + scale + " fraction digits", e);
+    }
   }
 
   private static Boolean toBoolean(Object v) {

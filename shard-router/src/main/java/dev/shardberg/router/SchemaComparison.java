@@ -182,6 +182,12 @@ final class SchemaComparison {
         }
         org.apache.iceberg.types.Type ut = TypeMapping.toIcebergType(u);
         org.apache.iceberg.types.Type ct = TypeMapping.toIcebergType(c);
+        // a DECIMAL of more than 38 digits (an Iceberg string) only grows its precision at the same scale
+        String wideUp = SchemaEvolution.wideDecimalChange(u, c);
+        String wideDown = SchemaEvolution.wideDecimalChange(c, u);
+        if (wideUp != null && wideDown != null) {
+          return null;
+        }
         MySqlColumn wider = u;
         if (!ut.equals(ct)) {
           if (SchemaEvolution.promotable(ut, ct)) {
@@ -189,6 +195,8 @@ final class SchemaComparison {
           } else if (!SchemaEvolution.promotable(ct, ut)) {
             return null;
           }
+        } else if (wideUp == null && wideDown != null) {
+          wider = c; // both strings: c's DECIMAL has more digits
         }
         if (c.nullable() || u.nullable()) {
           wider = nullable(wider);
@@ -323,7 +331,10 @@ final class SchemaComparison {
       MySqlColumn f = i < found.columns().size() ? found.columns().get(i) : null;
       if (e != null && f != null && e.name().equals(f.name())) {
         if (!e.signature().equals(f.signature())) {
-          diffs.add(String.format("column '%s': expected %s, found %s", e.name(), e.describeType(), f.describeType()));
+          String note = SchemaEvolution.wideDecimalNote(e, f);
+          diffs.add(
+              String.format("column '%s': expected %s, found %s", e.name(), e.describeType(), f.describeType())
+                  + (note == null ? "" : " (" + note + ")"));
         }
       } else if (!Objects.equals(e, f)) {
         diffs.add(

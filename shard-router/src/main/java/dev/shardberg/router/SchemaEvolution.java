@@ -28,7 +28,11 @@ import org.apache.iceberg.types.Types;
  *       nothing;
  *   <li>not evolvable, the job stops: a change of the primary key or of a key column's type, a type
  *       change the table cannot take (narrowing, INT → VARCHAR, a DECIMAL scale change) — MySQL
- *       rewrote the shard's existing values, which the binlog does not carry.
+ *       rewrote the shard's existing values, which the binlog does not carry;
+ *   <li>not evolvable either, with its own message ({@link #wideDecimalChange}): a DECIMAL that grows past
+ *       38 digits (or shrinks to 38 or fewer). Beyond 38 digits it is an Iceberg string of its exact digits
+ *       ({@link MySqlType#DECIMAL_STRING}), and Iceberg cannot change a decimal column into a string. Such a
+ *       wide DECIMAL may only grow its precision at the same scale (the string holds every value).
  * </ul>
  *
  * <p>Every decision is made against the table's current schema, so applying the same DDL twice (a
@@ -99,6 +103,10 @@ public final class SchemaEvolution {
       Type shardType = TypeMapping.toIcebergType(column);
       MySqlColumn old = previous.remove(column.name());
       if (old != null) {
+        String wideDecimal = wideDecimalChange(old, column);
+        if (wideDecimal != null) {
+          throw notEvolvable(where, ddl, column.name(), wideDecimal);
+        }
         Type oldType = TypeMapping.toIcebergType(old);
         if (!oldType.equals(shardType)) {
           if (keyColumns.contains(column.name())) {
@@ -122,6 +130,15 @@ public final class SchemaEvolution {
         continue;
       }
       if (!field.type().equals(shardType)) {
+        if (field.type() instanceof Types.DecimalType && isWideDecimal(column)) {
+          throw notEvolvable(
+              where, ddl, column.name(),
+              String.format(
+                  "column '%s' is %s on the shard, more than %d digits, which Shardberg keeps as an Iceberg string of its"
+                      + " exact digits, but the table's column is %s, and Iceberg cannot change a decimal column into a"
+                      + " string. %s",
+                  column.name(), column.describeType(), TypeMapping.MAX_DECIMAL_PRECISION, field.type(), wideDecimalFix(column)));
+        }
         if (promotable(field.type(), shardType)) {
           changes.add(new Change(Change.Kind.WIDEN, column.name(), shardType, column.columnType()));
         } else if (!promotable(shardType, field.type())) {
@@ -147,6 +164,80 @@ public final class SchemaEvolution {
       }
     }
     return changes;
+  }
+
+  /**
+   * Why a column of a shard cannot change from {@code from} to {@code to} when either is a DECIMAL of more
+   * than 38 digits ({@link MySqlType#DECIMAL_STRING}, an Iceberg string), naming the change and what to do;
+   * null when neither is, or when only its precision grows at the same scale (the string holds every value).
+   * Checked before the Iceberg types are compared: a scale change or a change from or to another text type
+   * keeps the Iceberg type (string) while MySQL rewrote the shard's existing values.
+   */
+  static String wideDecimalChange(MySqlColumn from, MySqlColumn to) {
+    boolean wideFrom = isWideDecimal(from);
+    boolean wideTo = isWideDecimal(to);
+    if (!wideFrom && !wideTo) {
+      return null;
+    }
+    String change = String.format("column '%s' changes from %s to %s", to.name(), from.describeType(), to.describeType());
+    int max = TypeMapping.MAX_DECIMAL_PRECISION;
+    if (wideFrom && wideTo) {
+      if (Objects.equals(from.scale(), to.scale()) && to.precision() >= from.precision()) {
+        return null;
+      }
+      return change + ": " + (Objects.equals(from.scale(), to.scale()) ? "a narrowing" : "a DECIMAL scale change")
+          + " (MySQL rewrote the shard's existing values, which the binlog does not carry)";
+    }
+    if (wideTo && isDecimal(from)) { // 38 digits or fewer before
+      return String.format(
+          "%s: more than %d digits, which Shardberg keeps as an Iceberg string of its exact digits, but the table's column"
+              + " is an Iceberg decimal, and Iceberg cannot change a decimal column into a string. %s",
+          change, max, wideDecimalFix(to));
+    }
+    if (wideFrom && isDecimal(to)) { // 38 digits or fewer after
+      return String.format(
+          "%s: the table's column is an Iceberg string of the exact digits (more than %d digits), and Iceberg cannot"
+              + " change a string column into a decimal. Give the shard's column back its digits (MODIFY %s %s)",
+          change, max, to.name(), from.columnType());
+    }
+    return change + ": a DECIMAL of more than " + max + " digits is an Iceberg string of its exact digits, and a change"
+        + " between it and another type keeps the column a string while MySQL rewrote the shard's existing values,"
+        + " which the binlog does not carry";
+  }
+
+  /**
+   * For two shards whose column is a DECIMAL of 38 digits or fewer on one and of more on the other: why they
+   * cannot share one column, and what to do; null otherwise.
+   */
+  static String wideDecimalNote(MySqlColumn expected, MySqlColumn found) {
+    if (!isDecimal(expected) || !isDecimal(found) || isWideDecimal(expected) == isWideDecimal(found)) {
+      return null;
+    }
+    int max = TypeMapping.MAX_DECIMAL_PRECISION;
+    return String.format(
+        "a DECIMAL of more than %d digits is an Iceberg string of its exact digits, one of %d or fewer an Iceberg decimal,"
+            + " and Iceberg cannot change a decimal column into a string: give the column %d digits or fewer on this shard,"
+            + " or more than %d on every shard",
+        max, max, max, max);
+  }
+
+  private static boolean isDecimal(MySqlColumn c) {
+    return c.dataType().equals("decimal") || c.dataType().equals("numeric");
+  }
+
+  /** A DECIMAL of more than 38 digits: an Iceberg string ({@link MySqlType#DECIMAL_STRING}). */
+  private static boolean isWideDecimal(MySqlColumn c) {
+    return isDecimal(c) && MySqlType.of(c) == MySqlType.DECIMAL_STRING;
+  }
+
+  /** What to do about a shard whose DECIMAL column {@code wide} has more digits than the table's decimal column. */
+  private static String wideDecimalFix(MySqlColumn wide) {
+    int max = TypeMapping.MAX_DECIMAL_PRECISION;
+    return String.format(
+        "Either keep the column at %d digits or fewer on this shard (MODIFY %s decimal(%d,%d), if its values fit), or, if"
+            + " it needs the digits, give every shard the wider column and load a new Iceberg table (its column is then a"
+            + " string of the exact digits; docs/type-mapping.md)",
+        max, wide.name(), max, Math.min(wide.scale() == null ? 0 : wide.scale(), max));
   }
 
   /** True when both lists hold the same columns with the same Iceberg types and nullability (any order). */

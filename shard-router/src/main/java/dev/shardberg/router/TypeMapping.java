@@ -19,7 +19,10 @@ public final class TypeMapping {
    */
   public static final int ICEBERG_TIMESTAMP_PRECISION = 6;
 
-  /** Iceberg decimals hold at most 38 digits; MySQL DECIMAL allows 65. */
+  /**
+   * Iceberg decimals hold at most 38 digits; MySQL DECIMAL allows 65. A wider DECIMAL is an Iceberg string of
+   * its exact digits ({@link MySqlType#DECIMAL_STRING}).
+   */
   public static final int MAX_DECIMAL_PRECISION = 38;
 
   /** The mapping of one column: its type family, the Flink type (nullability from MySQL) and the Iceberg type. */

@@ -63,6 +63,23 @@ class MySqlTypeTest {
   }
 
   @Test
+  void decimalsOfMoreThan38DigitsAreTheirExactDigitsAsText() throws Exception {
+    String digits = "1234567890123456789012345678901234567890123456789012345678901234.5"; // 65 digits
+    renders("decimal(65,1)", digits, new BigDecimal(digits), digits);
+    renders("decimal(65,1)", "-" + digits, new BigDecimal("-" + digits), "-" + digits);
+    renders("decimal(65,1)", "0.0", BigDecimal.ZERO, "0.0");
+    renders("decimal(65,30)", "-0.000000000000000000000000000001", new BigDecimal("-1E-30"), "-0.000000000000000000000000000001");
+    // the tagger: Debezium's BigDecimal (or text) at the column's scale, never with an exponent
+    MySqlColumn c = MySqlColumn.of("c", "decimal(65,30)", true);
+    assertThat(MySqlType.of(c).toFlink(new BigDecimal("1E+3"), null, c))
+        .isEqualTo(StringData.fromString("1000.000000000000000000000000000000"));
+    assertThat(MySqlType.of(c).toFlink("-1E-30", null, c)).isEqualTo(StringData.fromString("-0.000000000000000000000000000001"));
+    MySqlColumn one = MySqlColumn.of("c", "decimal(40,1)", true);
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> MySqlType.of(one).toFlink(new BigDecimal("0.05"), null, one))
+        .hasMessage("value 0.05 has more than 1 fraction digits");
+  }
+
+  @Test
   void floatIsExactToTheBitAndDouble() throws Exception {
     renders("float", 707.14288330078125f, 707.14288330078125f, "707.1429 (0x4430c925)");
     assertThat(MySqlType.FLOAT.renderIceberg(Math.nextUp(707.14288330078125f))).isEqualTo("707.14294 (0x4430c926)");

@@ -189,4 +189,37 @@ class SchemaComparisonTest {
         .hasMessage(
             "Cannot use column 'note' as a key column: it is nullable in table 'shop.orders_0' on host 'a'; Iceberg identifier fields must be NOT NULL (make the column NOT NULL or pick other tables.key-columns)");
   }
+
+  @Test
+  void aShardWhoseDecimalHasMoreThan38DigitsCannotShareTheColumnOfShardsWithFewer() {
+    List<MySqlColumn> wide = List.of(COLUMNS.get(0), MySqlColumn.of("amount", "decimal(40,2)", false), COLUMNS.get(2));
+    for (boolean union : new boolean[] {false, true}) {
+      assertThatThrownBy(
+              () ->
+                  SchemaComparison.sharedSchema(
+                      List.of(shard(0, COLUMNS, List.of("id")), shard(1, wide, List.of("id")), shard(2, COLUMNS, List.of("id"))),
+                      List.of(),
+                      union))
+          .isInstanceOf(ShardRouterException.class)
+          .hasMessageContaining(
+              "  - shard 1 ('shop.orders_1' on host 'b'): column 'amount': expected decimal(10,2) NOT NULL, found decimal(40,2)"
+                  + " NOT NULL (a DECIMAL of more than 38 digits is an Iceberg string of its exact digits, one of 38 or fewer an"
+                  + " Iceberg decimal, and Iceberg cannot change a decimal column into a string: give the column 38 digits or"
+                  + " fewer on this shard, or more than 38 on every shard)");
+    }
+    // more than 38 digits on every shard: the union has the most digits; a different scale is refused
+    List<MySqlColumn> wider = List.of(COLUMNS.get(0), MySqlColumn.of("amount", "decimal(50,2)", false), COLUMNS.get(2));
+    ShardSchema shared =
+        SchemaComparison.sharedSchema(
+            List.of(shard(0, wide, List.of("id")), shard(1, wider, List.of("id")), shard(2, wide, List.of("id"))), List.of(), true);
+    assertThat(shared.columns().get(1).columnType()).isEqualTo("decimal(50,2)");
+    List<MySqlColumn> otherScale = List.of(COLUMNS.get(0), MySqlColumn.of("amount", "decimal(40,4)", false), COLUMNS.get(2));
+    assertThatThrownBy(
+            () ->
+                SchemaComparison.sharedSchema(
+                    List.of(shard(0, wide, List.of("id")), shard(1, otherScale, List.of("id")), shard(2, wide, List.of("id"))),
+                    List.of(),
+                    true))
+        .hasMessageContaining("column 'amount': expected decimal(40,2) NOT NULL, found decimal(40,4) NOT NULL");
+  }
 }

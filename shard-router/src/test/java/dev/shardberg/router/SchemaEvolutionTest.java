@@ -107,4 +107,56 @@ class SchemaEvolutionTest {
     assertThatThrownBy(() -> SchemaEvolution.plan(WHERE, "ALTER …", BEFORE, keyDropped, null, null, Set.of("id"), TABLE))
         .hasMessageContaining("key column 'id' is dropped");
   }
+
+  @Test
+  void aDecimalWidenedPast38DigitsStopsNamingShardColumnAndWhatToDo() {
+    List<MySqlColumn> wide = replace("price", MySqlColumn.of("price", "decimal(40,2)", true));
+    assertThatThrownBy(() -> plan(wide, TABLE))
+        .isInstanceOf(ShardRouterException.class)
+        .hasMessage(
+            "Cannot evolve the table for a schema change on shard 3 ('shop.orders_3' on host 'a'), column 'price': column 'price'"
+                + " changes from decimal(10,2) NULL to decimal(40,2) NULL: more than 38 digits, which Shardberg keeps as an"
+                + " Iceberg string of its exact digits, but the table's column is an Iceberg decimal, and Iceberg cannot change a"
+                + " decimal column into a string. Either keep the column at 38 digits or fewer on this shard (MODIFY price"
+                + " decimal(38,2), if its values fit), or, if it needs the digits, give every shard the wider column and load a"
+                + " new Iceberg table (its column is then a string of the exact digits; docs/type-mapping.md). DDL: 'ALTER …'."
+                + " The job stops here for good (a restart would meet the same DDL); nothing after the last completed"
+                + " checkpoint is lost. Prefer evolvable changes (add a new column, widen a type); how to go on from here is in"
+                + " docs/schema-evolution.md, section 'When the job stops'");
+    // the same shard at start-up (widened while the job was down): its column against the table's
+    assertThatThrownBy(() -> SchemaEvolution.plan(WHERE, "(the shards' current schemas)", wide, wide, null, null, Set.of("id"), TABLE))
+        .hasMessageContaining(
+            "column 'price': column 'price' is decimal(40,2) NULL on the shard, more than 38 digits, which Shardberg keeps as an"
+                + " Iceberg string of its exact digits, but the table's column is decimal(10, 2), and Iceberg cannot change a"
+                + " decimal column into a string. Either keep the column at 38 digits or fewer on this shard (MODIFY price"
+                + " decimal(38,2), if its values fit)");
+  }
+
+  @Test
+  void aDecimalOfMoreThan38DigitsOnlyGrowsItsPrecision() {
+    Schema table =
+        new Schema(TABLE.columns().stream()
+            .map(f -> f.name().equals("price") ? Types.NestedField.optional(5, "price", Types.StringType.get()) : f)
+            .toList());
+    List<MySqlColumn> before = replace("price", MySqlColumn.of("price", "decimal(40,2)", true));
+    // more digits at the same scale: the string holds them, nothing to change
+    assertThat(SchemaEvolution.plan(WHERE, "ALTER …", before, replace("price", MySqlColumn.of("price", "decimal(65,2)", true)),
+        null, null, Set.of("id"), table)).isEmpty();
+    // a scale change, fewer digits, back to 38 digits, or another text type: MySQL rewrote the values
+    assertThatThrownBy(() -> SchemaEvolution.plan(WHERE, "ALTER …", before, replace("price", MySqlColumn.of("price", "decimal(40,4)", true)),
+        null, null, Set.of("id"), table))
+        .hasMessageContaining("column 'price' changes from decimal(40,2) NULL to decimal(40,4) NULL: a DECIMAL scale change");
+    assertThatThrownBy(() -> SchemaEvolution.plan(WHERE, "ALTER …", before, replace("price", MySqlColumn.of("price", "decimal(39,2)", true)),
+        null, null, Set.of("id"), table))
+        .hasMessageContaining("column 'price' changes from decimal(40,2) NULL to decimal(39,2) NULL: a narrowing");
+    assertThatThrownBy(() -> SchemaEvolution.plan(WHERE, "ALTER …", before, replace("price", MySqlColumn.of("price", "decimal(38,2)", true)),
+        null, null, Set.of("id"), table))
+        .hasMessageContaining(
+            "column 'price' changes from decimal(40,2) NULL to decimal(38,2) NULL: the table's column is an Iceberg string of"
+                + " the exact digits (more than 38 digits), and Iceberg cannot change a string column into a decimal. Give the"
+                + " shard's column back its digits (MODIFY price decimal(40,2))");
+    assertThatThrownBy(() -> SchemaEvolution.plan(WHERE, "ALTER …", before, replace("price", MySqlColumn.of("price", "varchar(80)", true)),
+        null, null, Set.of("id"), table))
+        .hasMessageContaining("column 'price' changes from decimal(40,2) NULL to varchar(80) NULL: a DECIMAL of more than 38 digits");
+  }
 }

@@ -13,7 +13,7 @@ import dev.shardberg.job.config.ShardbergConfig.CatalogType;
 import dev.shardberg.job.config.ShardbergConfig.OnStatelessStart;
 import dev.shardberg.job.config.ShardbergConfig.ServerIdRange;
 import dev.shardberg.job.config.ShardbergConfig.StartupMode;
-import dev.shardberg.router.ExactFloatDriver;
+import dev.shardberg.router.ExactSnapshotDriver;
 import dev.shardberg.router.RouterOptions;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -606,10 +606,10 @@ public final class ConfigLoader {
       problems.add("Cannot use '" + SOURCE_SERVER_TIME_ZONE.key() + "' = '" + zone + "': not a time zone id; use e.g. UTC or Europe/Berlin.");
     }
     Map<String, String> debezium = conf.get(SOURCE_DEBEZIUM_PROPERTIES);
-    for (String driverKey : new TreeSet<>(ExactFloatDriver.DEBEZIUM_PROPERTIES.keySet())) {
+    for (String driverKey : new TreeSet<>(ExactSnapshotDriver.DEBEZIUM_PROPERTIES.keySet())) {
       if (debezium.containsKey(driverKey)) {
         problems.add("Cannot set '" + SOURCE_DEBEZIUM_PROPERTIES.key() + "." + driverKey
-            + "': Shardberg sets it to its own driver, which reads MySQL FLOAT exactly in the snapshot"
+            + "': Shardberg sets it to its own driver, which reads MySQL FLOAT and TIME exactly in the snapshot"
             + " (docs/sources.md); remove the key.");
       }
     }

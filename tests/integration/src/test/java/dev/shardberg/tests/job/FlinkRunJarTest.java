@@ -45,6 +45,24 @@ class FlinkRunJarTest {
     assertThat(entries).noneMatch(e -> e.contains("mariadb") && (e.endsWith(".zip") || e.endsWith(".tar.gz") || e.contains("/bin/")));
   }
 
+  /**
+   * The binlog row deserializers in the jar are shard-router's (they read MySQL TIME exactly), not the ones
+   * Debezium ships under the same names inside flink-sql-connector-mysql-cdc: the shade plugin keeps the
+   * first class of a name, and shard-router comes before the CDC connector.
+   */
+  @Test
+  void shadedJarCarriesShardRoutersBinlogRowDeserializers() throws IOException {
+    try (JarFile file = new JarFile(shadedJar().toFile())) {
+      for (String kind : List.of("Write", "Update", "Delete")) {
+        String entry = "io/debezium/connector/mysql/RowDeserializers$" + kind + "RowsDeserializer.class";
+        assertThat(file.getJarEntry(entry)).as(entry).isNotNull();
+        byte[] bytes = file.getInputStream(file.getJarEntry(entry)).readAllBytes();
+        // the class names the interface that marks shard-router's classes (in its constant pool)
+        assertThat(new String(bytes, java.nio.charset.StandardCharsets.ISO_8859_1)).as(entry).contains("dev/shardberg/router/BinlogTime2$Installed");
+      }
+    }
+  }
+
   private static Path shadedJar() throws IOException {
     Path target = Path.of("..", "..", "job", "target");
     try (DirectoryStream<Path> jars = Files.newDirectoryStream(target, "shardberg-job-*-flink.jar")) {

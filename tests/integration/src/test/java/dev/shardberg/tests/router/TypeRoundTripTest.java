@@ -75,8 +75,9 @@ import org.junit.jupiter.api.io.TempDir;
  * ShardbergPipeline} (Flink CDC MySqlSource with ShardTaggingDeserializer, ShardbergSink's writers and
  * coordinator) in a local MiniCluster → a Hadoop-catalog table → read back with IcebergGenerics and
  * compared value by value; after each phase our {@code verify} must match too. Snapshot rows (1 min,
- * 2 nulls, 3 max) are checked first; then the binlog phase inserts the same boundary rows again (11, 12,
- * 13), updates row 1 to a third set of values and deletes row 2; then a real Spark 3.5 reads the table
+ * 2 nulls, 3 max, and one row per TIME case at every precision, 100 + i) are checked first; then the binlog
+ * phase inserts the same boundary rows again (11, 12, 13, 200 + i), updates row 1 to a third set of values
+ * and each TIME case row to the next case, and deletes rows 2 and 200; then a real Spark 3.5 reads the table
  * and every value it returns must equal MySQL's. Finally one FLOAT bit and one YEAR are corrupted in the
  * table behind the job's back, and verify must name both keys and columns.
  */
@@ -111,11 +112,22 @@ class TypeRoundTripTest {
           new Col(
               "c_decimal0", "DECIMAL(18,0)", "-999999999999999999", new BigDecimal("-999999999999999999"),
               "999999999999999999", new BigDecimal("999999999999999999"), "0", new BigDecimal("0")),
+          // more than 38 digits (MySQL allows 65; Flink CDC's own full_types fixture has DECIMAL(65,1)): an Iceberg
+          // string of the exact digits at the column's scale. DECIMAL(65,1) holds 64 digits before the point
+          new Col(
+              "c_decimal65", "DECIMAL(65,1)", "-" + "9".repeat(64) + ".9", "-" + "9".repeat(64) + ".9",
+              "1234567890123456789012345678901234567890123456789012345678901234.5",
+              "1234567890123456789012345678901234567890123456789012345678901234.5", "0", "0.0"),
+          new Col(
+              "c_decimal65_30", "DECIMAL(65,30)", "-" + "9".repeat(35) + "." + "9".repeat(30), "-" + "9".repeat(35) + "." + "9".repeat(30),
+              "9".repeat(35) + "." + "9".repeat(30), "9".repeat(35) + "." + "9".repeat(30),
+              "-0." + "0".repeat(29) + "1", "-0." + "0".repeat(29) + "1"),
+          new Col("c_decimal39", "DECIMAL(39,0)", "-" + "9".repeat(39), "-" + "9".repeat(39), "9".repeat(39), "9".repeat(39), "1", "1"),
           new Col("c_float", "FLOAT", "-3.40282e38", -3.40282e38f, "3.40282e38", 3.40282e38f, "1.17549e-38", 1.17549e-38f),
           // beyond the 6 digits the text protocol prints for FLOAT: 707.14288330078125 would read back as 707.143
-          // (the snapshot reads them exactly through ExactFloatDriver)
+          // (the snapshot reads them exactly through ExactSnapshotDriver)
           new Col("c_float_digits", "FLOAT", "707.14288330078125", 707.14288330078125f, "-0.1", -0.1f, "16777217", 16777216f),
-          // negative zero (kept by ExactFloatDriver's `* 1E0`; `+ 0E0` would make it +0), the largest float, the
+          // negative zero (kept by ExactSnapshotDriver's `* 1E0`; `+ 0E0` would make it +0), the largest float, the
           // smallest subnormal
           new Col(
               "c_float_edge", "FLOAT", "-0E0", -0.0f, "3.4028234663852886E38", Float.MAX_VALUE,
@@ -147,9 +159,10 @@ class TypeRoundTripTest {
           new Col("c_time1", "TIME(1)", "'-838:59:58.9'", -3_020_398_900_000L, "'838:59:59.9'", 3_020_399_900_000L, "'-00:00:00.1'", -100_000L),
           new Col("c_time3", "TIME(3)", "'-838:59:58.999'", -3_020_398_999_000L, "'838:59:59.999'", 3_020_399_999_000L, "'-25:00:00.5'", -90_000_500_000L),
           new Col("c_time6", "TIME(6)", "'-838:59:58.999999'", -3_020_398_999_999L, "'838:59:59.999999'", 3_020_399_999_999L, "'00:00:00.000001'", 1L),
-          // a negative TIME(p > 0) with a zero fraction: exact from the snapshot; the binlog client decodes it
-          // wrongly (docs/type-mapping.md), so the binlog rows below carry other values in this column
+          // a negative TIME(p > 0) with a zero fraction (Debezium's binlog decoding got it wrong, docs/type-mapping.md)
           new Col("c_time6_whole", "TIME(6)", "'-838:59:59.000000'", -3_020_399_000_000L, "'-01:00:00.000001'", -3_600_000_001L, "'100:00:00.5'", 360_000_500_000L),
+          // TIME(p) for every p: the TIME cases below fill these in rows of their own
+          timeCol(0), timeCol(1), timeCol(2), timeCol(3), timeCol(4), timeCol(5), timeCol(6),
           new Col(
               "c_datetime", "DATETIME", "'1000-01-01 00:00:00'", LocalDateTime.parse("1000-01-01T00:00:00"),
               "'9999-12-31 23:59:59'", LocalDateTime.parse("9999-12-31T23:59:59"), "'2024-02-29 12:00:00'", LocalDateTime.parse("2024-02-29T12:00:00")),
@@ -175,6 +188,62 @@ class TypeRoundTripTest {
           new Col(
               "c_point", "POINT", "POINT(-180, -90)", new FromServer("ST_AsBinary(c_point)"), "POINT(180, 90)", new FromServer("ST_AsBinary(c_point)"),
               "POINT(1.5, 2.5)", new FromServer("ST_AsBinary(c_point)")));
+
+  /**
+   * TIME values that decoding got wrong, or that sit on a boundary, as a function of the column's smallest
+   * step {@code unit} (10^(6 - p) microseconds for TIME(p)). Each case is one row with its value in every
+   * {@code c_time_fsp<p>} column (p = 0..6), read in the snapshot phase (rows 100 + i) and from the binlog
+   * (rows 200 + i inserted; rows 100 + i updated to the next case; row 200 deleted).
+   */
+  record TimeCase(String what, java.util.function.LongUnaryOperator micros) {}
+
+  static final long S = 1_000_000L;
+  static final long MAX_SECONDS = 838 * 3600 + 59 * 60 + 59;
+
+  static final List<TimeCase> TIME_CASES =
+      List.of(
+          new TimeCase("MySQL's minimum, -838:59:59 (zero fraction)", u -> -MAX_SECONDS * S),
+          new TimeCase("MySQL's maximum, 838:59:59 (zero fraction)", u -> MAX_SECONDS * S),
+          new TimeCase("MariaDB's maximum, 838:59:59.9… at p digits", u -> MAX_SECONDS * S + S - u),
+          new TimeCase("-838:59:58.9… at p digits", u -> -((MAX_SECONDS - 1) * S + S - u)),
+          new TimeCase("the smallest negative value, -00:00:00.0…1 (p = 0: -00:00:01)", u -> -u),
+          new TimeCase("the largest sub-hour negative value, -00:59:59.9…", u -> -(3599 * S + S - u)),
+          new TimeCase("-00:00:01 with a zero fraction", u -> -S),
+          new TimeCase("-00:00:01.0…1", u -> -(S + u)),
+          new TimeCase("-00:01:00 (seconds 0)", u -> -60 * S),
+          new TimeCase("-00:01:03", u -> -63 * S),
+          new TimeCase("-00:01:04", u -> -64 * S),
+          new TimeCase("-01:00:00 (minutes and seconds 0)", u -> -3600 * S),
+          new TimeCase("-01:04:04", u -> -3844 * S),
+          new TimeCase("-00:00:01.048576 at p digits", u -> -(S + 48_576 / u * u)),
+          new TimeCase("-24:00:00.0…1, beyond a day", u -> -(86_400 * S + u)),
+          new TimeCase("-838:00:00", u -> -838 * 3600 * S),
+          new TimeCase("zero", u -> 0),
+          new TimeCase("01:00:00", u -> 3600 * S));
+
+  /** The column TIME(p) the TIME cases fill; in the rows of the other columns: min, max and the smallest negative. */
+  static Col timeCol(int p) {
+    long unit = unit(p);
+    return new Col(
+        "c_time_fsp" + p, "TIME(" + p + ")", timeLiteral(-MAX_SECONDS * S, p), -MAX_SECONDS * S,
+        timeLiteral(MAX_SECONDS * S + S - unit, p), MAX_SECONDS * S + S - unit, timeLiteral(-unit, p), -unit);
+  }
+
+  /** The smallest step of TIME(p), in microseconds. */
+  static long unit(int p) {
+    return (long) Math.pow(10, 6 - p);
+  }
+
+  /** A TIME(p) literal as MySQL prints it: '-H:MM:SS' and p fraction digits. */
+  static String timeLiteral(long micros, int p) {
+    long abs = Math.abs(micros);
+    long seconds = abs / S;
+    String text = String.format("%s%02d:%02d:%02d", micros < 0 ? "-" : "", seconds / 3600, seconds / 60 % 60, seconds % 60);
+    if (p > 0) {
+      text += "." + String.format("%06d", abs % S).substring(0, p);
+    }
+    return "'" + text + "'";
+  }
 
   static final String DB = "types";
   static final String TABLE = "all_types_0";
@@ -208,6 +277,10 @@ class TypeRoundTripTest {
     expected.put(1, expectedRow(1, Col::min));
     expected.put(2, nullRow());
     expected.put(3, expectedRow(3, Col::max));
+    for (int i = 0; i < TIME_CASES.size(); i++) {
+      insertTimeCase(100 + i, i);
+      expected.put(100 + i, timeCaseRow(100 + i, i));
+    }
 
     // our whole job (ShardbergPipeline: MySqlSource + ShardTaggingDeserializer → ShardbergSink → DeltaTaskWriter
     // → CommitCoordinator), configured as a user would, with no restarts so a failure surfaces
@@ -218,19 +291,30 @@ class TypeRoundTripTest {
     Table table = Catalogs.loadTable(config.target());
     try {
       awaitTable(table, expected);
-      // the snapshot carries every FLOAT bit for bit (ExactFloatDriver): verify, reading MySQL in the binary
+      // the snapshot carries every FLOAT bit for bit (ExactSnapshotDriver): verify, reading MySQL in the binary
       // protocol, finds no difference
       assertVerifyMatches(config);
 
       // the binlog: inserts of the same boundary rows, an update to a third set of values, a delete
-      insert(11, c -> c.name().equals("c_time6_whole") ? c.maxSql() : c.minSql());
+      insert(11, Col::minSql);
       insertNulls(12);
       insert(13, Col::maxSql);
       update(1, Col::midSql);
       server.execute("DELETE FROM " + DB + "." + TABLE + " WHERE id = 2");
       expected.put(1, expectedRow(1, Col::mid));
       expected.remove(2);
-      expected.put(11, expectedRow(11, c -> c.name().equals("c_time6_whole") ? c.max() : c.min()));
+      for (int i = 0; i < TIME_CASES.size(); i++) {
+        insertTimeCase(200 + i, i);
+        expected.put(200 + i, timeCaseRow(200 + i, i));
+        int next = (i + 1) % TIME_CASES.size();
+        server.execute(
+            "UPDATE " + DB + "." + TABLE + " SET " + timeColumns().map(c -> c + " = " + timeCaseLiteral(c, next)).collect(Collectors.joining(", "))
+                + " WHERE id = " + (100 + i));
+        expected.put(100 + i, timeCaseRow(100 + i, next));
+      }
+      server.execute("DELETE FROM " + DB + "." + TABLE + " WHERE id = 200");
+      expected.remove(200);
+      expected.put(11, expectedRow(11, Col::min));
       expected.put(12, nullRow());
       expected.put(13, expectedRow(13, Col::max));
       awaitTable(table, expected);
@@ -283,7 +367,7 @@ class TypeRoundTripTest {
         + "sources:\n  - name: a\n    host: " + server.host() + "\n    port: " + server.port() + "\n    user: cdc\n"
         + "    password-file: " + password + "\n    server-id-range: 5401-5404\n"
         + "    jdbc-properties:\n      useSSL: \"false\"\n"
-        // chunks of 2 rows: the snapshot reads rows 1-3 in two chunk scans with WHERE bounds (ExactFloatDriver
+        // chunks of 2 rows: the snapshot reads rows 1-3 in two chunk scans with WHERE bounds (ExactSnapshotDriver
         // rewrites those too)
         + "source:\n  snapshot-chunk-size: 2\n"
         + "tables:\n  database-pattern: '" + DB + "'\n  table-pattern: 'all_types_(?<shard>\\d+)'\n"
@@ -423,9 +507,10 @@ class TypeRoundTripTest {
     Set<List<Object>> keys = new HashSet<>();
     try (CloseableIterable<Record> records = IcebergGenerics.read(table).build()) {
       for (Record r : records) {
+        // by name: a row of a data file with position deletes also carries the reader's _pos column
         Map<String, Object> values = new HashMap<>();
-        for (int i = 0; i < r.size(); i++) {
-          values.put(table.schema().columns().get(i).name(), r.get(i));
+        for (org.apache.iceberg.types.Types.NestedField column : table.schema().columns()) {
+          values.put(column.name(), r.getField(column.name()));
         }
         if (!keys.add(List.of(values.get("shard_number"), values.get("id")))) {
           throw new IllegalStateException(String.format(
@@ -486,6 +571,37 @@ class TypeRoundTripTest {
     server.execute(
         "INSERT INTO " + DB + "." + TABLE + " (id, " + COLUMNS.stream().map(Col::name).collect(Collectors.joining(", ")) + ") VALUES ("
             + id + ", " + COLUMNS.stream().map(values).collect(Collectors.joining(", ")) + ")");
+  }
+
+  /** The names of the columns the TIME cases fill. */
+  private static java.util.stream.Stream<String> timeColumns() {
+    return COLUMNS.stream().map(Col::name).filter(n -> n.startsWith("c_time_fsp"));
+  }
+
+  private static int precisionOf(String timeColumn) {
+    return Integer.parseInt(timeColumn.substring("c_time_fsp".length()));
+  }
+
+  private static long timeCaseMicros(String timeColumn, int timeCase) {
+    return TIME_CASES.get(timeCase).micros().applyAsLong(unit(precisionOf(timeColumn)));
+  }
+
+  private static String timeCaseLiteral(String timeColumn, int timeCase) {
+    return timeLiteral(timeCaseMicros(timeColumn, timeCase), precisionOf(timeColumn));
+  }
+
+  /** A row holding TIME case {@code timeCase} in every c_time_fsp column, the other columns NULL. */
+  private static void insertTimeCase(int id, int timeCase) {
+    server.execute(
+        "INSERT INTO " + DB + "." + TABLE + " (id, " + timeColumns().collect(Collectors.joining(", ")) + ") VALUES (" + id + ", "
+            + timeColumns().map(c -> timeCaseLiteral(c, timeCase)).collect(Collectors.joining(", ")) + ")");
+  }
+
+  private static Map<String, Object> timeCaseRow(int id, int timeCase) {
+    Map<String, Object> row = nullRow();
+    row.put("id", id);
+    timeColumns().forEach(c -> row.put(c, timeCaseMicros(c, timeCase)));
+    return row;
   }
 
   private static void insertNulls(int id) {

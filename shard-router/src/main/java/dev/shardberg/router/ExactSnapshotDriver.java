@@ -22,27 +22,33 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The JDBC driver Shardberg gives Flink CDC (Debezium's {@code database.jdbc.driver}, see {@link
- * #DEBEZIUM_PROPERTIES}) so that the snapshot reads every MySQL FLOAT bit for bit.
+ * #DEBEZIUM_PROPERTIES}) so that the snapshot reads every MySQL FLOAT bit for bit and every TIME exactly.
  *
- * <p>Why: Flink CDC reads snapshot chunks with {@code SELECT * FROM `db`.`table` …} through the JDBC text
- * protocol, and MySQL and MariaDB print a FLOAT there with 6 significant digits: 707.14288330078125 arrives
- * as 707.143, another float. The binary protocol ({@code useServerPrepStmts=true}) would carry the 4 bytes,
- * but Debezium's MySQL connection reads DATE, TIME, DATETIME and TIMESTAMP as text and fails on it. A DOUBLE
- * is printed with round-trip digits, and every float is exactly a double: so this driver turns such a scan
- * into the explicit column list with each FLOAT column as {@code (`f` * 1E0) AS `f`}. The value read is then a
- * Double equal to the stored float; {@link MySqlType#FLOAT} takes its {@code floatValue()}, which is exact.
- * {@code * 1E0} and not {@code + 0E0}: {@code -0 + 0} is {@code +0}, {@code -0 * 1} stays {@code -0}.
+ * <p>Why FLOAT: Flink CDC reads snapshot chunks with {@code SELECT * FROM `db`.`table` …} through the JDBC
+ * text protocol, and MySQL and MariaDB print a FLOAT there with 6 significant digits: 707.14288330078125
+ * arrives as 707.143, another float. The binary protocol ({@code useServerPrepStmts=true}) would carry the 4
+ * bytes, but Debezium's MySQL connection reads DATE, TIME, DATETIME and TIMESTAMP as text and fails on it. A
+ * DOUBLE is printed with round-trip digits, and every float is exactly a double: so such a scan selects each
+ * FLOAT column as {@code (`f` * 1E0) AS `f`}. The value read is then a Double equal to the stored float;
+ * {@link MySqlType#FLOAT} takes its {@code floatValue()}, which is exact. {@code * 1E0} and not
+ * {@code + 0E0}: {@code -0 + 0} is {@code +0}, {@code -0 * 1} stays {@code -0}.
+ *
+ * <p>Why TIME: Flink CDC parses a snapshot TIME's text with Debezium's {@code stringToDuration}, which loses
+ * the sign of a value between -01:00:00 and 0 ({@code -00:00:00.001} reads as +00:00:00.001). Such a scan
+ * selects each TIME column as {@link TimeConverter#snapshotSelect} under its own name, a text that parser
+ * reads without loss and {@link TimeConverter} (installed on every source) turns back into the signed value.
  *
  * <p>What: {@link #connect} opens the connection with MySQL Connector/J ({@code com.mysql.cj.jdbc.Driver})
  * and returns it behind a proxy that rewrites only {@code prepareStatement} SQL that is exactly such a scan
- * ({@link #scannedTable}) of a table with FLOAT columns; the columns (name, type, in ordinal order) come from
- * {@code information_schema.COLUMNS} on the same connection, once per connection and table. Every other
- * statement and method goes to the real connection untouched; {@code unwrap} and {@code isWrapperFor} see
- * the real connection. The driver does not register itself with {@link java.sql.DriverManager}: Flink CDC's
- * connection pool (HikariCP) and Debezium both instantiate it by class name, and nothing else in the JVM
- * should pick it.
+ * ({@link #scannedTable}) of a table with FLOAT or TIME columns; the columns (name, type, in ordinal order)
+ * come from {@code information_schema.COLUMNS} on the same connection, once per connection and table. Every
+ * other statement and method goes to the real connection untouched; {@code unwrap} and {@code isWrapperFor}
+ * see the real connection. The rewrite changes the selected values only: the scan's WHERE (chunk bounds)
+ * still compares the table's columns, which an alias in the select list does not hide in MySQL. The driver
+ * does not register itself with {@link java.sql.DriverManager}: Flink CDC's connection pool (HikariCP) and
+ * Debezium both instantiate it by class name, and nothing else in the JVM should pick it.
  */
-public final class ExactFloatDriver implements Driver {
+public final class ExactSnapshotDriver implements Driver {
 
   /** The Debezium property Flink CDC's connection pool (HikariCP) reads the JDBC driver class from. */
   public static final String DEBEZIUM_PROPERTY = "database.jdbc.driver";
@@ -55,7 +61,7 @@ public final class ExactFloatDriver implements Driver {
 
   /** The Debezium properties that make Flink CDC and Debezium connect through this driver. */
   public static final Map<String, String> DEBEZIUM_PROPERTIES =
-      Map.of(DEBEZIUM_PROPERTY, ExactFloatDriver.class.getName(), DEBEZIUM_CONNECTION_PROPERTY, ExactFloatDriver.class.getName());
+      Map.of(DEBEZIUM_PROPERTY, ExactSnapshotDriver.class.getName(), DEBEZIUM_CONNECTION_PROPERTY, ExactSnapshotDriver.class.getName());
 
   private static final String URL_PREFIX = "jdbc:mysql:";
   private static final String SCAN_PREFIX = "SELECT * FROM ";
@@ -63,7 +69,7 @@ public final class ExactFloatDriver implements Driver {
       "SELECT COLUMN_NAME, DATA_TYPE FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?"
           + " ORDER BY ORDINAL_POSITION";
 
-  private static final org.slf4j.Logger LOG = LoggerFactory.getLogger(ExactFloatDriver.class);
+  private static final org.slf4j.Logger LOG = LoggerFactory.getLogger(ExactSnapshotDriver.class);
 
   /**
    * Classes Connector/J loads only when a connection is closed. Flink CDC's pool (HikariCP) closes its
@@ -76,7 +82,7 @@ public final class ExactFloatDriver implements Driver {
 
   private final Driver mysql;
 
-  public ExactFloatDriver() {
+  public ExactSnapshotDriver() {
     try {
       this.mysql = new com.mysql.cj.jdbc.Driver();
     } catch (SQLException e) {
@@ -111,7 +117,7 @@ public final class ExactFloatDriver implements Driver {
     }
     return (Connection)
         Proxy.newProxyInstance(
-            ExactFloatDriver.class.getClassLoader(), new Class<?>[] {Connection.class}, new Handler(real));
+            ExactSnapshotDriver.class.getClassLoader(), new Class<?>[] {Connection.class}, new Handler(real));
   }
 
   @Override
@@ -143,6 +149,15 @@ public final class ExactFloatDriver implements Driver {
   record Column(String name, String dataType) {
     boolean isFloat() {
       return "float".equalsIgnoreCase(dataType);
+    }
+
+    boolean isTime() {
+      return "time".equalsIgnoreCase(dataType);
+    }
+
+    /** Read differently from {@code SELECT *} in a chunk scan. */
+    boolean isRewritten() {
+      return isFloat() || isTime();
     }
   }
 
@@ -199,11 +214,12 @@ public final class ExactFloatDriver implements Driver {
   }
 
   /**
-   * The scan with {@code *} replaced by the columns in ordinal order, each FLOAT as an exact DOUBLE under its
-   * own name; the scan unchanged when the table has no FLOAT column (or no columns were found).
+   * The scan with {@code *} replaced by the columns in ordinal order, each FLOAT as an exact DOUBLE and each
+   * TIME as {@link TimeConverter#snapshotSelect}, under its own name; the scan unchanged when the table has
+   * neither (or no columns were found).
    */
   static String rewrite(Scan scan, String sql, List<Column> columns) {
-    if (columns.stream().noneMatch(Column::isFloat)) {
+    if (columns.stream().noneMatch(Column::isRewritten)) {
       return sql;
     }
     return "SELECT " + projection(columns) + " FROM " + scan.quotedTable() + scan.rest();
@@ -216,7 +232,13 @@ public final class ExactFloatDriver implements Driver {
         p.append(", ");
       }
       String q = quote(c.name());
-      p.append(c.isFloat() ? "(" + q + " * 1E0) AS " + q : q);
+      if (c.isFloat()) {
+        p.append("(").append(q).append(" * 1E0) AS ").append(q);
+      } else if (c.isTime()) {
+        p.append(TimeConverter.snapshotSelect(q)).append(" AS ").append(q);
+      } else {
+        p.append(q);
+      }
     }
     return p.toString();
   }
@@ -241,7 +263,7 @@ public final class ExactFloatDriver implements Driver {
               Object[] rewritten = args.clone();
               rewritten[0] = rewrite(scan.get(), sql, columnsOf(scan.get()));
               if (rewritten[0] != sql) {
-                LOG.debug("Chunk scan read with exact FLOAT columns: {}", rewritten[0]);
+                LOG.debug("Chunk scan read with exact FLOAT and TIME columns: {}", rewritten[0]);
               }
               args = rewritten;
             }
@@ -262,7 +284,7 @@ public final class ExactFloatDriver implements Driver {
           return System.identityHashCode(proxy);
         }
         case "toString" -> {
-          return "ExactFloatDriver connection over " + real;
+          return "ExactSnapshotDriver connection over " + real;
         }
         default -> {}
       }
@@ -291,8 +313,8 @@ public final class ExactFloatDriver implements Driver {
       } catch (SQLException e) {
         throw new SQLException(
             "Cannot read the columns of " + quote(scan.database()) + "." + quote(scan.table())
-                + " from information_schema.COLUMNS (Shardberg's ExactFloatDriver reads FLOAT columns exactly in the"
-                + " snapshot): " + e.getMessage() + ". Check that the CDC user may SELECT the table.",
+                + " from information_schema.COLUMNS (Shardberg's ExactSnapshotDriver reads FLOAT and TIME columns exactly"
+                + " in the snapshot): " + e.getMessage() + ". Check that the CDC user may SELECT the table.",
             e.getSQLState(),
             e);
       }
