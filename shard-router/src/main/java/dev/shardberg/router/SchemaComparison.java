@@ -238,7 +238,7 @@ final class SchemaComparison {
         Typed typed = new Typed(s, c, TypeMapping.toIcebergType(c));
         List<List<Typed>> groups = groupsByColumn.computeIfAbsent(c.name(), k -> new ArrayList<>());
         groups.stream()
-            .filter(g -> SchemaEvolution.promotable(g.get(0).type(), typed.type()) || SchemaEvolution.promotable(typed.type(), g.get(0).type()))
+            .filter(g -> widensOneWay(g.get(0), typed))
             .findFirst()
             .ifPresentOrElse(g -> g.add(typed), () -> groups.add(new ArrayList<>(List.of(typed))));
       }
@@ -247,16 +247,18 @@ final class SchemaComparison {
       List<Typed> most = largest(groups);
       Typed widest = most.get(0);
       for (Typed t : most) {
-        if (!t.type().equals(widest.type()) && SchemaEvolution.promotable(widest.type(), t.type())) {
+        if (widens(widest, t)) {
           widest = t;
         }
       }
       for (List<Typed> group : groups) {
         if (group != most) {
           for (Typed t : group) {
+            String note = SchemaEvolution.wideDecimalNote(widest.column(), t.column());
             blocking.computeIfAbsent(t.shard().table().shard(), k -> new ArrayList<>()).add(String.format(
-                "column '%s' is %s, and %s on %d other shard(s) (e.g. shard %d): neither type widens to the other",
-                name, t.column().describeType(), widest.column().describeType(), most.size(), widest.shard().table().shard()));
+                "column '%s' is %s, and %s on %d other shard(s) (e.g. shard %d): neither type widens to the other%s",
+                name, t.column().describeType(), widest.column().describeType(), most.size(), widest.shard().table().shard(),
+                note == null ? "" : " (" + note + ")"));
           }
         }
       }
@@ -287,6 +289,29 @@ final class SchemaComparison {
 
   /** A shard's column with its Iceberg type. */
   private record Typed(ShardColumns shard, MySqlColumn column, org.apache.iceberg.types.Type type) {}
+
+  /**
+   * Whether the table can go from {@code from}'s column to {@code to}'s, a different one: an Iceberg
+   * promotion, or a DECIMAL of more than 38 digits (an Iceberg string) that grows at the same scale.
+   */
+  private static boolean widens(Typed from, Typed to) {
+    if (SchemaEvolution.wideDecimalChange(from.column(), to.column()) != null) {
+      return false; // into, out of or between DECIMALs of more than 38 digits in a way the string cannot follow
+    }
+    if (from.type().equals(to.type())) {
+      return !from.column().describeType().equals(to.column().describeType())
+          && SchemaEvolution.wideDecimalChange(to.column(), from.column()) != null; // a wide DECIMAL that grows
+    }
+    return SchemaEvolution.promotable(from.type(), to.type());
+  }
+
+  /** Whether one of the two columns widens to the other (or they are the same). */
+  private static boolean widensOneWay(Typed a, Typed b) {
+    return a.type().equals(b.type()) && SchemaEvolution.wideDecimalChange(a.column(), b.column()) == null
+            && SchemaEvolution.wideDecimalChange(b.column(), a.column()) == null
+        || widens(a, b)
+        || widens(b, a);
+  }
 
   /** The largest of {@code groups}; ties go to the first. */
   private static <T> List<T> largest(java.util.Collection<List<T>> groups) {

@@ -202,8 +202,13 @@ class SchemaComparisonTest {
                       union))
           .isInstanceOf(ShardRouterException.class)
           .hasMessageContaining(
-              "  - shard 1 ('shop.orders_1' on host 'b'): column 'amount': expected decimal(10,2) NOT NULL, found decimal(40,2)"
-                  + " NOT NULL (a DECIMAL of more than 38 digits is an Iceberg string of its exact digits, one of 38 or fewer an"
+              union
+                  ? "  - shard 1 ('shop.orders_1' on host 'b'): column 'amount' is decimal(40,2) NOT NULL, and decimal(10,2) NOT NULL"
+                      + " on 2 other shard(s) (e.g. shard 0): neither type widens to the other"
+                  : "  - shard 1 ('shop.orders_1' on host 'b'): column 'amount': expected decimal(10,2) NOT NULL, found decimal(40,2)"
+                      + " NOT NULL")
+          .hasMessageContaining(
+              " (a DECIMAL of more than 38 digits is an Iceberg string of its exact digits, one of 38 or fewer an"
                   + " Iceberg decimal, and Iceberg cannot change a decimal column into a string: give the column 38 digits or"
                   + " fewer on this shard, or more than 38 on every shard)");
     }
@@ -220,6 +225,8 @@ class SchemaComparisonTest {
                     List.of(shard(0, wide, List.of("id")), shard(1, otherScale, List.of("id")), shard(2, wide, List.of("id"))),
                     List.of(),
                     true))
-        .hasMessageContaining("column 'amount': expected decimal(40,2) NOT NULL, found decimal(40,4) NOT NULL");
+        .hasMessageContaining(
+            "shard 1 ('shop.orders_1' on host 'b'): column 'amount' is decimal(40,4) NOT NULL, and decimal(40,2) NOT NULL on 2"
+                + " other shard(s) (e.g. shard 0): neither type widens to the other");
   }
 }
