@@ -193,6 +193,11 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
   private transient VerifiedPoints verifiedPoints;
   /** Read by the maintenance thread; see {@link #publishPendingManifests()}. */
   private transient volatile List<byte[]> pendingManifests;
+  /**
+   * The locations of the files in {@code collecting}, read by the maintenance thread's orphan removal;
+   * a staged checkpoint's files leave it after {@link #publishPendingManifests()} published them.
+   */
+  private transient Set<String> collectedFiles;
 
   CommitCoordinator(
       TableLoader tableLoader,
@@ -217,6 +222,7 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
     this.verifiedPoints = new VerifiedPoints();
     this.latestInsertOnlyScans = new TreeMap<>();
     this.pendingManifests = List.of();
+    this.collectedFiles = java.util.concurrent.ConcurrentHashMap.newKeySet();
     this.metrics = new CoordinatorMetrics(getRuntimeContext().getMetricGroup());
     if (!tableLoader.isOpen()) {
       tableLoader.open();
@@ -424,6 +430,18 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
               lastStagedFlinkCheckpoint));
     }
     collecting.computeIfAbsent(result.checkpointId(), id -> new ArrayList<>()).add(result);
+    collectedFiles.addAll(fileLocations(result));
+  }
+
+  private static List<String> fileLocations(WriterResult result) {
+    List<String> locations = new ArrayList<>();
+    for (org.apache.iceberg.DataFile f : result.files().dataFiles()) {
+      locations.add(f.location());
+    }
+    for (org.apache.iceberg.DeleteFile f : result.files().deleteFiles()) {
+      locations.add(f.location());
+    }
+    return locations;
   }
 
   @Override
@@ -493,6 +511,7 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
       rereadShards.removeAll(replaced);
       latestInsertOnlyScans = staged.insertOnlyScans();
       publishPendingManifests();
+      entry.getValue().forEach(r -> fileLocations(r).forEach(collectedFiles::remove)); // now in a pending manifest
     }
     ready.clear();
     lastStagedFlinkCheckpoint = Math.max(lastStagedFlinkCheckpoint, flinkCheckpointId);
@@ -637,7 +656,8 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
     for (PendingCheckpoint checkpoint : pending.values()) {
       scans.addAll(checkpoint.insertOnlyScans().values());
     }
-    return new TableMaintainer.CoordinatorView(() -> pendingManifests, scans);
+    Set<String> collected = collectedFiles;
+    return new TableMaintainer.CoordinatorView(() -> collected, () -> pendingManifests, scans);
   }
 
   /**

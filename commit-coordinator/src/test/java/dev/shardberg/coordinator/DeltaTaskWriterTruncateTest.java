@@ -193,7 +193,7 @@ class DeltaTaskWriterTruncateTest {
             new UnregisteredMetricsGroup())) {
       table.refresh();
       maintainer.afterCommits(
-          table, NoopCommitGuard.INSTANCE, java.time.Duration.ofSeconds(5), new TableMaintainer.CoordinatorView(List::of, Set.of()));
+          table, NoopCommitGuard.INSTANCE, java.time.Duration.ofSeconds(5), TableMaintainer.CoordinatorView.idle());
       assertThat(maintainer.commitFinished(table, NoopCommitGuard.INSTANCE, java.time.Duration.ofSeconds(5))).isTrue();
     }
     table.refresh();

@@ -55,7 +55,7 @@ import org.junit.jupiter.api.io.TempDir;
 class TableMaintenanceTest {
   private static final Duration LOCK_TIMEOUT = Duration.ofSeconds(5);
   private static final TableMaintainer.CoordinatorView NOTHING_PENDING =
-      new TableMaintainer.CoordinatorView(List::of, Set.of());
+      TableMaintainer.CoordinatorView.idle();
 
   @TempDir Path warehouse;
   private Table table;
@@ -361,6 +361,55 @@ class TableMaintenanceTest {
     assertThat(TestTables.read(table))
         .containsExactlyInAnyOrder(new Row(1, 1, "a2"), new Row(1, 3, "c"));
     assertThat(TestTables.committedCheckpoints(table)).containsExactly(2L, 3L);
+  }
+
+  /**
+   * A writer's files reach the coordinator for a checkpoint the coordinator has not taken yet (an
+   * aborted checkpoint's results wait for the next one; a slow barrier): orphan removal keeps them even
+   * when they are older than its minimum age, and the checkpoint that stages them commits them.
+   */
+  @Test
+  void orphanRemovalKeepsTheWritersFilesTheCoordinatorCollectedButHasNotStagedYet() throws Exception {
+    Configuration config = new Configuration();
+    config.set(MaintenanceOptions.INTERVAL, Duration.ofMillis(1));
+    config.set(MaintenanceOptions.COMPACTION_ENABLED, false);
+    config.set(MaintenanceOptions.EXPIRE_SNAPSHOTS_ENABLED, false);
+    config.set(MaintenanceOptions.ORPHAN_FILES_INTERVAL, Duration.ofMillis(1));
+    config.set(MaintenanceOptions.ORPHAN_FILES_MIN_AGE, Duration.ofDays(1));
+    MaintenanceSettings settings = MaintenanceSettings.from(config);
+    Path data = warehouse.resolve("shop/orders/data");
+    try (Writer writer = new Writer(TestTables.loader(warehouse));
+        Coordinator coordinator =
+            new Coordinator(TestTables.loader(warehouse), new JobID(), CommitGuardFactory.none(), 10, 3, OperatorHarnesses.PIPELINE, settings)) {
+      coordinator.harness.open();
+      commit(coordinator, 1, writer.checkpoint(1, row(INSERT, 1, 1, "a"), row(INSERT, 1, 2, "b")));
+
+      WriterResult collected = writer.checkpoint(2, row(UPDATE_BEFORE, 1, 1, "a"), row(UPDATE_AFTER, 1, 1, "a2"), row(INSERT, 1, 3, "c"));
+      coordinator.add(collected); // received; checkpoint 2's snapshot has not reached the coordinator
+      List<Path> collectedFiles = new ArrayList<>();
+      java.util.Arrays.stream(collected.files().dataFiles()).forEach(f -> collectedFiles.add(Path.of(f.location())));
+      java.util.Arrays.stream(collected.files().deleteFiles()).forEach(f -> collectedFiles.add(Path.of(f.location())));
+      assertThat(collectedFiles).hasSizeGreaterThanOrEqualTo(2);
+      Path failedWrite = Files.writeString(data.resolve("00000-0-failed-00001.parquet"), "x");
+      for (Path p : Stream.concat(collectedFiles.stream(), Stream.of(failedWrite)).toList()) {
+        Files.setLastModifiedTime(p, FileTime.fromMillis(System.currentTimeMillis() - Duration.ofDays(2).toMillis()));
+      }
+
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .until(
+              () -> {
+                coordinator.harness.notifyOfCompletedCheckpoint(1);
+                return !Files.exists(failedWrite);
+              });
+      assertThat(collectedFiles).allMatch(Files::exists);
+
+      coordinator.harness.snapshot(2, 2);
+      coordinator.harness.notifyOfCompletedCheckpoint(2);
+    }
+    assertThat(TestTables.read(table))
+        .containsExactlyInAnyOrder(new Row(1, 1, "a2"), new Row(1, 2, "b"), new Row(1, 3, "c"));
+    assertThat(TestTables.committedCheckpoints(table)).containsExactly(1L, 2L);
   }
 
   private static List<Path> filesNamed(Path dir, String part) throws IOException {

@@ -61,18 +61,25 @@ final class FileCleanup {
 
   /**
    * Deletes every file under the table location older than {@code olderThanMillis} that neither the
-   * table's metadata nor {@code pendingManifests} (the coordinator's pending checkpoints: their
-   * temporary manifests and every file they list) reach. Hidden files (names starting with '.' or
-   * '_') are left alone. Returns how many it deleted, or -1 when the table's FileIO cannot list.
+   * table's metadata, nor {@code collectedFiles} (writers' files the coordinator holds for a
+   * checkpoint it has not staged yet), nor {@code pendingManifests} (the coordinator's pending
+   * checkpoints: their temporary manifests and every file they list) reach. Hidden files (names
+   * starting with '.' or '_') are left alone. Returns how many it deleted, or -1 when the table's
+   * FileIO cannot list.
    *
-   * <p>Order matters, because the coordinator commits meanwhile: list first; then read the pending
-   * checkpoints; then refresh the table and collect what it reaches. A listed file that a pending
-   * checkpoint needs is either still pending at the second step or committed before the third, so it
-   * is kept either way; a checkpoint staged after the second step has only files younger than the
-   * cutoff (a writer's files and the temporary manifests are written just before staging).
+   * <p>Order matters, because the coordinator stages and commits meanwhile: list first; then read
+   * the collected files; then the pending checkpoints; then refresh the table and collect what it
+   * reaches. A listed file a checkpoint needs is collected at the second step, or pending at the
+   * third (the coordinator publishes a staged checkpoint before it forgets its collected files), or
+   * committed before the fourth (it publishes a committed checkpoint's removal after the commit), so
+   * it is kept either way. A writer's file that reaches the coordinator after the second step was
+   * closed at the checkpoint in progress, younger than any cutoff the configuration allows.
    */
   static int deleteOrphans(
-      Table table, long olderThanMillis, Supplier<? extends Collection<byte[]>> pendingManifests) {
+      Table table,
+      long olderThanMillis,
+      Supplier<? extends Collection<String>> collectedFiles,
+      Supplier<? extends Collection<byte[]>> pendingManifests) {
     if (!(table.io() instanceof SupportsPrefixOperations listing)) {
       return -1;
     }
@@ -86,9 +93,11 @@ final class FileCleanup {
     if (candidates.isEmpty()) {
       return 0;
     }
+    Collection<String> collected = List.copyOf(collectedFiles.get());
     Collection<byte[]> pending = pendingManifests.get();
     table.refresh();
     Reachable reachable = new Reachable(table.io(), table.specs());
+    collected.forEach(reachable::addPath);
     for (byte[] encoded : pending) {
       try {
         ManifestFile manifest = ManifestFiles.decode(encoded);

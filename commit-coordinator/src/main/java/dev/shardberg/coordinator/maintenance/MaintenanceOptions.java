@@ -113,7 +113,8 @@ public final class MaintenanceOptions {
           .withDescription(
               "Delete files under the table location that no metadata reaches (temporary manifests"
                   + " of checkpoints that never completed, files of failed writes), never those of"
-                  + " the coordinator's pending checkpoints. Needs a FileIO that can list"
+                  + " the coordinator's pending checkpoints nor the writers' files it holds for the"
+                  + " checkpoint in progress. Needs a FileIO that can list"
                   + " (HadoopFileIO, S3FileIO, ...); otherwise skipped with a warning.");
 
   public static final ConfigOption<Duration> ORPHAN_FILES_INTERVAL =

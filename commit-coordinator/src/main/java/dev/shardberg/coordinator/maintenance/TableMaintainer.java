@@ -71,7 +71,7 @@ import org.slf4j.LoggerFactory;
  *   <li>Files are deleted only on the maintenance thread, and only files no snapshot of the table
  *       reaches: those only expired snapshots held (computed from the metadata before and after the
  *       expiry) and orphans older than the minimum age that no pending checkpoint of the coordinator
- *       references.
+ *       references and that are not among the writers' files it collected for its next staging.
  *   <li>Expiry keeps the history insert-only checks still walk (from the writers' scanned snapshots
  *       on) and skips entirely while a scan of an empty table is in use.
  *   <li>An interrupt is the job stopping, never a failure: Flink interrupts the task's thread when the
@@ -97,6 +97,9 @@ public final class TableMaintainer implements AutoCloseable {
   /**
    * What the coordinator tells maintenance.
    *
+   * @param collectedFiles the locations of the writers' files the coordinator received for a
+   *     checkpoint it has not staged yet, read when orphan removal needs them (on the maintenance
+   *     thread); a staged checkpoint's files leave it only after its manifests are published
    * @param pendingManifests the temporary manifests of the coordinator's pending checkpoints, read
    *     when orphan removal needs them (on the maintenance thread): the coordinator publishes a new
    *     list after each staging and after each commit, never before the commit landed
@@ -104,7 +107,13 @@ public final class TableMaintainer implements AutoCloseable {
    *     a scan of the empty table, the whole history), read on the committer's thread
    */
   public record CoordinatorView(
-      Supplier<List<byte[]>> pendingManifests, Set<Long> insertOnlyScans) {}
+      Supplier<Set<String>> collectedFiles, Supplier<List<byte[]>> pendingManifests, Set<Long> insertOnlyScans) {
+
+    /** A view of a coordinator with nothing collected and nothing pending (maintenance alone). */
+    public static CoordinatorView idle() {
+      return new CoordinatorView(Set::of, List::of, Set.of());
+    }
+  }
 
   private final TableLoader loader;
   private final String tableName;
@@ -203,7 +212,7 @@ public final class TableMaintainer implements AutoCloseable {
     if (settings.orphanFiles() && now >= nextOrphansAt && (orphans == null || orphans.isDone())) {
       nextOrphansAt = now + settings.orphanInterval().toMillis();
       long cutoff = now - settings.orphanMinAge().toMillis();
-      orphans = executor.submit(() -> removeOrphans(cutoff, view.pendingManifests()));
+      orphans = executor.submit(() -> removeOrphans(cutoff, view.collectedFiles(), view.pendingManifests()));
     }
   }
 
@@ -589,10 +598,10 @@ public final class TableMaintainer implements AutoCloseable {
 
   // ---- orphans -------------------------------------------------------------------------------------
 
-  private void removeOrphans(long cutoffMillis, Supplier<List<byte[]>> pendingManifests) {
+  private void removeOrphans(long cutoffMillis, Supplier<Set<String>> collectedFiles, Supplier<List<byte[]>> pendingManifests) {
     try {
       Table table = backgroundTable();
-      int deleted = FileCleanup.deleteOrphans(table, cutoffMillis, pendingManifests);
+      int deleted = FileCleanup.deleteOrphans(table, cutoffMillis, collectedFiles, pendingManifests);
       if (deleted < 0) {
         if (!warnedNoListing) {
           warnedNoListing = true;
