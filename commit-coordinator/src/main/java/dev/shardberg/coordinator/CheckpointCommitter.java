@@ -1,35 +1,25 @@
 package dev.shardberg.coordinator;
 
-import dev.shardberg.coordinator.maintenance.TableMaintainer;
 import java.io.IOException;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeMap;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import org.apache.iceberg.HasTableOperations;
-import org.apache.iceberg.RowDelta;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.SnapshotUpdate;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableMetadata;
 import org.apache.iceberg.TableOperations;
-import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.Transaction;
 import org.apache.iceberg.Transactions;
 import org.apache.iceberg.UpdateProperties;
-import org.apache.iceberg.exceptions.CommitFailedException;
-import org.apache.iceberg.util.PropertyUtil;
-import org.apache.iceberg.util.Tasks;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -142,9 +132,7 @@ final class CheckpointCommitter {
   private long checkpointOffset;
   /** Runs this run was restored from, each with the Flink checkpoint restored (the lineage in state). */
   private final LinkedHashMap<String, Long> restoredFrom = new LinkedHashMap<>();
-  private final VerifiedPoints verifiedPoints = new VerifiedPoints();
-  /** Insert-only scans of the newest staged checkpoint: the next ones likely carry them too. */
-  private SortedMap<Integer, Long> latestInsertOnlyScans = new TreeMap<>();
+  private final InsertOnlyLedger insertOnly;
   private int continuousEmptyCheckpoints;
   private volatile List<byte[]> pendingManifests = List.of();
 
@@ -171,6 +159,7 @@ final class CheckpointCommitter {
     this.runId = runId;
     this.flinkJobId = flinkJobId;
     this.metrics = metrics;
+    this.insertOnly = new InsertOnlyLedger(table, options, shardColumn);
   }
 
   // ---- state ----------------------------------------------------------------------------------
@@ -241,12 +230,7 @@ final class CheckpointCommitter {
 
   /** The snapshots whose history insert-only checks still walk ({@code -1}: the whole history). */
   Set<Long> insertOnlyScansInUse() {
-    Set<Long> scans = new HashSet<>(latestInsertOnlyScans.values());
-    scans.addAll(verifiedPoints.newest());
-    for (PendingCheckpoint checkpoint : pending.values()) {
-      scans.addAll(checkpoint.insertOnlyScans().values());
-    }
-    return scans;
+    return insertOnly.inUse(pending.values());
   }
 
   // ---- staging --------------------------------------------------------------------------------
@@ -265,40 +249,12 @@ final class CheckpointCommitter {
                   + " the coordinator's snapshot. Disable unaligned checkpoints for this job.",
               written.checkpointId(), options.pipelineId()));
     }
-    PendingCheckpoint staged = written.withInsertOnlyScans(verifiedPoints.resolve(written.insertOnlyScans()));
-    checkInsertOnlyRowsBeforeStaging(staged);
+    PendingCheckpoint staged = insertOnly.resolve(written);
+    insertOnly.checkBeforeStaging(staged).ifPresent(upTo -> advanceVerifiedPoints(staged.insertOnlyScans(), upTo));
     pending.put(staged.checkpointId(), staged);
-    latestInsertOnlyScans = staged.insertOnlyScans();
+    insertOnly.staged(staged);
     publishPendingManifests();
     return staged;
-  }
-
-  private void checkInsertOnlyRowsBeforeStaging(PendingCheckpoint staged) {
-    SortedMap<Integer, Long> scans = staged.insertOnlyScans();
-    if (scans.isEmpty()) {
-      return;
-    }
-    table.refresh();
-    Optional<InsertOnlyCheck.Finding> finding =
-        InsertOnlyCheck.foreignWrite(table, shardColumn, options.pipelineId(), scans);
-    if (finding.isPresent()) {
-      throw new IllegalStateException(
-          String.format(
-              "Cannot stage checkpoint %d of pipeline %s for table %s: its rows of shard(s) %s were"
-                  + " written insert-only (initial load), but %s. %s This checkpoint fails; the job"
-                  + " restarts from its previous checkpoint and writes these rows as upserts.",
-              staged.checkpointId(),
-              options.pipelineId(),
-              options.tableName(),
-              scans.keySet(),
-              finding.get(),
-              finding.get().historyGone()
-                  ? "Whether another writer wrote these shards meanwhile cannot be told."
-                  : "Committing them could duplicate keys; stop any other writer of these shards."));
-    }
-    if (table.currentSnapshot() != null) {
-      advanceVerifiedPoints(scans, table.currentSnapshot().snapshotId());
-    }
   }
 
   /**
@@ -306,13 +262,8 @@ final class CheckpointCommitter {
    * shards start there, in memory and in the pending checkpoints (and so in state).
    */
   private void advanceVerifiedPoints(SortedMap<Integer, Long> checked, long upTo) {
-    verifiedPoints.advance(checked, upTo);
-    pending.replaceAll(
-        (id, entry) ->
-            entry.insertOnlyScans().isEmpty()
-                ? entry
-                : entry.withInsertOnlyScans(verifiedPoints.resolve(entry.insertOnlyScans())));
-    latestInsertOnlyScans = verifiedPoints.resolve(latestInsertOnlyScans);
+    insertOnly.advance(checked, upTo);
+    pending.replaceAll((id, entry) -> insertOnly.resolve(entry));
   }
 
   private void publishPendingManifests() {
@@ -400,49 +351,23 @@ final class CheckpointCommitter {
     return outcome;
   }
 
-  /**
-   * Two retry budgets, both on Iceberg's {@link Tasks}: a swap the catalog kept rejecting on an
-   * unchanged base ({@link CommitFailedException}, after Iceberg's own retries) is tried again up to
-   * {@code coordinator.commit-attempts} times; a base that moved under the checks ({@link
-   * PinnedBaseOperations.BaseChangedException}: another instance of this pipeline committed, the
-   * schema changed, or insert-only rows need their history check again) is checked again within the
-   * table's {@code commit.retry.*} properties, without counting as a failed attempt. Every try starts
-   * from a fresh refresh, so a commit that landed while the catalog reported a failure is not
-   * repeated. {@code CommitStateUnknownException} is not retried: the task fails, keeps its pending
-   * checkpoints and manifests, and the next attempt resolves the state from the table.
-   */
+  /** Commits under the guard's lock, tried again as {@link CommitRetries} allows. */
   private Outcome commitWithRetries(PendingCheckpoint checkpoint, boolean heartbeat) throws Exception {
-    AtomicReference<Outcome> outcome = new AtomicReference<>();
-    AtomicInteger attempts = new AtomicInteger();
-    AtomicReference<Exception> lastFailure = new AtomicReference<>();
     try {
-      Tasks.foreach(checkpoint)
-          .retry(Math.max(0, options.commitAttempts() - 1))
-          .onlyRetryOn(CommitFailedException.class)
-          .exponentialBackoff(options.retryBackoff().toMillis(), Long.MAX_VALUE / 4, Long.MAX_VALUE / 4, 2.0)
-          .throwFailureWhenFinished()
-          .run(
-              entry -> {
-                int attempt = attempts.incrementAndGet();
-                if (attempt > 1) {
-                  metrics.retry();
-                  LOG.warn(
-                      "Commit of checkpoint {} to table {} did not land, checking again from a fresh table"
-                          + " (attempt {} of {}): {}",
-                      entry.checkpointId(),
-                      options.tableName(),
-                      attempt,
-                      options.commitAttempts(),
-                      lastFailure.get() == null ? "" : lastFailure.get().getMessage());
-                }
-                try {
-                  outcome.set(commitOnMovingBases(entry, heartbeat));
-                } catch (CommitFailedException e) {
-                  lastFailure.set(e);
-                  throw e;
-                }
-              },
-              Exception.class);
+      return CommitRetries.run(
+          table,
+          options,
+          checkpoint.checkpointId(),
+          metrics,
+          () -> {
+            long askedForLock = System.nanoTime();
+            return guard.runExclusive(
+                options.lockTimeout(),
+                () -> {
+                  metrics.lockGranted((System.nanoTime() - askedForLock) / 1_000_000);
+                  return commitUnderLock(checkpoint, heartbeat);
+                });
+          });
     } catch (CommitDeferredException e) {
       metrics.lockTimeout();
       LOG.warn(
@@ -463,68 +388,6 @@ final class CheckpointCommitter {
           checkpoint.checkpointId());
       throw e;
     }
-    return outcome.get();
-  }
-
-  /** One attempt: checked again on every base that moved under the checks, within commit.retry.*. */
-  private Outcome commitOnMovingBases(PendingCheckpoint checkpoint, boolean heartbeat) throws Exception {
-    Map<String, String> properties = table.properties();
-    int maxRebases =
-        PropertyUtil.propertyAsInt(properties, TableProperties.COMMIT_NUM_RETRIES, TableProperties.COMMIT_NUM_RETRIES_DEFAULT);
-    AtomicReference<Outcome> outcome = new AtomicReference<>();
-    AtomicInteger rebases = new AtomicInteger();
-    try {
-      Tasks.foreach(checkpoint)
-          .retry(maxRebases)
-          .onlyRetryOn(PinnedBaseOperations.BaseChangedException.class)
-          .exponentialBackoff(
-              PropertyUtil.propertyAsLong(
-                  properties, TableProperties.COMMIT_MIN_RETRY_WAIT_MS, TableProperties.COMMIT_MIN_RETRY_WAIT_MS_DEFAULT),
-              PropertyUtil.propertyAsLong(
-                  properties, TableProperties.COMMIT_MAX_RETRY_WAIT_MS, TableProperties.COMMIT_MAX_RETRY_WAIT_MS_DEFAULT),
-              PropertyUtil.propertyAsLong(
-                  properties, TableProperties.COMMIT_TOTAL_RETRY_TIME_MS, TableProperties.COMMIT_TOTAL_RETRY_TIME_MS_DEFAULT),
-              2.0)
-          .throwFailureWhenFinished()
-          .run(
-              entry -> {
-                try {
-                  long askedForLock = System.nanoTime();
-                  outcome.set(
-                      guard.runExclusive(
-                          options.lockTimeout(),
-                          () -> {
-                            metrics.lockGranted((System.nanoTime() - askedForLock) / 1_000_000);
-                            return commitUnderLock(entry, heartbeat);
-                          }));
-                } catch (PinnedBaseOperations.BaseChangedException e) {
-                  rebases.incrementAndGet();
-                  metrics.retry();
-                  LOG.info(
-                      "Table {} changed between the checks and the swap of checkpoint {} ({}); checking again",
-                      options.tableName(),
-                      entry.checkpointId(),
-                      e.getMessage());
-                  throw e;
-                }
-              },
-              Exception.class);
-    } catch (PinnedBaseOperations.BaseChangedException e) {
-      throw new IllegalStateException(
-          String.format(
-              "Cannot commit checkpoint %d of pipeline %s to table %s: the table changed"
-                  + " under %d commit attempts in a row (%s). Another committer keeps"
-                  + " changing it; serialise the committers with the ZooKeeper lock"
-                  + " (" + CoordinatorConfigOptions.ZK_PREFIX + "*) or raise %s.",
-              checkpoint.checkpointId(),
-              options.pipelineId(),
-              options.tableName(),
-              rebases.get(),
-              e.getMessage(),
-              TableProperties.COMMIT_NUM_RETRIES),
-          e);
-    }
-    return outcome.get();
   }
 
   /**
@@ -541,7 +404,7 @@ final class CheckpointCommitter {
     // if the newer one already committed this very entry for it.
     long epoch = guard.epoch();
     if (progress.isPresent()) {
-      checkRecordNotNewerEpoch(checkpoint, progress.get(), epoch);
+      CommitRefusals.checkRecordNotNewerEpoch(options, checkpoint, progress.get(), epoch);
     }
     if (progress.isPresent()) {
       Outcome decided = decideAgainstTheRecord(checkpoint, progress.get(), epoch, heartbeat);
@@ -551,18 +414,19 @@ final class CheckpointCommitter {
     }
     schemaCheck.accept(table.schema());
     PipelineShards.check(base.properties(), options);
-    SortedMap<Integer, Long> insertOnlyScans = verifiedPoints.resolve(checkpoint.insertOnlyScans());
+    SortedMap<Integer, Long> insertOnlyScans = insertOnly.resolve(checkpoint.insertOnlyScans());
     if (!insertOnlyScans.isEmpty()) {
       Optional<InsertOnlyCheck.Finding> finding =
           InsertOnlyCheck.foreignWrite(table, shardColumn, options.pipelineId(), insertOnlyScans);
       if (finding.isPresent()) {
-        throw insertOnlyRefused(checkpoint, insertOnlyScans, finding.get());
+        throw CommitRefusals.insertOnlyRefused(options, checkpoint, insertOnlyScans, finding.get());
       }
     }
 
     TempManifests.Files files = TempManifests.read(table, checkpoint);
-    Transaction transaction = Transactions.newTransaction(table.name(), pinnedTo(ops, base, insertOnlyScans));
-    SnapshotUpdate<?> update = snapshotUpdate(transaction, checkpoint, files, heartbeat, epoch);
+    Transaction transaction = Transactions.newTransaction(
+            table.name(), PinnedBaseOperations.forCheckpoint(ops, base, table.io(), options.pipelineId(), shardColumn, insertOnlyScans));
+    SnapshotUpdate<?> update = CheckpointSnapshot.update(options, runId, flinkJobId, transaction, checkpoint, files, heartbeat, epoch);
     update.commit();
     PipelineProgress committed =
         PipelineProgress.next(
@@ -577,7 +441,7 @@ final class CheckpointCommitter {
     UpdateProperties properties =
         transaction.updateProperties().set(PipelineProgress.propertyKey(options.pipelineId()), committed.encode());
     long snapshotId = transaction.table().currentSnapshot().snapshotId();
-    publishInsertOnlyHistoryNeeded(properties, base, checkpoint, insertOnlyScans, snapshotId);
+    insertOnly.publishHistoryNeeded(properties, base, pending.values(), checkpoint, insertOnlyScans, snapshotId);
     if (options.shards() != null) {
       String shards = PipelineShards.encode(options.shards());
       if (!shards.equals(base.properties().get(PipelineShards.propertyKey(options.pipelineId())))) {
@@ -589,7 +453,8 @@ final class CheckpointCommitter {
     if (!insertOnlyScans.isEmpty()) {
       advanceVerifiedPoints(insertOnlyScans, snapshotId); // checked up to the base, own commit on it
     }
-    logCommitted(checkpoint, files, heartbeat, (System.nanoTime() - start) / 1_000_000, snapshotId);
+    CheckpointSnapshot.logCommitted(
+        options, metrics, continuousEmptyCheckpoints, checkpoint, files, heartbeat, (System.nanoTime() - start) / 1_000_000, snapshotId);
     return Outcome.COMMITTED;
   }
 
@@ -620,7 +485,7 @@ final class CheckpointCommitter {
       return Outcome.SKIPPED_EMPTY; // nothing of it to place
     }
     if (checkpoint.stagedBy() != null && !checkpoint.stagedBy().equals(runId)) {
-      throw supersededRun(checkpoint, progress);
+      throw CommitRefusals.supersededRun(options, checkpoint, progress);
     }
     if (epoch >= 0 && progress.epoch() < epoch) {
       // Fencing is on and this instance is the pipeline's newest: the record is an older
@@ -629,98 +494,7 @@ final class CheckpointCommitter {
       renumberPast(progress.checkpointId());
       return Outcome.RENUMBERED;
     }
-    throw otherJob(checkpoint, progress);
-  }
-
-  /**
-   * The table operations the commit swaps through: from {@code base}, or from a newer base where the
-   * progress record and schema are unchanged and no foreign write reached the insert-only shards
-   * since the checked snapshot.
-   */
-  private PinnedBaseOperations pinnedTo(TableOperations ops, TableMetadata base, SortedMap<Integer, Long> insertOnlyScans) {
-    String progressKey = PipelineProgress.propertyKey(options.pipelineId());
-    String checkedProgress = base.properties().get(progressKey);
-    int checkedSchema = base.currentSchemaId();
-    // On a moved base only the snapshots after the checked one need the insert-only check.
-    SortedMap<Integer, Long> sinceChecked = new TreeMap<>();
-    long checkedSnapshot = base.currentSnapshot() == null ? PendingCheckpoint.NO_SNAPSHOT : base.currentSnapshot().snapshotId();
-    insertOnlyScans.keySet().forEach(shard -> sinceChecked.put(shard, checkedSnapshot));
-    return new PinnedBaseOperations(
-        ops,
-        base,
-        moved ->
-            moved.currentSchemaId() == checkedSchema
-                && Objects.equals(moved.properties().get(progressKey), checkedProgress)
-                && InsertOnlyCheck.foreignWrite(moved, table.io(), shardColumn, options.pipelineId(), sinceChecked).isEmpty());
-  }
-
-  /** The checkpoint's snapshot: its rows and deletes (or a heartbeat), with the pipeline's summary. */
-  private SnapshotUpdate<?> snapshotUpdate(
-      Transaction transaction, PendingCheckpoint checkpoint, TempManifests.Files files, boolean heartbeat, long epoch) {
-    SnapshotUpdate<?> update;
-    if (heartbeat) {
-      update = transaction.newAppend();
-      update.set(SnapshotSummaryKeys.HEARTBEAT, "true");
-    } else {
-      // No validateDataFilesExist / validateDeletedFiles: position deletes only name data files of
-      // this same checkpoint, written by the same writer, so no concurrent operation can have
-      // removed them before this snapshot; and a history walk fails once old snapshots expire.
-      RowDelta delta = transaction.newRowDelta();
-      files.dataFiles().forEach(delta::addRows);
-      files.deleteFiles().forEach(delta::addDeletes);
-      update = delta;
-    }
-    update.set(SnapshotSummaryKeys.PIPELINE_ID, options.pipelineId());
-    update.set(SnapshotSummaryKeys.CHECKPOINT_ID, Long.toString(checkpoint.checkpointId()));
-    update.set(SnapshotSummaryKeys.FLINK_CHECKPOINT_ID, Long.toString(checkpoint.flinkCheckpointId()));
-    update.set(SnapshotSummaryKeys.FLINK_JOB_ID, flinkJobId);
-    update.set(SnapshotSummaryKeys.RUN_ID, runId);
-    if (epoch >= 0) {
-      update.set(SnapshotSummaryKeys.EPOCH, Long.toString(epoch));
-    }
-    checkpoint
-        .shardCounts()
-        .forEach(
-            (shard, counts) -> {
-              update.set(SnapshotSummaryKeys.shardAddedRecords(shard), Long.toString(counts.addedRecords()));
-              update.set(SnapshotSummaryKeys.shardDeletedRecords(shard), Long.toString(counts.deletedRecords()));
-            });
-    return update;
-  }
-
-  private void logCommitted(PendingCheckpoint checkpoint, TempManifests.Files files, boolean heartbeat, long ms, long snapshotId) {
-    if (heartbeat) {
-      metrics.heartbeat(checkpoint.checkpointId(), ms);
-      LOG.info(
-          "Committed heartbeat for pipeline {} to table {}: checkpoint {} after {} empty checkpoints, {} ms",
-          options.pipelineId(),
-          options.tableName(),
-          checkpoint.checkpointId(),
-          continuousEmptyCheckpoints,
-          ms);
-      return;
-    }
-    metrics.committed(
-        checkpoint.checkpointId(),
-        ms,
-        files.dataFiles().size(),
-        files.deleteFiles().size(),
-        files.dataRecords() + files.deleteRecords());
-    LOG.info(
-        "Committed checkpoint {} (Flink checkpoint {}) of pipeline {} to table {}: {} data files,"
-            + " {} delete files, {} data records, {} delete records, {} shards touched, {} ms,"
-            + " snapshot {}",
-        checkpoint.checkpointId(),
-        checkpoint.flinkCheckpointId(),
-        options.pipelineId(),
-        options.tableName(),
-        files.dataFiles().size(),
-        files.deleteFiles().size(),
-        files.dataRecords(),
-        files.deleteRecords(),
-        checkpoint.shardCounts().size(),
-        ms,
-        snapshotId);
+    throw CommitRefusals.otherJob(options, runId, flinkJobId, checkpoint, progress);
   }
 
   /**
@@ -763,154 +537,4 @@ final class CheckpointCommitter {
     checkpointOffset += shift;
   }
 
-  /** A newer epoch in the record: another instance of this pipeline took over. */
-  private void checkRecordNotNewerEpoch(PendingCheckpoint checkpoint, PipelineProgress progress, long epoch) {
-    if (epoch >= 0 && progress.epoch() > epoch) {
-      throw new CommitFencedException(
-          String.format(
-              "Cannot commit checkpoint %d of pipeline %s to table %s: the table holds a commit of"
-                  + " the same pipeline with newer epoch %d (%s), this coordinator has epoch %d."
-                  + " Another instance of this pipeline took over; stop this job. (If ZooKeeper's"
-                  + " data was reset instead, set the pipeline's epoch node above %d.)",
-              checkpoint.checkpointId(),
-              options.pipelineId(),
-              options.tableName(),
-              progress.epoch(),
-              progress,
-              epoch,
-              progress.epoch()));
-    }
-  }
-
-  /**
-   * Publishes, with the commit, the oldest snapshot the insert-only checks of this pipeline will
-   * still read history from once it lands ({@link TableMaintainer#INSERT_ONLY_FROM_PREFIX}), so that
-   * snapshot expiry — this pipeline's or another's on the same table — keeps it; removes it once
-   * no insert-only rows are pending or coming.
-   */
-  private void publishInsertOnlyHistoryNeeded(
-      UpdateProperties properties,
-      TableMetadata base,
-      PendingCheckpoint committing,
-      SortedMap<Integer, Long> committingScans,
-      long committingSnapshot) {
-    Set<Long> needed = new HashSet<>();
-    java.util.function.BiConsumer<Integer, Long> need =
-        (shard, scan) -> needed.add(Objects.equals(committingScans.get(shard), scan) ? committingSnapshot : scan);
-    for (PendingCheckpoint entry : pending.values()) {
-      if (entry.checkpointId() != committing.checkpointId()) {
-        verifiedPoints.resolve(entry.insertOnlyScans()).forEach(need);
-      }
-    }
-    verifiedPoints.resolve(latestInsertOnlyScans).forEach(need);
-    if (!committingScans.isEmpty()) {
-      needed.add(committingSnapshot);
-    }
-    String key = TableMaintainer.INSERT_ONLY_FROM_PREFIX + options.pipelineId();
-    if (needed.isEmpty()) {
-      if (base.properties().containsKey(key)) {
-        properties.remove(key);
-      }
-      return;
-    }
-    long oldest = committingSnapshot;
-    for (long id : needed) {
-      if (id == PendingCheckpoint.NO_SNAPSHOT) {
-        oldest = id;
-        break;
-      }
-      var snapshot = base.snapshot(id);
-      var current = base.snapshot(oldest);
-      if (snapshot != null && (current == null || snapshot.sequenceNumber() < current.sequenceNumber())) {
-        oldest = id;
-      }
-    }
-    if (!Long.toString(oldest).equals(base.properties().get(key))) {
-      properties.set(key, Long.toString(oldest));
-    }
-  }
-
-  /**
-   * Insert-only rows of a completed checkpoint that cannot be committed: a foreign write into their
-   * shards since the last check (committing would duplicate keys), or history that can no longer be
-   * read (expired past the last verified point: nothing known wrong, nothing can be told).
-   */
-  private PipelineConflictException insertOnlyRefused(
-      PendingCheckpoint checkpoint, SortedMap<Integer, Long> scans, InsertOnlyCheck.Finding finding) {
-    String why =
-        finding.historyGone()
-            ? "Whether another writer wrote these shards since cannot be told: the table's snapshots"
-                + " were expired (by another pipeline's maintenance.expire-snapshots.* or an expiry"
-                + " tool) past the last point this pipeline checked, which it checks at every"
-                + " checkpoint. Keep snapshots longer than this pipeline's checkpoints take."
-            : "Committing would duplicate keys. Stop the other writer of these shards.";
-    return new PipelineConflictException(
-        String.format(
-            "Cannot commit checkpoint %d of pipeline %s to table %s: its rows of shard(s) %s were"
-                + " written insert-only (initial load), but %s. %s The restored state holds these"
-                + " rows too: start the pipeline without state with "
-                + CoordinatorConfigOptions.INSERT_ONLY_INITIAL_LOAD.key()
-                + ": false.",
-            checkpoint.checkpointId(),
-            options.pipelineId(),
-            options.tableName(),
-            scans.keySet(),
-            finding,
-            why));
-  }
-
-  /**
-   * A restored entry of an earlier run, never committed, while the table holds later commits of
-   * this pipeline made without it: the state restored is a superseded branch (an operator restored
-   * an older checkpoint of a run after another run, restored from an even older one, committed).
-   * Committing it now would put older changes over newer ones; skipping it would lose them.
-   */
-  private PipelineConflictException supersededRun(PendingCheckpoint checkpoint, PipelineProgress progress) {
-    return new PipelineConflictException(
-        String.format(
-            "Cannot commit checkpoint %d of pipeline %s to table %s: it is restored state of"
-                + " superseded run %s (its Flink checkpoint %d was never committed), and the table"
-                + " already holds checkpoint %d, committed by run %s of Flink job %s since. The"
-                + " state this job was restored from is older than the table's%s. Restore the job"
-                + " from the newest retained checkpoint or savepoint of the run that committed"
-                + " checkpoint %d, or start it without state (it then reads every shard again).",
-            checkpoint.checkpointId(),
-            options.pipelineId(),
-            options.tableName(),
-            checkpoint.stagedBy(),
-            checkpoint.flinkCheckpointId(),
-            progress.checkpointId(),
-            progress.committedBy(),
-            progress.flinkJobId(),
-            progress.knows(checkpoint.stagedBy())
-                ? ""
-                : " (run " + checkpoint.stagedBy() + " is not among the "
-                    + PipelineProgress.MAX_RUNS + " runs the table's progress record keeps)",
-            progress.checkpointId()));
-  }
-
-  /**
-   * This run's own entry is not committed and the table is past it: another job committed for the
-   * same pipeline id since this run started. Skipping would lose this job's data, committing would
-   * duplicate.
-   */
-  private PipelineConflictException otherJob(PendingCheckpoint checkpoint, PipelineProgress progress) {
-    return new PipelineConflictException(
-        String.format(
-            "Cannot commit checkpoint %d of pipeline %s to table %s: the table's progress record"
-                + " shows checkpoint %d committed by run %s of Flink job %s (Flink checkpoint %d,"
-                + " staged by run %s) since this run (%s, Flink job %s) started; two jobs share "
-                + CoordinatorConfigOptions.PIPELINE_ID.key()
-                + " — stop one of them.",
-            checkpoint.checkpointId(),
-            options.pipelineId(),
-            options.tableName(),
-            progress.checkpointId(),
-            progress.committedBy(),
-            progress.flinkJobId(),
-            progress.flinkCheckpointId(),
-            progress.stagedBy(),
-            runId,
-            flinkJobId));
-  }
 }
