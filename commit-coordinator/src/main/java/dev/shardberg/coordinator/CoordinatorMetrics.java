@@ -12,7 +12,7 @@ import org.apache.flink.runtime.metrics.DescriptiveStatisticsHistogram;
  * under the lock to the committed transaction) and {@code lockWaitMs} (how long the commit waited for
  * the guard: the ZooKeeper table lock in HA mode, about 0 without ZooKeeper).
  */
-final class CoordinatorMetrics {
+final class CoordinatorMetrics implements CheckpointCommitter.Metrics {
   static final int HISTOGRAM_WINDOW = 1024;
 
   private final Histogram commitDurations;
@@ -54,7 +54,8 @@ final class CoordinatorMetrics {
         "pendingCheckpoints", () -> pendingCheckpoints);
   }
 
-  void committed(long checkpointId, long durationMs, long dataFiles, long deleteFiles, long records) {
+  @Override
+  public void committed(long checkpointId, long durationMs, long dataFiles, long deleteFiles, long records) {
     commits.inc();
     lastCommittedCheckpoint = checkpointId;
     lastCommitDurationMs = durationMs;
@@ -64,31 +65,37 @@ final class CoordinatorMetrics {
     commitDurations.update(durationMs);
   }
 
-  void heartbeat(long checkpointId, long durationMs) {
+  @Override
+  public void heartbeat(long checkpointId, long durationMs) {
     heartbeats.inc();
     commitDurations.update(durationMs);
     lastCommittedCheckpoint = checkpointId;
   }
 
-  void alreadyCommitted(long checkpointId) {
+  @Override
+  public void alreadyCommitted(long checkpointId) {
     skippedAlreadyCommitted.inc();
     lastCommittedCheckpoint = Math.max(lastCommittedCheckpoint, checkpointId);
   }
 
   /** The guard granted the commit its lock after {@code waitMs}. */
-  void lockGranted(long waitMs) {
+  @Override
+  public void lockGranted(long waitMs) {
     lockWaits.update(waitMs);
   }
 
-  void retry() {
+  @Override
+  public void retry() {
     commitRetries.inc();
   }
 
-  void lockTimeout() {
+  @Override
+  public void lockTimeout() {
     lockTimeouts.inc();
   }
 
-  void pending(int count) {
+  @Override
+  public void pending(int count) {
     pendingCheckpoints = count;
   }
 }

@@ -31,6 +31,33 @@ final class PinnedBaseOperations extends ForwardingTableOperations {
     this.sameInputs = sameInputs;
   }
 
+  /**
+   * For one checkpoint's commit: swaps from {@code base}, or from a newer base where the pipeline's
+   * progress record and the schema are unchanged and no foreign write reached the insert-only shards
+   * since the checked snapshot (on a moved base only the snapshots after it need the check).
+   */
+  static PinnedBaseOperations forCheckpoint(
+      TableOperations ops,
+      TableMetadata base,
+      org.apache.iceberg.io.FileIO io,
+      String pipelineId,
+      String shardColumn,
+      java.util.SortedMap<Integer, Long> insertOnlyScans) {
+    String progressKey = PipelineProgress.propertyKey(pipelineId);
+    String checkedProgress = base.properties().get(progressKey);
+    int checkedSchema = base.currentSchemaId();
+    java.util.SortedMap<Integer, Long> sinceChecked = new java.util.TreeMap<>();
+    long checkedSnapshot = base.currentSnapshot() == null ? PendingCheckpoint.NO_SNAPSHOT : base.currentSnapshot().snapshotId();
+    insertOnlyScans.keySet().forEach(shard -> sinceChecked.put(shard, checkedSnapshot));
+    return new PinnedBaseOperations(
+        ops,
+        base,
+        moved ->
+            moved.currentSchemaId() == checkedSchema
+                && java.util.Objects.equals(moved.properties().get(progressKey), checkedProgress)
+                && InsertOnlyCheck.foreignWrite(moved, io, shardColumn, pipelineId, sinceChecked).isEmpty());
+  }
+
   /** The table changed after the coordinator's checks: nothing was committed, check again. */
   static final class BaseChangedException extends RuntimeException {
     BaseChangedException(String message) {

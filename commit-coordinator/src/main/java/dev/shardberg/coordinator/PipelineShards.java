@@ -43,6 +43,21 @@ public final class PipelineShards {
     return overlaps;
   }
 
+  /**
+   * Refuses ({@link PipelineConflictException}) when another pipeline recorded in {@code properties}
+   * writes one of the pipeline's shard numbers; nothing to check when the pipeline's shards are not
+   * known ({@code options.shards()} null).
+   */
+  static void check(Map<String, String> properties, CoordinatorOptions options) {
+    if (options.shards() == null) {
+      return;
+    }
+    String conflict = conflict(properties, options.pipelineId(), options.tableName(), options.shards());
+    if (conflict != null) {
+      throw new PipelineConflictException(conflict);
+    }
+  }
+
   /** The refusal naming every other pipeline and the shards it shares, or null when none overlap. */
   static String conflict(
       Map<String, String> properties, String pipelineId, String tableName, SortedSet<Integer> shards) {

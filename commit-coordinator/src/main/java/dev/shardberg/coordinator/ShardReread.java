@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.SortedSet;
+import java.util.TreeSet;
 import org.apache.iceberg.ContentFile;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileScanTask;
@@ -19,6 +20,8 @@ import org.apache.iceberg.flink.FlinkSchemaUtil;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.io.WriteResult;
 import org.apache.iceberg.util.StructLikeWrapper;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Shards read again from a fresh snapshot in a restored job (excluded for a while, then included
@@ -32,7 +35,127 @@ import org.apache.iceberg.util.StructLikeWrapper;
  * on MySQL when read again sends no row, so its old rows stay.)
  */
 final class ShardReread {
-  private ShardReread() {}
+  private static final Logger LOG = LoggerFactory.getLogger(ShardReread.class);
+
+  private final CoordinatorOptions options;
+  /** The shards this pipeline's state knows; null when the pipeline's shards are not known. */
+  private final SortedSet<Integer> known;
+  /** Shards of this run the restored state did not know: read again, their old rows replaced. */
+  private final SortedSet<Integer> reread = new TreeSet<>();
+
+  private ShardReread(CoordinatorOptions options, SortedSet<Integer> known) {
+    this.options = options;
+    this.known = known;
+  }
+
+  /**
+   * Which shards the state knows, and which of this run's shards to replace: those a restored state
+   * does not know. A first run knows every shard it writes (a start without state on a table with
+   * data is checked before the job starts); state from before this bookkeeping ({@code restoredKnown}
+   * null) knows every shard too. A shard new to the restored state that {@code tables.reread-shards}
+   * does not name is refused: the source would read it from the binlog alone.
+   *
+   * @param restoredKnown the shards the restored state knows; null without state, or state from
+   *     before the bookkeeping
+   */
+  static ShardReread start(CoordinatorOptions options, SortedSet<Integer> restoredKnown) {
+    if (options.shards() == null) {
+      return new ShardReread(options, restoredKnown == null ? null : new TreeSet<>(restoredKnown));
+    }
+    if (restoredKnown == null) {
+      return new ShardReread(options, new TreeSet<>(options.shards()));
+    }
+    ShardReread bookkeeping = new ShardReread(options, new TreeSet<>(restoredKnown));
+    SortedSet<Integer> left = new TreeSet<>(restoredKnown);
+    left.removeAll(options.shards());
+    if (!left.isEmpty()) {
+      LOG.info(
+          "Pipeline {} no longer writes shard(s) {} of table {} (excluded): their rows stay as they are; included again"
+              + " later, each is read from a fresh snapshot and its rows replaced",
+          options.pipelineId(), left, options.tableName());
+    }
+    bookkeeping.known.retainAll(options.shards());
+    bookkeeping.reread.addAll(options.shards());
+    bookkeeping.reread.removeAll(bookkeeping.known);
+    SortedSet<Integer> undeclared = new TreeSet<>(bookkeeping.reread);
+    if (options.rereadShards() != null) {
+      undeclared.removeAll(options.rereadShards());
+    }
+    if (!undeclared.isEmpty()) {
+      throw new PipelineConflictException(
+          String.format(
+              "Cannot resume pipeline %s on table %s: shard(s) %s are new to the restored state (left out with"
+                  + " tables.exclude-shards in the run it resumes from, or added to the config since), and this run"
+                  + " would read them from the binlog alone: the table would keep their old rows and miss those never"
+                  + " changed since. Resume again from the same checkpoint with tables.reread-shards: %s (they are"
+                  + " then read from a fresh snapshot and their old rows replaced), or leave them in tables.exclude-shards",
+              options.pipelineId(), options.tableName(), undeclared, undeclared));
+    }
+    if (!bookkeeping.reread.isEmpty()) {
+      LOG.info(
+          "Pipeline {} writes shard(s) {} of table {} again after leaving them out: the source reads them from a fresh"
+              + " snapshot, and the checkpoint that holds the first rows of it deletes their older rows in the table",
+          options.pipelineId(), bookkeeping.reread, options.tableName());
+    }
+    return bookkeeping;
+  }
+
+  /** The shards the state knows (to keep in state); null when not known. */
+  SortedSet<Integer> known() {
+    return known == null ? null : java.util.Collections.unmodifiableSortedSet(known);
+  }
+
+  /**
+   * The shards whose old rows go with this checkpoint: those read again whose fresh snapshot began in
+   * it. A shard read again whose changes come from the binlog before any snapshot row means the source
+   * went on with it from the binlog alone (resumed without {@code tables.reread-shards}): the table
+   * would keep its old rows and miss the ones never changed since, so the checkpoint fails before
+   * anything of it is committed.
+   */
+  SortedSet<Integer> replacedBy(long checkpointId, List<WriterResult> results) {
+    SortedSet<Integer> replaced = new TreeSet<>();
+    if (reread.isEmpty()) {
+      return replaced;
+    }
+    results.forEach(r -> replaced.addAll(r.snapshotShards()));
+    replaced.retainAll(reread);
+    SortedSet<Integer> unread = new TreeSet<>();
+    results.forEach(r -> unread.addAll(r.shardCounts().keySet()));
+    unread.retainAll(reread);
+    unread.removeAll(replaced);
+    if (!unread.isEmpty()) {
+      throw new PipelineConflictException(
+          String.format(
+              "Cannot stage checkpoint %d of pipeline %s for table %s: shard(s) %s are new to this pipeline's state"
+                  + " (left out with tables.exclude-shards in the run it resumed from, or added to the config), and"
+                  + " their changes are read from the binlog without a fresh snapshot of them, so the table would keep"
+                  + " their old rows and miss those never changed since. Resume from the checkpoint this run started"
+                  + " from (not a newer one) with tables.reread-shards: %s",
+              checkpointId, options.pipelineId(), options.tableName(), unread, unread));
+    }
+    return replaced;
+  }
+
+  /** The deletes that replace {@code shards}' older rows, as one more writer result of Flink checkpoint c. */
+  WriterResult truncations(Table table, String shardColumn, long flinkCheckpointId, long checkpointId, SortedSet<Integer> shards)
+      throws IOException {
+    WriteResult deletes = truncations(table, shards, shardColumn);
+    Map<Integer, ShardCounts> counts = new HashMap<>();
+    shards.forEach(shard -> counts.put(shard, new ShardCounts(0, 0)));
+    LOG.info(
+        "Replacing the rows of shard(s) {} in table {}: their fresh snapshot began; {} delete files by shard with"
+            + " checkpoint {} remove every older row",
+        shards, options.tableName(), deletes.deleteFiles().length, checkpointId);
+    return new WriterResult(flinkCheckpointId, -1, deletes, counts);
+  }
+
+  /** {@code shards} were replaced with a staged checkpoint: known to the state from now on. */
+  void replaced(SortedSet<Integer> shards) {
+    if (known != null) {
+      known.addAll(shards);
+    }
+    reread.removeAll(shards);
+  }
 
   /** The delete files that empty {@code shards} in {@code table} as of now (none for a shard without files). */
   static WriteResult truncations(Table table, SortedSet<Integer> shards, String shardColumn) throws IOException {

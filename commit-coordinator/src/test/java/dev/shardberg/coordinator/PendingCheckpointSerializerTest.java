@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 class PendingCheckpointSerializerTest {
   private static final String JOB = "0123456789abcdef0123456789abcdef";
 
-  private static final PendingCheckpoint SAMPLE =
+  static final PendingCheckpoint SAMPLE =
       new PendingCheckpoint(
           42,
           40,
@@ -48,7 +48,7 @@ class PendingCheckpointSerializerTest {
           + "0000007f" + "0000000000000000" + "0000000000000001";
 
   /** Version 2 bytes of {@link #SAMPLE}, frozen: version 1's, then the staging job and the scans. */
-  private static final String VERSION_2_HEX =
+  static final String VERSION_2_HEX =
       VERSION_1_HEX
           + "0020" + hex(JOB)
           + "00000002"
@@ -93,7 +93,7 @@ class PendingCheckpointSerializerTest {
                 + " the checkpoint, or start the pipeline without state.");
   }
 
-  private static void assertSame(PendingCheckpoint actual, PendingCheckpoint expected) {
+  static void assertSame(PendingCheckpoint actual, PendingCheckpoint expected) {
     assertThat(actual.checkpointId()).isEqualTo(expected.checkpointId());
     assertThat(actual.flinkCheckpointId()).isEqualTo(expected.flinkCheckpointId());
     assertThat(actual.dataManifests()).containsExactlyElementsOf(expected.dataManifests());
@@ -104,7 +104,7 @@ class PendingCheckpointSerializerTest {
     assertThat(actual.insertOnlyScans()).isEqualTo(expected.insertOnlyScans());
   }
 
-  private static String hex(String text) {
+  static String hex(String text) {
     return HexFormat.of().formatHex(text.getBytes(java.nio.charset.StandardCharsets.UTF_8));
   }
 }

@@ -176,7 +176,7 @@ class ZooKeeperGuardedPipelineTest {
     int batches = 6;
     // the coordinator's INFO line per commit, with its duration (the class is package-private)
     LogCapture coordinatorLog =
-        closeLater(new LogCapture("dev.shardberg.coordinator.CommitCoordinator", Level.INFO));
+        closeLater(new LogCapture("dev.shardberg.coordinator.CheckpointCommitter", Level.INFO));
     JobClient a =
         startPipeline(
             "orders-a", sourceA, SHARDS_A, batches, batches / 2, new ZooKeeperCommitGuardFactory(zk),

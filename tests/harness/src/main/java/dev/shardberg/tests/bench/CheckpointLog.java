@@ -27,7 +27,7 @@ import org.apache.logging.log4j.core.config.Property;
  */
 final class CheckpointLog implements AutoCloseable {
   private static final String WRITER_LOGGER = "dev.shardberg.coordinator.ShardbergWriter";
-  private static final String COORDINATOR_LOGGER = "dev.shardberg.coordinator.CommitCoordinator";
+  private static final String COORDINATOR_LOGGER = "dev.shardberg.coordinator.CheckpointCommitter";
   private static final String FLUSH_MESSAGE = "Writer {} of {} closed {} files for checkpoint {} in {} ms";
   private static final String COMMIT_MESSAGE_START = "Committed checkpoint {} (Flink checkpoint {})";
 

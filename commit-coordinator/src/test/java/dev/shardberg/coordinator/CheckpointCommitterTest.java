@@ -1,0 +1,319 @@
+package dev.shardberg.coordinator;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.shardberg.coordinator.CommitCoordinatorTest.ScriptedGuard;
+import dev.shardberg.coordinator.TestTables.Row;
+import dev.shardberg.coordinator.maintenance.MaintenanceSettings;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.FileFormat;
+import org.apache.iceberg.PartitionKey;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.data.GenericAppenderFactory;
+import org.apache.iceberg.data.GenericRecord;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.encryption.EncryptedFiles;
+import org.apache.iceberg.io.DataWriter;
+import org.apache.iceberg.io.WriteResult;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The exactly-once rules of {@link CheckpointCommitter}, without Flink: a real table on disk, real data
+ * files and temporary manifests, committers standing for runs, restores as the state one run hands
+ * to the next (its offset, lineage and pending entries). Every outcome is asserted by the table's rows
+ * (read failing on a key read twice) and by the pipeline's progress record.
+ */
+class CheckpointCommitterTest {
+  private static final String PIPELINE = "orders-pipeline";
+  @TempDir Path warehouse;
+  private Table table;
+
+  @BeforeEach
+  void createTable() {
+    table = TestTables.create(warehouse, 4);
+  }
+
+  /** One run: a committer with its own run id; {@code epoch} ≥ 0: fencing on with that epoch. */
+  private final class Run {
+    final String id = PipelineProgress.newRunId();
+    final ScriptedGuard guard;
+    final CheckpointCommitter committer;
+
+    Run(long epoch, String flinkJobId, int maxEmptyCommits) {
+      this.guard = new ScriptedGuard(epoch);
+      CoordinatorOptions options =
+          new CoordinatorOptions(
+              TestTables.TABLE_NAME,
+              PIPELINE,
+              maxEmptyCommits,
+              Duration.ofSeconds(5),
+              3,
+              Duration.ofMillis(10),
+              MaintenanceSettings.disabled(),
+              null,
+              null);
+      this.committer =
+          new CheckpointCommitter(
+              TestTables.load(warehouse),
+              epoch < 0 ? NoopCommitGuard.INSTANCE : guard,
+              options,
+              "shard_number",
+              schema -> WriterTableCheck.validateSchema(schema, TestTables.TABLE_NAME, TestTables.ROW_TYPE),
+              id,
+              flinkJobId,
+              CheckpointCommitter.Metrics.NONE);
+    }
+
+    Run(long epoch) {
+      this(epoch, "flink-job-" + PipelineProgress.newRunId(), 10);
+    }
+
+    /** A fresh start on the table (no state): numbered past what the table holds. */
+    Run fresh() {
+      committer.numberPastTheTable(0);
+      return this;
+    }
+
+    /** Restored from {@code state}, as the operator restores it. */
+    Run restoredFrom(State state) throws Exception {
+      committer.restore(state.offset(), state.lineage(), state.pending());
+      committer.commitUpTo(Long.MAX_VALUE);
+      committer.numberPastTheTable(state.flinkCheckpoint());
+      return this;
+    }
+
+    /** Stages Flink checkpoint {@code c} with one row per id of {@code shard} (value {@code name}). */
+    PendingCheckpoint stage(long c, int shard, String name, long... ids) throws IOException {
+      WriterResult result = ids.length == 0 ? empty(c) : inserts(c, shard, name, ids);
+      return committer.stage(
+          TempManifests.write(table, "shardberg-test-" + id, c + committer.offset(), c, id, List.of(result)));
+    }
+
+    /** The state a checkpoint at Flink checkpoint {@code c} would keep. */
+    State state(long c) {
+      return new State(committer.offset(), c, committer.lineageAt(c), committer.pending());
+    }
+
+    void commitUpTo(long flinkCheckpoint) throws Exception {
+      committer.commitUpTo(flinkCheckpoint + committer.offset());
+    }
+
+    List<Long> pending() {
+      return committer.pending().stream().map(PendingCheckpoint::checkpointId).toList();
+    }
+  }
+
+  /** What a retained checkpoint of a run holds. */
+  private record State(long offset, long flinkCheckpoint, Map<String, Long> lineage, List<PendingCheckpoint> pending) {}
+
+  private WriterResult empty(long c) {
+    return new WriterResult(c, 0, WriteResult.builder().build(), Map.of());
+  }
+
+  /** A real Parquet data file of {@code shard} per bucket, written without Flink. */
+  private WriterResult inserts(long c, int shard, String name, long... ids) throws IOException {
+    table.refresh();
+    GenericAppenderFactory factory = new GenericAppenderFactory(table.schema(), table.spec());
+    Map<PartitionKey, List<Record>> byPartition = new java.util.LinkedHashMap<>();
+    for (long id : ids) {
+      Record record = GenericRecord.create(table.schema());
+      record.setField("shard_number", shard);
+      record.setField("id", id);
+      record.setField("name", name);
+      PartitionKey key = new PartitionKey(table.spec(), table.schema());
+      key.partition(new org.apache.iceberg.data.InternalRecordWrapper(table.schema().asStruct()).wrap(record));
+      byPartition.computeIfAbsent(key, k -> new ArrayList<>()).add(record);
+    }
+    WriteResult.Builder files = WriteResult.builder();
+    for (Map.Entry<PartitionKey, List<Record>> partition : byPartition.entrySet()) {
+      String location = table.locationProvider().newDataLocation(table.spec(), partition.getKey(), "test-" + java.util.UUID.randomUUID() + ".parquet");
+      DataWriter<Record> writer =
+          factory.newDataWriter(
+              EncryptedFiles.plainAsEncryptedOutput(table.io().newOutputFile(location)), FileFormat.PARQUET, partition.getKey());
+      try (writer) {
+        partition.getValue().forEach(writer::write);
+      }
+      DataFile file = writer.toDataFile();
+      files.addDataFiles(file);
+    }
+    return new WriterResult(c, 0, files.build(), Map.of(shard, new ShardCounts(ids.length, 0)));
+  }
+
+  private Set<Row> rows() {
+    return TestTables.read(table);
+  }
+
+  private static Set<Row> rows(int shard, String name, long... ids) {
+    return java.util.Arrays.stream(ids).mapToObj(id -> new Row(shard, id, name)).collect(Collectors.toSet());
+  }
+
+  private PipelineProgress progress() {
+    table.refresh();
+    return PipelineProgress.read(table, PIPELINE).orElseThrow();
+  }
+
+  private List<Long> committedCheckpoints() {
+    table.refresh();
+    return TestTables.committedCheckpoints(table);
+  }
+
+  @Test
+  void eachStagedCheckpointIsCommittedOnceInOrderAndAgainFindsItInTheTable() throws Exception {
+    Run a = new Run(-1).fresh();
+    a.stage(1, 1, "a", 1, 2);
+    State afterStaging1 = a.state(1);
+    a.stage(2, 1, "b", 3);
+    a.commitUpTo(2);
+    a.commitUpTo(2); // a late or duplicate notice
+    assertThat(committedCheckpoints()).containsExactly(1L, 2L);
+    assertThat(a.pending()).isEmpty();
+
+    // A restart from the checkpoint that staged entry 1 finds it in the table: not committed again.
+    Run b = new Run(-1).restoredFrom(afterStaging1);
+    assertThat(b.pending()).isEmpty();
+    assertThat(committedCheckpoints()).containsExactly(1L, 2L);
+    assertThat(rows()).isEqualTo(union(rows(1, "a", 1, 2), rows(1, "b", 3)));
+    assertThat(progress().covers(a.id, 2)).isTrue();
+  }
+
+  /**
+   * Issue 26 item 1, without Flink: run A commits 1..3; run B restored from A's chk-1 commits; run C
+   * restored from A's chk-2 finds A's entry 2 committed and goes on. With fencing the newest run must
+   * not renumber A's committed entry and commit it again.
+   */
+  @ParameterizedTest(name = "fencing {0}")
+  @ValueSource(booleans = {false, true})
+  void aRestoreOfAnOlderCheckpointOfARunAfterAnotherRunCommittedSkipsWhatIsInTheTable(boolean fencing) throws Exception {
+    Run a = new Run(fencing ? 1 : -1).fresh();
+    a.stage(1, 1, "a1", 1);
+    State aChk1 = a.state(1);
+    a.commitUpTo(1);
+    a.stage(2, 1, "a2", 2);
+    State aChk2 = a.state(2);
+    a.commitUpTo(2);
+    a.stage(3, 1, "a3", 3);
+    a.commitUpTo(3);
+
+    Run b = new Run(fencing ? 2 : -1).restoredFrom(aChk1);
+    b.stage(2, 2, "b2", 1);
+    b.commitUpTo(2);
+
+    Run c = new Run(fencing ? 3 : -1).restoredFrom(aChk2);
+    assertThat(c.pending()).isEmpty(); // A's entry 2 is in the table: skipped
+    c.stage(3, 3, "c3", 1);
+    c.commitUpTo(3);
+    assertThat(rows())
+        .isEqualTo(union(rows(1, "a1", 1), rows(1, "a2", 2), rows(1, "a3", 3), rows(2, "b2", 1), rows(3, "c3", 1)));
+    PipelineProgress progress = progress();
+    assertThat(progress.committedBy()).isEqualTo(c.id);
+    assertThat(progress.covers(a.id, 3)).isTrue();
+    assertThat(progress.covers(b.id, 2)).isTrue();
+  }
+
+  /** A restored entry never committed while another run went on: the superseded branch is refused by name. */
+  @ParameterizedTest(name = "fencing {0}")
+  @ValueSource(booleans = {false, true})
+  void restoredStateOfASupersededRunIsRefusedNamingTheRun(boolean fencing) throws Exception {
+    Run a = new Run(fencing ? 1 : -1).fresh();
+    a.stage(1, 1, "a1", 1);
+    State aChk1 = a.state(1);
+    a.commitUpTo(1);
+    a.stage(2, 1, "a2", 2);
+    State aChk2WithEntry2Pending = a.state(2); // chk-2 taken, its completion never came
+
+    Run b = new Run(fencing ? 2 : -1).restoredFrom(aChk1);
+    b.stage(2, 2, "b2", 1);
+    b.commitUpTo(2);
+
+    Run c = new Run(fencing ? 3 : -1);
+    assertThatThrownBy(() -> c.restoredFrom(aChk2WithEntry2Pending))
+        .isInstanceOf(PipelineConflictException.class)
+        .hasMessageContaining("restored state of superseded run " + a.id)
+        .hasMessageContaining("committed by run " + b.id);
+    assertThat(rows()).isEqualTo(union(rows(1, "a1", 1), rows(2, "b2", 1)));
+  }
+
+  /**
+   * Issue 26 item 3: two deployments with one Flink job id. The run that is behind must not skip its
+   * own entries as "already committed"; without fencing it is refused as a second job, with fencing
+   * the newest instance numbers its entries past and the older one is fenced.
+   */
+  @ParameterizedTest(name = "fencing {0}")
+  @ValueSource(booleans = {false, true})
+  void twoRunsOfOneFlinkJobIdNeverSkipEachOthersCheckpoints(boolean fencing) throws Exception {
+    Run older = new Run(fencing ? 1 : -1, "shared-job-id", 10).fresh();
+    Run newer = new Run(fencing ? 2 : -1, "shared-job-id", 10).fresh();
+    older.stage(1, 1, "older", 1);
+    older.stage(2, 1, "older", 2);
+    older.commitUpTo(2);
+    newer.stage(1, 2, "newer", 1);
+    if (!fencing) {
+      assertThatThrownBy(() -> newer.commitUpTo(1))
+          .isInstanceOf(PipelineConflictException.class)
+          .hasMessageContaining("two jobs share pipeline.id");
+      assertThat(rows()).isEqualTo(rows(1, "older", 1, 2));
+      return;
+    }
+    newer.commitUpTo(1); // renumbered past the older instance's 2, then committed
+    assertThat(committedCheckpoints()).containsExactly(1L, 2L, 3L);
+    assertThat(rows()).isEqualTo(union(rows(1, "older", 1, 2), rows(2, "newer", 1)));
+    older.stage(3, 1, "older", 3);
+    assertThatThrownBy(() -> older.commitUpTo(3)).isInstanceOf(CommitFencedException.class).hasMessageContaining("newer epoch 2");
+    assertThat(rows()).isEqualTo(union(rows(1, "older", 1, 2), rows(2, "newer", 1)));
+  }
+
+  @Test
+  void emptyCheckpointsMakeNoSnapshotUntilAHeartbeatIsDue() throws Exception {
+    Run a = new Run(-1, "job", 3).fresh();
+    a.stage(1, 1, "a", 1);
+    a.commitUpTo(1);
+    a.stage(2, 1, "unused");
+    a.stage(3, 1, "unused");
+    a.commitUpTo(3);
+    assertThat(committedCheckpoints()).containsExactly(1L);
+    a.stage(4, 1, "unused");
+    a.commitUpTo(4);
+    table.refresh();
+    assertThat(table.currentSnapshot().summary()).containsEntry(SnapshotSummaryKeys.HEARTBEAT, "true");
+    assertThat(progress().checkpointId()).isEqualTo(4L);
+    assertThat(rows()).isEqualTo(rows(1, "a", 1));
+  }
+
+  @Test
+  void aCheckpointThatCannotTakeTheLockStaysPendingWithEveryLaterOneAndCommitsInOrderLater() throws Exception {
+    Run a = new Run(1).fresh();
+    a.stage(1, 1, "first", 1);
+    a.stage(2, 1, "second", 2);
+    a.guard.lockTimesOut.set(true);
+    a.commitUpTo(2);
+    assertThat(a.pending()).containsExactly(1L, 2L);
+    assertThat(table.currentSnapshot()).isNull();
+    a.guard.lockTimesOut.set(false);
+    a.commitUpTo(2);
+    assertThat(a.pending()).isEmpty();
+    assertThat(committedCheckpoints()).containsExactly(1L, 2L);
+    assertThat(rows()).isEqualTo(union(rows(1, "first", 1), rows(1, "second", 2)));
+  }
+
+  @SafeVarargs
+  private static Set<Row> union(Set<Row>... sets) {
+    Set<Row> all = new java.util.HashSet<>();
+    for (Set<Row> s : sets) {
+      all.addAll(s);
+    }
+    return all;
+  }
+}

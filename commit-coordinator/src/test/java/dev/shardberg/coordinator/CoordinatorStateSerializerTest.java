@@ -1,0 +1,74 @@
+package dev.shardberg.coordinator;
+
+import static dev.shardberg.coordinator.PendingCheckpointSerializerTest.hex;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.IOException;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.TreeSet;
+import org.junit.jupiter.api.Test;
+
+class CoordinatorStateSerializerTest {
+  private static final LinkedHashMap<String, Long> LINEAGE = new LinkedHashMap<>();
+
+  static {
+    LINEAGE.put("00000000000000aa", 7L);
+    LINEAGE.put("00000000000000bb", 3L);
+  }
+
+  private static final CoordinatorState SAMPLE =
+      new CoordinatorState(
+          "orders", 5, 40, LINEAGE, new TreeSet<>(List.of(0, 127)), List.of(PendingCheckpointSerializerTest.SAMPLE));
+
+  /** Version 1 bytes of {@link #SAMPLE}, frozen: a change here breaks restores of this release's state. */
+  private static final String VERSION_1_HEX =
+      "0006" + hex("orders")
+          + "0000000000000005"
+          + "0000000000000028"
+          + "00000002"
+          + "0010" + hex("00000000000000aa") + "0000000000000007"
+          + "0010" + hex("00000000000000bb") + "0000000000000003"
+          + "00000002" + "00000000" + "0000007f"
+          + "00000001"
+          + "00000002" + String.format("%08x", PendingCheckpointSerializerTest.VERSION_2_HEX.length() / 2)
+          + PendingCheckpointSerializerTest.VERSION_2_HEX;
+
+  private final CoordinatorStateSerializer serializer = CoordinatorStateSerializer.INSTANCE;
+
+  @Test
+  void latestVersionRoundTripsWithAndWithoutKnownShards() throws IOException {
+    assertThat(serializer.getVersion()).isEqualTo(1);
+    assertSame(serializer.deserialize(1, serializer.serialize(SAMPLE)), SAMPLE);
+    CoordinatorState untracked = new CoordinatorState("orders", 0, 1, new LinkedHashMap<>(), null, List.of());
+    assertSame(serializer.deserialize(1, serializer.serialize(untracked)), untracked);
+  }
+
+  @Test
+  void frozenVersionOneBytesStillRead() throws IOException {
+    assertThat(HexFormat.of().formatHex(serializer.serialize(SAMPLE))).isEqualTo(VERSION_1_HEX);
+    assertSame(serializer.deserialize(1, HexFormat.of().parseHex(VERSION_1_HEX)), SAMPLE);
+  }
+
+  @Test
+  void anUnknownVersionIsRefusedWithTheWayOn() {
+    assertThatThrownBy(() -> serializer.deserialize(2, new byte[0]))
+        .isInstanceOf(IOException.class)
+        .hasMessageContaining("state version 2 is not supported by this release (it reads version 1)")
+        .hasMessageContaining("Restore with the Shardberg release that wrote this checkpoint, or start the pipeline without state");
+  }
+
+  private static void assertSame(CoordinatorState actual, CoordinatorState expected) {
+    assertThat(actual.pipelineId()).isEqualTo(expected.pipelineId());
+    assertThat(actual.checkpointOffset()).isEqualTo(expected.checkpointOffset());
+    assertThat(actual.flinkCheckpointId()).isEqualTo(expected.flinkCheckpointId());
+    assertThat(actual.lineage()).containsExactlyEntriesOf(expected.lineage());
+    assertThat(actual.knownShards()).isEqualTo(expected.knownShards());
+    assertThat(actual.pending()).hasSameSizeAs(expected.pending());
+    for (int i = 0; i < actual.pending().size(); i++) {
+      PendingCheckpointSerializerTest.assertSame(actual.pending().get(i), expected.pending().get(i));
+    }
+  }
+}
