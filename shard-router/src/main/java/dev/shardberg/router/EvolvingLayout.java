@@ -26,9 +26,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The evolving half of one host's {@link ShardTaggingDeserializer} ({@code schema.change-behavior=evolve}):
- * lays rows out by the Iceberg table's current schema ({@link VersionedRows}) and turns each shard's
- * DDL into table changes ({@link SchemaEvolution}) applied before the shard's next row.
+ * The evolving half of one host's shard tagger ({@code ShardTaggingDeserializer};
+ * {@code schema.change-behavior=evolve}): lays rows out by the Iceberg table's current schema
+ * ({@link VersionedRows}) and turns each shard's DDL into table changes ({@link SchemaEvolution})
+ * applied before the shard's next row.
  *
  * <p>Order: the DDL record reaches this class after every row the shard wrote before it and before
  * every row after it (one binlog, read in order). The table change is committed to the catalog
@@ -49,16 +50,19 @@ import org.slf4j.LoggerFactory;
  * failover: the newest); the shards' MySQL column definitions start from discovery and follow the
  * DDL records seen; a column added before a failover is converted by the MySQL type kept in the
  * Iceberg column's doc.
+ *
+ * <p>Works with what it is given ({@link HostShards}, the table's {@link TableSchemaEvolver}, a {@link
+ * ColumnReader} for the shards' columns on MySQL), not with the tagger that creates it.
  */
 final class EvolvingLayout {
   private static final Logger LOG = LoggerFactory.getLogger(EvolvingLayout.class);
   private static final ObjectMapper JSON = new ObjectMapper();
-  /** Connect and socket timeout of the in-flight read of a shard's columns. */
-  static final long COLUMN_READ_TIMEOUT_MS = 30_000;
   private static final Pattern TRUNCATE = Pattern.compile("^\\s*(/\\*.*?\\*/\\s*)*truncate\\b", Pattern.CASE_INSENSITIVE | Pattern.DOTALL);
 
-  private final ShardTaggingDeserializer owner;
+  private final HostShards shards;
   private final TableSchemaEvolver evolver;
+  /** Reads a shard's columns from MySQL in flight; null when the host cannot be asked (unit tests). */
+  private final ColumnReader mySql;
   /** Per shard, its MySQL columns by name as last known. */
   private final Map<Integer, Map<String, MySqlColumn>> shardColumns = new HashMap<>();
   private final Map<Integer, List<String>> shardKeys = new HashMap<>();
@@ -83,9 +87,48 @@ final class EvolvingLayout {
   /** Per table position: the change record's field (null: the shard has no such column), its type. */
   private record Layout(Field[] fields, MySqlColumn[] columns, MySqlType[] types, Type[] targets) {}
 
-  EvolvingLayout(ShardTaggingDeserializer owner) {
-    this.owner = owner;
-    this.evolver = owner.evolver();
+  /**
+   * What the layout knows of one host's shards, fixed when the tagger is built from the plan and the
+   * table layout.
+   *
+   * @param hostName the host, for messages
+   * @param shardByTable this host's shard tables, "db.table" → shard number
+   * @param columns the plan's columns: every shard's at start-up, but for {@code ownColumns}
+   * @param ownColumns shards whose columns at start-up differ from {@code columns} (the start-up union; see ShardPlan)
+   * @param tablePrimaryKey the shards' primary key at start-up (Debezium reports the table's PRIMARY KEY with a DDL)
+   * @param keyColumns the table's key columns, shard column excluded
+   * @param buckets the table's bucket count B: a TRUNCATE of a shard sends one marker per bucket
+   */
+  record HostShards(
+      String hostName,
+      Map<String, Integer> shardByTable,
+      List<MySqlColumn> columns,
+      Map<Integer, List<MySqlColumn>> ownColumns,
+      List<String> tablePrimaryKey,
+      Set<String> keyColumns,
+      int buckets) {
+
+    /** The columns {@code shard} had at start-up. */
+    List<MySqlColumn> startColumns(int shard) {
+      return ownColumns.getOrDefault(shard, columns);
+    }
+  }
+
+  /** Reads the columns, primary key and indexes one shard's table has on MySQL now. */
+  @FunctionalInterface
+  interface ColumnReader {
+    /** @throws ShardRouterException when the host cannot be asked */
+    SchemaComparison.ShardColumns read(int shard);
+  }
+
+  /**
+   * @param mySql reads a shard's columns from MySQL when its rows carry a column no DDL record
+   *     announced; null when the host cannot be asked (unit tests): such rows then stop the job
+   */
+  EvolvingLayout(HostShards shards, TableSchemaEvolver evolver, ColumnReader mySql) {
+    this.shards = shards;
+    this.evolver = evolver;
+    this.mySql = mySql;
     this.schema = evolver.current();
   }
 
@@ -119,7 +162,7 @@ final class EvolvingLayout {
         throw new ShardRouterException(
             String.format(
                 "Cannot convert column '%s' of shard %d ('%s' on host '%s') to %s: %s",
-                field.name(), shard, qualifiedName, owner.hostName(), layout.targets()[i], e.getMessage()),
+                field.name(), shard, qualifiedName, shards.hostName(), layout.targets()[i], e.getMessage()),
             e);
       }
     }
@@ -132,7 +175,7 @@ final class EvolvingLayout {
    * are the table's: they never move, as columns are only appended.
    */
   boolean sameKey(RowData a, RowData b) {
-    for (String column : owner.keyColumns()) {
+    for (String column : shards.keyColumns()) {
       int position = schema.columns().indexOf(schema.findField(column));
       Object x = ((GenericRowData) a).getField(position);
       Object y = ((GenericRowData) b).getField(position);
@@ -192,7 +235,7 @@ final class EvolvingLayout {
               String.format(
                   "Cannot convert column '%s' of shard %d ('%s' on host '%s'): its MySQL type is unknown (the table column"
                       + " has no doc with it). Restart the job so discovery reads it",
-                  column.name(), shard, qualifiedName, owner.hostName()));
+                  column.name(), shard, qualifiedName, shards.hostName()));
         }
         def = MySqlColumn.of(column.name(), column.doc(), true); // a column added by an earlier run of the job
       }
@@ -241,7 +284,7 @@ final class EvolvingLayout {
       boolean snapshotRead,
       org.apache.flink.cdc.connectors.shaded.org.apache.kafka.connect.data.Schema connect,
       List<String> unannounced) {
-    String where = String.format("shard %d ('%s' on host '%s')", shard, qualifiedName, owner.hostName());
+    String where = String.format("shard %d ('%s' on host '%s')", shard, qualifiedName, shards.hostName());
     String what = String.format(
         "its %s rows have columns %s but table %s %s and no DDL record announced %s",
         snapshotRead ? "snapshot" : "binlog",
@@ -249,12 +292,12 @@ final class EvolvingLayout {
         evolver.tableName(),
         describeDifference(connect, unannounced),
         unannounced.size() == 1 ? "it" : "them");
-    if (owner.host() == null) {
+    if (mySql == null) {
       throw new ShardRouterException(
           String.format("Cannot route a change of %s: %s, and the host's columns cannot be read here. Restart the job:"
               + " start-up discovery reads the shard's columns", where, what));
     }
-    SchemaComparison.ShardColumns current = ShardDiscovery.currentColumns(owner.host(), owner.table(shard), COLUMN_READ_TIMEOUT_MS);
+    SchemaComparison.ShardColumns current = mySql.read(shard);
     Map<String, MySqlColumn> onMySql = new LinkedHashMap<>();
     current.columns().forEach(c -> onMySql.put(c.name(), c));
     Map<String, MySqlColumn> known = columnsOf(shard);
@@ -277,14 +320,14 @@ final class EvolvingLayout {
       after.add(column);
     }
     List<MySqlColumn> before = List.copyOf(known.values());
-    List<String> keyBefore = shardKeys.getOrDefault(shard, owner.tablePrimaryKey());
+    List<String> keyBefore = shardKeys.getOrDefault(shard, shards.tablePrimaryKey());
     List<String> keyAfter = current.primaryKey();
     String why = "its columns read from MySQL (" + what + ")";
     Schema evolved = evolver.evolve(
         where + " by " + why,
         table -> SchemaEvolution.plan(
             where, "(none: " + why + ")", before, after, keyBefore.isEmpty() ? null : keyBefore,
-            keyAfter, owner.keyColumns(), table));
+            keyAfter, shards.keyColumns(), table));
     schema = evolved;
     known.clear();
     after.forEach(c -> known.put(c.name(), c));
@@ -312,7 +355,7 @@ final class EvolvingLayout {
   private Map<String, MySqlColumn> columnsOf(int shard) {
     return shardColumns.computeIfAbsent(shard, s -> {
       Map<String, MySqlColumn> byName = new LinkedHashMap<>();
-      owner.startColumns(s).forEach(c -> byName.put(c.name(), c));
+      shards.startColumns(s).forEach(c -> byName.put(c.name(), c));
       return byName;
     });
   }
@@ -326,7 +369,7 @@ final class EvolvingLayout {
       history = JSON.readTree(value.getString("historyRecord"));
     } catch (IOException | RuntimeException e) {
       throw new ShardRouterException(
-          String.format("Cannot read a schema change record of host '%s': %s", owner.hostName(), e.getMessage()), e);
+          String.format("Cannot read a schema change record of host '%s': %s", shards.hostName(), e.getMessage()), e);
     }
     String ddl = history.path("ddl").asText("(statement not in the record)");
     String database = history.path("databaseName").asText("");
@@ -338,12 +381,12 @@ final class EvolvingLayout {
     boolean any = false;
     for (JsonNode change : changes) {
       String qualified = qualifiedName(change.path("id").asText(""));
-      Integer shard = owner.shardByTable().get(qualified);
+      Integer shard = shards.shardByTable().get(qualified);
       if (shard == null) {
         continue; // another table of the database
       }
       any = true;
-      String where = String.format("shard %d ('%s' on host '%s')", shard, qualified, owner.hostName());
+      String where = String.format("shard %d ('%s' on host '%s')", shard, qualified, shards.hostName());
       String type = change.path("type").asText("");
       if (type.equals("DROP")) {
         LOG.warn(
@@ -357,14 +400,14 @@ final class EvolvingLayout {
       change.path("table").path("primaryKeyColumnNames").forEach(k -> keyAfter.add(k.asText()));
       Map<String, MySqlColumn> known = columnsOf(shard);
       List<MySqlColumn> before = List.copyOf(known.values());
-      List<String> keyBefore = shardKeys.getOrDefault(shard, owner.tablePrimaryKey());
+      List<String> keyBefore = shardKeys.getOrDefault(shard, shards.tablePrimaryKey());
       Set<String> dropped = new HashSet<>();
       before.forEach(c -> dropped.add(c.name()));
       after.forEach(c -> dropped.remove(c.name()));
       Schema evolved =
           evolver.evolve(
               where + " by '" + ddl + "'",
-              current -> SchemaEvolution.plan(where, ddl, before, after, keyBefore.isEmpty() ? null : keyBefore, keyAfter, owner.keyColumns(), current),
+              current -> SchemaEvolution.plan(where, ddl, before, after, keyBefore.isEmpty() ? null : keyBefore, keyAfter, shards.keyColumns(), current),
               shard,
               dropped);
       boolean changed = evolved.schemaId() != schema.schemaId();
@@ -395,7 +438,7 @@ final class EvolvingLayout {
       }
     }
     if (!any) {
-      LOG.debug("DDL on host '{}' touches no shard of the plan: '{}'", owner.hostName(), ddl);
+      LOG.debug("DDL on host '{}' touches no shard of the plan: '{}'", shards.hostName(), ddl);
     }
   }
 
@@ -426,15 +469,15 @@ final class EvolvingLayout {
               "Cannot replicate '%s' on host '%s' (database '%s'): the record does not say which table was truncated,"
                   + " so the rows of that shard cannot be removed. The job stops here; re-read the shard"
                   + " (docs/schema-evolution.md, 'When the job stops')",
-              ddl, owner.hostName(), database));
+              ddl, shards.hostName(), database));
     }
     String qualified = db + "." + table;
-    Integer shard = owner.shardByTable().get(qualified);
+    Integer shard = shards.shardByTable().get(qualified);
     if (shard == null) {
-      LOG.debug("TRUNCATE on host '{}' of a table outside the plan: '{}'", owner.hostName(), ddl);
+      LOG.debug("TRUNCATE on host '{}' of a table outside the plan: '{}'", shards.hostName(), ddl);
       return;
     }
-    String where = String.format("shard %d ('%s' on host '%s')", shard, qualified, owner.hostName());
+    String where = String.format("shard %d ('%s' on host '%s')", shard, qualified, shards.hostName());
     Long lastSnapshotRow = lastSnapshotRowMillis.get(shard);
     // binlog event times are whole seconds: "after the last snapshot row" needs a margin past it
     if (lastSnapshotRow != null && (eventMillis < 0 || eventMillis <= lastSnapshotRow + SNAPSHOT_TRUNCATE_MARGIN_MS)) {
@@ -445,7 +488,7 @@ final class EvolvingLayout {
                   + " rows wrongly. Re-read this shard alone (docs/schema-evolution.md, 'Re-reading one shard')",
               ddl, where));
     }
-    for (int bucket = 0; bucket < owner.buckets(); bucket++) {
+    for (int bucket = 0; bucket < shards.buckets(); bucket++) {
       out.collect(VersionedRows.truncateMarker(shard, bucket));
     }
     LOG.info(

@@ -66,6 +66,9 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
   private static final Pattern SHADOW_NAME = Pattern.compile("_+(.+)(_gho|_new)");
   private static final ObjectMapper JSON = new ObjectMapper();
 
+  /** Connect and socket timeout of the in-flight read of a shard's columns (see EvolvingLayout). */
+  static final long COLUMN_READ_TIMEOUT_MS = 30_000;
+
   private final String hostName;
   /** The host, to read a shard's columns when its rows carry one no DDL announced; null in unit tests. */
   private final MySqlHost host;
@@ -433,46 +436,13 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
 
   private EvolvingLayout evolving() {
     if (evolving == null) {
-      evolving = new EvolvingLayout(this);
+      EvolvingLayout.HostShards shards = new EvolvingLayout.HostShards(
+          hostName, shardByTable, columns, ownColumns, tablePrimaryKey, keyColumns, buckets);
+      EvolvingLayout.ColumnReader mySql =
+          host == null ? null : shard -> ShardDiscovery.currentColumns(host, tables.get(shard), COLUMN_READ_TIMEOUT_MS);
+      evolving = new EvolvingLayout(shards, evolver, mySql);
     }
     return evolving;
-  }
-
-  String hostName() {
-    return hostName;
-  }
-
-  /** The MySQL host, or null (unit tests): then no shard's columns can be read in flight. */
-  MySqlHost host() {
-    return host;
-  }
-
-  ShardTable table(int shard) {
-    return tables.get(shard);
-  }
-
-  Map<String, Integer> shardByTable() {
-    return shardByTable;
-  }
-
-  List<MySqlColumn> startColumns(int shard) {
-    return ownColumns.getOrDefault(shard, columns);
-  }
-
-  List<String> tablePrimaryKey() {
-    return tablePrimaryKey;
-  }
-
-  Set<String> keyColumns() {
-    return keyColumns;
-  }
-
-  TableSchemaEvolver evolver() {
-    return evolver;
-  }
-
-  int buckets() {
-    return buckets;
   }
 
   /** A row whose columns differ from the layout means a DDL reached the binlog reader without a record. */
