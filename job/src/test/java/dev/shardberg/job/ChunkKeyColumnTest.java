@@ -2,7 +2,7 @@ package dev.shardberg.job;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.shardberg.router.MySqlColumn;
+import dev.shardberg.router.types.MySqlColumn;
 import dev.shardberg.router.ShardPlan;
 import dev.shardberg.router.ShardSchema;
 import dev.shardberg.router.ShardTable;

@@ -1,5 +1,7 @@
 package dev.shardberg.router;
 
+import dev.shardberg.router.types.MySqlColumn;
+import dev.shardberg.router.types.TypeMapping;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashSet;

@@ -1,5 +1,8 @@
 package dev.shardberg.router;
 
+import dev.shardberg.router.types.MySqlColumn;
+import dev.shardberg.router.types.MySqlType;
+import dev.shardberg.router.types.TypeMapping;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

@@ -1,5 +1,6 @@
 package dev.shardberg.router;
 
+import dev.shardberg.router.types.MySqlColumn;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;

@@ -1,5 +1,6 @@
 package dev.shardberg.router;
 
+import dev.shardberg.router.types.MySqlColumn;
 import java.io.Serializable;
 import java.util.Collections;
 import java.util.LinkedHashMap;

@@ -2,6 +2,8 @@ package dev.shardberg.router;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.shardberg.router.types.MySqlColumn;
+import dev.shardberg.router.types.MySqlType;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashSet;

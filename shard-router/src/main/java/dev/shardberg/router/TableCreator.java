@@ -1,5 +1,6 @@
 package dev.shardberg.router;
 
+import dev.shardberg.router.types.MySqlColumn;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;

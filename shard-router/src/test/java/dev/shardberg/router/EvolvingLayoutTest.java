@@ -3,6 +3,7 @@ package dev.shardberg.router;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.shardberg.router.types.MySqlColumn;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.shardberg.router.SchemaComparison.ShardColumns;
+import dev.shardberg.router.types.MySqlColumn;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 

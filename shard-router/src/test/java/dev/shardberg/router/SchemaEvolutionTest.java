@@ -3,6 +3,7 @@ package dev.shardberg.router;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.shardberg.router.types.MySqlColumn;
 import java.util.List;
 import java.util.Set;
 import org.apache.iceberg.Schema;

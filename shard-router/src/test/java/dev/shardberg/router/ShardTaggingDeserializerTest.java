@@ -3,6 +3,7 @@ package dev.shardberg.router;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.shardberg.router.types.MySqlColumn;
 import io.debezium.data.Bits;
 import io.debezium.time.MicroTimestamp;
 import io.debezium.time.ZonedTimestamp;

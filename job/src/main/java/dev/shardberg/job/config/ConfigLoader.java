@@ -13,7 +13,7 @@ import dev.shardberg.job.config.ShardbergConfig.CatalogType;
 import dev.shardberg.job.config.ShardbergConfig.OnStatelessStart;
 import dev.shardberg.job.config.ShardbergConfig.ServerIdRange;
 import dev.shardberg.job.config.ShardbergConfig.StartupMode;
-import dev.shardberg.router.ExactSnapshotDriver;
+import dev.shardberg.router.types.ExactSnapshotDriver;
 import dev.shardberg.router.RouterOptions;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

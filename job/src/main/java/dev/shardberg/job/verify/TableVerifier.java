@@ -3,7 +3,7 @@ package dev.shardberg.job.verify;
 import com.mysql.cj.jdbc.ServerPreparedStatement;
 import dev.shardberg.job.verify.VerifyReport.Difference;
 import dev.shardberg.job.verify.VerifyReport.ShardResult;
-import dev.shardberg.router.MySqlColumn;
+import dev.shardberg.router.types.MySqlColumn;
 import dev.shardberg.router.TableSchemaEvolver;
 import java.io.IOException;
 import java.io.UncheckedIOException;

@@ -3,7 +3,7 @@ package dev.shardberg.job.verify;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.shardberg.router.MySqlColumn;
+import dev.shardberg.router.types.MySqlColumn;
 import dev.shardberg.router.ShardSchema;
 import dev.shardberg.router.TableLayout;
 import java.util.List;

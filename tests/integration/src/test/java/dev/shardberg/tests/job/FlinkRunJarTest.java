@@ -58,7 +58,7 @@ class FlinkRunJarTest {
         assertThat(file.getJarEntry(entry)).as(entry).isNotNull();
         byte[] bytes = file.getInputStream(file.getJarEntry(entry)).readAllBytes();
         // the class names the interface that marks shard-router's classes (in its constant pool)
-        assertThat(new String(bytes, java.nio.charset.StandardCharsets.ISO_8859_1)).as(entry).contains("dev/shardberg/router/BinlogTime2$Installed");
+        assertThat(new String(bytes, java.nio.charset.StandardCharsets.ISO_8859_1)).as(entry).contains("dev/shardberg/router/types/BinlogTime2$Installed");
       }
     }
   }

@@ -6,7 +6,7 @@ import static org.awaitility.Awaitility.await;
 import dev.shardberg.job.Catalogs;
 import dev.shardberg.job.ShardbergPipeline;
 import dev.shardberg.job.config.ShardbergConfig;
-import dev.shardberg.router.MySqlColumn;
+import dev.shardberg.router.types.MySqlColumn;
 import dev.shardberg.router.ShardSchema;
 import dev.shardberg.router.TableCreator;
 import dev.shardberg.router.TableLayout;

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.shardberg.router.LogicalTableSpec;
-import dev.shardberg.router.MySqlColumn;
+import dev.shardberg.router.types.MySqlColumn;
 import dev.shardberg.router.MySqlHost;
 import dev.shardberg.router.Secret;
 import dev.shardberg.router.ShardDiscovery;

@@ -1,6 +1,8 @@
-package dev.shardberg.router;
+package dev.shardberg.router.types;
 
 import com.github.shyiko.mysql.binlog.io.ByteArrayInputStream;
+import dev.shardberg.router.Preconditions;
+import dev.shardberg.router.ShardRouterException;
 import java.io.IOException;
 import java.security.CodeSource;
 import java.time.Duration;

@@ -1,5 +1,6 @@
-package dev.shardberg.router;
+package dev.shardberg.router.types;
 
+import dev.shardberg.router.ShardRouterException;
 import io.debezium.data.Bits;
 import io.debezium.data.geometry.Geometry;
 import io.debezium.time.MicroTime;
@@ -50,7 +51,7 @@ import org.apache.iceberg.types.Types;
  * <ol>
  *   <li>the Flink {@link LogicalType} of the tagged row ({@link #flinkType}),
  *   <li>the Iceberg {@link Type} of the table column ({@link #icebergType}),
- *   <li>how {@link ShardTaggingDeserializer} converts a Debezium value to Flink's internal value
+ *   <li>how {@link dev.shardberg.router.ShardTaggingDeserializer} converts a Debezium value to Flink's internal value
  *       ({@link #toFlink}),
  *   <li>the canonical text of a value, computed the same way from the Iceberg value a reader returns
  *       ({@link #renderIceberg}) and from the MySQL value a JDBC client reads through the binary protocol
@@ -102,7 +103,7 @@ public enum MySqlType {
    * client prints them ({@code -12.50}, {@code 0.00}; never an exponent). Iceberg decimals hold at most 38
    * digits; a string holds every value, and every engine reads it. A column cannot change between this and
    * {@link #DECIMAL} (Iceberg cannot turn a decimal column into a string), nor change its scale:
-   * {@link SchemaEvolution} refuses both, naming shard and column.
+   * {@link dev.shardberg.router.SchemaEvolution} refuses both, naming shard and column.
    */
   DECIMAL_STRING {
     @Override LogicalType flinkType(MySqlColumn c) { return new VarCharType(c.nullable(), VarCharType.MAX_LENGTH); }
@@ -115,7 +116,7 @@ public enum MySqlType {
    * FLOAT: the 4-byte IEEE value, bit for bit. The binlog delivers a Float; the snapshot, read through
    * {@link ExactSnapshotDriver}, a Double that equals the stored float (the text protocol's own FLOAT has only
    * 6 digits), so {@code floatValue()} of either is exact. {@code verify} reads MySQL through the binary
-   * protocol ({@link MySqlHost#VERIFY_JDBC_PROPERTIES}), so it compares the stored bits.
+   * protocol ({@link dev.shardberg.router.MySqlHost#VERIFY_JDBC_PROPERTIES}), so it compares the stored bits.
    */
   FLOAT {
     @Override LogicalType flinkType(MySqlColumn c) { return new FloatType(c.nullable()); }

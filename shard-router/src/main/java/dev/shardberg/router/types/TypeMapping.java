@@ -1,4 +1,4 @@
-package dev.shardberg.router;
+package dev.shardberg.router.types;
 
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.iceberg.types.Type;

@@ -1,4 +1,4 @@
-package dev.shardberg.router;
+package dev.shardberg.router.types;
 
 import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.InvocationTargetException;

@@ -1,8 +1,11 @@
-package dev.shardberg.router;
+package dev.shardberg.router.types;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.shardberg.router.ShardRouterException;
+import dev.shardberg.router.ShardSchema;
+import dev.shardberg.router.TableLayout;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.flink.table.types.logical.LogicalType;

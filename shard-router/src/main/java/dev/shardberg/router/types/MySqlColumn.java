@@ -1,4 +1,4 @@
-package dev.shardberg.router;
+package dev.shardberg.router.types;
 
 import java.io.Serializable;
 import java.util.Locale;
@@ -63,13 +63,13 @@ public record MySqlColumn(
   }
 
   /** The part of a column that must be equal on every shard: type details and nullability, not defaults. */
-  String signature() {
+  public String signature() {
     return dataType + "|" + length + "|" + precision + "|" + scale + "|" + unsigned + "|" + nullable
         + (dataType.equals("enum") || dataType.equals("set") ? "|" + columnType : "");
   }
 
   /** "decimal(10,2) NOT NULL" for messages. */
-  String describeType() {
+  public String describeType() {
     return columnType + (nullable ? " NULL" : " NOT NULL");
   }
 }

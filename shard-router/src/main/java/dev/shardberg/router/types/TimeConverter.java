@@ -1,4 +1,4 @@
-package dev.shardberg.router;
+package dev.shardberg.router.types;
 
 import io.debezium.spi.converter.CustomConverter;
 import io.debezium.spi.converter.RelationalColumn;

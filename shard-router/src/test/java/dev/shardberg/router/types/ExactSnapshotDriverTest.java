@@ -1,9 +1,9 @@
-package dev.shardberg.router;
+package dev.shardberg.router.types;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.shardberg.router.ExactSnapshotDriver.Column;
-import dev.shardberg.router.ExactSnapshotDriver.Scan;
+import dev.shardberg.router.types.ExactSnapshotDriver.Column;
+import dev.shardberg.router.types.ExactSnapshotDriver.Scan;
 import java.sql.SQLException;
 import java.util.List;
 import java.util.Properties;
