@@ -8,7 +8,7 @@ import dev.shardberg.router.LogicalTableSpec;
 import dev.shardberg.router.MySqlHost;
 import dev.shardberg.router.ShardDiscovery;
 import dev.shardberg.router.ShardPlan;
-import dev.shardberg.router.TableLayout;
+import dev.shardberg.router.schema.TableLayout;
 import java.sql.DriverManager;
 import java.util.List;
 import java.util.Map;

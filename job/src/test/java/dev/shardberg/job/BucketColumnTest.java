@@ -3,7 +3,7 @@ package dev.shardberg.job;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.shardberg.router.types.MySqlColumn;
-import dev.shardberg.router.ShardSchema;
+import dev.shardberg.router.schema.ShardSchema;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;

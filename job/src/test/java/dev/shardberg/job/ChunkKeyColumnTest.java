@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.shardberg.router.types.MySqlColumn;
 import dev.shardberg.router.ShardPlan;
-import dev.shardberg.router.ShardSchema;
+import dev.shardberg.router.schema.ShardSchema;
 import dev.shardberg.router.ShardTable;
-import dev.shardberg.router.TableLayout;
+import dev.shardberg.router.schema.TableLayout;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;

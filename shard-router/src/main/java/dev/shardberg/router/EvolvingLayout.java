@@ -2,6 +2,9 @@ package dev.shardberg.router;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.shardberg.router.schema.SchemaComparison;
+import dev.shardberg.router.schema.SchemaEvolution;
+import dev.shardberg.router.schema.TableSchemaEvolver;
 import dev.shardberg.router.types.MySqlColumn;
 import dev.shardberg.router.types.MySqlType;
 import dev.shardberg.router.types.TypeMapping;

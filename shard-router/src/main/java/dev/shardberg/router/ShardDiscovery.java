@@ -1,5 +1,8 @@
 package dev.shardberg.router;
 
+import dev.shardberg.router.schema.MySqlIndex;
+import dev.shardberg.router.schema.SchemaComparison;
+import dev.shardberg.router.schema.ShardSchema;
 import dev.shardberg.router.types.MySqlColumn;
 import java.sql.Connection;
 import java.sql.DriverManager;

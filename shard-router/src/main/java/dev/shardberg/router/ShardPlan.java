@@ -1,5 +1,6 @@
 package dev.shardberg.router;
 
+import dev.shardberg.router.schema.ShardSchema;
 import dev.shardberg.router.types.MySqlColumn;
 import java.io.Serializable;
 import java.util.ArrayList;

@@ -2,6 +2,8 @@ package dev.shardberg.router;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.shardberg.router.schema.TableLayout;
+import dev.shardberg.router.schema.TableSchemaEvolver;
 import dev.shardberg.router.types.MySqlColumn;
 import dev.shardberg.router.types.MySqlType;
 import java.util.ArrayList;
@@ -127,7 +129,7 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
   /**
    * The deserializer for the {@code MySqlSource} of {@code hostName}; with an {@code evolver}
    * ({@code schema.change-behavior=evolve}) it emits {@link VersionedRows} that follow the table's
-   * schema, and evolves the table on DDL ({@link SchemaEvolution}); without, the fixed layout.
+   * schema, and evolves the table on DDL ({@link dev.shardberg.router.schema.SchemaEvolution}); without, the fixed layout.
    */
   public static ShardTaggingDeserializer forHost(
       ShardPlan plan, String hostName, TableLayout layout, TableSchemaEvolver evolver) {

@@ -3,6 +3,9 @@ package dev.shardberg.router;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.shardberg.router.schema.ShardSchema;
+import dev.shardberg.router.schema.TableLayout;
+import dev.shardberg.router.schema.TableSchemaEvolver;
 import dev.shardberg.router.types.MySqlColumn;
 import io.debezium.data.Bits;
 import io.debezium.time.MicroTimestamp;

@@ -9,6 +9,7 @@ import static dev.shardberg.router.ShardTaggingDeserializerTest.run;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.shardberg.router.schema.TableSchemaEvolver;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;

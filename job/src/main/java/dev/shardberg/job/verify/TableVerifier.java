@@ -4,7 +4,7 @@ import com.mysql.cj.jdbc.ServerPreparedStatement;
 import dev.shardberg.job.verify.VerifyReport.Difference;
 import dev.shardberg.job.verify.VerifyReport.ShardResult;
 import dev.shardberg.router.types.MySqlColumn;
-import dev.shardberg.router.TableSchemaEvolver;
+import dev.shardberg.router.schema.TableSchemaEvolver;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.sql.Connection;

@@ -103,7 +103,7 @@ public enum MySqlType {
    * client prints them ({@code -12.50}, {@code 0.00}; never an exponent). Iceberg decimals hold at most 38
    * digits; a string holds every value, and every engine reads it. A column cannot change between this and
    * {@link #DECIMAL} (Iceberg cannot turn a decimal column into a string), nor change its scale:
-   * {@link dev.shardberg.router.SchemaEvolution} refuses both, naming shard and column.
+   * {@link dev.shardberg.router.schema.SchemaEvolution} refuses both, naming shard and column.
    */
   DECIMAL_STRING {
     @Override LogicalType flinkType(MySqlColumn c) { return new VarCharType(c.nullable(), VarCharType.MAX_LENGTH); }

@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.shardberg.router.ShardRouterException;
-import dev.shardberg.router.ShardSchema;
-import dev.shardberg.router.TableLayout;
+import dev.shardberg.router.schema.ShardSchema;
+import dev.shardberg.router.schema.TableLayout;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.flink.table.types.logical.LogicalType;

@@ -14,7 +14,7 @@ import dev.shardberg.router.types.MySqlType;
 import dev.shardberg.router.ShardDiscovery;
 import dev.shardberg.router.ShardPlan;
 import dev.shardberg.router.ShardRouterException;
-import dev.shardberg.router.TableLayout;
+import dev.shardberg.router.schema.TableLayout;
 import dev.shardberg.tests.support.EmbeddedMariaDb;
 import java.math.BigDecimal;
 import java.nio.ByteBuffer;

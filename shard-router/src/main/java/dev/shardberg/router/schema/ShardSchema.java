@@ -1,4 +1,4 @@
-package dev.shardberg.router;
+package dev.shardberg.router.schema;
 
 import dev.shardberg.router.types.MySqlColumn;
 import java.io.Serializable;

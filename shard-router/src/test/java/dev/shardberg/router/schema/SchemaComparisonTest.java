@@ -1,9 +1,11 @@
-package dev.shardberg.router;
+package dev.shardberg.router.schema;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.shardberg.router.SchemaComparison.ShardColumns;
+import dev.shardberg.router.ShardRouterException;
+import dev.shardberg.router.ShardTable;
+import dev.shardberg.router.schema.SchemaComparison.ShardColumns;
 import dev.shardberg.router.types.MySqlColumn;
 import java.util.List;
 import org.junit.jupiter.api.Test;

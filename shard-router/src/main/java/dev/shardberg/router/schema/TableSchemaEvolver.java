@@ -1,4 +1,4 @@
-package dev.shardberg.router;
+package dev.shardberg.router.schema;
 
 import java.io.IOException;
 import java.io.Serializable;

@@ -1,4 +1,4 @@
-package dev.shardberg.router;
+package dev.shardberg.router.schema;
 
 import java.io.Serializable;
 import java.util.List;

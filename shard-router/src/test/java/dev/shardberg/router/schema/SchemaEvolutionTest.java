@@ -1,8 +1,9 @@
-package dev.shardberg.router;
+package dev.shardberg.router.schema;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.shardberg.router.ShardRouterException;
 import dev.shardberg.router.types.MySqlColumn;
 import java.util.List;
 import java.util.Set;

@@ -1,5 +1,7 @@
-package dev.shardberg.router;
+package dev.shardberg.router.schema;
 
+import dev.shardberg.router.Preconditions;
+import dev.shardberg.router.RouterOptions;
 import dev.shardberg.router.types.MySqlColumn;
 import dev.shardberg.router.types.TypeMapping;
 import java.io.Serializable;

@@ -1,4 +1,4 @@
-package dev.shardberg.router;
+package dev.shardberg.router.schema;
 
 import dev.shardberg.router.types.MySqlColumn;
 import java.util.ArrayList;
@@ -107,7 +107,7 @@ public final class TableCreator {
   /**
    * The column changes that make the existing table hold the shards' columns (empty: it does); throws
    * {@link TableLayoutMismatchException} for differences other than columns (identifier fields, spec,
-   * format) and {@link ShardRouterException} for a column the table cannot follow. Writes nothing.
+   * format) and {@link dev.shardberg.router.ShardRouterException} for a column the table cannot follow. Writes nothing.
    */
   public static List<SchemaEvolution.Change> evolvableChanges(
       Table table, TableIdentifier id, TableLayout layout, List<MySqlColumn> columns) {

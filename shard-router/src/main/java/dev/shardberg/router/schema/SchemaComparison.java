@@ -1,5 +1,9 @@
-package dev.shardberg.router;
+package dev.shardberg.router.schema;
 
+import dev.shardberg.router.Preconditions;
+import dev.shardberg.router.RouterOptions;
+import dev.shardberg.router.ShardRouterException;
+import dev.shardberg.router.ShardTable;
 import dev.shardberg.router.types.MySqlColumn;
 import dev.shardberg.router.types.TypeMapping;
 import java.util.ArrayList;
@@ -13,14 +17,14 @@ import java.util.Set;
 import java.util.stream.Collectors;
 
 /** Compares the schemas of all shards and derives the one schema they share (pure logic). */
-final class SchemaComparison {
+public final class SchemaComparison {
   private SchemaComparison() {}
 
   /**
    * A shard table with the schema read from it; {@code primaryKey} is the real MySQL primary key,
    * {@code indexes} every index of the table (the primary key included).
    */
-  record ShardColumns(ShardTable table, List<MySqlColumn> columns, List<String> primaryKey, List<MySqlIndex> indexes) {
+  public record ShardColumns(ShardTable table, List<MySqlColumn> columns, List<String> primaryKey, List<MySqlIndex> indexes) {
     /** A shard whose only index is its primary key (none when {@code primaryKey} is empty). */
     ShardColumns(ShardTable table, List<MySqlColumn> columns, List<String> primaryKey) {
       this(table, columns, primaryKey, primaryKey.isEmpty() ? List.of() : List.of(MySqlIndex.primary(primaryKey)));
@@ -41,7 +45,7 @@ final class SchemaComparison {
    * primary key) share their union: every column of any shard, in the majority's order then by first
    * appearance, of the widest type, NULL-able unless NOT NULL on every shard.
    */
-  static ShardSchema sharedSchema(List<ShardColumns> shards, List<String> keyColumns, boolean union) {
+  public static ShardSchema sharedSchema(List<ShardColumns> shards, List<String> keyColumns, boolean union) {
     Preconditions.checkArgument(!shards.isEmpty(), "Cannot compare schemas: no shard");
     List<ShardColumns> ordered = new ArrayList<>(shards);
     ordered.sort(Comparator.comparingInt(s -> s.table().shard()));

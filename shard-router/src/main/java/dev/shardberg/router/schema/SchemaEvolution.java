@@ -1,5 +1,6 @@
-package dev.shardberg.router;
+package dev.shardberg.router.schema;
 
+import dev.shardberg.router.ShardRouterException;
 import dev.shardberg.router.types.MySqlColumn;
 import dev.shardberg.router.types.MySqlType;
 import dev.shardberg.router.types.TypeMapping;
@@ -244,7 +245,7 @@ public final class SchemaEvolution {
   }
 
   /** True when both lists hold the same columns with the same Iceberg types and nullability (any order). */
-  static boolean sameColumns(List<MySqlColumn> before, List<MySqlColumn> after) {
+  public static boolean sameColumns(List<MySqlColumn> before, List<MySqlColumn> after) {
     Map<String, String> a = new LinkedHashMap<>();
     before.forEach(c -> a.put(c.name(), TypeMapping.toIcebergType(c) + "|" + c.nullable()));
     Map<String, String> b = new LinkedHashMap<>();

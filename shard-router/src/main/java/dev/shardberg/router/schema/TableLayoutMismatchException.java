@@ -1,5 +1,6 @@
-package dev.shardberg.router;
+package dev.shardberg.router.schema;
 
+import dev.shardberg.router.ShardRouterException;
 import java.util.List;
 
 /** An existing Iceberg table does not match the layout derived from the shards; lists every difference. */
