@@ -2,8 +2,8 @@ package dev.shardberg.job;
 
 import dev.shardberg.job.config.ShardbergConfig;
 import dev.shardberg.job.config.ShardbergConfig.SourceConfig;
-import dev.shardberg.router.ShardDiscovery;
-import dev.shardberg.router.ShardPlan;
+import dev.shardberg.router.discovery.ShardDiscovery;
+import dev.shardberg.router.discovery.ShardPlan;
 import dev.shardberg.router.schema.SchemaEvolution;
 import dev.shardberg.router.schema.TableCreator;
 import dev.shardberg.router.schema.TableLayout;

@@ -3,7 +3,7 @@ package dev.shardberg.job;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.shardberg.router.types.MySqlColumn;
-import dev.shardberg.router.ShardPlan;
+import dev.shardberg.router.discovery.ShardPlan;
 import dev.shardberg.router.schema.ShardSchema;
 import dev.shardberg.router.ShardTable;
 import dev.shardberg.router.schema.TableLayout;

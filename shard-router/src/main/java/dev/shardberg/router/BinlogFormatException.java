@@ -1,5 +1,7 @@
 package dev.shardberg.router;
 
+import dev.shardberg.router.discovery.MySqlHost;
+
 /**
  * A host's binlog stopped being full row images while the job was reading it: the binlog reader would
  * skip (lose) every later change. Non-recoverable, like every {@link ShardRouterException}.

@@ -1,5 +1,6 @@
 package dev.shardberg.router;
 
+import dev.shardberg.router.discovery.MySqlHost;
 import java.time.Duration;
 
 /**

@@ -2,6 +2,9 @@ package dev.shardberg.router;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.shardberg.router.discovery.MySqlHost;
+import dev.shardberg.router.discovery.ShardDiscovery;
+import dev.shardberg.router.discovery.ShardPlan;
 import dev.shardberg.router.schema.TableLayout;
 import dev.shardberg.router.schema.TableSchemaEvolver;
 import dev.shardberg.router.types.MySqlColumn;

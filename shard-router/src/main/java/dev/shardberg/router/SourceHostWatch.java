@@ -1,5 +1,6 @@
 package dev.shardberg.router;
 
+import dev.shardberg.router.discovery.MySqlHost;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;

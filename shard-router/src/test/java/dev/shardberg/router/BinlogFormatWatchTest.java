@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.shardberg.router.discovery.MySqlHost;
 import dev.shardberg.router.schema.TableLayoutMismatchException;
 import java.time.Duration;
 import java.util.Map;

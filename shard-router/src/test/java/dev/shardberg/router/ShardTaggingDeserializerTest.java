@@ -3,6 +3,7 @@ package dev.shardberg.router;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.shardberg.router.discovery.ShardPlan;
 import dev.shardberg.router.schema.ShardSchema;
 import dev.shardberg.router.schema.TableLayout;
 import dev.shardberg.router.schema.TableSchemaEvolver;

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.shardberg.router.discovery.MySqlHost;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.time.Duration;

@@ -116,7 +116,7 @@ public enum MySqlType {
    * FLOAT: the 4-byte IEEE value, bit for bit. The binlog delivers a Float; the snapshot, read through
    * {@link ExactSnapshotDriver}, a Double that equals the stored float (the text protocol's own FLOAT has only
    * 6 digits), so {@code floatValue()} of either is exact. {@code verify} reads MySQL through the binary
-   * protocol ({@link dev.shardberg.router.MySqlHost#VERIFY_JDBC_PROPERTIES}), so it compares the stored bits.
+   * protocol ({@link dev.shardberg.router.discovery.MySqlHost#VERIFY_JDBC_PROPERTIES}), so it compares the stored bits.
    */
   FLOAT {
     @Override LogicalType flinkType(MySqlColumn c) { return new FloatType(c.nullable()); }

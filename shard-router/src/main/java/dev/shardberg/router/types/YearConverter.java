@@ -12,7 +12,7 @@ import org.apache.flink.cdc.connectors.shaded.org.apache.kafka.connect.data.Sche
  * reads YEAR as a two-digit year when the value is below 100) and as 1900 from the binlog (the binlog
  * client adds 1900 to the stored byte, 0). Neither 1900 nor a YEAR value below 100 exists in MySQL, so
  * both map back to 0 without ambiguity once the JDBC driver delivers the number
- * ({@code yearIsDateType=false}, see {@link dev.shardberg.router.MySqlHost#REQUIRED_JDBC_PROPERTIES}).
+ * ({@code yearIsDateType=false}, see {@link dev.shardberg.router.discovery.MySqlHost#REQUIRED_JDBC_PROPERTIES}).
  *
  * <p>Registered on every source through the Debezium properties of {@link #DEBEZIUM_PROPERTIES}.
  */

@@ -3,12 +3,12 @@ package dev.shardberg.tests.router;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.shardberg.router.LogicalTableSpec;
+import dev.shardberg.router.discovery.LogicalTableSpec;
 import dev.shardberg.router.types.MySqlColumn;
-import dev.shardberg.router.MySqlHost;
+import dev.shardberg.router.discovery.MySqlHost;
 import dev.shardberg.router.Secret;
-import dev.shardberg.router.ShardDiscovery;
-import dev.shardberg.router.ShardPlan;
+import dev.shardberg.router.discovery.ShardDiscovery;
+import dev.shardberg.router.discovery.ShardPlan;
 import dev.shardberg.router.ShardRouterException;
 import dev.shardberg.router.ShardTable;
 import dev.shardberg.tests.support.EmbeddedMariaDb;

@@ -1,5 +1,8 @@
-package dev.shardberg.router;
+package dev.shardberg.router.discovery;
 
+import dev.shardberg.router.Preconditions;
+import dev.shardberg.router.RouterOptions;
+import dev.shardberg.router.Secret;
 import java.io.Serializable;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;

@@ -1,5 +1,8 @@
-package dev.shardberg.router;
+package dev.shardberg.router.discovery;
 
+import dev.shardberg.router.Preconditions;
+import dev.shardberg.router.RouterOptions;
+import dev.shardberg.router.ShardRouterException;
 import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.Collections;

@@ -1,5 +1,9 @@
-package dev.shardberg.router;
+package dev.shardberg.router.discovery;
 
+import dev.shardberg.router.Preconditions;
+import dev.shardberg.router.RouterOptions;
+import dev.shardberg.router.ShardRouterException;
+import dev.shardberg.router.ShardTable;
 import dev.shardberg.router.schema.MySqlIndex;
 import dev.shardberg.router.schema.SchemaComparison;
 import dev.shardberg.router.schema.ShardSchema;
@@ -288,7 +292,7 @@ public final class ShardDiscovery {
    *
    * @throws ShardRouterException when the host cannot be asked, naming host, user and shard (never the password)
    */
-  static SchemaComparison.ShardColumns currentColumns(MySqlHost host, ShardTable table, long timeoutMillis) {
+  public static SchemaComparison.ShardColumns currentColumns(MySqlHost host, ShardTable table, long timeoutMillis) {
     FoundTable found = new FoundTable(host.name(), table.database(), table.table());
     try (Connection c = host.openWatchConnection(timeoutMillis)) {
       TableColumns tc = readColumns(c, List.of(found), List.of(table.database())).get(found);

@@ -1,8 +1,10 @@
-package dev.shardberg.router;
+package dev.shardberg.router.discovery;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.shardberg.router.Secret;
+import dev.shardberg.router.ShardRouterException;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;

@@ -1,9 +1,11 @@
-package dev.shardberg.router;
+package dev.shardberg.router.discovery;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.shardberg.router.ShardDiscovery.FoundTable;
+import dev.shardberg.router.ShardRouterException;
+import dev.shardberg.router.ShardTable;
+import dev.shardberg.router.discovery.ShardDiscovery.FoundTable;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;

@@ -1,5 +1,6 @@
-package dev.shardberg.router;
+package dev.shardberg.router.discovery;
 
+import dev.shardberg.router.ShardTable;
 import dev.shardberg.router.schema.ShardSchema;
 import dev.shardberg.router.types.MySqlColumn;
 import java.io.Serializable;

@@ -1,8 +1,9 @@
-package dev.shardberg.router;
+package dev.shardberg.router.discovery;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.shardberg.router.Secret;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
