@@ -11,7 +11,7 @@ import dev.shardberg.job.Catalogs;
 import dev.shardberg.job.LocalCheckpoints;
 import dev.shardberg.job.ShardbergPipeline;
 import dev.shardberg.job.config.ShardbergConfig;
-import dev.shardberg.router.BinlogFormatException;
+import dev.shardberg.router.watch.BinlogFormatException;
 import dev.shardberg.router.ShardRouterException;
 import dev.shardberg.tests.job.ShardbergEndToEndTest.CliResult;
 import dev.shardberg.job.cli.ShardbergCli;

@@ -1,4 +1,4 @@
-package dev.shardberg.router;
+package dev.shardberg.router.watch;
 
 import java.time.Duration;
 

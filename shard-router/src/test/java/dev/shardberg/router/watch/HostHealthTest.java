@@ -1,4 +1,4 @@
-package dev.shardberg.router;
+package dev.shardberg.router.watch;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

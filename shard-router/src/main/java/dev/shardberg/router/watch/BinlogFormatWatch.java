@@ -1,5 +1,7 @@
-package dev.shardberg.router;
+package dev.shardberg.router.watch;
 
+import dev.shardberg.router.Preconditions;
+import dev.shardberg.router.RouterOptions;
 import dev.shardberg.router.discovery.MySqlHost;
 import java.sql.Connection;
 import java.sql.ResultSet;

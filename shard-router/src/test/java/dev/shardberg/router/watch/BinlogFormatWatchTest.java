@@ -1,9 +1,11 @@
-package dev.shardberg.router;
+package dev.shardberg.router.watch;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.shardberg.router.Secret;
+import dev.shardberg.router.ShardRouterException;
 import dev.shardberg.router.discovery.MySqlHost;
 import dev.shardberg.router.schema.TableLayoutMismatchException;
 import java.time.Duration;

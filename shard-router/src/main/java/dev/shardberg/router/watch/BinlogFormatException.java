@@ -1,5 +1,6 @@
-package dev.shardberg.router;
+package dev.shardberg.router.watch;
 
+import dev.shardberg.router.ShardRouterException;
 import dev.shardberg.router.discovery.MySqlHost;
 
 /**

@@ -1,9 +1,10 @@
-package dev.shardberg.router;
+package dev.shardberg.router.watch;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.shardberg.router.Secret;
 import dev.shardberg.router.discovery.MySqlHost;
 import java.net.InetAddress;
 import java.net.ServerSocket;
