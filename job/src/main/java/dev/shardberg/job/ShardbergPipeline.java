@@ -20,7 +20,7 @@ import dev.shardberg.router.discovery.ShardPlan;
 import dev.shardberg.router.ShardTable;
 import dev.shardberg.router.SchemaChangeBehavior;
 import dev.shardberg.router.schema.SchemaCommitLock;
-import dev.shardberg.router.ShardTaggingDeserializer;
+import dev.shardberg.router.tagging.ShardTaggingDeserializer;
 import dev.shardberg.router.watch.SourceHostWatch;
 import dev.shardberg.router.schema.TableSchemaEvolver;
 import dev.shardberg.router.schema.TableCreator;

@@ -51,7 +51,7 @@ import org.apache.iceberg.types.Types;
  * <ol>
  *   <li>the Flink {@link LogicalType} of the tagged row ({@link #flinkType}),
  *   <li>the Iceberg {@link Type} of the table column ({@link #icebergType}),
- *   <li>how {@link dev.shardberg.router.ShardTaggingDeserializer} converts a Debezium value to Flink's internal value
+ *   <li>how {@link dev.shardberg.router.tagging.ShardTaggingDeserializer} converts a Debezium value to Flink's internal value
  *       ({@link #toFlink}),
  *   <li>the canonical text of a value, computed the same way from the Iceberg value a reader returns
  *       ({@link #renderIceberg}) and from the MySQL value a JDBC client reads through the binary protocol

@@ -13,7 +13,7 @@ import dev.shardberg.router.Secret;
 import dev.shardberg.router.discovery.ShardDiscovery;
 import dev.shardberg.router.discovery.ShardPlan;
 import dev.shardberg.router.ShardTable;
-import dev.shardberg.router.ShardTaggingDeserializer;
+import dev.shardberg.router.tagging.ShardTaggingDeserializer;
 import dev.shardberg.router.schema.TableCreator;
 import dev.shardberg.router.schema.TableLayout;
 import dev.shardberg.tests.support.EmbeddedMariaDb;

@@ -29,7 +29,7 @@ class FlinkRunJarTest {
     assertThat(entries).contains(
         "dev/shardberg/job/ShardbergJob.class",
         "dev/shardberg/job/ShardbergPipeline.class",
-        "dev/shardberg/router/ShardTaggingDeserializer.class",
+        "dev/shardberg/router/tagging/ShardTaggingDeserializer.class",
         "dev/shardberg/coordinator/ShardbergSink.class",
         "org/apache/flink/cdc/connectors/mysql/source/MySqlSource.class",
         "org/apache/iceberg/flink/TableLoader.class",

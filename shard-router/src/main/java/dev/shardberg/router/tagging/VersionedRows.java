@@ -1,4 +1,4 @@
-package dev.shardberg.router;
+package dev.shardberg.router.tagging;
 
 import java.io.IOException;
 import java.util.Arrays;

@@ -1,4 +1,4 @@
-package dev.shardberg.router;
+package dev.shardberg.router.tagging;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,7 +1,10 @@
-package dev.shardberg.router;
+package dev.shardberg.router.tagging;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.shardberg.router.Preconditions;
+import dev.shardberg.router.ShardRouterException;
+import dev.shardberg.router.ShardTable;
 import dev.shardberg.router.discovery.MySqlHost;
 import dev.shardberg.router.discovery.ShardDiscovery;
 import dev.shardberg.router.discovery.ShardPlan;

@@ -1,8 +1,10 @@
-package dev.shardberg.router;
+package dev.shardberg.router.tagging;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.shardberg.router.ShardRouterException;
+import dev.shardberg.router.ShardTable;
 import dev.shardberg.router.discovery.ShardPlan;
 import dev.shardberg.router.schema.ShardSchema;
 import dev.shardberg.router.schema.TableLayout;

@@ -1,7 +1,8 @@
-package dev.shardberg.router;
+package dev.shardberg.router.tagging;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.shardberg.router.ShardRouterException;
 import dev.shardberg.router.schema.SchemaComparison;
 import dev.shardberg.router.schema.SchemaEvolution;
 import dev.shardberg.router.schema.TableSchemaEvolver;

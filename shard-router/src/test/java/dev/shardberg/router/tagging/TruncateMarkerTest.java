@@ -1,14 +1,15 @@
-package dev.shardberg.router;
+package dev.shardberg.router.tagging;
 
-import static dev.shardberg.router.ShardTaggingDeserializerTest.LAYOUT;
-import static dev.shardberg.router.ShardTaggingDeserializerTest.PLAN;
-import static dev.shardberg.router.ShardTaggingDeserializerTest.SOURCE;
-import static dev.shardberg.router.ShardTaggingDeserializerTest.record;
-import static dev.shardberg.router.ShardTaggingDeserializerTest.row;
-import static dev.shardberg.router.ShardTaggingDeserializerTest.run;
+import static dev.shardberg.router.tagging.ShardTaggingDeserializerTest.LAYOUT;
+import static dev.shardberg.router.tagging.ShardTaggingDeserializerTest.PLAN;
+import static dev.shardberg.router.tagging.ShardTaggingDeserializerTest.SOURCE;
+import static dev.shardberg.router.tagging.ShardTaggingDeserializerTest.record;
+import static dev.shardberg.router.tagging.ShardTaggingDeserializerTest.row;
+import static dev.shardberg.router.tagging.ShardTaggingDeserializerTest.run;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.shardberg.router.ShardRouterException;
 import dev.shardberg.router.schema.TableSchemaEvolver;
 import java.nio.file.Path;
 import java.util.List;
