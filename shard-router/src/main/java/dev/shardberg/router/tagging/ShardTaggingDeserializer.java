@@ -135,7 +135,8 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
   /**
    * The deserializer for the {@code MySqlSource} of {@code hostName}; with an {@code evolver}
    * ({@code schema.change-behavior=evolve}) it emits {@link VersionedRows} that follow the table's
-   * schema, and evolves the table on DDL ({@link dev.shardberg.router.schema.SchemaEvolution}); without, the fixed layout.
+   * schema, and evolves the table on DDL ({@link dev.shardberg.router.schema.SchemaEvolution}); without,
+   * the fixed layout.
    */
   public static ShardTaggingDeserializer forHost(
       ShardPlan plan, String hostName, TableLayout layout, TableSchemaEvolver evolver) {

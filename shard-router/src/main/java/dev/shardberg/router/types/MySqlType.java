@@ -51,8 +51,8 @@ import org.apache.iceberg.types.Types;
  * <ol>
  *   <li>the Flink {@link LogicalType} of the tagged row ({@link #flinkType}),
  *   <li>the Iceberg {@link Type} of the table column ({@link #icebergType}),
- *   <li>how {@link dev.shardberg.router.tagging.ShardTaggingDeserializer} converts a Debezium value to Flink's internal value
- *       ({@link #toFlink}),
+ *   <li>how {@link dev.shardberg.router.tagging.ShardTaggingDeserializer} converts a Debezium value to
+ *       Flink's internal value ({@link #toFlink}),
  *   <li>the canonical text of a value, computed the same way from the Iceberg value a reader returns
  *       ({@link #renderIceberg}) and from the MySQL value a JDBC client reads through the binary protocol
  *       ({@link #renderJdbc}); {@code verify} compares these texts.
@@ -116,7 +116,8 @@ public enum MySqlType {
    * FLOAT: the 4-byte IEEE value, bit for bit. The binlog delivers a Float; the snapshot, read through
    * {@link ExactSnapshotDriver}, a Double that equals the stored float (the text protocol's own FLOAT has only
    * 6 digits), so {@code floatValue()} of either is exact. {@code verify} reads MySQL through the binary
-   * protocol ({@link dev.shardberg.router.discovery.MySqlHost#VERIFY_JDBC_PROPERTIES}), so it compares the stored bits.
+   * protocol ({@link dev.shardberg.router.discovery.MySqlHost#VERIFY_JDBC_PROPERTIES}), so it compares the
+   * stored bits.
    */
   FLOAT {
     @Override LogicalType flinkType(MySqlColumn c) { return new FloatType(c.nullable()); }

@@ -11,8 +11,8 @@ import org.apache.flink.cdc.connectors.shaded.org.apache.kafka.connect.data.Sche
  * {@code 0000}, else 1901 … 2155. Without it Debezium reports {@code 0000} as 2000 in the snapshot (it
  * reads YEAR as a two-digit year when the value is below 100) and as 1900 from the binlog (the binlog
  * client adds 1900 to the stored byte, 0). Neither 1900 nor a YEAR value below 100 exists in MySQL, so
- * both map back to 0 without ambiguity once the JDBC driver delivers the number
- * ({@code yearIsDateType=false}, see {@link dev.shardberg.router.discovery.MySqlHost#REQUIRED_JDBC_PROPERTIES}).
+ * both map back to 0 without ambiguity once the JDBC driver delivers the number ({@code
+ * yearIsDateType=false}, see {@link dev.shardberg.router.discovery.MySqlHost#REQUIRED_JDBC_PROPERTIES}).
  *
  * <p>Registered on every source through the Debezium properties of {@link #DEBEZIUM_PROPERTIES}.
  */
