@@ -1,8 +1,8 @@
 package dev.shardberg.job;
 
 import dev.shardberg.coordinator.CommittedCheckpoints;
+import dev.shardberg.job.config.OnStatelessStart;
 import dev.shardberg.job.config.ShardbergConfig;
-import dev.shardberg.job.config.ShardbergConfig.OnStatelessStart;
 import dev.shardberg.job.config.ShardbergOptions;
 import dev.shardberg.router.discovery.ShardPlan;
 import dev.shardberg.router.ShardTable;
