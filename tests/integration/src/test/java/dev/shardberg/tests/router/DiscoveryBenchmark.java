@@ -1,8 +1,8 @@
 package dev.shardberg.tests.router;
 
+import dev.shardberg.router.Secret;
 import dev.shardberg.router.discovery.LogicalTableSpec;
 import dev.shardberg.router.discovery.MySqlHost;
-import dev.shardberg.router.Secret;
 import dev.shardberg.router.discovery.ShardDiscovery;
 import dev.shardberg.router.discovery.ShardPlan;
 import dev.shardberg.tests.support.EmbeddedMariaDb;
