@@ -1,7 +1,7 @@
 package dev.shardberg.job;
 
 import dev.shardberg.router.RouterOptions;
-import dev.shardberg.router.ShardSchema;
+import dev.shardberg.router.schema.ShardSchema;
 import java.util.Optional;
 import java.util.stream.Collectors;
 

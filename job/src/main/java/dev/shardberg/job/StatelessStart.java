@@ -1,12 +1,12 @@
 package dev.shardberg.job;
 
 import dev.shardberg.coordinator.CommittedCheckpoints;
+import dev.shardberg.job.config.OnStatelessStart;
 import dev.shardberg.job.config.ShardbergConfig;
-import dev.shardberg.job.config.ShardbergConfig.OnStatelessStart;
 import dev.shardberg.job.config.ShardbergOptions;
-import dev.shardberg.router.ShardPlan;
 import dev.shardberg.router.ShardTable;
-import dev.shardberg.router.TableLayout;
+import dev.shardberg.router.discovery.ShardPlan;
+import dev.shardberg.router.schema.TableLayout;
 import java.util.List;
 import java.util.OptionalLong;
 import java.util.stream.Collectors;

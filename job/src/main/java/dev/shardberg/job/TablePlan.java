@@ -2,11 +2,11 @@ package dev.shardberg.job;
 
 import dev.shardberg.job.config.ShardbergConfig;
 import dev.shardberg.job.config.ShardbergConfig.SourceConfig;
-import dev.shardberg.router.ShardDiscovery;
-import dev.shardberg.router.ShardPlan;
-import dev.shardberg.router.SchemaEvolution;
-import dev.shardberg.router.TableCreator;
-import dev.shardberg.router.TableLayout;
+import dev.shardberg.router.discovery.ShardDiscovery;
+import dev.shardberg.router.discovery.ShardPlan;
+import dev.shardberg.router.schema.SchemaEvolution;
+import dev.shardberg.router.schema.TableCreator;
+import dev.shardberg.router.schema.TableLayout;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;

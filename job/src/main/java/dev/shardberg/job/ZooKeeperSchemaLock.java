@@ -3,7 +3,7 @@ package dev.shardberg.job;
 import dev.shardberg.coordinator.CommitDeferredException;
 import dev.shardberg.coordinator.zk.ZooKeeperOptions;
 import dev.shardberg.coordinator.zk.ZooKeeperTableLock;
-import dev.shardberg.router.SchemaCommitLock;
+import dev.shardberg.router.schema.SchemaCommitLock;
 
 /**
  * The shard taggers' schema commits under the table's ZooKeeper lock (HA mode): the same lock the

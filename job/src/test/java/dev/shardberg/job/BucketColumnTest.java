@@ -2,8 +2,8 @@ package dev.shardberg.job;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.shardberg.router.MySqlColumn;
-import dev.shardberg.router.ShardSchema;
+import dev.shardberg.router.schema.ShardSchema;
+import dev.shardberg.router.types.MySqlColumn;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;

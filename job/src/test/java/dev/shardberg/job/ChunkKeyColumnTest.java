@@ -2,11 +2,11 @@ package dev.shardberg.job;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.shardberg.router.MySqlColumn;
-import dev.shardberg.router.ShardPlan;
-import dev.shardberg.router.ShardSchema;
 import dev.shardberg.router.ShardTable;
-import dev.shardberg.router.TableLayout;
+import dev.shardberg.router.discovery.ShardPlan;
+import dev.shardberg.router.schema.ShardSchema;
+import dev.shardberg.router.schema.TableLayout;
+import dev.shardberg.router.types.MySqlColumn;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;

@@ -3,7 +3,7 @@ package dev.shardberg.job;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.shardberg.coordinator.ShardbergSink;
-import dev.shardberg.router.VersionedRows;
+import dev.shardberg.router.tagging.VersionedRows;
 import org.junit.jupiter.api.Test;
 
 /**

@@ -7,11 +7,12 @@ import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.ConfigOptions;
 
 /**
- * The config keys of what this module owns: the MySQL hosts ({@code sources[].*}, read by {@link
- * MySqlHost} and discovery), which tables are shards ({@code tables.*}, {@link LogicalTableSpec}),
- * the binlog format watch, and the layout of the Iceberg table ({@code target.buckets}, {@code
- * target.key-column}, {@code target.table-properties}, {@link TableLayout}). Each key is declared
- * once, here; messages name it with {@code key()}, defaults are read with {@code defaultValue()}.
+ * The config keys of what this module owns: the MySQL hosts ({@code sources[].*}, read by
+ * {@link dev.shardberg.router.discovery.MySqlHost} and discovery), which tables are shards ({@code tables.*},
+ * {@link dev.shardberg.router.discovery.LogicalTableSpec}), the binlog format watch, and the layout of the
+ * Iceberg table ({@code target.buckets}, {@code target.key-column}, {@code target.table-properties},
+ * {@link dev.shardberg.router.schema.TableLayout}). Each key is declared once, here; messages name it with
+ * {@code key()}, defaults are read with {@code defaultValue()}.
  *
  * <p>{@code sources} is a list of hosts: each entry is read as its own {@code Configuration} whose
  * keys are the {@code sources[].*} keys below ({@code sources[1].host} in messages about the second

@@ -8,7 +8,7 @@ import dev.shardberg.job.ShardbergPipeline;
 import dev.shardberg.job.config.ShardbergConfig;
 import dev.shardberg.job.observe.HostLag;
 import dev.shardberg.job.observe.SnapshotProgress;
-import dev.shardberg.router.ShardDiscovery;
+import dev.shardberg.router.discovery.ShardDiscovery;
 import java.io.PrintWriter;
 import java.net.URI;
 import java.time.Clock;

@@ -88,17 +88,6 @@ public record ShardbergConfig(
     }
   }
 
-  /** {@code pipeline.on-stateless-start}: what a start without state does on a table this pipeline wrote. */
-  public enum OnStatelessStart {
-    FAIL,
-    RESNAPSHOT;
-
-    @Override
-    public String toString() {
-      return name().toLowerCase(Locale.ROOT);
-    }
-  }
-
   public record SourceConfig(
       String name,
       String host,
@@ -211,17 +200,6 @@ public record ShardbergConfig(
     }
   }
 
-  public enum StartupMode {
-    INITIAL,
-    LATEST,
-    TIMESTAMP;
-
-    @Override
-    public String toString() {
-      return name().toLowerCase(Locale.ROOT);
-    }
-  }
-
   public record CdcConfig(
       StartupMode startupMode,
       Instant startupTimestamp,
@@ -276,17 +254,6 @@ public record ShardbergConfig(
           + ", keepAliveInterval=" + keepAliveInterval + ", healthCheckInterval=" + healthCheckInterval
           + ", unreachableTimeout=" + unreachableTimeout
           + ", debeziumProperties=" + masked(debeziumProperties) + "]";
-    }
-  }
-
-  public enum CatalogType {
-    HADOOP,
-    HIVE,
-    REST;
-
-    @Override
-    public String toString() {
-      return name().toLowerCase(Locale.ROOT);
     }
   }
 

@@ -2,9 +2,6 @@ package dev.shardberg.job.config;
 
 import dev.shardberg.coordinator.CoordinatorConfigOptions;
 import dev.shardberg.coordinator.maintenance.MaintenanceOptions;
-import dev.shardberg.job.config.ShardbergConfig.CatalogType;
-import dev.shardberg.job.config.ShardbergConfig.OnStatelessStart;
-import dev.shardberg.job.config.ShardbergConfig.StartupMode;
 import dev.shardberg.router.RouterOptions;
 import java.time.Duration;
 import java.util.LinkedHashMap;

@@ -1,8 +1,8 @@
 package dev.shardberg.job.verify;
 
-import dev.shardberg.router.MySqlColumn;
-import dev.shardberg.router.MySqlType;
-import dev.shardberg.router.TypeMapping;
+import dev.shardberg.router.types.MySqlColumn;
+import dev.shardberg.router.types.MySqlType;
+import dev.shardberg.router.types.TypeMapping;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;

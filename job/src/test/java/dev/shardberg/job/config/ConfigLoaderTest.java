@@ -3,11 +3,8 @@ package dev.shardberg.job.config;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.shardberg.job.config.ShardbergConfig.CatalogType;
-import dev.shardberg.job.config.ShardbergConfig.OnStatelessStart;
 import dev.shardberg.job.config.ShardbergConfig.PasswordRef;
 import dev.shardberg.job.config.ShardbergConfig.ServerIdRange;
-import dev.shardberg.job.config.ShardbergConfig.StartupMode;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;

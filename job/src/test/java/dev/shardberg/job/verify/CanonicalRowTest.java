@@ -3,9 +3,9 @@ package dev.shardberg.job.verify;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.shardberg.router.MySqlColumn;
-import dev.shardberg.router.ShardSchema;
-import dev.shardberg.router.TableLayout;
+import dev.shardberg.router.schema.ShardSchema;
+import dev.shardberg.router.schema.TableLayout;
+import dev.shardberg.router.types.MySqlColumn;
 import java.util.List;
 import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.Record;

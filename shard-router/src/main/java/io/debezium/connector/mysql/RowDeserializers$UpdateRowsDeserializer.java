@@ -3,7 +3,7 @@ package io.debezium.connector.mysql;
 import com.github.shyiko.mysql.binlog.event.TableMapEventData;
 import com.github.shyiko.mysql.binlog.event.deserialization.UpdateRowsEventDataDeserializer;
 import com.github.shyiko.mysql.binlog.io.ByteArrayInputStream;
-import dev.shardberg.router.BinlogTime2;
+import dev.shardberg.router.types.BinlogTime2;
 import java.io.IOException;
 import java.io.Serializable;
 import java.util.Map;

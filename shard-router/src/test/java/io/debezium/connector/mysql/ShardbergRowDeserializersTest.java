@@ -3,7 +3,7 @@ package io.debezium.connector.mysql;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.github.shyiko.mysql.binlog.io.ByteArrayInputStream;
-import dev.shardberg.router.BinlogTime2;
+import dev.shardberg.router.types.BinlogTime2;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.HashMap;

@@ -124,7 +124,7 @@ public final class Bench {
     s.put("warehouse", config.warehouseFs() == BenchConfig.WarehouseFs.HDFS
         ? "hdfs: Hadoop 3.4.1 MiniDFSCluster, 1 NameNode + " + HDFS_DATANODES + " DataNode (replication 1) in its own JVM on this machine"
         : "local: a directory under --output (ForklessLocalFileSystem)");
-    s.put("tableProperties", dev.shardberg.router.TableLayout.DEFAULT_PROPERTIES);
+    s.put("tableProperties", dev.shardberg.router.schema.TableLayout.DEFAULT_PROPERTIES);
     return s;
   }
 

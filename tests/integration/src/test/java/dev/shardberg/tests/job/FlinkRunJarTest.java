@@ -29,7 +29,7 @@ class FlinkRunJarTest {
     assertThat(entries).contains(
         "dev/shardberg/job/ShardbergJob.class",
         "dev/shardberg/job/ShardbergPipeline.class",
-        "dev/shardberg/router/ShardTaggingDeserializer.class",
+        "dev/shardberg/router/tagging/ShardTaggingDeserializer.class",
         "dev/shardberg/coordinator/ShardbergSink.class",
         "org/apache/flink/cdc/connectors/mysql/source/MySqlSource.class",
         "org/apache/iceberg/flink/TableLoader.class",
@@ -58,7 +58,7 @@ class FlinkRunJarTest {
         assertThat(file.getJarEntry(entry)).as(entry).isNotNull();
         byte[] bytes = file.getInputStream(file.getJarEntry(entry)).readAllBytes();
         // the class names the interface that marks shard-router's classes (in its constant pool)
-        assertThat(new String(bytes, java.nio.charset.StandardCharsets.ISO_8859_1)).as(entry).contains("dev/shardberg/router/BinlogTime2$Installed");
+        assertThat(new String(bytes, java.nio.charset.StandardCharsets.ISO_8859_1)).as(entry).contains("dev/shardberg/router/types/BinlogTime2$Installed");
       }
     }
   }

@@ -51,7 +51,7 @@ class SourceReconnectTest {
   @Test
   void restartedHostIsLoggedAndItsChangesArriveSoonAfter() throws Exception {
     try (TwoHostShards shards = new TwoHostShards(dir);
-        CapturedLog watch = new CapturedLog("dev.shardberg.router.SourceHostWatch", Level.INFO);) {
+        CapturedLog watch = new CapturedLog("dev.shardberg.router.watch.SourceHostWatch", Level.INFO);) {
       for (int s = 0; s < 8; s++) {
         shards.insert(s, 20);
       }

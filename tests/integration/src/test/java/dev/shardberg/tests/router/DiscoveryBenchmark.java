@@ -1,10 +1,10 @@
 package dev.shardberg.tests.router;
 
-import dev.shardberg.router.LogicalTableSpec;
-import dev.shardberg.router.MySqlHost;
 import dev.shardberg.router.Secret;
-import dev.shardberg.router.ShardDiscovery;
-import dev.shardberg.router.ShardPlan;
+import dev.shardberg.router.discovery.LogicalTableSpec;
+import dev.shardberg.router.discovery.MySqlHost;
+import dev.shardberg.router.discovery.ShardDiscovery;
+import dev.shardberg.router.discovery.ShardPlan;
 import dev.shardberg.tests.support.EmbeddedMariaDb;
 import java.util.ArrayList;
 import java.util.List;

@@ -3,11 +3,11 @@ package dev.shardberg.tests.router;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.shardberg.router.MySqlColumn;
-import dev.shardberg.router.ShardSchema;
-import dev.shardberg.router.TableCreator;
-import dev.shardberg.router.TableLayout;
-import dev.shardberg.router.TableLayoutMismatchException;
+import dev.shardberg.router.schema.ShardSchema;
+import dev.shardberg.router.schema.TableCreator;
+import dev.shardberg.router.schema.TableLayout;
+import dev.shardberg.router.schema.TableLayoutMismatchException;
+import dev.shardberg.router.types.MySqlColumn;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;

@@ -1,0 +1,478 @@
+package dev.shardberg.router.tagging;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.shardberg.router.Preconditions;
+import dev.shardberg.router.ShardRouterException;
+import dev.shardberg.router.ShardTable;
+import dev.shardberg.router.discovery.MySqlHost;
+import dev.shardberg.router.discovery.ShardDiscovery;
+import dev.shardberg.router.discovery.ShardPlan;
+import dev.shardberg.router.schema.TableLayout;
+import dev.shardberg.router.schema.TableSchemaEvolver;
+import dev.shardberg.router.types.MySqlColumn;
+import dev.shardberg.router.types.MySqlType;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.regex.Pattern;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.cdc.connectors.shaded.org.apache.kafka.connect.data.Field;
+import org.apache.flink.cdc.connectors.shaded.org.apache.kafka.connect.data.Schema;
+import org.apache.flink.cdc.connectors.shaded.org.apache.kafka.connect.data.Struct;
+import org.apache.flink.cdc.connectors.shaded.org.apache.kafka.connect.source.SourceRecord;
+import org.apache.flink.cdc.debezium.DebeziumDeserializationSchema;
+import org.apache.flink.table.data.GenericRowData;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
+import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.types.RowKind;
+import org.apache.flink.util.Collector;
+
+/**
+ * Turns the Debezium change records of ONE host's {@code MySqlSource} into Flink {@link RowData} of
+ * {@link TableLayout#rowType()}: {@code shard_number} at position 0 (from the record's database and
+ * table, looked up in the {@link ShardPlan}), then the source columns converted by their {@link MySqlType}.
+ * Row kinds: a snapshot read ({@code op = r}) is +I, a live insert ({@code op = c}) is +U (an upsert:
+ * after a restore the key may already be in the table), an update is -U then +U, a delete -D. Only
+ * snapshot reads are +I, which lets the sink write a first load insert-only (see ShardbergSink).
+ *
+ * <p>An update that changes the key ({@link TableLayout#equalityColumns()}: the before image's key
+ * differs from the after image's) is -D of the before image, then +U: the writers drop -U (an upsert
+ * +U deletes its own key), so only a -D removes the old key's row. This is the one place that sees
+ * both images together; downstream, the -D and the +U may go to different writers (they are keyed by
+ * the bucket of their own key), and each is in order with the other changes of its key. Debezium
+ * already splits a change of the MySQL primary key into a delete and a create; this covers a key
+ * that is a UNIQUE index (tables without a primary key, or {@code tables.key-columns} other than it).
+ *
+ * <p>Fails, never drops: a record from a table outside the plan, a schema-change (DDL) record, a row whose
+ * columns differ from the layout (a DDL that was not delivered as a record) and a value that cannot be
+ * represented all throw {@link ShardRouterException}, which fails the job before the next checkpoint, so
+ * nothing after the last completed checkpoint is lost. The one exception, with
+ * {@code schema.change-behavior=evolve}: the rows of a shard's online-schema-change shadow table
+ * ({@link #captureListOf}) are read only so that the binlog reader knows the shadow's definition when
+ * the tool's {@code RENAME} swaps it in; they are dropped here (the shard's own rows carry every change).
+ *
+ * <p>Value conversion is {@link MySqlType#toFlink}, chosen per column from the plan's MySQL columns
+ * (the one type table; docs/type-mapping.md).
+ */
+public final class ShardTaggingDeserializer implements DebeziumDeserializationSchema<RowData> {
+  private static final long serialVersionUID = 1L;
+
+  private static final String SCHEMA_CHANGE_VALUE = "io.debezium.connector.mysql.SchemaChangeValue";
+
+  /**
+   * Suffixes of the shadow tables that online schema-change tools build beside a table {@code T} and
+   * swap in with an atomic {@code RENAME TABLE T TO …, <shadow> TO T}: gh-ost's {@code _T_gho} and
+   * pt-online-schema-change's {@code _T_new} (pt-osc adds more leading underscores while the name is taken).
+   */
+  static final List<String> SHADOW_SUFFIXES = List.of("_gho", "_new");
+
+  /** {@code _…_T_gho} / {@code _…_T_new} → T. */
+  private static final Pattern SHADOW_NAME = Pattern.compile("_+(.+)(_gho|_new)");
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  /** Connect and socket timeout of the in-flight read of a shard's columns (see EvolvingLayout). */
+  static final long COLUMN_READ_TIMEOUT_MS = 30_000;
+
+  private final String hostName;
+  /** The host, to read a shard's columns when its rows carry one no DDL announced; null in unit tests. */
+  private final MySqlHost host;
+  /** This host's shard tables by shard number. */
+  private final Map<Integer, ShardTable> tables;
+  private final RowType rowType;
+  private final Map<String, Integer> shardByTable;
+  /** The source columns in row order (row position i + 1): their {@link MySqlType} converts the values. */
+  private final List<MySqlColumn> columns;
+
+  /** Positions in {@link #rowType} of the key columns (shard_number excluded: one record, one shard). */
+  private final int[] keyPositions;
+
+  private transient MySqlType[] types;
+  private transient RowData.FieldGetter[] keyGetters;
+  private transient Map<Schema, Boolean> verifiedSchemas;
+
+  /** Null: the fixed layout of {@link #rowType} (schema.change-behavior=fail). Else versioned rows. */
+  private final TableSchemaEvolver evolver;
+  /** Shards of this host whose columns differ from {@link #columns} (start-up union; see ShardPlan). */
+  private final Map<Integer, List<MySqlColumn>> ownColumns = new HashMap<>();
+  /** The shards' primary key at start-up (Debezium reports the table's PRIMARY KEY with a DDL). */
+  private final List<String> tablePrimaryKey;
+  private final Set<String> keyColumns;
+  /** The table's bucket count B: a TRUNCATE of a shard sends one marker per bucket (see EvolvingLayout). */
+  private final int buckets;
+  private transient EvolvingLayout evolving;
+
+  private ShardTaggingDeserializer(
+      String hostName, MySqlHost host, Map<Integer, ShardTable> tables, RowType rowType, Map<String, Integer> shardByTable,
+      List<MySqlColumn> columns, int[] keyPositions, TableSchemaEvolver evolver, List<String> tablePrimaryKey,
+      Set<String> keyColumns, int buckets) {
+    this.host = host;
+    this.tables = Map.copyOf(tables);
+    this.evolver = evolver;
+    this.buckets = buckets;
+    this.tablePrimaryKey = List.copyOf(tablePrimaryKey);
+    this.keyColumns = Set.copyOf(keyColumns);
+    this.hostName = hostName;
+    this.rowType = rowType;
+    this.shardByTable = shardByTable;
+    this.columns = List.copyOf(columns);
+    this.keyPositions = keyPositions;
+  }
+
+  /**
+   * The deserializer for the {@code MySqlSource} of {@code hostName} with the fixed layout: any DDL
+   * stops the job ({@code schema.change-behavior=fail}).
+   */
+  public static ShardTaggingDeserializer forHost(ShardPlan plan, String hostName, TableLayout layout) {
+    return forHost(plan, hostName, layout, null);
+  }
+
+  /**
+   * The deserializer for the {@code MySqlSource} of {@code hostName}; with an {@code evolver}
+   * ({@code schema.change-behavior=evolve}) it emits {@link VersionedRows} that follow the table's
+   * schema, and evolves the table on DDL ({@link dev.shardberg.router.schema.SchemaEvolution}); without,
+   * the fixed layout.
+   */
+  public static ShardTaggingDeserializer forHost(
+      ShardPlan plan, String hostName, TableLayout layout, TableSchemaEvolver evolver) {
+    return forHost(plan, hostName, null, layout, evolver);
+  }
+
+  /**
+   * As {@link #forHost(ShardPlan, String, TableLayout, TableSchemaEvolver)}, for the job: with the host
+   * itself, so that a shard whose rows carry a column no DDL record announced (one added while the
+   * snapshot was being read) has its columns read from MySQL and the table evolved in flight.
+   */
+  public static ShardTaggingDeserializer forHost(
+      ShardPlan plan, MySqlHost host, TableLayout layout, TableSchemaEvolver evolver) {
+    Objects.requireNonNull(host, "host");
+    return forHost(plan, host.name(), host, layout, evolver);
+  }
+
+  private static ShardTaggingDeserializer forHost(
+      ShardPlan plan, String hostName, MySqlHost host, TableLayout layout, TableSchemaEvolver evolver) {
+    Objects.requireNonNull(plan, "plan");
+    Objects.requireNonNull(layout, "layout");
+    List<ShardTable> tables = plan.tablesOf(hostName);
+    Preconditions.checkArgument(
+        !tables.isEmpty(), "Cannot read host '%s': it has no shard in the plan (hosts with shards: %s)", hostName, plan.hostNames());
+    Preconditions.checkArgument(
+        layout.rowType().getFieldNames().get(0).equals(TableLayout.SHARD_COLUMN),
+        "Cannot tag rows: the layout's first column is '%s', not '%s'",
+        layout.rowType().getFieldNames().get(0),
+        TableLayout.SHARD_COLUMN);
+    Map<String, Integer> shardByTable = new HashMap<>();
+    Map<Integer, ShardTable> byShard = new HashMap<>();
+    for (ShardTable t : tables) {
+      shardByTable.put(t.qualifiedName(), t.shard());
+      byShard.put(t.shard(), t);
+    }
+    int[] keyPositions =
+        layout.equalityColumns().stream()
+            .filter(c -> !c.equals(TableLayout.SHARD_COLUMN))
+            .mapToInt(c -> layout.rowType().getFieldIndex(c))
+            .toArray();
+    List<MySqlColumn> columns = plan.schema().columns();
+    Preconditions.checkArgument(
+        layout.rowType().getFieldNames().subList(1, layout.rowType().getFieldCount()).equals(plan.schema().columnNames()),
+        "Cannot tag rows: the layout's columns %s are not the plan's columns %s",
+        layout.rowType().getFieldNames(),
+        plan.schema().columnNames());
+    Set<String> keyColumns = new java.util.HashSet<>(layout.equalityColumns());
+    keyColumns.remove(TableLayout.SHARD_COLUMN);
+    ShardTaggingDeserializer deserializer = new ShardTaggingDeserializer(
+        hostName, host, byShard, layout.rowType(), shardByTable, columns, keyPositions, evolver,
+        plan.schema().tablePrimaryKey(), keyColumns, layout.buckets());
+    for (ShardTable t : tables) {
+      if (plan.shardColumns().containsKey(t.shard())) {
+        deserializer.ownColumns.put(t.shard(), List.copyOf(plan.columnsOf(t.shard())));
+      }
+    }
+    return deserializer;
+  }
+
+  /**
+   * The {@code tableList} for the host's {@code MySqlSource}: "db.table" per shard, regex metacharacters
+   * in the names escaped (Flink CDC treats the entries as anchored regexes).
+   */
+  public static String[] tableListOf(ShardPlan plan, String hostName) {
+    return plan.tablesOf(hostName).stream()
+        .map(t -> escapeRegex(t.database()) + "." + escapeRegex(t.table()))
+        .toArray(String[]::new);
+  }
+
+  /**
+   * The {@code tableList} for the host's {@code MySqlSource} with {@code schema.change-behavior=evolve}:
+   * {@link #tableListOf} plus, per shard table {@code T}, the shadow tables of gh-ost ({@code _T_gho})
+   * and pt-online-schema-change ({@code _T_new}, {@code __T_new} …). Why: the binlog reader only
+   * follows the definition of the tables it captures, and keeps only theirs in its checkpointed state.
+   * Without the shadow in the list, the cut-over {@code RENAME TABLE T TO _T_del, _T_gho TO T} still
+   * reaches the tagger while the job runs through the whole migration (the reader parsed the shadow's
+   * CREATE and ALTER), but after a restore or a start in the middle of the migration the reader does not
+   * know the shadow: the swap then reaches nobody and the binlog reader silently skips every later change
+   * of T as a table it does not know (seen with Flink CDC 3.5.0, see docs/schema-evolution.md). The
+   * shadow's rows are dropped by the tagger.
+   */
+  public static String[] captureListOf(ShardPlan plan, String hostName) {
+    List<String> list = new ArrayList<>(List.of(tableListOf(plan, hostName)));
+    for (ShardTable t : plan.tablesOf(hostName)) {
+      for (String pattern : shadowTablePatterns(t)) {
+        list.add(escapeRegex(t.database()) + "." + pattern);
+      }
+    }
+    return list.toArray(String[]::new);
+  }
+
+  /** The table-name regexes of the shadow tables of {@code t} (see {@link #captureListOf}). */
+  public static List<String> shadowTablePatterns(ShardTable t) {
+    return SHADOW_SUFFIXES.stream().map(suffix -> "_+" + escapeRegex(t.table()) + escapeRegex(suffix)).toList();
+  }
+
+  /** The {@code databaseList} for the host's {@code MySqlSource} (regex-escaped, distinct). */
+  public static String[] databaseListOf(ShardPlan plan, String hostName) {
+    Set<String> dbs = new LinkedHashSet<>();
+    plan.tablesOf(hostName).forEach(t -> dbs.add(escapeRegex(t.database())));
+    return dbs.toArray(String[]::new);
+  }
+
+  private static final Pattern REGEX_META = Pattern.compile("([\\\\.\\[\\]{}()<>*+\\-=!?^$|])");
+
+  /** A MySQL name as a Flink CDC table-filter regex that matches exactly it. */
+  public static String escapeRegex(String name) {
+    return REGEX_META.matcher(name).replaceAll("\\\\$1");
+  }
+
+  @Override
+  public TypeInformation<RowData> getProducedType() {
+    if (evolver != null) {
+      return VersionedRows.TYPE_INFO;
+    }
+    return InternalTypeInfo.of(rowType);
+  }
+
+  @Override
+  public void deserialize(SourceRecord record, Collector<RowData> out) {
+    Schema valueSchema = record.valueSchema();
+    if (record.value() == null || valueSchema == null) {
+      return; // tombstone
+    }
+    Struct value = (Struct) record.value();
+    if (SCHEMA_CHANGE_VALUE.equals(valueSchema.name())) {
+      if (evolver == null) {
+        throw schemaChange(value);
+      }
+      evolving().onSchemaChange(value, out, binlogEventMillis(record));
+      return;
+    }
+    if (valueSchema.field("op") == null || valueSchema.field("source") == null) {
+      return; // heartbeat or transaction metadata: no row
+    }
+    Struct source = value.getStruct("source");
+    String qualifiedName = source.getString("db") + "." + source.getString("table");
+    Integer shard = shardByTable.get(qualifiedName);
+    if (shard == null && evolver != null && isShadowTable(source.getString("db"), source.getString("table"))) {
+      return; // read for its definition only (captureListOf)
+    }
+    if (shard == null) {
+      throw new ShardRouterException(
+          String.format(
+              "Cannot route a change of table '%s' on host '%s': it is not in the shard plan (this host's shards: %s). The source's table list and the plan disagree; restart the job so discovery runs again",
+              qualifiedName,
+              hostName,
+              shardByTable.keySet().stream().sorted().toList()));
+    }
+    String op = value.getString("op");
+    switch (op) {
+      case "r":
+        out.collect(toRow(RowKind.INSERT, shard, qualifiedName, value.getStruct("after")));
+        break;
+      case "c":
+        out.collect(toRow(RowKind.UPDATE_AFTER, shard, qualifiedName, value.getStruct("after")));
+        break;
+      case "u":
+        RowData before = toRow(RowKind.UPDATE_BEFORE, shard, qualifiedName, value.getStruct("before"));
+        RowData after = toRow(RowKind.UPDATE_AFTER, shard, qualifiedName, value.getStruct("after"));
+        if (!sameKey(before, after)) {
+          before.setRowKind(RowKind.DELETE); // the key changed: the old key's row goes (see class doc)
+        }
+        out.collect(before);
+        out.collect(after);
+        break;
+      case "d":
+        out.collect(toRow(RowKind.DELETE, shard, qualifiedName, value.getStruct("before")));
+        break;
+      default:
+        throw new ShardRouterException(
+            String.format(
+                "Cannot apply operation '%s' on shard %d ('%s' on host '%s'): only inserts, updates and deletes can be replicated (a TRUNCATE is not); re-snapshot the shard",
+                op,
+                shard,
+                qualifiedName,
+                hostName));
+    }
+  }
+
+  /**
+   * When the record's binlog event was written on the server (its offset's {@code ts_sec}, whole
+   * seconds), or -1 when the offset does not say. Not the record's {@code source.ts_ms}: for a DDL
+   * Debezium stamps that when it processes the event, late when the reader catches up.
+   */
+  static long binlogEventMillis(SourceRecord record) {
+    Map<String, ?> offset = record.sourceOffset();
+    Object seconds = offset == null ? null : offset.get("ts_sec");
+    if (seconds instanceof Number n) {
+      return n.longValue() * 1000;
+    }
+    if (seconds instanceof String text && !text.isBlank()) {
+      try {
+        return Long.parseLong(text.trim()) * 1000;
+      } catch (NumberFormatException e) {
+        return -1;
+      }
+    }
+    return -1;
+  }
+
+  /** True when {@code db.table} is the gh-ost / pt-osc shadow table of one of this host's shards. */
+  boolean isShadowTable(String db, String table) {
+    java.util.regex.Matcher m = SHADOW_NAME.matcher(table);
+    return m.matches() && shardByTable.containsKey(db + "." + m.group(1));
+  }
+
+  /** True when both rows hold the same key values (byte for byte: Iceberg compares keys exactly). */
+  private boolean sameKey(RowData a, RowData b) {
+    if (evolver != null) {
+      return evolving().sameKey(a, b);
+    }
+    if (keyGetters == null) {
+      keyGetters = new RowData.FieldGetter[keyPositions.length];
+      for (int i = 0; i < keyPositions.length; i++) {
+        keyGetters[i] = RowData.createFieldGetter(rowType.getTypeAt(keyPositions[i]), keyPositions[i]);
+      }
+    }
+    for (RowData.FieldGetter getter : keyGetters) {
+      if (!Objects.deepEquals(getter.getFieldOrNull(a), getter.getFieldOrNull(b))) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private ShardRouterException schemaChange(Struct value) {
+    String ddl = value.schema().field("ddl") == null ? null : value.getString("ddl");
+    String db = value.schema().field("databaseName") == null ? null : value.getString("databaseName");
+    if (ddl == null && value.schema().field("historyRecord") != null) {
+      // Flink CDC carries Debezium's schema history record as JSON: {"databaseName":…,"ddl":…,…}
+      try {
+        JsonNode history = JSON.readTree(value.getString("historyRecord"));
+        ddl = history.path("ddl").asText(null);
+        if (db == null) {
+          db = history.path("databaseName").asText(null);
+        }
+      } catch (java.io.IOException | RuntimeException e) {
+        ddl = null;
+      }
+    }
+    if (ddl == null) {
+      ddl = "(statement not in the record)";
+    }
+    String table = null;
+    if (value.schema().field("source") != null && value.getStruct("source") != null) {
+      Struct source = value.getStruct("source");
+      if (source.schema().field("table") != null) {
+        table = source.getString("table");
+      }
+      if (db == null && source.schema().field("db") != null) {
+        db = source.getString("db");
+      }
+    }
+    String where;
+    Integer shard = table == null ? null : shardByTable.get(db + "." + table);
+    if (shard != null) {
+      where = String.format("shard %d ('%s.%s' on host '%s')", shard, db, table, hostName);
+    } else {
+      List<Integer> shards = new ArrayList<>();
+      final String database = db;
+      shardByTable.forEach((k, v) -> {
+        if (k.startsWith(database + ".")) {
+          shards.add(v);
+        }
+      });
+      shards.sort(null);
+      where = String.format("database '%s' on host '%s' (shards %s)", db, hostName, shards);
+    }
+    return new ShardRouterException(
+        String.format(
+            "Cannot apply a schema change on %s: DDL '%s'. schema.change-behavior is 'fail', so the job stops here for good (no restarts); nothing after the last completed checkpoint is lost. To let the table follow the shards, set schema.change-behavior to 'evolve' and restore the job from its latest checkpoint (docs/schema-evolution.md)",
+            where,
+            ddl));
+  }
+
+  private RowData toRow(RowKind kind, int shard, String qualifiedName, Struct row) {
+    if (evolver != null) {
+      return evolving().toRow(kind, shard, qualifiedName, row);
+    }
+    if (types == null) {
+      types = columns.stream().map(MySqlType::of).toArray(MySqlType[]::new);
+      verifiedSchemas = new HashMap<>();
+    }
+    verifyColumns(shard, qualifiedName, row.schema());
+    GenericRowData result = new GenericRowData(kind, rowType.getFieldCount());
+    result.setField(0, shard);
+    List<String> names = rowType.getFieldNames();
+    for (int i = 1; i < rowType.getFieldCount(); i++) {
+      String name = names.get(i);
+      Field field = row.schema().field(name);
+      Object v = row.get(field);
+      if (v == null) {
+        continue;
+      }
+      try {
+        result.setField(i, types[i - 1].toFlink(v, field.schema(), columns.get(i - 1)));
+      } catch (RuntimeException e) {
+        throw new ShardRouterException(
+            String.format(
+                "Cannot convert column '%s' of shard %d ('%s' on host '%s') to %s: %s",
+                name, shard, qualifiedName, hostName, rowType.getTypeAt(i), e.getMessage()),
+            e);
+      }
+    }
+    return result;
+  }
+
+  private EvolvingLayout evolving() {
+    if (evolving == null) {
+      EvolvingLayout.HostShards shards = new EvolvingLayout.HostShards(
+          hostName, shardByTable, columns, ownColumns, tablePrimaryKey, keyColumns, buckets);
+      EvolvingLayout.ColumnReader mySql =
+          host == null ? null : shard -> ShardDiscovery.currentColumns(host, tables.get(shard), COLUMN_READ_TIMEOUT_MS);
+      evolving = new EvolvingLayout(shards, evolver, mySql);
+    }
+    return evolving;
+  }
+
+  /** A row whose columns differ from the layout means a DDL reached the binlog reader without a record. */
+  private void verifyColumns(int shard, String qualifiedName, Schema schema) {
+    if (verifiedSchemas.containsKey(schema)) {
+      return;
+    }
+    List<String> expected = rowType.getFieldNames().subList(1, rowType.getFieldCount());
+    List<String> found = schema.fields().stream().map(Field::name).toList();
+    if (!expected.equals(found)) {
+      throw new ShardRouterException(
+          String.format(
+              "Cannot apply a schema change on shard %d ('%s' on host '%s'): its change records have columns %s but the table layout has %s. schema.change-behavior is 'fail'; to let the table follow the shards, set it to 'evolve' and restore the job from its latest checkpoint (docs/schema-evolution.md)",
+              shard,
+              qualifiedName,
+              hostName,
+              found,
+              expected));
+    }
+    verifiedSchemas.put(schema, Boolean.TRUE);
+  }
+}
