@@ -1,6 +1,7 @@
 package dev.shardberg.job.verify;
 
 import dev.shardberg.router.MySqlColumn;
+import dev.shardberg.router.MySqlIdentifiers;
 import dev.shardberg.router.MySqlType;
 import dev.shardberg.router.TypeMapping;
 import java.nio.ByteBuffer;
@@ -92,7 +93,7 @@ final class CanonicalRow {
     List<String> select = new ArrayList<>(columns.size());
     for (int i = 0; i < columns.size(); i++) {
       String name = columns.get(i).name();
-      select.add(present == null || present.contains(name) ? types.get(i).selectExpression(ShardSource.quote(name)) : "NULL");
+      select.add(present == null || present.contains(name) ? types.get(i).selectExpression(MySqlIdentifiers.quote(name)) : "NULL");
     }
     return select;
   }
