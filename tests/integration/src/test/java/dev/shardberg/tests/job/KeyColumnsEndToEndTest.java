@@ -1,5 +1,6 @@
 package dev.shardberg.tests.job;
 
+import static dev.shardberg.tests.cli.CliRun.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -10,10 +11,8 @@ import dev.shardberg.router.MySqlColumn;
 import dev.shardberg.router.ShardSchema;
 import dev.shardberg.router.TableCreator;
 import dev.shardberg.router.TableLayout;
-import dev.shardberg.tests.cli.ShardbergDevCli;
+import dev.shardberg.tests.cli.CliRun;
 import dev.shardberg.tests.support.EmbeddedMariaDb;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.math.BigDecimal;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -37,7 +36,6 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
-import picocli.CommandLine;
 
 /**
  * {@code tables.key-columns} against a real MariaDB, a MiniCluster and an Iceberg table on disk.
@@ -176,7 +174,7 @@ class KeyColumnsEndToEndTest {
   @Test
   void aTableWithoutPrimaryKeyKeyedByAUniqueIndexSnapshotsAndFollowsKeyChanges() throws Exception {
     Path configFile = config("unique.yaml", "keys-unique", "entries", "entries", List.of("tenant_id", "entry_id"));
-    CliResult validate = cli("validate", "--config", configFile.toString());
+    CliRun validate = cli("validate", "--config", configFile.toString());
     assertThat(validate.exit()).as(validate.err()).isZero();
     assertThat(validate.out())
         .contains("schema (4 columns, key [tenant_id, entry_id] = UNIQUE INDEX uq_entry (tenant_id, entry_id)):")
@@ -236,7 +234,7 @@ class KeyColumnsEndToEndTest {
   @Test
   void keyColumnsThatAreNotUniqueAreRefusedNamingTheIndexes() throws Exception {
     Path configFile = config("tenant.yaml", "keys-tenant", "entries", "by_tenant", List.of("tenant_id"));
-    CliResult validate = cli("validate", "--config", configFile.toString());
+    CliRun validate = cli("validate", "--config", configFile.toString());
     assertThat(validate.exit()).isNotZero();
     assertThat(validate.err())
         .contains(String.join(System.lineSeparator(),
@@ -267,7 +265,7 @@ class KeyColumnsEndToEndTest {
         closeable.close();
       }
     }
-    CliResult validate = cli("validate", "--config", configFile.toString());
+    CliRun validate = cli("validate", "--config", configFile.toString());
     assertThat(validate.exit()).as(validate.err()).isZero();
     assertThat(validate.out())
         .contains("  bucket column: tenant_id (from the existing table's partition spec)")
@@ -277,17 +275,5 @@ class KeyColumnsEndToEndTest {
   private static void awaitRows(Table table, String prefix) {
     List<String> rows = expectedRows(prefix);
     await().atMost(CAUGHT_UP).pollInterval(Duration.ofMillis(500)).ignoreExceptions().until(() -> actualRows(table).equals(rows));
-  }
-
-  record CliResult(int exit, String out, String err) {}
-
-  static CliResult cli(String... args) {
-    StringWriter out = new StringWriter();
-    StringWriter err = new StringWriter();
-    CommandLine cmd = ShardbergDevCli.commandLine();
-    cmd.setOut(new PrintWriter(out, true));
-    cmd.setErr(new PrintWriter(err, true));
-    int exit = cmd.execute(args);
-    return new CliResult(exit, out.toString(), err.toString());
   }
 }

@@ -11,7 +11,7 @@ import dev.shardberg.job.cli.ShardbergCli;
 import dev.shardberg.job.config.ShardbergConfig;
 import dev.shardberg.job.verify.VerifyReport;
 import dev.shardberg.tests.cli.ShardbergDevCli;
-import dev.shardberg.tests.job.ShardbergEndToEndTest.CliResult;
+import dev.shardberg.tests.cli.CliRun;
 import dev.shardberg.tests.support.EmbeddedMariaDb;
 import dev.shardberg.tests.support.OrdersShards;
 import java.io.IOException;
@@ -275,7 +275,7 @@ class LocalRunConsoleTest {
   }
 
   private static JsonNode statusJson(String rest, Path configFile) throws Exception {
-    CliResult result = ShardbergEndToEndTest.cli("status", "--config", configFile.toString(), "--json", "--flink-rest", rest);
+    CliRun result = CliRun.cli("status", "--config", configFile.toString(), "--json", "--flink-rest", rest);
     assertThat(result.exit()).as(result.err()).isZero();
     return JSON.readTree(result.out());
   }

@@ -13,7 +13,7 @@ import dev.shardberg.job.ShardbergPipeline;
 import dev.shardberg.job.config.ShardbergConfig;
 import dev.shardberg.router.BinlogFormatException;
 import dev.shardberg.router.ShardRouterException;
-import dev.shardberg.tests.job.ShardbergEndToEndTest.CliResult;
+import dev.shardberg.tests.cli.CliRun;
 import dev.shardberg.job.cli.ShardbergCli;
 import java.io.PrintWriter;
 import java.lang.management.ManagementFactory;
@@ -212,7 +212,7 @@ class RestartsConvergeTest {
 
     // a local run told to ignore its checkpoints, through the CLI: refused before anything runs
     Path file = dir.resolve("config.yaml");
-    CliResult result = ShardbergEndToEndTest.cli("run", "--fresh", "--config", file.toString());
+    CliRun result = CliRun.cli("run", "--fresh", "--config", file.toString());
     assertThat(result.exit()).as(result.err()).isEqualTo(1);
     assertThat(result.out()).startsWith("Starting without state (--fresh); checkpoints go to " + LocalCheckpoints.directory(config));
     assertThat(result.err()).contains(head + "No retained checkpoint to resume from was found under "

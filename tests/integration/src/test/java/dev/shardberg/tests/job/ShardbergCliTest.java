@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.shardberg.job.ShardbergJob;
-import dev.shardberg.tests.job.ShardbergEndToEndTest.CliResult;
+import dev.shardberg.tests.cli.CliRun;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
@@ -49,14 +49,14 @@ class ShardbergCliTest {
         """.formatted(password, password, dir.resolve("wh").toUri());
   }
 
-  private CliResult run(String command, String yaml) throws Exception {
+  private CliRun run(String command, String yaml) throws Exception {
     Path file = Files.writeString(dir.resolve("config.yaml"), yaml);
-    return ShardbergEndToEndTest.cli(command, "--config", file.toString());
+    return CliRun.cli(command, "--config", file.toString());
   }
 
   private void assertBadConfig(String yaml, String message) throws Exception {
     for (String command : new String[] {"validate", "run", "status", "verify"}) {
-      CliResult result = run(command, yaml);
+      CliRun result = run(command, yaml);
       assertThat(result.exit()).as("%s: %s", command, result.err()).isEqualTo(2);
       assertThat(result.err()).contains(message).doesNotContain(SECRET);
       assertThat(result.out()).isEmpty();
@@ -103,7 +103,7 @@ class ShardbergCliTest {
 
   @Test
   void everyProblemIsReportedAtOnce() throws Exception {
-    CliResult result = run("validate", good().replace("  id: cli-test\n", "").replace("type: hadoop", "type: glue")
+    CliRun result = run("validate", good().replace("  id: cli-test\n", "").replace("type: hadoop", "type: glue")
         .replace("5401-5401", "5400"));
     assertThat(result.exit()).isEqualTo(2);
     assertThat(result.err()).contains("(3 problems)").contains("Missing key 'pipeline.id'")
@@ -113,14 +113,14 @@ class ShardbergCliTest {
 
   @Test
   void unreachableHostIsNamedWithoutThePassword() throws Exception {
-    CliResult result = run("validate", good());
+    CliRun result = run("validate", good());
     assertThat(result.exit()).as(result.err()).isEqualTo(2);
     assertThat(result.err()).contains("127.0.0.1:1").contains("cdc").doesNotContain(SECRET);
   }
 
   @Test
   void missingConfigFile() {
-    CliResult result = ShardbergEndToEndTest.cli("validate", "--config", dir.resolve("nope.yaml").toString());
+    CliRun result = CliRun.cli("validate", "--config", dir.resolve("nope.yaml").toString());
     assertThat(result.exit()).isEqualTo(2);
     assertThat(result.err()).contains("Cannot read config file '" + dir.resolve("nope.yaml") + "'").contains("Check the --config path.");
   }
@@ -128,12 +128,12 @@ class ShardbergCliTest {
   @ParameterizedTest
   @ValueSource(strings = {"run", "validate", "status", "verify", "demo"})
   void everyCommandHasHelp(String command) {
-    CliResult help = ShardbergEndToEndTest.cli(command, "--help");
+    CliRun help = CliRun.cli(command, "--help");
     assertThat(help.exit()).isZero();
     assertThat(help.out()).startsWith("Usage: shardberg " + command).contains("--help");
     if (!command.equals("demo")) {
       assertThat(help.out()).contains("-c, --config=FILE");
-      CliResult missing = ShardbergEndToEndTest.cli(command);
+      CliRun missing = CliRun.cli(command);
       assertThat(missing.exit()).isEqualTo(2);
       assertThat(missing.err()).contains("Missing required option: '--config=FILE'");
     }

@@ -1,5 +1,6 @@
 package dev.shardberg.tests.job;
 
+import static dev.shardberg.tests.cli.CliRun.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -11,9 +12,7 @@ import dev.shardberg.job.Reconciliation;
 import dev.shardberg.job.ShardbergPipeline;
 import dev.shardberg.job.config.ShardbergConfig;
 import dev.shardberg.job.verify.VerifyReport;
-import dev.shardberg.tests.cli.ShardbergDevCli;
-import java.io.PrintWriter;
-import java.io.StringWriter;
+import dev.shardberg.tests.cli.CliRun;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -39,7 +38,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
-import picocli.CommandLine;
 
 /**
  * The real job end to end: two MariaDB servers × 4 shards (numbers from table names on one, from
@@ -142,14 +140,14 @@ class ShardbergEndToEndTest {
       assertThat(commits).extracting(CommitRecord::checkpointId).isSortedAccordingTo((x, y) -> Long.compare(y, x));
 
       // the CLI sees the same
-      CliResult status = cli("status", "--config", configFile.toString());
+      CliRun status = cli("status", "--config", configFile.toString());
       assertThat(status.exit()).isZero();
       assertThat(status.out()).contains("last committed checkpoint: " + commits.get(0).checkpointId())
           .contains("commits of this pipeline:  " + commits.size());
-      CliResult verify = cli("verify", "--config", configFile.toString());
+      CliRun verify = cli("verify", "--config", configFile.toString());
       assertThat(verify.exit()).as(verify.out()).isZero();
       assertThat(verify.out()).contains("MATCH: " + shards.expectedCount() + " rows in 8 shards");
-      CliResult validate = cli("validate", "--config", configFile.toString());
+      CliRun validate = cli("validate", "--config", configFile.toString());
       assertThat(validate.exit()).as(validate.err()).isZero();
       assertThat(validate.out())
           .contains("e2e-a        shardberg_cdc@127.0.0.1:" + shards.a.port() + "  server ids 5500-5503  4 shard tables")
@@ -232,17 +230,5 @@ class ShardbergEndToEndTest {
   private static long lastCheckpoint(Table table, String pipelineId) {
     table.refresh();
     return CommittedCheckpoints.maxCommittedCheckpoint(table, pipelineId).orElse(-1);
-  }
-
-  record CliResult(int exit, String out, String err) {}
-
-  static CliResult cli(String... args) {
-    StringWriter out = new StringWriter();
-    StringWriter err = new StringWriter();
-    CommandLine cmd = ShardbergDevCli.commandLine();
-    cmd.setOut(new PrintWriter(out, true));
-    cmd.setErr(new PrintWriter(err, true));
-    int exit = cmd.execute(args);
-    return new CliResult(exit, out.toString(), err.toString());
   }
 }

@@ -1,5 +1,6 @@
 package dev.shardberg.tests.schema;
 
+import static dev.shardberg.tests.cli.CliRun.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.awaitility.Awaitility.await;
@@ -11,10 +12,9 @@ import org.apache.flink.core.execution.CheckpointType;
 import org.apache.flink.test.junit5.InjectClusterClient;
 import dev.shardberg.job.Reconciliation;
 import dev.shardberg.job.verify.VerifyReport;
-import dev.shardberg.tests.cli.ShardbergDevCli;
+import dev.shardberg.tests.cli.CliRun;
 import java.io.PrintWriter;
 import java.io.StringWriter;
-import picocli.CommandLine;
 import dev.shardberg.job.ShardbergPipeline;
 import dev.shardberg.job.config.ShardbergConfig;
 import dev.shardberg.router.ShardRouterException;
@@ -166,7 +166,7 @@ class SchemaEvolutionEndToEndTest {
         "INSERT INTO half.orders_1 VALUES (1, 5000000000, 'b', 1.25), (3, 3, 'c', NULL)");
     Path file = Files.writeString(dir.resolve("half.yaml"),
         Files.readString(config("tmp.yaml", "schema-half", "half_orders")).replace("database-pattern: shop", "database-pattern: half"));
-    CliResult validate = cli("validate", "--config", file.toString());
+    CliRun validate = cli("validate", "--config", file.toString());
     assertThat(validate.exit()).as(validate.err()).isZero();
     assertThat(validate.out())
         .contains("Shards that differ from the table schema (evolvable; schema.change-behavior=evolve):")
@@ -383,18 +383,6 @@ class SchemaEvolutionEndToEndTest {
   /** shard|id|qty|tag, "null" for a column the table lacks. */
   static void awaitExactly(Table table, List<String> rows) {
     await().atMost(CAUGHT_UP).pollInterval(Duration.ofMillis(300)).ignoreExceptions().until(() -> exactly(table, rows));
-  }
-
-  record CliResult(int exit, String out, String err) {}
-
-  static CliResult cli(String... args) {
-    StringWriter out = new StringWriter();
-    StringWriter err = new StringWriter();
-    CommandLine cmd = ShardbergDevCli.commandLine();
-    cmd.setOut(new PrintWriter(out, true));
-    cmd.setErr(new PrintWriter(err, true));
-    int exit = cmd.execute(args);
-    return new CliResult(exit, out.toString(), err.toString());
   }
 
   @Test
