@@ -10,6 +10,7 @@ import dev.shardberg.job.config.ShardbergConfig;
 import dev.shardberg.job.verify.VerifyReport;
 import dev.shardberg.tests.job.CapturedLog;
 import dev.shardberg.tests.support.EmbeddedMariaDb;
+import dev.shardberg.tests.support.SmallOrdersShards;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -92,10 +93,9 @@ class InFlightSchemaChangeEndToEndTest {
 
     Shards(String db, int rows) {
       this.db = db;
-      server.execute("CREATE DATABASE " + db);
+      SmallOrdersShards.create(server, db, SHARDS);
       for (int s = 0; s < SHARDS; s++) {
         server.execute(
-            "CREATE TABLE " + table(s) + " (id BIGINT NOT NULL PRIMARY KEY, qty INT NOT NULL, note VARCHAR(20) NULL)",
             "INSERT INTO " + table(s) + " (id, qty, note) SELECT seq, seq, CONCAT('n', seq) FROM " + db + ".seq_1_to_" + rows);
         expected.put(s, new TreeMap<>());
         for (long id = 1; id <= rows; id++) {
@@ -105,7 +105,7 @@ class InFlightSchemaChangeEndToEndTest {
     }
 
     String table(int shard) {
-      return db + ".orders_" + shard;
+      return SmallOrdersShards.table(db, shard);
     }
 
     void insert(int shard, long id, int qty, String note) {

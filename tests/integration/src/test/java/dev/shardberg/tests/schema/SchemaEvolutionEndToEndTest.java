@@ -19,6 +19,7 @@ import dev.shardberg.job.ShardbergPipeline;
 import dev.shardberg.job.config.ShardbergConfig;
 import dev.shardberg.router.ShardRouterException;
 import dev.shardberg.tests.support.EmbeddedMariaDb;
+import dev.shardberg.tests.support.SmallOrdersShards;
 import java.math.BigDecimal;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -82,10 +83,8 @@ class SchemaEvolutionEndToEndTest {
     server = EmbeddedMariaDb.start("schema", 41);
     server.createCdcUser(USER, PASSWORD);
     passwordFile = Files.writeString(dir.resolve("cdc.password"), PASSWORD + "\n");
-    server.execute("CREATE DATABASE shop");
+    SmallOrdersShards.create(server, "shop", SHARDS);
     for (int s = 0; s < SHARDS; s++) {
-      server.execute(
-          "CREATE TABLE shop.orders_" + s + " (id BIGINT NOT NULL PRIMARY KEY, qty INT NOT NULL, note VARCHAR(20) NULL)");
       expected.put(s, new TreeMap<>());
       for (long id = 1; id <= 10; id++) {
         insert(s, id, (int) id, "n" + id);
@@ -160,7 +159,7 @@ class SchemaEvolutionEndToEndTest {
   void aRolloutHalfDoneAtStartUpIsTheUnionAndValidatePrintsEachShardsDifferences() throws Exception {
     server.execute(
         "CREATE DATABASE half",
-        "CREATE TABLE half.orders_0 (id BIGINT NOT NULL PRIMARY KEY, qty INT NOT NULL, note VARCHAR(20) NULL)",
+        SmallOrdersShards.createTable("half", 0),
         "CREATE TABLE half.orders_1 (id BIGINT NOT NULL PRIMARY KEY, qty BIGINT NOT NULL, note VARCHAR(40) NULL, discount DECIMAL(8,2) NULL)",
         "INSERT INTO half.orders_0 VALUES (1, 1, 'a'), (2, 2, NULL)",
         "INSERT INTO half.orders_1 VALUES (1, 5000000000, 'b', 1.25), (3, 3, 'c', NULL)");
@@ -330,8 +329,8 @@ class SchemaEvolutionEndToEndTest {
     try {
       server.execute(
           "CREATE DATABASE hived",
-          "CREATE TABLE hived.orders_0 (id BIGINT NOT NULL PRIMARY KEY, qty INT NOT NULL, note VARCHAR(20) NULL)",
-          "CREATE TABLE hived.orders_1 (id BIGINT NOT NULL PRIMARY KEY, qty INT NOT NULL, note VARCHAR(20) NULL)",
+          SmallOrdersShards.createTable("hived", 0),
+          SmallOrdersShards.createTable("hived", 1),
           "INSERT INTO hived.orders_0 VALUES (1, 1, 'a'), (2, 2, 'b')",
           "INSERT INTO hived.orders_1 VALUES (1, 10, 'c')");
       String uri = metastore.hiveConf().get(org.apache.hadoop.hive.conf.HiveConf.ConfVars.METASTOREURIS.varname);

@@ -11,6 +11,7 @@ import dev.shardberg.job.ShardbergPipeline;
 import dev.shardberg.job.config.ShardbergConfig;
 import dev.shardberg.job.verify.VerifyReport;
 import dev.shardberg.tests.support.EmbeddedMariaDb;
+import dev.shardberg.tests.support.SmallOrdersShards;
 import dev.shardberg.job.LocalCheckpoints;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -87,10 +88,9 @@ class ShardTableLifeTest {
 
   /** Shards {@code db.orders_0..n-1} (id key, qty, note) with {@code rows} rows each; returns the expected table. */
   static Shards shards(String db, int n, int rows) {
-    server.execute("CREATE DATABASE " + db);
+    SmallOrdersShards.create(server, db, n);
     Shards shards = new Shards(db);
     for (int s = 0; s < n; s++) {
-      server.execute("CREATE TABLE " + db + ".orders_" + s + " (id BIGINT NOT NULL PRIMARY KEY, qty INT NOT NULL, note VARCHAR(20) NULL)");
       shards.expected.put(s, new TreeMap<>());
       for (long id = 1; id <= rows; id++) {
         shards.upsert(s, id, (int) id);
