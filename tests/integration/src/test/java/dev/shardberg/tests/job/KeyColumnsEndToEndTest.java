@@ -13,6 +13,7 @@ import dev.shardberg.router.TableCreator;
 import dev.shardberg.router.TableLayout;
 import dev.shardberg.tests.cli.CliRun;
 import dev.shardberg.tests.support.EmbeddedMariaDb;
+import dev.shardberg.tests.support.TestConfig;
 import java.math.BigDecimal;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -160,15 +161,13 @@ class KeyColumnsEndToEndTest {
   }
 
   static Path config(String name, String pipelineId, String prefix, String table, List<String> keyColumns) throws Exception {
-    String yaml = "pipeline:\n  id: " + pipelineId + "\n  checkpoint-interval: 1s\n  parallelism: 1\n  writer-parallelism: 2\n"
-        + "  restart:\n    attempts: 3\n    delay: 1s\n"
-        + "sources:\n  - name: keys\n    host: " + server.host() + "\n    port: " + server.port() + "\n    user: " + USER
-        + "\n    password-file: " + passwordFile + "\n    server-id-range: 5600-5601"
-        + "\n    jdbc-properties:\n      useSSL: \"false\"\n      allowPublicKeyRetrieval: \"true\"\n"
-        + "tables:\n  database-pattern: ledger\n  table-pattern: '" + prefix + "_(?<shard>\\d+)'\n  key-columns: [" + String.join(", ", keyColumns) + "]\n"
-        + "source:\n  snapshot-chunk-size: 8\n"
-        + "target:\n  catalog:\n    type: hadoop\n    warehouse: " + dir.resolve("warehouse").toUri() + "\n  namespace: ledger\n  table: " + table + "\n";
-    return Files.writeString(dir.resolve(name), yaml);
+    return TestConfig.pipeline(pipelineId).checkpointInterval("1s").parallelism(1).writerParallelism(2).restart(3, "1s")
+        .source(new TestConfig.Source("keys", server.host(), server.port()).user(USER).passwordFile(passwordFile)
+            .serverIds("5600-5601").withoutTls())
+        .tables("ledger", prefix + "_(?<shard>\\d+)").keyColumns(keyColumns)
+        .snapshotChunkSize(8)
+        .hadoopCatalog(dir.resolve("warehouse").toUri()).table("ledger", table)
+        .write(dir.resolve(name));
   }
 
   @Test

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.shardberg.job.ShardbergJob;
 import dev.shardberg.tests.cli.CliRun;
+import dev.shardberg.tests.support.TestConfig;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
@@ -18,35 +19,15 @@ class ShardbergCliTest {
 
   @TempDir Path dir;
 
+  /** A valid config; the tests below break its text in one place or another. */
   private String good() throws Exception {
     Path password = Files.writeString(dir.resolve("pw"), SECRET + "\n");
-    return """
-        pipeline:
-          id: cli-test
-          checkpoint-interval: 2s
-        sources:
-          - name: a
-            host: 127.0.0.1
-            port: 1
-            user: cdc
-            password-file: %s
-            server-id-range: 5400-5400
-          - name: b
-            host: 127.0.0.1
-            port: 2
-            user: cdc
-            password-file: %s
-            server-id-range: 5401-5401
-        tables:
-          database-pattern: shop
-          table-pattern: 'orders_(?<shard>\\d+)'
-        target:
-          catalog:
-            type: hadoop
-            warehouse: %s
-          namespace: shop
-          table: orders
-        """.formatted(password, password, dir.resolve("wh").toUri());
+    return TestConfig.pipeline("cli-test").checkpointInterval("2s")
+        .source(new TestConfig.Source("a", "127.0.0.1", 1).user("cdc").passwordFile(password).serverIds("5400-5400"))
+        .source(new TestConfig.Source("b", "127.0.0.1", 2).user("cdc").passwordFile(password).serverIds("5401-5401"))
+        .tables("shop", "orders_(?<shard>\\d+)")
+        .hadoopCatalog(dir.resolve("wh").toUri()).table("shop", "orders")
+        .yaml();
   }
 
   private CliRun run(String command, String yaml) throws Exception {

@@ -13,7 +13,7 @@ import dev.shardberg.job.ShardbergPipeline;
 import dev.shardberg.job.config.ShardbergConfig;
 import dev.shardberg.job.verify.VerifyReport;
 import dev.shardberg.tests.cli.CliRun;
-import java.nio.file.Files;
+import dev.shardberg.tests.support.TestConfig;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashSet;
@@ -81,21 +81,19 @@ class ShardbergEndToEndTest {
     }
   }
 
-  private static Path writeConfig(String name, String pipelineId, String target) throws Exception {
-    String yaml = "pipeline:\n  id: " + pipelineId + "\n  checkpoint-interval: 1s\n  parallelism: 2\n  writer-parallelism: 2\n"
-        + "  restart:\n    attempts: 10\n    delay: 1s\n"
-        + shards.sourcesYaml()
+  /** The config of pipeline {@code pipelineId} on these shards, without its target. */
+  private static TestConfig config(String pipelineId) {
+    return TestConfig.pipeline(pipelineId).checkpointInterval("1s").parallelism(2).writerParallelism(2).restart(10, "1s")
+        .with(shards::sources)
         // the job's own maintenance, every 2 s instead of every minute: compaction runs in the test
-        + "maintenance:\n  interval: 2s\n  compaction:\n    min-small-files: 2\n"
-        + "target:\n" + target;
-    return Files.writeString(dir.resolve(name), yaml);
+        .maintenanceInterval("2s").compactionMinSmallFiles(2);
   }
 
   @Test
   @Order(1)
   void snapshotBinlogTaskManagerFailureAndMoreChanges(@InjectMiniCluster MiniCluster miniCluster) throws Exception {
-    Path configFile = writeConfig("hadoop.yaml", "e2e-hadoop",
-        "  catalog:\n    type: hadoop\n    warehouse: " + dir.resolve("warehouse").toUri() + "\n  namespace: shop\n  table: orders\n  buckets: 3\n");
+    Path configFile = config("e2e-hadoop").hadoopCatalog(dir.resolve("warehouse").toUri()).table("shop", "orders").buckets(3)
+        .write(dir.resolve("hadoop.yaml"));
     ShardbergConfig config = ShardbergConfig.load(configFile);
     JobClient job = ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), config);
     Table table = Catalogs.loadTable(config.target());
@@ -169,9 +167,8 @@ class ShardbergEndToEndTest {
     metastore.start(hiveConf);
     try {
       String uri = metastore.hiveConf().get(HiveConf.ConfVars.METASTOREURIS.varname);
-      Path configFile = writeConfig("hive.yaml", "e2e-hive",
-          "  catalog:\n    type: hive\n    name: hms\n    uri: " + uri + "\n    warehouse: " + dir.resolve("hive-warehouse").toUri()
-              + "\n  namespace: shop_hive\n  table: orders\n");
+      Path configFile = config("e2e-hive").hiveCatalog(uri, dir.resolve("hive-warehouse").toUri()).catalogName("hms")
+          .table("shop_hive", "orders").write(dir.resolve("hive.yaml"));
       ShardbergConfig config = ShardbergConfig.load(configFile);
       JobClient job = ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), config);
       try {

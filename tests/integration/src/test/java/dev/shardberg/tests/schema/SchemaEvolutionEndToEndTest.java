@@ -20,6 +20,7 @@ import dev.shardberg.job.config.ShardbergConfig;
 import dev.shardberg.router.ShardRouterException;
 import dev.shardberg.tests.support.EmbeddedMariaDb;
 import dev.shardberg.tests.support.SmallOrdersShards;
+import dev.shardberg.tests.support.TestConfig;
 import java.math.BigDecimal;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -144,15 +145,13 @@ class SchemaEvolutionEndToEndTest {
     await().atMost(CAUGHT_UP).pollInterval(Duration.ofMillis(300)).ignoreExceptions().until(() -> actualRows(table).equals(rows));
   }
 
-  static Path config(String name, String pipelineId, String table) throws Exception {
-    String yaml = "pipeline:\n  id: " + pipelineId + "\n  checkpoint-interval: 1s\n  parallelism: 1\n  writer-parallelism: 2\n"
-        + "  restart:\n    attempts: 5\n    delay: 1s\n"
-        + "sources:\n  - name: schema\n    host: " + server.host() + "\n    port: " + server.port() + "\n    user: " + USER
-        + "\n    password-file: " + passwordFile + "\n    server-id-range: 5700-5701"
-        + "\n    jdbc-properties:\n      useSSL: \"false\"\n      allowPublicKeyRetrieval: \"true\"\n"
-        + "tables:\n  database-pattern: shop\n  table-pattern: 'orders_(?<shard>\\d+)'\n"
-        + "target:\n  catalog:\n    type: hadoop\n    warehouse: " + dir.resolve("warehouse").toUri() + "\n  namespace: shop\n  table: " + table + "\n";
-    return Files.writeString(dir.resolve(name), yaml);
+  /** The config of a job on the shards {@code <database>.orders_N}, into table {@code shop.<table>}. */
+  static TestConfig config(String database, String pipelineId, String table) {
+    return TestConfig.pipeline(pipelineId).checkpointInterval("1s").parallelism(1).writerParallelism(2).restart(5, "1s")
+        .source(new TestConfig.Source("schema", server.host(), server.port()).user(USER).passwordFile(passwordFile)
+            .serverIds("5700-5701").withoutTls())
+        .tables(database, "orders_(?<shard>\\d+)")
+        .hadoopCatalog(dir.resolve("warehouse").toUri()).table("shop", table);
   }
 
   @Test
@@ -163,8 +162,7 @@ class SchemaEvolutionEndToEndTest {
         "CREATE TABLE half.orders_1 (id BIGINT NOT NULL PRIMARY KEY, qty BIGINT NOT NULL, note VARCHAR(40) NULL, discount DECIMAL(8,2) NULL)",
         "INSERT INTO half.orders_0 VALUES (1, 1, 'a'), (2, 2, NULL)",
         "INSERT INTO half.orders_1 VALUES (1, 5000000000, 'b', 1.25), (3, 3, 'c', NULL)");
-    Path file = Files.writeString(dir.resolve("half.yaml"),
-        Files.readString(config("tmp.yaml", "schema-half", "half_orders")).replace("database-pattern: shop", "database-pattern: half"));
+    Path file = config("half", "schema-half", "half_orders").write(dir.resolve("half.yaml"));
     CliRun validate = cli("validate", "--config", file.toString());
     assertThat(validate.exit()).as(validate.err()).isZero();
     assertThat(validate.out())
@@ -197,8 +195,7 @@ class SchemaEvolutionEndToEndTest {
         "CREATE TABLE replay.orders_1 (id BIGINT NOT NULL PRIMARY KEY, qty INT NOT NULL)",
         "INSERT INTO replay.orders_0 VALUES (1, 1), (2, 2)",
         "INSERT INTO replay.orders_1 VALUES (1, 10)");
-    Path file = Files.writeString(dir.resolve("replay.yaml"),
-        Files.readString(config("tmp2.yaml", "schema-replay", "replay_orders")).replace("database-pattern: shop", "database-pattern: replay"));
+    Path file = config("replay", "schema-replay", "replay_orders").write(dir.resolve("replay.yaml"));
     ShardbergConfig config = ShardbergConfig.load(file);
     JobClient first = ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), config);
     Table table = Catalogs.loadTable(config.target());
@@ -255,10 +252,9 @@ class SchemaEvolutionEndToEndTest {
         "CREATE TABLE failover.orders_1 (id BIGINT NOT NULL PRIMARY KEY, qty INT NOT NULL)",
         "INSERT INTO failover.orders_0 VALUES (1, 1), (2, 2), (3, 3)",
         "INSERT INTO failover.orders_1 VALUES (1, 10)");
-    Path file = Files.writeString(dir.resolve("failover.yaml"),
-        Files.readString(config("tmp3.yaml", "schema-failover", "failover_orders"))
-            .replace("database-pattern: shop", "database-pattern: failover")
-            .replace("checkpoint-interval: 1s", "checkpoint-interval: 1h\n  checkpoint-dir: " + dir.resolve("failover-checkpoints").toUri()));
+    Path file = config("failover", "schema-failover", "failover_orders")
+        .checkpointInterval("1h").checkpointDir(dir.resolve("failover-checkpoints").toUri())
+        .write(dir.resolve("failover.yaml"));
     ShardbergConfig config = ShardbergConfig.load(file);
     PrintWriter console = new PrintWriter(new StringWriter(), true);
     JobClient first = ShardbergPipeline.start(LocalCheckpoints.environment(config, false, console), config);
@@ -334,12 +330,11 @@ class SchemaEvolutionEndToEndTest {
           "INSERT INTO hived.orders_0 VALUES (1, 1, 'a'), (2, 2, 'b')",
           "INSERT INTO hived.orders_1 VALUES (1, 10, 'c')");
       String uri = metastore.hiveConf().get(org.apache.hadoop.hive.conf.HiveConf.ConfVars.METASTOREURIS.varname);
-      String yaml = Files.readString(config("tmp4.yaml", "schema-hive", "orders"))
-          .replace("database-pattern: shop", "database-pattern: hived");
-      yaml = yaml.substring(0, yaml.indexOf("target:\n"))
-          + "target:\n  catalog:\n    type: hive\n    name: hms\n    uri: " + uri + "\n    warehouse: "
-          + dir.resolve("hive-warehouse").toUri() + "\n  namespace: hived\n  table: orders\n";
-      ShardbergConfig config = ShardbergConfig.load(Files.writeString(dir.resolve("hive.yaml"), yaml));
+      // the same job on a hive catalog instead of the hadoop one
+      Path file = config("hived", "schema-hive", "orders")
+          .hiveCatalog(uri, dir.resolve("hive-warehouse").toUri()).catalogName("hms").table("hived", "orders")
+          .write(dir.resolve("hive.yaml"));
+      ShardbergConfig config = ShardbergConfig.load(file);
       JobClient job = ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), config);
       try {
         Table table = Catalogs.loadTable(config.target());
@@ -386,7 +381,7 @@ class SchemaEvolutionEndToEndTest {
 
   @Test
   void aRolloutAcrossTheShardsEvolvesTheTableInFlightAndAnIncompatibleChangeStopsAtOnce() throws Exception {
-    ShardbergConfig config = ShardbergConfig.load(config("evolve.yaml", "schema-evolve", "orders"));
+    ShardbergConfig config = ShardbergConfig.load(config("shop", "schema-evolve", "orders").write(dir.resolve("evolve.yaml")));
     JobClient job = ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), config);
     try {
       Table table = Catalogs.loadTable(config.target());
