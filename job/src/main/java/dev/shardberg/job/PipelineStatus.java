@@ -5,6 +5,7 @@ import dev.shardberg.coordinator.CommittedCheckpoints;
 import dev.shardberg.coordinator.CoordinatorConfigOptions;
 import dev.shardberg.coordinator.ShardCounts;
 import dev.shardberg.job.config.ShardbergConfig;
+import dev.shardberg.job.observe.Durations;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -72,11 +73,11 @@ public record PipelineStatus(
     CommitRecord last = commits.get(0);
     sb.append(String.format("  last committed checkpoint: %d (snapshot %d%s)%n", last.checkpointId(), last.snapshotId(),
         last.heartbeat() ? ", heartbeat" : ""));
-    sb.append(String.format("  last commit at:            %s (%s ago)%n", Instant.ofEpochMilli(last.timestampMillis()), human(sinceLastCommit())));
+    sb.append(String.format("  last commit at:            %s (%s ago)%n", Instant.ofEpochMilli(last.timestampMillis()), Durations.human(sinceLastCommit())));
     CommitRecord lastData = commits.stream().filter(c -> !c.heartbeat()).findFirst().orElse(null);
     if (lastData != null) {
       sb.append(String.format("  last data commit at:       %s (%s ago)%n", Instant.ofEpochMilli(lastData.timestampMillis()),
-          human(Duration.between(Instant.ofEpochMilli(lastData.timestampMillis()), now))));
+          Durations.human(Duration.between(Instant.ofEpochMilli(lastData.timestampMillis()), now))));
     }
     sb.append(String.format("  commits of this pipeline:  %d; flink job %s%n", commits.size(), last.flinkJobId()));
     if (currentSnapshotRecords != null) {
@@ -94,18 +95,5 @@ public record PipelineStatus(
           added, deleted, c.shardCounts().size(), c.heartbeat() ? " (heartbeat)" : ""));
     }
     return sb.toString();
-  }
-
-  static String human(Duration d) {
-    if (d.toMillis() < 1000) {
-      return d.toMillis() + " ms";
-    }
-    if (d.toSeconds() < 120) {
-      return String.format("%.1f s", d.toMillis() / 1000.0);
-    }
-    if (d.toMinutes() < 120) {
-      return d.toMinutes() + " min";
-    }
-    return d.toHours() + " h";
   }
 }

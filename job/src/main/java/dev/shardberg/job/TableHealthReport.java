@@ -3,6 +3,7 @@ package dev.shardberg.job;
 import dev.shardberg.coordinator.maintenance.TableHealth;
 import dev.shardberg.coordinator.maintenance.TableHealth.ShardHealth;
 import dev.shardberg.job.config.ShardbergConfig;
+import dev.shardberg.job.observe.Durations;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
@@ -43,7 +44,7 @@ public record TableHealthReport(String table, TableHealth health, boolean mainte
           h.lastCompactionMillis().isPresent()
               ? Instant.ofEpochMilli(h.lastCompactionMillis().getAsLong())
                   + " ("
-                  + PipelineStatus.human(
+                  + Durations.human(
                       Duration.between(Instant.ofEpochMilli(h.lastCompactionMillis().getAsLong()), now))
                   + " ago)"
               : "none in the retained history";

@@ -289,12 +289,6 @@ public final class ZooKeeperCommitGuard implements CommitGuard {
             tableName, pipelineId, newerEpoch, epoch));
   }
 
-  /** Waits for the table lock so far (none before the first connection). */
-  public LockWaitStats.Snapshot lockWaits() {
-    Recipes current = recipes;
-    return current == null ? new LockWaitStats().snapshot() : current.lock().lockWaits();
-  }
-
   /** {@code LATENT} until the first connection. */
   public ZooKeeperConnection.State connectionState() {
     Recipes current = recipes;

@@ -14,7 +14,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The ZooKeeper commit lock of one Iceberg table: a Curator {@link InterProcessMutex} at {@code
- * <root>/locks/<table>} over a given {@link ZooKeeperConnection}, with its wait statistics.
+ * <root>/locks/<table>} over a given {@link ZooKeeperConnection}.
  * Everything that commits to the table takes it around its commit (refresh, check, commit,
  * release), so no commit ever starts from a stale base: the coordinator of every pipeline (through
  * {@link ZooKeeperCommitGuard}) and anything else, such as maintenance, through this class:
@@ -44,7 +44,6 @@ public final class ZooKeeperTableLock implements AutoCloseable {
   private final String tableName;
   private final String lockPath;
   private final InterProcessMutex mutex;
-  private final LockWaitStats lockWaits = new LockWaitStats();
 
   /**
    * Interruption count of the connection when the current holder took the lock, or -1 when not
@@ -142,10 +141,8 @@ public final class ZooKeeperTableLock implements AutoCloseable {
     try {
       acquired = mutex.acquire(lockTimeout.toMillis(), TimeUnit.MILLISECONDS);
     } catch (InterruptedException e) {
-      lockWaits.recordFailed();
       throw e;
     } catch (Exception e) {
-      lockWaits.recordFailed();
       throw new CommitDeferredException(
           String.format(
               "Cannot take the commit lock of table '%s' at %s: %s; nothing was run, the commit is"
@@ -155,7 +152,6 @@ public final class ZooKeeperTableLock implements AutoCloseable {
     }
     long waited = System.nanoTime() - start;
     if (!acquired) {
-      lockWaits.recordTimedOut(waited);
       throw new CommitDeferredException(
           String.format(
               "Cannot take the commit lock of table '%s' at %s within %s (%s): another committer"
@@ -163,7 +159,6 @@ public final class ZooKeeperTableLock implements AutoCloseable {
                   + " the lock timeout if commits on this table are slow",
               tableName, lockPath, lockTimeout, CoordinatorConfigOptions.ZK_LOCK_TIMEOUT.key()));
     }
-    lockWaits.recordGranted(waited);
     LOG.debug("Took the commit lock of table {} after {} ms", tableName, waited / 1_000_000);
 
     long previousHeldSince = heldSinceInterruption; // re-entrant use by the same thread
@@ -256,11 +251,6 @@ public final class ZooKeeperTableLock implements AutoCloseable {
   /** The lock's znode, {@code <root>/locks/<table>}. */
   public String lockPath() {
     return lockPath;
-  }
-
-  /** Waits for this lock so far. */
-  public LockWaitStats.Snapshot lockWaits() {
-    return lockWaits.snapshot();
   }
 
   /** The connection this lock runs over. */

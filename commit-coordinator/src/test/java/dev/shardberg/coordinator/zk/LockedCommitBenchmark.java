@@ -4,6 +4,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import org.apache.curator.test.TestingServer;
+import org.apache.flink.metrics.HistogramStatistics;
 
 /**
  * Benchmark, not a test: two pipelines and a maintenance loop commit to one Iceberg table for a
@@ -58,11 +59,11 @@ public final class LockedCommitBenchmark {
 
   private static void print(String name, SharedTableWorkload.Result r) {
     StringBuilder waits = new StringBuilder();
-    for (LockWaitStats.Snapshot w : r.lockWaits()) {
+    for (HistogramStatistics w : r.lockWaitsMs()) {
       if (waits.length() > 0) {
         waits.append(", ");
       }
-      waits.append(w.p50().toMillis()).append('/').append(w.p99().toMillis());
+      waits.append(Math.round(w.getQuantile(0.5))).append('/').append(Math.round(w.getQuantile(0.99)));
     }
     System.out.printf("%-12s %12.0f %14s %10d %28s %10s%n",
         name,

@@ -17,6 +17,9 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
+import org.apache.flink.metrics.Histogram;
+import org.apache.flink.metrics.HistogramStatistics;
+import org.apache.flink.runtime.metrics.DescriptiveStatisticsHistogram;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.FileFormat;
@@ -50,6 +53,9 @@ import org.apache.iceberg.types.Types;
  * <p>Iceberg's own commit retries are off on this table ({@code commit.retry.num-retries=0}), so
  * every stale-base conflict surfaces as a {@link CommitFailedException}, is counted, and is retried
  * by the committer from a fresh table.
+ *
+ * <p>Lock waits are measured as the coordinator's {@code lockWaitMs} histogram measures them: from
+ * asking for the lock to running under it, in a Flink histogram per committer.
  */
 final class SharedTableWorkload {
   static final Schema SCHEMA =
@@ -63,6 +69,8 @@ final class SharedTableWorkload {
   static final int SHARDS_PER_PIPELINE = 4;
   static final int ROWS_PER_COMMIT = 5;
   static final int MARKER_SHARD = 999;
+  /** Lock waits kept per committer, the most recent ones. */
+  static final int LOCK_WAIT_WINDOW = 4096;
 
   /** What a run did. Conflicts are Iceberg {@link CommitFailedException}s (stale base). */
   record Result(
@@ -71,7 +79,7 @@ final class SharedTableWorkload {
       long conflicts,
       long lockTimeouts,
       Duration elapsed,
-      List<LockWaitStats.Snapshot> lockWaits,
+      List<HistogramStatistics> lockWaitsMs,
       Set<Long> expectedIds,
       Set<Long> actualIds,
       long rowsRead) {
@@ -85,7 +93,7 @@ final class SharedTableWorkload {
       return String.format(
           "%d pipeline + %d maintenance commits in %d ms (%.0f commits/min), %d conflicts"
               + " (CommitFailedException), %d lock timeouts, %d rows read / %d expected, lock"
-              + " waits %s",
+              + " waits p50/p99/max ms %s",
           pipelineCommits,
           maintenanceCommits,
           elapsed.toMillis(),
@@ -94,8 +102,19 @@ final class SharedTableWorkload {
           lockTimeouts,
           rowsRead,
           expectedIds.size(),
-          lockWaits);
+          lockWaitsMs.stream().map(SharedTableWorkload::describe).toList());
     }
+  }
+
+  /** A committer's lock waits: {@code p50/p99/max} in ms. */
+  static String describe(HistogramStatistics waitsMs) {
+    return String.format(
+        "%.0f/%.0f/%d", waitsMs.getQuantile(0.5), waitsMs.getQuantile(0.99), waitsMs.size() == 0 ? 0 : waitsMs.getMax());
+  }
+
+  /** A new histogram of lock waits in ms. */
+  static Histogram lockWaitHistogram() {
+    return new DescriptiveStatisticsHistogram(LOCK_WAIT_WINDOW);
   }
 
   private final String warehouse;
@@ -134,6 +153,7 @@ final class SharedTableWorkload {
     AtomicLong lockTimeouts = new AtomicLong();
     AtomicLong pipelinesRunning = new AtomicLong(pipelines);
     List<CommitGuard> guards = new ArrayList<>();
+    List<Histogram> lockWaits = new ArrayList<>();
     ExecutorService executor = Executors.newFixedThreadPool(pipelines + 1);
     try {
       List<Future<Long>> pipelineRuns = new ArrayList<>();
@@ -143,13 +163,17 @@ final class SharedTableWorkload {
                 ? NoopCommitGuard.INSTANCE
                 : ZooKeeperCommitGuard.open(zooKeeper, "pipeline-" + p, TABLE_NAME);
         guards.add(guard);
+        Histogram waits = lockWaitHistogram();
+        if (zooKeeper != null) {
+          lockWaits.add(waits);
+        }
         int pipeline = p;
         pipelineRuns.add(
             executor.submit(
                 () -> {
                   try {
                     return runPipeline(
-                        pipeline, guard, commitsPerPipeline, deadline, conflicts, lockTimeouts);
+                        pipeline, guard, commitsPerPipeline, deadline, conflicts, lockTimeouts, waits);
                   } finally {
                     pipelinesRunning.decrementAndGet();
                   }
@@ -157,6 +181,10 @@ final class SharedTableWorkload {
       }
       ZooKeeperTableLock maintenanceLock =
           zooKeeper == null ? null : ZooKeeperTableLock.open(zooKeeper, TABLE_NAME);
+      Histogram maintenanceWaits = lockWaitHistogram();
+      if (maintenanceLock != null) {
+        lockWaits.add(maintenanceWaits);
+      }
       Future<Long> maintenance =
           executor.submit(
               () ->
@@ -165,7 +193,9 @@ final class SharedTableWorkload {
                       maintenanceLock,
                       () -> pipelinesRunning.get() > 0,
                       conflicts,
-                      lockTimeouts));
+                      lockTimeouts,
+                      Duration.ZERO,
+                      maintenanceWaits));
       long pipelineCommits = 0;
       for (Future<Long> run : pipelineRuns) {
         pipelineCommits += run.get();
@@ -173,14 +203,7 @@ final class SharedTableWorkload {
       long maintenanceCommits = maintenance.get();
       Duration elapsed = Duration.ofNanos(System.nanoTime() - start);
 
-      List<LockWaitStats.Snapshot> waits = new ArrayList<>();
-      for (CommitGuard guard : guards) {
-        if (guard instanceof ZooKeeperCommitGuard zk) {
-          waits.add(zk.lockWaits());
-        }
-      }
       if (maintenanceLock != null) {
-        waits.add(maintenanceLock.lockWaits());
         maintenanceLock.close();
       }
       Table table = catalog().loadTable(TABLE);
@@ -192,7 +215,7 @@ final class SharedTableWorkload {
           conflicts.get(),
           lockTimeouts.get(),
           elapsed,
-          waits,
+          lockWaits.stream().map(Histogram::getStatistics).toList(),
           expected,
           new HashSet<>(actual),
           actual.size());
@@ -210,7 +233,8 @@ final class SharedTableWorkload {
       int commitsPerPipeline,
       long deadline,
       AtomicLong conflicts,
-      AtomicLong lockTimeouts)
+      AtomicLong lockTimeouts,
+      Histogram lockWaits)
       throws Exception {
     Table table = catalog().loadTable(TABLE);
     String pipelineId = "pipeline-" + pipeline;
@@ -222,9 +246,13 @@ final class SharedTableWorkload {
       long checkpointId = checkpoint;
       while (true) {
         try {
+          long askedForLock = System.nanoTime();
           guard.runExclusive(
               zooKeeper == null ? Duration.ofMinutes(1) : zooKeeper.lockTimeout(),
-              () -> commitCheckpoint(table, guard, pipelineId, checkpointId, file));
+              () -> {
+                lockWaits.update((System.nanoTime() - askedForLock) / 1_000_000);
+                return commitCheckpoint(table, guard, pipelineId, checkpointId, file);
+              });
           committed++;
           break;
         } catch (CommitFailedException e) {
@@ -268,28 +296,19 @@ final class SharedTableWorkload {
 
   /**
    * Maintenance stand-in until {@code keepGoing} turns false: rewrites all manifests, then appends a
-   * marker file and deletes it again, and so on; through {@code lock} when given. Returns the number
-   * of commits; a stale-base {@link CommitFailedException} is counted in {@code conflicts} and
-   * retried from a fresh table.
+   * marker file and deletes it again, and so on, resting {@code pause} after each round (a maintenance
+   * run that does not spin); through {@code lock} when given, its waits in {@code lockWaits}. Returns
+   * the number of commits; a stale-base {@link CommitFailedException} is counted in {@code conflicts}
+   * and retried from a fresh table.
    */
   static long maintain(
       Table table,
       ZooKeeperTableLock lock,
       BooleanSupplier keepGoing,
       AtomicLong conflicts,
-      AtomicLong lockTimeouts)
-      throws Exception {
-    return maintain(table, lock, keepGoing, conflicts, lockTimeouts, Duration.ZERO);
-  }
-
-  /** The same, resting {@code pause} after each round (a maintenance run that does not spin). */
-  static long maintain(
-      Table table,
-      ZooKeeperTableLock lock,
-      BooleanSupplier keepGoing,
-      AtomicLong conflicts,
       AtomicLong lockTimeouts,
-      Duration pause)
+      Duration pause,
+      Histogram lockWaits)
       throws Exception {
     long commits = 0;
     for (long round = 0; keepGoing.getAsBoolean(); round++) {
@@ -314,7 +333,15 @@ final class SharedTableWorkload {
       boolean done = false;
       while (!done) {
         try {
-          commits += lock == null ? work.call() : lock.runExclusive(work);
+          long askedForLock = System.nanoTime();
+          commits +=
+              lock == null
+                  ? work.call()
+                  : lock.runExclusive(
+                      () -> {
+                        lockWaits.update((System.nanoTime() - askedForLock) / 1_000_000);
+                        return work.call();
+                      });
           done = true;
         } catch (CommitFailedException e) {
           conflicts.incrementAndGet();

@@ -461,7 +461,7 @@ class ZooKeeperGuardedPipelineTest {
       boolean swapHeld,
       boolean tableMovedWhileHeld,
       Duration elapsed,
-      LockWaitStats.Snapshot maintenanceLockWaits) {}
+      String maintenanceLockWaitsMs) {}
 
   private Run runTwoPipelinesWithMaintenance(CommitGuardFactory guard, ZooKeeperOptions zk)
       throws Exception {
@@ -482,6 +482,7 @@ class ZooKeeperGuardedPipelineTest {
     AtomicLong conflicts = new AtomicLong();
     AtomicLong lockTimeouts = new AtomicLong();
     ZooKeeperTableLock lock = zk == null ? null : closeLater(ZooKeeperTableLock.open(zk, TABLE_NAME));
+    Histogram maintenanceLockWaits = SharedTableWorkload.lockWaitHistogram();
     Future<Long> maintenance =
         executor.submit(
             () ->
@@ -496,7 +497,8 @@ class ZooKeeperGuardedPipelineTest {
                     jobsRunning::get,
                     conflicts,
                     lockTimeouts,
-                    Duration.ofMillis(500)));
+                    Duration.ofMillis(500),
+                    maintenanceLockWaits));
     try {
       a.getJobExecutionResult().get(JOB_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
       b.getJobExecutionResult().get(JOB_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
@@ -516,7 +518,7 @@ class ZooKeeperGuardedPipelineTest {
         held.held.get(),
         held.moved.get(),
         Duration.ofNanos(System.nanoTime() - start),
-        lock == null ? null : lock.lockWaits());
+        lock == null ? null : SharedTableWorkload.describe(maintenanceLockWaits.getStatistics()));
   }
 
   private JobClient startPipeline(

@@ -6,6 +6,7 @@ import dev.shardberg.job.LocalCheckpoints;
 import dev.shardberg.job.PipelineStatus;
 import dev.shardberg.job.ShardbergPipeline;
 import dev.shardberg.job.config.ShardbergConfig;
+import dev.shardberg.job.observe.Durations;
 import dev.shardberg.job.observe.HostLag;
 import dev.shardberg.job.observe.SnapshotProgress;
 import dev.shardberg.router.discovery.ShardDiscovery;
@@ -89,7 +90,7 @@ final class LocalRun {
     result.whenComplete((r, e) -> wake.countDown());
     URI checkpoints = LocalCheckpoints.directory(config);
     line("Running: Flink job %s, one commit per checkpoint (every %s), checkpoints under %s; Ctrl-C stops with a final savepoint",
-        job.getJobID(), human(config.pipeline().checkpointInterval()), checkpoints);
+        job.getJobID(), Durations.humanToMinutes(config.pipeline().checkpointInterval()), checkpoints);
     if (webPort != null) {
       line("Flink dashboard: http://localhost:%d (status --flink-rest http://localhost:%d shows the lag per host)", webPort, webPort);
     }
@@ -233,7 +234,7 @@ final class LocalRun {
       List<HostLag> hosts = readHosts(asked);
       String snapshot = snapshot(hosts, p, now);
       if (!status.committed()) {
-        progressLine("waiting for the first commit (%s since start)%s", human(Duration.between(p.started, now)), snapshot);
+        progressLine("waiting for the first commit (%s since start)%s", Durations.humanToMinutes(Duration.between(p.started, now)), snapshot);
         return;
       }
       CommitRecord last = status.commits().get(0);
@@ -249,7 +250,7 @@ final class LocalRun {
       p.lastRows = rows;
       p.lastAt = now;
       progressLine("checkpoint %d committed %s ago; +%d -%d rows in %d shards, %.0f rows/s%s%s", last.checkpointId(),
-          human(status.sinceLastCommit()), added, deleted, status.totals().size(), perSecond, snapshot, hosts(hosts, Instant.now(), asked));
+          Durations.humanToMinutes(status.sinceLastCommit()), added, deleted, status.totals().size(), perSecond, snapshot, hosts(hosts, Instant.now(), asked));
     } catch (RuntimeException e) {
       progressLine("cannot read the table's progress: %s", rootMessage(e));
     }
@@ -362,15 +363,5 @@ final class LocalRun {
       t = t.getCause();
     }
     return t.getClass().getSimpleName() + ": " + t.getMessage();
-  }
-
-  private static String human(Duration d) {
-    if (d.toMillis() < 1000) {
-      return d.toMillis() + " ms";
-    }
-    if (d.toSeconds() < 120) {
-      return String.format("%.1f s", d.toMillis() / 1000.0);
-    }
-    return d.toMinutes() + " min";
   }
 }

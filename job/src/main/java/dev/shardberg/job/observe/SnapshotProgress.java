@@ -83,19 +83,9 @@ public record SnapshotProgress(long rows, int shardsRead, Map<Integer, Long> row
     StringBuilder sb = new StringBuilder(String.format("%d rows read from %d of %d shards, %.0f rows/s", rows, shardsRead, totalShards, perSecond));
     long left = remaining(shards, estimates);
     if (left > 0 && perSecond > 0) {
-      sb.append(", ETA ~").append(human(Duration.ofSeconds(Math.round(left / perSecond))))
+      sb.append(", ETA ~").append(Durations.estimate(Duration.ofSeconds(Math.round(left / perSecond))))
           .append(" (").append(left).append(" rows left by MySQL's estimate)");
     }
     return sb.toString();
-  }
-
-  private static String human(Duration d) {
-    if (d.toSeconds() < 120) {
-      return d.toSeconds() + " s";
-    }
-    if (d.toMinutes() < 120) {
-      return d.toMinutes() + " min";
-    }
-    return d.toHours() + " h " + d.toMinutesPart() + " min";
   }
 }

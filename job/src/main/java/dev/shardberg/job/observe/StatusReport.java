@@ -61,7 +61,7 @@ public record StatusReport(PipelineStatus status, List<ShardFreshness> shards, L
         ShardFreshness s = freshness.get(shard);
         Instant committed = s == null ? null : s.lastChangeCommitted();
         sb.append(String.format("  %-6d %-26s %-10s %s%n", shard, committed == null ? "-" : committed,
-            committed == null ? "-" : human(Duration.between(committed, status.now())),
+            committed == null ? "-" : Durations.human(Duration.between(committed, status.now())),
             snapshotRows == null ? "-" : snapshotRows.getOrDefault(shard, 0L)));
       }
     }
@@ -77,7 +77,7 @@ public record StatusReport(PipelineStatus status, List<ShardFreshness> shards, L
         sb.append(String.format("  %-14s %-12s %-26s %14s %12s %14d%n", h.host(),
             h.connected() + ("unreachable".equals(h.connected()) ? " " + h.unreachableMillis() / 1000 + "s" : ""),
             h.newestChangeWritten() == null ? "-" : h.newestChangeWritten(),
-            h.sinceLastChangeMillis() < 0 ? "-" : human(Duration.ofMillis(h.sinceLastChangeMillis())),
+            h.sinceLastChangeMillis() < 0 ? "-" : Durations.human(Duration.ofMillis(h.sinceLastChangeMillis())),
             h.readLagMillis() < 0 ? "-" : h.readLagMillis() + " ms", h.snapshotRows()));
       }
       for (HostLag h : hosts) {
@@ -181,18 +181,5 @@ public record StatusReport(PipelineStatus status, List<ShardFreshness> shards, L
     } else {
       n.put("snapshotRowsRead", snapshotRows.getOrDefault(shard, 0L));
     }
-  }
-
-  private static String human(Duration d) {
-    if (d.toMillis() < 1000) {
-      return d.toMillis() + " ms";
-    }
-    if (d.toSeconds() < 120) {
-      return String.format("%.1f s", d.toMillis() / 1000.0);
-    }
-    if (d.toMinutes() < 120) {
-      return d.toMinutes() + " min";
-    }
-    return d.toHours() + " h";
   }
 }

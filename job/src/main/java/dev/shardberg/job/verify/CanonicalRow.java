@@ -1,5 +1,6 @@
 package dev.shardberg.job.verify;
 
+import dev.shardberg.router.MySqlIdentifiers;
 import dev.shardberg.router.types.MySqlColumn;
 import dev.shardberg.router.types.MySqlType;
 import dev.shardberg.router.types.TypeMapping;
@@ -92,7 +93,7 @@ final class CanonicalRow {
     List<String> select = new ArrayList<>(columns.size());
     for (int i = 0; i < columns.size(); i++) {
       String name = columns.get(i).name();
-      select.add(present == null || present.contains(name) ? types.get(i).selectExpression(ShardSource.quote(name)) : "NULL");
+      select.add(present == null || present.contains(name) ? types.get(i).selectExpression(MySqlIdentifiers.quote(name)) : "NULL");
     }
     return select;
   }

@@ -1,5 +1,7 @@
 package dev.shardberg.job.verify;
 
+import static dev.shardberg.router.MySqlIdentifiers.quote;
+
 import java.sql.Connection;
 import java.sql.SQLException;
 
@@ -16,12 +18,8 @@ public record ShardSource(int shard, String label, String database, String table
     Connection open() throws SQLException;
   }
 
-  /** {@code SELECT <expressions> FROM `db`.`table`}; the expressions are SQL, column names quoted by {@link #quote}. */
+  /** {@code SELECT <expressions> FROM `db`.`table`}; the expressions are SQL, column names quoted by {@link dev.shardberg.router.MySqlIdentifiers#quote}. */
   String selectFrom(java.util.List<String> expressions) {
     return "SELECT " + String.join(", ", expressions) + " FROM " + quote(database) + '.' + quote(table);
-  }
-
-  static String quote(String identifier) {
-    return '`' + identifier.replace("`", "``") + '`';
   }
 }

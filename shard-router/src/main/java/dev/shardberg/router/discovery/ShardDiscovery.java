@@ -1,5 +1,7 @@
 package dev.shardberg.router.discovery;
 
+import static dev.shardberg.router.MySqlIdentifiers.quote;
+
 import dev.shardberg.router.Preconditions;
 import dev.shardberg.router.RouterOptions;
 import dev.shardberg.router.ShardRouterException;
@@ -622,7 +624,7 @@ public final class ShardDiscovery {
       String counts = key.stream().map(k -> "COUNT(DISTINCT " + quote(k) + ")").collect(Collectors.joining(", "));
       String sql =
           "SELECT " + counts + " FROM (SELECT "
-              + key.stream().map(ShardDiscovery::quote).collect(Collectors.joining(", "))
+              + key.stream().map(k -> quote(k)).collect(Collectors.joining(", "))
               + " FROM " + quote(t.database()) + "." + quote(t.table()) + " LIMIT " + SAMPLE_ROWS + ") s";
       try (Connection c = connect(host);
           Statement s = c.createStatement();
@@ -640,10 +642,6 @@ public final class ShardDiscovery {
     }
     LOG.info("Sampled the key columns of {} shard(s): distinct values {}", sampled.size(), distinct);
     return distinct;
-  }
-
-  private static String quote(String identifier) {
-    return "`" + identifier.replace("`", "``") + "`";
   }
 
   private static Integer intOrNull(ResultSet rs, int column) throws SQLException {

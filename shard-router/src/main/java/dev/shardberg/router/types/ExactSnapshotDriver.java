@@ -1,5 +1,7 @@
 package dev.shardberg.router.types;
 
+import static dev.shardberg.router.MySqlIdentifiers.quote;
+
 import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
@@ -206,11 +208,6 @@ public final class ExactSnapshotDriver implements Driver {
       i++;
     }
     return null;
-  }
-
-  /** An identifier in backticks, embedded backticks doubled. */
-  static String quote(String identifier) {
-    return "`" + identifier.replace("`", "``") + "`";
   }
 
   /**

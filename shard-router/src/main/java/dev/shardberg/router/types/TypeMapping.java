@@ -34,10 +34,6 @@ public final class TypeMapping {
     return new Mapped(type, type.flinkType(c), type.icebergType(c));
   }
 
-  public static LogicalType toFlinkType(MySqlColumn c) {
-    return map(c).flinkType();
-  }
-
   public static Type toIcebergType(MySqlColumn c) {
     return map(c).icebergType();
   }

@@ -24,7 +24,7 @@ import picocli.CommandLine.Option;
       "Output: results.json, report.md and PNG charts in --output. Exit code 0 only if every mode that ran",
       "passed its correctness check (table == union of the shards; source-only: exactly the loaded rows counted).",
       "--long-run 30m runs instead the consolidated pipeline twice, maintenance off then on, for that long each,",
-      "measuring full-scan time, files, delete files and bytes over time: long-run.md/.json/.csv/.svg in --output."
+      "measuring full-scan time, files, delete files and bytes over time: long-run.md/.json/.csv/.png in --output."
     })
 public final class BenchCommand implements Callable<Integer> {
 

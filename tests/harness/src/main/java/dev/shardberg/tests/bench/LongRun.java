@@ -59,13 +59,13 @@ import org.apache.iceberg.io.DataWriter;
  * bytes of live files and bytes on disk under the table location. At the end (job stopped) it
  * measures once more, verifies table == shards, and writes a freshly compacted copy of the table (same
  * schema and spec, one file per partition, no deletes) whose scan time is the yardstick. Output:
- * {@code long-run.json}, {@code long-run.csv}, {@code long-run.svg} (both runs on one chart) and
- * {@code long-run.md}.
+ * {@code long-run.json}, {@code long-run.csv}, {@code long-run.png} (both runs on one chart, {@link
+ * LongRunChart}) and {@code long-run.md}.
  */
 final class LongRun {
   static final String JSON = "long-run.json";
   static final String CSV = "long-run.csv";
-  static final String SVG = "long-run.svg";
+  static final String CHART = "long-run.png";
   static final String MD = "long-run.md";
   /** The target: scan time at the end with maintenance within this factor of a compacted table. */
   static final double SCAN_TARGET = 1.5;
@@ -197,7 +197,7 @@ final class LongRun {
         startedAt, System.currentTimeMillis() - start);
     write(out, result);
     progress.mode("report");
-    progress.line("done", "long-run report in %s (%s, %s, %s, %s)", out, MD, JSON, CSV, SVG);
+    progress.line("done", "long-run report in %s (%s, %s, %s, %s)", out, MD, JSON, CSV, CHART);
     return result;
   }
 
@@ -615,7 +615,7 @@ final class LongRun {
       }
     }
     Files.writeString(out.resolve(CSV), csv);
-    Files.writeString(out.resolve(SVG), LongRunChart.svg(result));
+    LongRunChart.write(result, out.resolve(CHART));
     Files.writeString(out.resolve(MD), markdown(result));
   }
 
@@ -629,7 +629,7 @@ final class LongRun {
     md.append("Started ").append(result.startedAt()).append(", took ").append(result.wallMillis() / 1000).append(" s. Machine: ")
         .append(result.machine()).append(". Versions: ").append(result.versions()).append(".\n\n");
     md.append("Settings: ").append(result.settings()).append("\n\n");
-    md.append("![scan time, files, delete files, bytes over time](").append(SVG).append(")  \nSeries: [").append(CSV).append("](").append(CSV).append(")\n\n");
+    md.append("![scan time, files, delete files, bytes over time](").append(CHART).append(")  \nSeries: [").append(CSV).append("](").append(CSV).append(")\n\n");
     md.append("| run | status | changes | freshness p50 / p99 ms | ingest commits | maintenance commits | compactions / merges (dropped) | stale-base retries | restarts | table == shards |\n");
     md.append("|---|---|---|---|---|---|---|---|---|---|\n");
     for (RunResult r : result.runs()) {

@@ -1,79 +1,96 @@
 package dev.shardberg.tests.bench;
 
+import java.awt.BasicStroke;
+import java.awt.Color;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.function.ToDoubleFunction;
+import org.knowm.xchart.BitmapEncoder;
+import org.knowm.xchart.XYChart;
+import org.knowm.xchart.XYChartBuilder;
+import org.knowm.xchart.XYSeries;
+import org.knowm.xchart.style.Styler;
+import org.knowm.xchart.style.lines.SeriesLines;
+import org.knowm.xchart.style.markers.SeriesMarkers;
 
 /**
- * The long-run chart, written by hand as SVG (no plotting library): four panels over the same time
- * axis (seconds since the change stream started), each with the maintenance-off run in red and the
- * maintenance-on run in blue: full-scan time (generic reader solid, Flink batch source dashed, the
- * compacted copy's generic scan dotted), live data files, live delete files (equality + position),
- * bytes (on disk solid, live dashed).
+ * The long-run chart, drawn with XChart like the bench's other charts: one PNG of four panels over the
+ * same time axis (seconds since the change stream started), each with the maintenance-off run in red and
+ * the maintenance-on run in blue: full-scan time (Iceberg's generic reader solid, Flink's batch source dashed,
+ * the compacted copy's generic scan dotted), live data files, live delete files (equality + position), bytes
+ * (on disk solid, live dashed). The legend under each panel names the line styles.
  */
 final class LongRunChart {
   private static final int WIDTH = 900;
-  private static final int PANEL_HEIGHT = 200;
-  private static final int LEFT = 80;
-  private static final int RIGHT = 20;
-  private static final int TOP = 50;
-  private static final int GAP = 45;
-  private static final String OFF = "#d62728";
-  private static final String ON = "#1f77b4";
+  private static final int PANEL_HEIGHT = 300;
+  private static final Color OFF = new Color(0xd6, 0x27, 0x28);
+  private static final Color ON = new Color(0x1f, 0x77, 0xb4);
 
   private LongRunChart() {}
 
-  private record Series(String color, String dash, List<double[]> points) {}
-
-  static String svg(LongRun.Result result) {
-    List<LongRun.RunResult> runs = result.runs();
+  static void write(LongRun.Result result, Path file) throws IOException {
     double maxT = 1;
-    for (LongRun.RunResult r : runs) {
+    for (LongRun.RunResult r : result.runs()) {
       for (LongRun.Sample s : r.samples()) {
         maxT = Math.max(maxT, s.elapsedSeconds());
       }
     }
-    int height = TOP + 4 * (PANEL_HEIGHT + GAP) + 20;
-    StringBuilder svg = new StringBuilder();
-    svg.append(String.format(Locale.ROOT,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-family=\"sans-serif\" font-size=\"12\">%n",
-        WIDTH, height));
-    svg.append("<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n");
-    svg.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"20\" font-size=\"15\" font-weight=\"bold\">%s</text>%n", LEFT,
-        "Long run: maintenance off (red) vs on (blue), x = seconds since the change stream started"));
-    svg.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"38\" fill=\"#555\">%s</text>%n", LEFT,
-        escape(result.settings().toString())));
-    String[] titles = {
-        "full-scan time, ms (generic reader solid, Flink batch source dashed, compacted copy dotted)",
-        "live data files",
-        "live delete files (equality + position)",
-        "MiB (on disk solid, live files dashed)"};
-    for (int panel = 0; panel < 4; panel++) {
-      List<Series> series = new ArrayList<>();
-      for (LongRun.RunResult r : runs) {
-        String color = r.maintenance() ? ON : OFF;
-        switch (panel) {
-          case 0 -> {
-            series.add(new Series(color, null, points(r, s -> s.genericScanMillis())));
-            series.add(new Series(color, "6,4", points(r, s -> s.flinkScanMillis())));
-            if (r.compacted() != null && !r.samples().isEmpty()) {
-              series.add(new Series(color, "2,3", List.of(new double[] {0, r.compacted().genericScanMillis()},
-                  new double[] {r.samples().get(r.samples().size() - 1).elapsedSeconds(), r.compacted().genericScanMillis()})));
-            }
-          }
-          case 1 -> series.add(new Series(color, null, points(r, s -> s.dataFiles())));
-          case 2 -> series.add(new Series(color, null, points(r, s -> s.equalityDeleteFiles() + s.positionDeleteFiles())));
-          default -> {
-            series.add(new Series(color, null, points(r, s -> s.diskBytes() / 1048576.0)));
-            series.add(new Series(color, "6,4", points(r, s -> s.liveBytes() / 1048576.0)));
-          }
-        }
+    XYChart scans = panel("Long run, maintenance off (red) vs on (blue): full-scan time", "ms", maxT);
+    XYChart dataFiles = panel("live data files", "files", maxT);
+    XYChart deleteFiles = panel("live delete files (equality + position)", "files", maxT);
+    XYChart bytes = panel("bytes on disk and of the live files", "MiB", maxT);
+    for (LongRun.RunResult r : result.runs()) {
+      Color color = r.maintenance() ? ON : OFF;
+      String run = r.maintenance() ? "on" : "off";
+      add(scans, run + ": generic", color, SeriesLines.SOLID, points(r, s -> s.genericScanMillis()));
+      add(scans, run + ": Flink", color, SeriesLines.DASH_DASH, points(r, s -> s.flinkScanMillis()));
+      if (r.compacted() != null && !r.samples().isEmpty()) {
+        double end = r.samples().get(r.samples().size() - 1).elapsedSeconds();
+        add(scans, run + ": compacted", color, SeriesLines.DOT_DOT,
+            List.of(new double[] {0, r.compacted().genericScanMillis()}, new double[] {end, r.compacted().genericScanMillis()}));
       }
-      panel(svg, TOP + panel * (PANEL_HEIGHT + GAP), titles[panel], series, maxT);
+      add(dataFiles, "maintenance " + run, color, SeriesLines.SOLID, points(r, s -> s.dataFiles()));
+      add(deleteFiles, "maintenance " + run, color, SeriesLines.SOLID, points(r, s -> s.equalityDeleteFiles() + s.positionDeleteFiles()));
+      add(bytes, run + ": on disk", color, SeriesLines.SOLID, points(r, s -> s.diskBytes() / 1048576.0));
+      add(bytes, run + ": live files", color, SeriesLines.DASH_DASH, points(r, s -> s.liveBytes() / 1048576.0));
     }
-    svg.append("</svg>\n");
-    return svg.toString();
+    List<XYChart> panels = List.of(scans, dataFiles, deleteFiles, bytes);
+    for (XYChart panel : panels) {
+      if (panel.getSeriesMap().isEmpty()) {
+        panel.addSeries("no samples", new double[] {0}, new double[] {0});
+      }
+    }
+    try (OutputStream out = Files.newOutputStream(file)) {
+      BitmapEncoder.saveBitmap(panels, panels.size(), 1, out, BitmapEncoder.BitmapFormat.PNG);
+    }
+  }
+
+  private static XYChart panel(String title, String yAxis, double maxT) {
+    XYChart chart = new XYChartBuilder().width(WIDTH).height(PANEL_HEIGHT).title(title)
+        .xAxisTitle("seconds since the change stream started").yAxisTitle(yAxis).build();
+    chart.getStyler().setXAxisMin(0.0).setXAxisMax(maxT).setYAxisMin(0.0);
+    // the legend under the plot: every panel's plot as wide as the others, the time axes one under the other
+    chart.getStyler().setLegendPosition(Styler.LegendPosition.OutsideS).setLegendLayout(Styler.LegendLayout.Horizontal);
+    chart.getStyler().setMarkerSize(5);
+    return chart;
+  }
+
+  /** A series, markers on the solid ones; none where the run has no point. */
+  private static void add(XYChart chart, String name, Color color, BasicStroke line, List<double[]> points) {
+    if (points.isEmpty()) {
+      return;
+    }
+    XYSeries series = chart.addSeries(name, points.stream().mapToDouble(p -> p[0]).toArray(),
+        points.stream().mapToDouble(p -> p[1]).toArray());
+    series.setXYSeriesRenderStyle(XYSeries.XYSeriesRenderStyle.Line);
+    series.setLineColor(color);
+    series.setLineStyle(line);
+    series.setMarkerColor(color);
+    series.setMarker(line == SeriesLines.SOLID ? SeriesMarkers.CIRCLE : SeriesMarkers.NONE);
   }
 
   private static List<double[]> points(LongRun.RunResult r, ToDoubleFunction<LongRun.Sample> y) {
@@ -85,65 +102,5 @@ final class LongRunChart {
       }
     }
     return points;
-  }
-
-  private static void panel(StringBuilder svg, int top, String title, List<Series> series, double maxT) {
-    double maxY = 1;
-    for (Series s : series) {
-      for (double[] p : s.points()) {
-        maxY = Math.max(maxY, p[1]);
-      }
-    }
-    maxY = niceCeiling(maxY);
-    int plotWidth = WIDTH - LEFT - RIGHT;
-    svg.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\" font-weight=\"bold\">%s</text>%n", LEFT, top - 8, escape(title)));
-    svg.append(String.format(Locale.ROOT,
-        "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#999\"/>%n", LEFT, top, plotWidth, PANEL_HEIGHT));
-    for (int i = 0; i <= 4; i++) {
-      double v = maxY * i / 4;
-      double y = top + PANEL_HEIGHT - PANEL_HEIGHT * i / 4.0;
-      svg.append(String.format(Locale.ROOT, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#eee\"/>%n", LEFT, y, LEFT + plotWidth, y));
-      svg.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>%n", LEFT - 6, y + 4, label(v)));
-    }
-    for (int i = 0; i <= 6; i++) {
-      double t = maxT * i / 6;
-      double x = LEFT + plotWidth * i / 6.0;
-      svg.append(String.format(Locale.ROOT, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" fill=\"#555\">%s s</text>%n",
-          x, top + PANEL_HEIGHT + 15, label(t)));
-    }
-    for (Series s : series) {
-      if (s.points().isEmpty()) {
-        continue;
-      }
-      StringBuilder pts = new StringBuilder();
-      for (double[] p : s.points()) {
-        double x = LEFT + plotWidth * p[0] / maxT;
-        double y = top + PANEL_HEIGHT - PANEL_HEIGHT * p[1] / maxY;
-        pts.append(String.format(Locale.ROOT, "%.1f,%.1f ", x, y));
-        if (s.dash() == null) {
-          svg.append(String.format(Locale.ROOT, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" fill=\"%s\"/>%n", x, y, s.color()));
-        }
-      }
-      svg.append(String.format(Locale.ROOT, "<polyline points=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s/>%n",
-          pts.toString().trim(), s.color(), s.dash() == null ? "" : " stroke-dasharray=\"" + s.dash() + "\""));
-    }
-  }
-
-  private static double niceCeiling(double v) {
-    double magnitude = Math.pow(10, Math.floor(Math.log10(v)));
-    for (double step : new double[] {1, 2, 2.5, 5, 10}) {
-      if (step * magnitude >= v) {
-        return step * magnitude;
-      }
-    }
-    return 10 * magnitude;
-  }
-
-  private static String label(double v) {
-    return v == Math.rint(v) ? String.format(Locale.ROOT, "%,d", (long) v) : String.format(Locale.ROOT, "%.1f", v);
-  }
-
-  private static String escape(String s) {
-    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;");
   }
 }

@@ -225,9 +225,13 @@ class BenchCommandTest {
     List<String> csv = Files.readAllLines(out.resolve(LongRun.CSV));
     assertThat(csv.get(0)).startsWith("run,phase,elapsed_s,");
     assertThat(csv).hasSize(1 + runs.get(0).get("samples").size() + runs.get(1).get("samples").size());
-    assertThat(Files.readString(out.resolve(LongRun.SVG))).startsWith("<svg").contains("polyline").endsWith("</svg>\n");
+    byte[] chart = Files.readAllBytes(out.resolve(LongRun.CHART));
+    assertThat(java.util.Arrays.copyOf(chart, 4)).isEqualTo(PNG_MAGIC);
+    java.awt.image.BufferedImage image = javax.imageio.ImageIO.read(out.resolve(LongRun.CHART).toFile());
+    assertThat(image.getWidth()).isEqualTo(900);
+    assertThat(image.getHeight()).as("four panels of 300 px, one under the other").isEqualTo(1200);
     assertThat(Files.readString(out.resolve(LongRun.MD))).contains("| maintenance off | PASSED", "| maintenance on | PASSED",
-        "end generic scan / compacted copy", LongRun.SVG);
+        "end generic scan / compacted copy", LongRun.CHART);
   }
 
   @Test

@@ -7,6 +7,7 @@ import dev.shardberg.job.Reconciliation;
 import dev.shardberg.job.config.ShardbergConfig;
 import dev.shardberg.job.verify.VerifyReport;
 import dev.shardberg.tests.support.EmbeddedMariaDb;
+import dev.shardberg.tests.support.TestConfig;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -231,35 +232,18 @@ class FlinkClusterEndToEndTest {
   // ---------------------------------------------------------------- helpers
 
   private static Path writeConfig(String name, int parallelism) throws IOException {
-    StringBuilder yaml = new StringBuilder();
-    yaml.append("pipeline:\n")
-        .append("  id: ").append(PIPELINE_ID).append('\n')
-        .append("  checkpoint-interval: 2s\n")
-        .append("  parallelism: ").append(parallelism).append('\n')
-        .append("  writer-parallelism: ").append(parallelism).append('\n')
-        .append("  restart:\n    attempts: 20\n    delay: 1s\n")
-        .append("sources:\n");
+    TestConfig config = TestConfig.pipeline(PIPELINE_ID).checkpointInterval("2s").parallelism(parallelism)
+        .writerParallelism(parallelism).restart(20, "1s");
     int firstId = 5400;
     for (EmbeddedMariaDb server : servers) {
-      yaml.append("  - name: ").append(server.name()).append('\n')
-          .append("    host: ").append(server.host()).append('\n')
-          .append("    port: ").append(server.port()).append('\n')
-          .append("    user: ").append(CDC_USER).append('\n')
-          .append("    password-file: ").append(passwordFile).append('\n')
-          .append("    server-id-range: ").append(firstId).append('-').append(firstId + 3).append('\n')
-          .append("    jdbc-properties:\n      useSSL: \"false\"\n      allowPublicKeyRetrieval: \"true\"\n");
+      config.source(new TestConfig.Source(server.name(), server.host(), server.port()).user(CDC_USER)
+          .passwordFile(passwordFile).serverIds(firstId + "-" + (firstId + 3)).withoutTls());
       firstId += 4;
     }
-    yaml.append("tables:\n")
-        .append("  database-pattern: '").append(OrdersWorkload.DATABASE).append("'\n")
-        .append("  table-pattern: '").append(OrdersWorkload.TABLE_PATTERN).append("'\n")
-        .append("source:\n  startup-mode: initial\n  server-time-zone: UTC\n")
-        .append("target:\n")
-        .append("  catalog:\n    type: hadoop\n    name: e2e\n    warehouse: ").append(warehouse.toUri()).append('\n')
-        .append("  namespace: shop\n  table: orders\n  buckets: 2\n");
-    Path file = workDir.resolve(name);
-    Files.writeString(file, yaml.toString());
-    return file;
+    return config.tables(OrdersWorkload.DATABASE, OrdersWorkload.TABLE_PATTERN)
+        .startupMode("initial").serverTimeZone("UTC")
+        .hadoopCatalog(warehouse.toUri()).catalogName("e2e").table("shop", "orders").buckets(2)
+        .write(workDir.resolve(name));
   }
 
   private static Table table() {

@@ -8,6 +8,7 @@ import dev.shardberg.job.Reconciliation;
 import dev.shardberg.job.config.ShardbergConfig;
 import dev.shardberg.job.verify.VerifyReport;
 import dev.shardberg.tests.support.EmbeddedMariaDb;
+import dev.shardberg.tests.support.TestConfig;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -318,39 +319,16 @@ class HadoopStackEndToEndTest {
   // ---------------------------------------------------------------- helpers
 
   private static Path writeConfig() throws IOException {
-    String yaml = "pipeline:\n"
-        + "  id: " + PIPELINE_ID + "\n"
-        + "  checkpoint-interval: 2s\n"
-        + "  checkpoint-dir: hdfs:///flink/checkpoints\n"
-        + "  parallelism: 1\n"
-        + "  writer-parallelism: 1\n"
-        + "  restart:\n    attempts: 20\n    delay: 1s\n"
-        + "sources:\n"
-        + "  - name: " + server.name() + "\n"
-        + "    host: " + server.host() + "\n"
-        + "    port: " + server.port() + "\n"
-        + "    user: " + CDC_USER + "\n"
-        + "    password-file: " + passwordFile + "\n"
-        + "    server-id-range: 5600-5603\n"
-        + "    jdbc-properties:\n      useSSL: \"false\"\n      allowPublicKeyRetrieval: \"true\"\n"
-        + "tables:\n"
-        + "  database-pattern: '" + OrdersWorkload.DATABASE + "'\n"
-        + "  table-pattern: '" + OrdersWorkload.TABLE_PATTERN + "'\n"
-        + "source:\n  startup-mode: initial\n  server-time-zone: UTC\n"
-        + "target:\n"
-        + "  catalog:\n"
-        + "    type: hive\n"
-        + "    name: hms\n"
-        + "    uri: " + metastoreUri + "\n"
-        + "    warehouse: " + hdfs.path("/warehouse") + "\n"
-        + "    hadoop-conf-dir: " + hdfs.confDir() + "\n"
-        + "  namespace: " + NAMESPACE + "\n  table: " + TABLE + "\n  buckets: 2\n"
-        + "coordinator:\n"
-        + "  zookeeper:\n"
-        + "    connect: " + zooKeeper.getConnectString() + "\n";
-    Path file = workDir.resolve("orders-hdfs.yaml");
-    Files.writeString(file, yaml);
-    return file;
+    return TestConfig.pipeline(PIPELINE_ID).checkpointInterval("2s").checkpointDir("hdfs:///flink/checkpoints")
+        .parallelism(1).writerParallelism(1).restart(20, "1s")
+        .source(new TestConfig.Source(server.name(), server.host(), server.port()).user(CDC_USER)
+            .passwordFile(passwordFile).serverIds("5600-5603").withoutTls())
+        .tables(OrdersWorkload.DATABASE, OrdersWorkload.TABLE_PATTERN)
+        .startupMode("initial").serverTimeZone("UTC")
+        .hiveCatalog(metastoreUri, hdfs.path("/warehouse")).catalogName("hms").hadoopConfDir(hdfs.confDir())
+        .table(NAMESPACE, TABLE).buckets(2)
+        .zooKeeper(zooKeeper.getConnectString())
+        .write(workDir.resolve("orders-hdfs.yaml"));
   }
 
   private static Configuration hadoopConf() {

@@ -1,5 +1,6 @@
 package dev.shardberg.tests.job;
 
+import static dev.shardberg.tests.cli.CliRun.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -10,10 +11,9 @@ import dev.shardberg.router.schema.ShardSchema;
 import dev.shardberg.router.schema.TableCreator;
 import dev.shardberg.router.schema.TableLayout;
 import dev.shardberg.router.types.MySqlColumn;
-import dev.shardberg.tests.cli.ShardbergDevCli;
+import dev.shardberg.tests.cli.CliRun;
 import dev.shardberg.tests.support.EmbeddedMariaDb;
-import java.io.PrintWriter;
-import java.io.StringWriter;
+import dev.shardberg.tests.support.TestConfig;
 import java.math.BigDecimal;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -37,7 +37,6 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
-import picocli.CommandLine;
 
 /**
  * {@code tables.key-columns} against a real MariaDB, a MiniCluster and an Iceberg table on disk.
@@ -162,21 +161,19 @@ class KeyColumnsEndToEndTest {
   }
 
   static Path config(String name, String pipelineId, String prefix, String table, List<String> keyColumns) throws Exception {
-    String yaml = "pipeline:\n  id: " + pipelineId + "\n  checkpoint-interval: 1s\n  parallelism: 1\n  writer-parallelism: 2\n"
-        + "  restart:\n    attempts: 3\n    delay: 1s\n"
-        + "sources:\n  - name: keys\n    host: " + server.host() + "\n    port: " + server.port() + "\n    user: " + USER
-        + "\n    password-file: " + passwordFile + "\n    server-id-range: 5600-5601"
-        + "\n    jdbc-properties:\n      useSSL: \"false\"\n      allowPublicKeyRetrieval: \"true\"\n"
-        + "tables:\n  database-pattern: ledger\n  table-pattern: '" + prefix + "_(?<shard>\\d+)'\n  key-columns: [" + String.join(", ", keyColumns) + "]\n"
-        + "source:\n  snapshot-chunk-size: 8\n"
-        + "target:\n  catalog:\n    type: hadoop\n    warehouse: " + dir.resolve("warehouse").toUri() + "\n  namespace: ledger\n  table: " + table + "\n";
-    return Files.writeString(dir.resolve(name), yaml);
+    return TestConfig.pipeline(pipelineId).checkpointInterval("1s").parallelism(1).writerParallelism(2).restart(3, "1s")
+        .source(new TestConfig.Source("keys", server.host(), server.port()).user(USER).passwordFile(passwordFile)
+            .serverIds("5600-5601").withoutTls())
+        .tables("ledger", prefix + "_(?<shard>\\d+)").keyColumns(keyColumns)
+        .snapshotChunkSize(8)
+        .hadoopCatalog(dir.resolve("warehouse").toUri()).table("ledger", table)
+        .write(dir.resolve(name));
   }
 
   @Test
   void aTableWithoutPrimaryKeyKeyedByAUniqueIndexSnapshotsAndFollowsKeyChanges() throws Exception {
     Path configFile = config("unique.yaml", "keys-unique", "entries", "entries", List.of("tenant_id", "entry_id"));
-    CliResult validate = cli("validate", "--config", configFile.toString());
+    CliRun validate = cli("validate", "--config", configFile.toString());
     assertThat(validate.exit()).as(validate.err()).isZero();
     assertThat(validate.out())
         .contains("schema (4 columns, key [tenant_id, entry_id] = UNIQUE INDEX uq_entry (tenant_id, entry_id)):")
@@ -236,7 +233,7 @@ class KeyColumnsEndToEndTest {
   @Test
   void keyColumnsThatAreNotUniqueAreRefusedNamingTheIndexes() throws Exception {
     Path configFile = config("tenant.yaml", "keys-tenant", "entries", "by_tenant", List.of("tenant_id"));
-    CliResult validate = cli("validate", "--config", configFile.toString());
+    CliRun validate = cli("validate", "--config", configFile.toString());
     assertThat(validate.exit()).isNotZero();
     assertThat(validate.err())
         .contains(String.join(System.lineSeparator(),
@@ -267,7 +264,7 @@ class KeyColumnsEndToEndTest {
         closeable.close();
       }
     }
-    CliResult validate = cli("validate", "--config", configFile.toString());
+    CliRun validate = cli("validate", "--config", configFile.toString());
     assertThat(validate.exit()).as(validate.err()).isZero();
     assertThat(validate.out())
         .contains("  bucket column: tenant_id (from the existing table's partition spec)")
@@ -277,17 +274,5 @@ class KeyColumnsEndToEndTest {
   private static void awaitRows(Table table, String prefix) {
     List<String> rows = expectedRows(prefix);
     await().atMost(CAUGHT_UP).pollInterval(Duration.ofMillis(500)).ignoreExceptions().until(() -> actualRows(table).equals(rows));
-  }
-
-  record CliResult(int exit, String out, String err) {}
-
-  static CliResult cli(String... args) {
-    StringWriter out = new StringWriter();
-    StringWriter err = new StringWriter();
-    CommandLine cmd = ShardbergDevCli.commandLine();
-    cmd.setOut(new PrintWriter(out, true));
-    cmd.setErr(new PrintWriter(err, true));
-    int exit = cmd.execute(args);
-    return new CliResult(exit, out.toString(), err.toString());
   }
 }

@@ -11,9 +11,10 @@ import dev.shardberg.job.cli.ShardbergCli;
 import dev.shardberg.job.config.ShardbergConfig;
 import dev.shardberg.job.verify.VerifyReport;
 import dev.shardberg.tests.cli.ShardbergDevCli;
-import dev.shardberg.tests.job.ShardbergEndToEndTest.CliResult;
+import dev.shardberg.tests.cli.CliRun;
 import dev.shardberg.tests.support.EmbeddedMariaDb;
 import dev.shardberg.tests.support.OrdersShards;
+import dev.shardberg.tests.support.TestConfig;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
@@ -59,16 +60,14 @@ class LocalRunConsoleTest {
       shards.load(50, 7);
       db.createCdcUser("shardberg_cdc", "console-pw");
       Path password = Files.writeString(dir.resolve("cdc.password"), "console-pw\n");
-      Path configFile = Files.writeString(dir.resolve("console.yaml"),
-          "pipeline:\n  id: console\n  checkpoint-interval: 1s\n  parallelism: 1\n  writer-parallelism: 1\n"
-              + "  checkpoint-dir: " + dir.resolve("checkpoints").toUri() + "\n"
-              + "sources:\n  - name: console-a\n    host: 127.0.0.1\n    port: " + db.port() + "\n    user: shardberg_cdc\n"
-              + "    password-file: " + password + "\n    server-id-range: 5600-5600\n"
-              + "    jdbc-properties:\n      useSSL: \"false\"\n      allowPublicKeyRetrieval: \"true\"\n"
-              + "tables:\n  database-pattern: shop\n  table-pattern: 'orders_(?<shard>\\d+)'\n"
-              + "source:\n  health-check-interval: 500ms\n"
-              + "target:\n  catalog:\n    type: hadoop\n    warehouse: " + dir.resolve("warehouse").toUri()
-              + "\n  namespace: shop\n  table: orders\n  buckets: 2\n");
+      Path configFile = TestConfig.pipeline("console").checkpointInterval("1s").parallelism(1).writerParallelism(1)
+          .checkpointDir(dir.resolve("checkpoints").toUri())
+          .source(new TestConfig.Source("console-a", "127.0.0.1", db.port()).user("shardberg_cdc").passwordFile(password)
+              .serverIds("5600-5600").withoutTls())
+          .tables("shop", "orders_(?<shard>\\d+)")
+          .healthCheckInterval("500ms")
+          .hadoopCatalog(dir.resolve("warehouse").toUri()).table("shop", "orders").buckets(2)
+          .write(dir.resolve("console.yaml"));
       ShardbergConfig config = ShardbergConfig.load(configFile);
       Path log = dir.resolve("shardberg.log");
       int webPort = freePort();
@@ -193,16 +192,14 @@ class LocalRunConsoleTest {
       shards.load(20, 7);
       db.createCdcUser("shardberg_cdc", "console-pw");
       Path password = Files.writeString(dir.resolve("cdc.password"), "console-pw\n");
-      String yaml = "pipeline:\n  id: refused\n  checkpoint-interval: 1s\n  parallelism: 1\n  writer-parallelism: 1\n"
-          + "  checkpoint-dir: " + dir.resolve("checkpoints").toUri() + "\n"
-          + "sources:\n  - name: console-refused\n    host: 127.0.0.1\n    port: " + db.port() + "\n    user: shardberg_cdc\n"
-          + "    password-file: " + password + "\n    server-id-range: 5610-5610\n"
-          + "    jdbc-properties:\n      useSSL: \"false\"\n      allowPublicKeyRetrieval: \"true\"\n"
-          + "tables:\n  database-pattern: shop\n  table-pattern: 'orders_(?<shard>\\d+)'\n"
-          + "target:\n  catalog:\n    type: hadoop\n    warehouse: " + dir.resolve("warehouse").toUri()
-          + "\n  namespace: shop\n  table: orders\n  buckets: 2\n";
-      Path withoutShard1 = Files.writeString(dir.resolve("without-shard-1.yaml"), yaml.replace("tables:\n", "tables:\n  exclude-shards: [1]\n"));
-      Path everyShard = Files.writeString(dir.resolve("every-shard.yaml"), yaml);
+      TestConfig config = TestConfig.pipeline("refused").checkpointInterval("1s").parallelism(1).writerParallelism(1)
+          .checkpointDir(dir.resolve("checkpoints").toUri())
+          .source(new TestConfig.Source("console-refused", "127.0.0.1", db.port()).user("shardberg_cdc").passwordFile(password)
+              .serverIds("5610-5610").withoutTls())
+          .tables("shop", "orders_(?<shard>\\d+)")
+          .hadoopCatalog(dir.resolve("warehouse").toUri()).table("shop", "orders").buckets(2);
+      Path everyShard = config.write(dir.resolve("every-shard.yaml"));
+      Path withoutShard1 = config.copy().excludeShards(1).write(dir.resolve("without-shard-1.yaml"));
       Path log = dir.resolve("shardberg.log");
 
       // shard 1 left out; stopped with a final savepoint (SIGTERM takes the path of Ctrl-C)
@@ -275,7 +272,7 @@ class LocalRunConsoleTest {
   }
 
   private static JsonNode statusJson(String rest, Path configFile) throws Exception {
-    CliResult result = ShardbergEndToEndTest.cli("status", "--config", configFile.toString(), "--json", "--flink-rest", rest);
+    CliRun result = CliRun.cli("status", "--config", configFile.toString(), "--json", "--flink-rest", rest);
     assertThat(result.exit()).as(result.err()).isZero();
     return JSON.readTree(result.out());
   }

@@ -13,7 +13,8 @@ import dev.shardberg.job.ShardbergPipeline;
 import dev.shardberg.job.config.ShardbergConfig;
 import dev.shardberg.router.ShardRouterException;
 import dev.shardberg.router.watch.BinlogFormatException;
-import dev.shardberg.tests.job.ShardbergEndToEndTest.CliResult;
+import dev.shardberg.tests.cli.CliRun;
+import dev.shardberg.tests.support.TestConfig;
 import dev.shardberg.job.cli.ShardbergCli;
 import java.io.PrintWriter;
 import java.lang.management.ManagementFactory;
@@ -81,24 +82,22 @@ class RestartsConvergeTest {
     }
   }
 
-  private static ShardbergConfig config(String extraPipeline, String restartDelay) throws Exception {
-    return config(extraPipeline, restartDelay, "");
+  /** The config of every test here, restarting after {@code restartDelay}. */
+  private static TestConfig testConfig(String restartDelay) {
+    return TestConfig.pipeline(PIPELINE).checkpointInterval("1s").parallelism(1).writerParallelism(2)
+        .checkpointDir(dir.resolve("checkpoints").toUri()).restart(10, restartDelay)
+        .with(shards::sources)
+        .binlogFormatCheckInterval("1s")
+        .hadoopCatalog(dir.resolve("warehouse").toUri()).table("shop", "orders").buckets(2);
   }
 
-  private static ShardbergConfig config(String extraPipeline, String restartDelay, String extraTopLevel) throws Exception {
-    String yaml = extraTopLevel + "pipeline:\n  id: " + PIPELINE + "\n  checkpoint-interval: 1s\n  parallelism: 1\n  writer-parallelism: 2\n"
-        + "  checkpoint-dir: " + dir.resolve("checkpoints").toUri() + "\n"
-        + "  restart:\n    attempts: 10\n    delay: " + restartDelay + "\n" + extraPipeline
-        + shards.sourcesYaml()
-        + "source:\n  binlog-format-check-interval: 1s\n"
-        + "target:\n  catalog:\n    type: hadoop\n    warehouse: " + dir.resolve("warehouse").toUri()
-        + "\n  namespace: shop\n  table: orders\n  buckets: 2\n";
-    Path file = Files.writeString(dir.resolve("config.yaml"), yaml);
-    return ShardbergConfig.load(file);
+  /** {@code config} written to the test's config.yaml, loaded. */
+  private static ShardbergConfig load(TestConfig config) throws Exception {
+    return ShardbergConfig.load(config.write(dir.resolve("config.yaml")));
   }
 
   private static ShardbergConfig config() throws Exception {
-    return config("", "1s");
+    return load(testConfig("1s"));
   }
 
   /** Starts the job as a local {@code run} does; returns the job and what the run printed. */
@@ -212,7 +211,7 @@ class RestartsConvergeTest {
 
     // a local run told to ignore its checkpoints, through the CLI: refused before anything runs
     Path file = dir.resolve("config.yaml");
-    CliResult result = ShardbergEndToEndTest.cli("run", "--fresh", "--config", file.toString());
+    CliRun result = CliRun.cli("run", "--fresh", "--config", file.toString());
     assertThat(result.exit()).as(result.err()).isEqualTo(1);
     assertThat(result.out()).startsWith("Starting without state (--fresh); checkpoints go to " + LocalCheckpoints.directory(config));
     assertThat(result.err()).contains(head + "No retained checkpoint to resume from was found under "
@@ -228,7 +227,7 @@ class RestartsConvergeTest {
     shards.changeRound(4);
     shards.delete(3, 4);
     shards.delete(7, 5);
-    ShardbergConfig config = config("  on-stateless-start: resnapshot\n", "1s");
+    ShardbergConfig config = load(testConfig("1s").onStatelessStart("resnapshot"));
     Table table = Catalogs.loadTable(config.target());
     Started run = startLocal(config, true);
     try {
@@ -253,7 +252,7 @@ class RestartsConvergeTest {
   @Test
   @Order(4)
   void binlogFormatChangedOnALiveServerStopsTheJobNamingTheHost() throws Exception {
-    ShardbergConfig config = config("", "1h");
+    ShardbergConfig config = load(testConfig("1h"));
     Table table = Catalogs.loadTable(config.target());
     Started run = startLocal(config, false);
     try {
@@ -279,7 +278,7 @@ class RestartsConvergeTest {
   @Order(5)
   void aDdlTheJobCannotApplyFailsItWithoutRestarts() throws Exception {
     // schema.change-behavior=fail: any DDL stops the job (evolve would add the column: SchemaEvolutionEndToEndTest)
-    ShardbergConfig config = config("", "1h", "schema:\n  change-behavior: fail\n");
+    ShardbergConfig config = load(testConfig("1h").schemaChangeBehavior("fail"));
     Table table = Catalogs.loadTable(config.target());
     Started run = startLocal(config, false);
     try {

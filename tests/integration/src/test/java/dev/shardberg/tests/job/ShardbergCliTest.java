@@ -4,7 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.shardberg.job.ShardbergJob;
-import dev.shardberg.tests.job.ShardbergEndToEndTest.CliResult;
+import dev.shardberg.tests.cli.CliRun;
+import dev.shardberg.tests.support.TestConfig;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
@@ -18,45 +19,25 @@ class ShardbergCliTest {
 
   @TempDir Path dir;
 
+  /** A valid config; the tests below break its text in one place or another. */
   private String good() throws Exception {
     Path password = Files.writeString(dir.resolve("pw"), SECRET + "\n");
-    return """
-        pipeline:
-          id: cli-test
-          checkpoint-interval: 2s
-        sources:
-          - name: a
-            host: 127.0.0.1
-            port: 1
-            user: cdc
-            password-file: %s
-            server-id-range: 5400-5400
-          - name: b
-            host: 127.0.0.1
-            port: 2
-            user: cdc
-            password-file: %s
-            server-id-range: 5401-5401
-        tables:
-          database-pattern: shop
-          table-pattern: 'orders_(?<shard>\\d+)'
-        target:
-          catalog:
-            type: hadoop
-            warehouse: %s
-          namespace: shop
-          table: orders
-        """.formatted(password, password, dir.resolve("wh").toUri());
+    return TestConfig.pipeline("cli-test").checkpointInterval("2s")
+        .source(new TestConfig.Source("a", "127.0.0.1", 1).user("cdc").passwordFile(password).serverIds("5400-5400"))
+        .source(new TestConfig.Source("b", "127.0.0.1", 2).user("cdc").passwordFile(password).serverIds("5401-5401"))
+        .tables("shop", "orders_(?<shard>\\d+)")
+        .hadoopCatalog(dir.resolve("wh").toUri()).table("shop", "orders")
+        .yaml();
   }
 
-  private CliResult run(String command, String yaml) throws Exception {
+  private CliRun run(String command, String yaml) throws Exception {
     Path file = Files.writeString(dir.resolve("config.yaml"), yaml);
-    return ShardbergEndToEndTest.cli(command, "--config", file.toString());
+    return CliRun.cli(command, "--config", file.toString());
   }
 
   private void assertBadConfig(String yaml, String message) throws Exception {
     for (String command : new String[] {"validate", "run", "status", "verify"}) {
-      CliResult result = run(command, yaml);
+      CliRun result = run(command, yaml);
       assertThat(result.exit()).as("%s: %s", command, result.err()).isEqualTo(2);
       assertThat(result.err()).contains(message).doesNotContain(SECRET);
       assertThat(result.out()).isEmpty();
@@ -103,7 +84,7 @@ class ShardbergCliTest {
 
   @Test
   void everyProblemIsReportedAtOnce() throws Exception {
-    CliResult result = run("validate", good().replace("  id: cli-test\n", "").replace("type: hadoop", "type: glue")
+    CliRun result = run("validate", good().replace("  id: cli-test\n", "").replace("type: hadoop", "type: glue")
         .replace("5401-5401", "5400"));
     assertThat(result.exit()).isEqualTo(2);
     assertThat(result.err()).contains("(3 problems)").contains("Missing key 'pipeline.id'")
@@ -113,14 +94,14 @@ class ShardbergCliTest {
 
   @Test
   void unreachableHostIsNamedWithoutThePassword() throws Exception {
-    CliResult result = run("validate", good());
+    CliRun result = run("validate", good());
     assertThat(result.exit()).as(result.err()).isEqualTo(2);
     assertThat(result.err()).contains("127.0.0.1:1").contains("cdc").doesNotContain(SECRET);
   }
 
   @Test
   void missingConfigFile() {
-    CliResult result = ShardbergEndToEndTest.cli("validate", "--config", dir.resolve("nope.yaml").toString());
+    CliRun result = CliRun.cli("validate", "--config", dir.resolve("nope.yaml").toString());
     assertThat(result.exit()).isEqualTo(2);
     assertThat(result.err()).contains("Cannot read config file '" + dir.resolve("nope.yaml") + "'").contains("Check the --config path.");
   }
@@ -128,12 +109,12 @@ class ShardbergCliTest {
   @ParameterizedTest
   @ValueSource(strings = {"run", "validate", "status", "verify", "demo"})
   void everyCommandHasHelp(String command) {
-    CliResult help = ShardbergEndToEndTest.cli(command, "--help");
+    CliRun help = CliRun.cli(command, "--help");
     assertThat(help.exit()).isZero();
     assertThat(help.out()).startsWith("Usage: shardberg " + command).contains("--help");
     if (!command.equals("demo")) {
       assertThat(help.out()).contains("-c, --config=FILE");
-      CliResult missing = ShardbergEndToEndTest.cli(command);
+      CliRun missing = CliRun.cli(command);
       assertThat(missing.exit()).isEqualTo(2);
       assertThat(missing.err()).contains("Missing required option: '--config=FILE'");
     }

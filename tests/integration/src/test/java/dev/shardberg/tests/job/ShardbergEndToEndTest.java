@@ -1,5 +1,6 @@
 package dev.shardberg.tests.job;
 
+import static dev.shardberg.tests.cli.CliRun.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -11,10 +12,8 @@ import dev.shardberg.job.Reconciliation;
 import dev.shardberg.job.ShardbergPipeline;
 import dev.shardberg.job.config.ShardbergConfig;
 import dev.shardberg.job.verify.VerifyReport;
-import dev.shardberg.tests.cli.ShardbergDevCli;
-import java.io.PrintWriter;
-import java.io.StringWriter;
-import java.nio.file.Files;
+import dev.shardberg.tests.cli.CliRun;
+import dev.shardberg.tests.support.TestConfig;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashSet;
@@ -39,7 +38,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
-import picocli.CommandLine;
 
 /**
  * The real job end to end: two MariaDB servers × 4 shards (numbers from table names on one, from
@@ -83,21 +81,19 @@ class ShardbergEndToEndTest {
     }
   }
 
-  private static Path writeConfig(String name, String pipelineId, String target) throws Exception {
-    String yaml = "pipeline:\n  id: " + pipelineId + "\n  checkpoint-interval: 1s\n  parallelism: 2\n  writer-parallelism: 2\n"
-        + "  restart:\n    attempts: 10\n    delay: 1s\n"
-        + shards.sourcesYaml()
+  /** The config of pipeline {@code pipelineId} on these shards, without its target. */
+  private static TestConfig config(String pipelineId) {
+    return TestConfig.pipeline(pipelineId).checkpointInterval("1s").parallelism(2).writerParallelism(2).restart(10, "1s")
+        .with(shards::sources)
         // the job's own maintenance, every 2 s instead of every minute: compaction runs in the test
-        + "maintenance:\n  interval: 2s\n  compaction:\n    min-small-files: 2\n"
-        + "target:\n" + target;
-    return Files.writeString(dir.resolve(name), yaml);
+        .maintenanceInterval("2s").compactionMinSmallFiles(2);
   }
 
   @Test
   @Order(1)
   void snapshotBinlogTaskManagerFailureAndMoreChanges(@InjectMiniCluster MiniCluster miniCluster) throws Exception {
-    Path configFile = writeConfig("hadoop.yaml", "e2e-hadoop",
-        "  catalog:\n    type: hadoop\n    warehouse: " + dir.resolve("warehouse").toUri() + "\n  namespace: shop\n  table: orders\n  buckets: 3\n");
+    Path configFile = config("e2e-hadoop").hadoopCatalog(dir.resolve("warehouse").toUri()).table("shop", "orders").buckets(3)
+        .write(dir.resolve("hadoop.yaml"));
     ShardbergConfig config = ShardbergConfig.load(configFile);
     JobClient job = ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), config);
     Table table = Catalogs.loadTable(config.target());
@@ -142,14 +138,14 @@ class ShardbergEndToEndTest {
       assertThat(commits).extracting(CommitRecord::checkpointId).isSortedAccordingTo((x, y) -> Long.compare(y, x));
 
       // the CLI sees the same
-      CliResult status = cli("status", "--config", configFile.toString());
+      CliRun status = cli("status", "--config", configFile.toString());
       assertThat(status.exit()).isZero();
       assertThat(status.out()).contains("last committed checkpoint: " + commits.get(0).checkpointId())
           .contains("commits of this pipeline:  " + commits.size());
-      CliResult verify = cli("verify", "--config", configFile.toString());
+      CliRun verify = cli("verify", "--config", configFile.toString());
       assertThat(verify.exit()).as(verify.out()).isZero();
       assertThat(verify.out()).contains("MATCH: " + shards.expectedCount() + " rows in 8 shards");
-      CliResult validate = cli("validate", "--config", configFile.toString());
+      CliRun validate = cli("validate", "--config", configFile.toString());
       assertThat(validate.exit()).as(validate.err()).isZero();
       assertThat(validate.out())
           .contains("e2e-a        shardberg_cdc@127.0.0.1:" + shards.a.port() + "  server ids 5500-5503  4 shard tables")
@@ -171,9 +167,8 @@ class ShardbergEndToEndTest {
     metastore.start(hiveConf);
     try {
       String uri = metastore.hiveConf().get(HiveConf.ConfVars.METASTOREURIS.varname);
-      Path configFile = writeConfig("hive.yaml", "e2e-hive",
-          "  catalog:\n    type: hive\n    name: hms\n    uri: " + uri + "\n    warehouse: " + dir.resolve("hive-warehouse").toUri()
-              + "\n  namespace: shop_hive\n  table: orders\n");
+      Path configFile = config("e2e-hive").hiveCatalog(uri, dir.resolve("hive-warehouse").toUri()).catalogName("hms")
+          .table("shop_hive", "orders").write(dir.resolve("hive.yaml"));
       ShardbergConfig config = ShardbergConfig.load(configFile);
       JobClient job = ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), config);
       try {
@@ -232,17 +227,5 @@ class ShardbergEndToEndTest {
   private static long lastCheckpoint(Table table, String pipelineId) {
     table.refresh();
     return CommittedCheckpoints.maxCommittedCheckpoint(table, pipelineId).orElse(-1);
-  }
-
-  record CliResult(int exit, String out, String err) {}
-
-  static CliResult cli(String... args) {
-    StringWriter out = new StringWriter();
-    StringWriter err = new StringWriter();
-    CommandLine cmd = ShardbergDevCli.commandLine();
-    cmd.setOut(new PrintWriter(out, true));
-    cmd.setErr(new PrintWriter(err, true));
-    int exit = cmd.execute(args);
-    return new CliResult(exit, out.toString(), err.toString());
   }
 }

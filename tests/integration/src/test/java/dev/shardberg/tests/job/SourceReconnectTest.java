@@ -8,7 +8,7 @@ import dev.shardberg.job.Reconciliation;
 import dev.shardberg.job.ShardbergPipeline;
 import dev.shardberg.job.config.ShardbergConfig;
 import dev.shardberg.job.verify.VerifyReport;
-import java.nio.file.Files;
+import dev.shardberg.tests.support.TestConfig;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -55,13 +55,12 @@ class SourceReconnectTest {
       for (int s = 0; s < 8; s++) {
         shards.insert(s, 20);
       }
-      Path configFile = Files.writeString(dir.resolve("reconnect.yaml"),
-          "pipeline:\n  id: reconnect\n  checkpoint-interval: 1s\n  parallelism: 1\n  writer-parallelism: 2\n"
-              + "  restart:\n    attempts: 30\n    delay: 1s\n"
-              + shards.sourcesYaml()
-              + "source:\n  health-check-interval: 500ms\n"
-              + "target:\n  catalog:\n    type: hadoop\n    warehouse: " + dir.resolve("warehouse").toUri()
-              + "\n  namespace: shop\n  table: orders\n  buckets: 2\n");
+      Path configFile = TestConfig.pipeline("reconnect").checkpointInterval("1s").parallelism(1).writerParallelism(2)
+          .restart(30, "1s")
+          .with(shards::sources)
+          .healthCheckInterval("500ms")
+          .hadoopCatalog(dir.resolve("warehouse").toUri()).table("shop", "orders").buckets(2)
+          .write(dir.resolve("reconnect.yaml"));
       ShardbergConfig config = ShardbergConfig.load(configFile);
       JobClient job = ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), config);
       try {

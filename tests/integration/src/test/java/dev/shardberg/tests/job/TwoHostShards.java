@@ -2,6 +2,7 @@ package dev.shardberg.tests.job;
 
 import dev.shardberg.tests.support.OrdersShards;
 import dev.shardberg.tests.support.EmbeddedMariaDb;
+import dev.shardberg.tests.support.TestConfig;
 import java.math.BigDecimal;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -87,16 +88,14 @@ final class TwoHostShards implements AutoCloseable {
     return shard < 4 ? "shop.orders_" + shard : "shop_" + shard + ".orders";
   }
 
-  /** The {@code sources:} and {@code tables:} sections of a config for these shards. */
-  String sourcesYaml() {
-    return "sources:\n" + source(a, "5500-5503") + source(b, "5504-5507")
-        + "tables:\n  database-pattern: '" + DATABASE_PATTERN + "'\n  table-pattern: '" + TABLE_PATTERN + "'\n";
+  /** The sources and tables of a config for these shards: {@code config.with(shards::sources)}. */
+  void sources(TestConfig config) {
+    config.source(source(a, "5500-5503")).source(source(b, "5504-5507")).tables(DATABASE_PATTERN, TABLE_PATTERN);
   }
 
-  private String source(EmbeddedMariaDb host, String serverIds) {
-    return "  - name: " + host.name() + "\n    host: " + host.host() + "\n    port: " + host.port() + "\n    user: " + USER
-        + "\n    password-file: " + passwordFile + "\n    server-id-range: " + serverIds
-        + "\n    jdbc-properties:\n      useSSL: \"false\"\n      allowPublicKeyRetrieval: \"true\"\n";
+  private TestConfig.Source source(EmbeddedMariaDb host, String serverIds) {
+    return new TestConfig.Source(host.name(), host.host(), host.port()).user(USER).passwordFile(passwordFile)
+        .serverIds(serverIds).withoutTls();
   }
 
   // ---- changes, applied to MySQL and to the expected table together --------------------------------

@@ -16,6 +16,7 @@ import dev.shardberg.router.schema.TableLayout;
 import dev.shardberg.router.types.MySqlColumn;
 import dev.shardberg.router.types.MySqlType;
 import dev.shardberg.tests.support.EmbeddedMariaDb;
+import dev.shardberg.tests.support.TestConfig;
 import java.math.BigDecimal;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
@@ -362,18 +363,16 @@ class TypeRoundTripTest {
 
   private static Path writeConfig() throws Exception {
     Path password = Files.writeString(warehouse.resolve("cdc.password"), "cdc-pw");
-    String yaml = "pipeline:\n  id: type-round-trip\n  checkpoint-interval: 1s\n  parallelism: 1\n  writer-parallelism: 1\n"
-        + "  restart:\n    attempts: 0\n    delay: 1s\n"
-        + "sources:\n  - name: a\n    host: " + server.host() + "\n    port: " + server.port() + "\n    user: cdc\n"
-        + "    password-file: " + password + "\n    server-id-range: 5401-5404\n"
-        + "    jdbc-properties:\n      useSSL: \"false\"\n"
+    return TestConfig.pipeline("type-round-trip").checkpointInterval("1s").parallelism(1).writerParallelism(1)
+        .restart(0, "1s")
+        .source(new TestConfig.Source("a", server.host(), server.port()).user("cdc").passwordFile(password)
+            .serverIds("5401-5404").jdbcProperty("useSSL", "false"))
         // chunks of 2 rows: the snapshot reads rows 1-3 in two chunk scans with WHERE bounds (ExactSnapshotDriver
         // rewrites those too)
-        + "source:\n  snapshot-chunk-size: 2\n"
-        + "tables:\n  database-pattern: '" + DB + "'\n  table-pattern: 'all_types_(?<shard>\\d+)'\n"
-        + "target:\n  catalog:\n    type: hadoop\n    warehouse: " + warehouse.resolve("warehouse").toUri()
-        + "\n  namespace: db\n  table: all_types\n";
-    return Files.writeString(warehouse.resolve("types.yaml"), yaml);
+        .snapshotChunkSize(2)
+        .tables(DB, "all_types_(?<shard>\\d+)")
+        .hadoopCatalog(warehouse.resolve("warehouse").toUri()).table("db", "all_types")
+        .write(warehouse.resolve("types.yaml"));
   }
 
   /**

@@ -10,6 +10,8 @@ import dev.shardberg.job.config.ShardbergConfig;
 import dev.shardberg.job.verify.VerifyReport;
 import dev.shardberg.tests.job.CapturedLog;
 import dev.shardberg.tests.support.EmbeddedMariaDb;
+import dev.shardberg.tests.support.SmallOrdersShards;
+import dev.shardberg.tests.support.TestConfig;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -92,10 +94,9 @@ class InFlightSchemaChangeEndToEndTest {
 
     Shards(String db, int rows) {
       this.db = db;
-      server.execute("CREATE DATABASE " + db);
+      SmallOrdersShards.create(server, db, SHARDS);
       for (int s = 0; s < SHARDS; s++) {
         server.execute(
-            "CREATE TABLE " + table(s) + " (id BIGINT NOT NULL PRIMARY KEY, qty INT NOT NULL, note VARCHAR(20) NULL)",
             "INSERT INTO " + table(s) + " (id, qty, note) SELECT seq, seq, CONCAT('n', seq) FROM " + db + ".seq_1_to_" + rows);
         expected.put(s, new TreeMap<>());
         for (long id = 1; id <= rows; id++) {
@@ -105,7 +106,7 @@ class InFlightSchemaChangeEndToEndTest {
     }
 
     String table(int shard) {
-      return db + ".orders_" + shard;
+      return SmallOrdersShards.table(db, shard);
     }
 
     void insert(int shard, long id, int qty, String note) {
@@ -160,16 +161,17 @@ class InFlightSchemaChangeEndToEndTest {
       return rows;
     }
 
-    ShardbergConfig config(String extraYaml) throws Exception {
-      String yaml = "pipeline:\n  id: " + db + "\n  checkpoint-interval: 1s\n  parallelism: 1\n  writer-parallelism: 2\n"
-          + "  restart:\n    attempts: 0\n    delay: 1s\n"
-          + "sources:\n  - name: osc\n    host: " + server.host() + "\n    port: " + server.port() + "\n    user: " + USER
-          + "\n    password-file: " + passwordFile + "\n    server-id-range: 5800-5801"
-          + "\n    jdbc-properties:\n      useSSL: \"false\"\n      allowPublicKeyRetrieval: \"true\"\n"
-          + "tables:\n  database-pattern: " + db + "\n  table-pattern: 'orders_(?<shard>\\d+)'\n"
-          + "target:\n  catalog:\n    type: hadoop\n    warehouse: " + dir.resolve("warehouse").toUri() + "\n  namespace: " + db
-          + "\n  table: orders\n" + extraYaml;
-      return ShardbergConfig.load(Files.writeString(dir.resolve(db + ".yaml"), yaml));
+    /** The config of a job on these shards, pipeline and namespace named after the database. */
+    TestConfig config() {
+      return TestConfig.pipeline(db).checkpointInterval("1s").parallelism(1).writerParallelism(2).restart(0, "1s")
+          .source(new TestConfig.Source("osc", server.host(), server.port()).user(USER).passwordFile(passwordFile)
+              .serverIds("5800-5801").withoutTls())
+          .tables(db, "orders_(?<shard>\\d+)")
+          .hadoopCatalog(dir.resolve("warehouse").toUri()).table(db, "orders");
+    }
+
+    ShardbergConfig load(TestConfig config) throws Exception {
+      return ShardbergConfig.load(config.write(dir.resolve(db + ".yaml")));
     }
   }
 
@@ -286,7 +288,7 @@ class InFlightSchemaChangeEndToEndTest {
   @Test
   void aGhOstCutOverBringsTheNewColumnWithNoLossNoDuplicatesAndDroppingTheOldTableRemovesNothing() throws Exception {
     Shards shards = new Shards("ghost", ROWS);
-    ShardbergConfig config = shards.config("");
+    ShardbergConfig config = shards.load(shards.config());
     JobClient job = startJob(config, null);
     try {
       Table table = Catalogs.loadTable(config.target());
@@ -333,7 +335,7 @@ class InFlightSchemaChangeEndToEndTest {
   @Test
   void aGhOstMigrationSurvivesARestoreFromASavepointTakenInTheMiddleOfIt() throws Exception {
     Shards shards = new Shards("ghostrestore", ROWS);
-    ShardbergConfig config = shards.config("");
+    ShardbergConfig config = shards.load(shards.config());
     GhOst ghOst = new GhOst(shards, 1);
     Table table;
     int firstSchema;
@@ -404,7 +406,7 @@ class InFlightSchemaChangeEndToEndTest {
     shards.setQty(2, 12, 1200); // not copied yet: the trigger's REPLACE copies it now, the chunk copy skips it
     assertThat(count(shadow)).as("the shadow table, half copied, when the job starts").isEqualTo(12);
 
-    ShardbergConfig config = shards.config("");
+    ShardbergConfig config = shards.load(shards.config());
     JobClient job = startJob(config, null);
     try {
       Table table = Catalogs.loadTable(config.target());
@@ -462,7 +464,7 @@ class InFlightSchemaChangeEndToEndTest {
   @Test
   void aColumnAddedDuringTheSnapshotPhaseIsReadFromMySqlAndEvolvesTheTableInFlight() throws Exception {
     Shards shards = new Shards("snapddl", 300);
-    ShardbergConfig config = shards.config("source:\n  snapshot-chunk-size: 50\n");
+    ShardbergConfig config = shards.load(shards.config().snapshotChunkSize(50));
     try (CapturedLog log = new CapturedLog("dev.shardberg.router", Level.INFO);
         Connection lock = server.connect(null);
         Statement locker = lock.createStatement()) {

@@ -1,5 +1,6 @@
 package dev.shardberg.tests.schema;
 
+import static dev.shardberg.tests.cli.CliRun.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.awaitility.Awaitility.await;
@@ -11,14 +12,15 @@ import org.apache.flink.core.execution.CheckpointType;
 import org.apache.flink.test.junit5.InjectClusterClient;
 import dev.shardberg.job.Reconciliation;
 import dev.shardberg.job.verify.VerifyReport;
-import dev.shardberg.tests.cli.ShardbergDevCli;
+import dev.shardberg.tests.cli.CliRun;
 import java.io.PrintWriter;
 import java.io.StringWriter;
-import picocli.CommandLine;
 import dev.shardberg.job.ShardbergPipeline;
 import dev.shardberg.job.config.ShardbergConfig;
 import dev.shardberg.router.ShardRouterException;
 import dev.shardberg.tests.support.EmbeddedMariaDb;
+import dev.shardberg.tests.support.SmallOrdersShards;
+import dev.shardberg.tests.support.TestConfig;
 import java.math.BigDecimal;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -82,10 +84,8 @@ class SchemaEvolutionEndToEndTest {
     server = EmbeddedMariaDb.start("schema", 41);
     server.createCdcUser(USER, PASSWORD);
     passwordFile = Files.writeString(dir.resolve("cdc.password"), PASSWORD + "\n");
-    server.execute("CREATE DATABASE shop");
+    SmallOrdersShards.create(server, "shop", SHARDS);
     for (int s = 0; s < SHARDS; s++) {
-      server.execute(
-          "CREATE TABLE shop.orders_" + s + " (id BIGINT NOT NULL PRIMARY KEY, qty INT NOT NULL, note VARCHAR(20) NULL)");
       expected.put(s, new TreeMap<>());
       for (long id = 1; id <= 10; id++) {
         insert(s, id, (int) id, "n" + id);
@@ -145,28 +145,25 @@ class SchemaEvolutionEndToEndTest {
     await().atMost(CAUGHT_UP).pollInterval(Duration.ofMillis(300)).ignoreExceptions().until(() -> actualRows(table).equals(rows));
   }
 
-  static Path config(String name, String pipelineId, String table) throws Exception {
-    String yaml = "pipeline:\n  id: " + pipelineId + "\n  checkpoint-interval: 1s\n  parallelism: 1\n  writer-parallelism: 2\n"
-        + "  restart:\n    attempts: 5\n    delay: 1s\n"
-        + "sources:\n  - name: schema\n    host: " + server.host() + "\n    port: " + server.port() + "\n    user: " + USER
-        + "\n    password-file: " + passwordFile + "\n    server-id-range: 5700-5701"
-        + "\n    jdbc-properties:\n      useSSL: \"false\"\n      allowPublicKeyRetrieval: \"true\"\n"
-        + "tables:\n  database-pattern: shop\n  table-pattern: 'orders_(?<shard>\\d+)'\n"
-        + "target:\n  catalog:\n    type: hadoop\n    warehouse: " + dir.resolve("warehouse").toUri() + "\n  namespace: shop\n  table: " + table + "\n";
-    return Files.writeString(dir.resolve(name), yaml);
+  /** The config of a job on the shards {@code <database>.orders_N}, into table {@code shop.<table>}. */
+  static TestConfig config(String database, String pipelineId, String table) {
+    return TestConfig.pipeline(pipelineId).checkpointInterval("1s").parallelism(1).writerParallelism(2).restart(5, "1s")
+        .source(new TestConfig.Source("schema", server.host(), server.port()).user(USER).passwordFile(passwordFile)
+            .serverIds("5700-5701").withoutTls())
+        .tables(database, "orders_(?<shard>\\d+)")
+        .hadoopCatalog(dir.resolve("warehouse").toUri()).table("shop", table);
   }
 
   @Test
   void aRolloutHalfDoneAtStartUpIsTheUnionAndValidatePrintsEachShardsDifferences() throws Exception {
     server.execute(
         "CREATE DATABASE half",
-        "CREATE TABLE half.orders_0 (id BIGINT NOT NULL PRIMARY KEY, qty INT NOT NULL, note VARCHAR(20) NULL)",
+        SmallOrdersShards.createTable("half", 0),
         "CREATE TABLE half.orders_1 (id BIGINT NOT NULL PRIMARY KEY, qty BIGINT NOT NULL, note VARCHAR(40) NULL, discount DECIMAL(8,2) NULL)",
         "INSERT INTO half.orders_0 VALUES (1, 1, 'a'), (2, 2, NULL)",
         "INSERT INTO half.orders_1 VALUES (1, 5000000000, 'b', 1.25), (3, 3, 'c', NULL)");
-    Path file = Files.writeString(dir.resolve("half.yaml"),
-        Files.readString(config("tmp.yaml", "schema-half", "half_orders")).replace("database-pattern: shop", "database-pattern: half"));
-    CliResult validate = cli("validate", "--config", file.toString());
+    Path file = config("half", "schema-half", "half_orders").write(dir.resolve("half.yaml"));
+    CliRun validate = cli("validate", "--config", file.toString());
     assertThat(validate.exit()).as(validate.err()).isZero();
     assertThat(validate.out())
         .contains("Shards that differ from the table schema (evolvable; schema.change-behavior=evolve):")
@@ -198,8 +195,7 @@ class SchemaEvolutionEndToEndTest {
         "CREATE TABLE replay.orders_1 (id BIGINT NOT NULL PRIMARY KEY, qty INT NOT NULL)",
         "INSERT INTO replay.orders_0 VALUES (1, 1), (2, 2)",
         "INSERT INTO replay.orders_1 VALUES (1, 10)");
-    Path file = Files.writeString(dir.resolve("replay.yaml"),
-        Files.readString(config("tmp2.yaml", "schema-replay", "replay_orders")).replace("database-pattern: shop", "database-pattern: replay"));
+    Path file = config("replay", "schema-replay", "replay_orders").write(dir.resolve("replay.yaml"));
     ShardbergConfig config = ShardbergConfig.load(file);
     JobClient first = ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), config);
     Table table = Catalogs.loadTable(config.target());
@@ -256,10 +252,9 @@ class SchemaEvolutionEndToEndTest {
         "CREATE TABLE failover.orders_1 (id BIGINT NOT NULL PRIMARY KEY, qty INT NOT NULL)",
         "INSERT INTO failover.orders_0 VALUES (1, 1), (2, 2), (3, 3)",
         "INSERT INTO failover.orders_1 VALUES (1, 10)");
-    Path file = Files.writeString(dir.resolve("failover.yaml"),
-        Files.readString(config("tmp3.yaml", "schema-failover", "failover_orders"))
-            .replace("database-pattern: shop", "database-pattern: failover")
-            .replace("checkpoint-interval: 1s", "checkpoint-interval: 1h\n  checkpoint-dir: " + dir.resolve("failover-checkpoints").toUri()));
+    Path file = config("failover", "schema-failover", "failover_orders")
+        .checkpointInterval("1h").checkpointDir(dir.resolve("failover-checkpoints").toUri())
+        .write(dir.resolve("failover.yaml"));
     ShardbergConfig config = ShardbergConfig.load(file);
     PrintWriter console = new PrintWriter(new StringWriter(), true);
     JobClient first = ShardbergPipeline.start(LocalCheckpoints.environment(config, false, console), config);
@@ -330,17 +325,16 @@ class SchemaEvolutionEndToEndTest {
     try {
       server.execute(
           "CREATE DATABASE hived",
-          "CREATE TABLE hived.orders_0 (id BIGINT NOT NULL PRIMARY KEY, qty INT NOT NULL, note VARCHAR(20) NULL)",
-          "CREATE TABLE hived.orders_1 (id BIGINT NOT NULL PRIMARY KEY, qty INT NOT NULL, note VARCHAR(20) NULL)",
+          SmallOrdersShards.createTable("hived", 0),
+          SmallOrdersShards.createTable("hived", 1),
           "INSERT INTO hived.orders_0 VALUES (1, 1, 'a'), (2, 2, 'b')",
           "INSERT INTO hived.orders_1 VALUES (1, 10, 'c')");
       String uri = metastore.hiveConf().get(org.apache.hadoop.hive.conf.HiveConf.ConfVars.METASTOREURIS.varname);
-      String yaml = Files.readString(config("tmp4.yaml", "schema-hive", "orders"))
-          .replace("database-pattern: shop", "database-pattern: hived");
-      yaml = yaml.substring(0, yaml.indexOf("target:\n"))
-          + "target:\n  catalog:\n    type: hive\n    name: hms\n    uri: " + uri + "\n    warehouse: "
-          + dir.resolve("hive-warehouse").toUri() + "\n  namespace: hived\n  table: orders\n";
-      ShardbergConfig config = ShardbergConfig.load(Files.writeString(dir.resolve("hive.yaml"), yaml));
+      // the same job on a hive catalog instead of the hadoop one
+      Path file = config("hived", "schema-hive", "orders")
+          .hiveCatalog(uri, dir.resolve("hive-warehouse").toUri()).catalogName("hms").table("hived", "orders")
+          .write(dir.resolve("hive.yaml"));
+      ShardbergConfig config = ShardbergConfig.load(file);
       JobClient job = ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), config);
       try {
         Table table = Catalogs.loadTable(config.target());
@@ -385,21 +379,9 @@ class SchemaEvolutionEndToEndTest {
     await().atMost(CAUGHT_UP).pollInterval(Duration.ofMillis(300)).ignoreExceptions().until(() -> exactly(table, rows));
   }
 
-  record CliResult(int exit, String out, String err) {}
-
-  static CliResult cli(String... args) {
-    StringWriter out = new StringWriter();
-    StringWriter err = new StringWriter();
-    CommandLine cmd = ShardbergDevCli.commandLine();
-    cmd.setOut(new PrintWriter(out, true));
-    cmd.setErr(new PrintWriter(err, true));
-    int exit = cmd.execute(args);
-    return new CliResult(exit, out.toString(), err.toString());
-  }
-
   @Test
   void aRolloutAcrossTheShardsEvolvesTheTableInFlightAndAnIncompatibleChangeStopsAtOnce() throws Exception {
-    ShardbergConfig config = ShardbergConfig.load(config("evolve.yaml", "schema-evolve", "orders"));
+    ShardbergConfig config = ShardbergConfig.load(config("shop", "schema-evolve", "orders").write(dir.resolve("evolve.yaml")));
     JobClient job = ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), config);
     try {
       Table table = Catalogs.loadTable(config.target());

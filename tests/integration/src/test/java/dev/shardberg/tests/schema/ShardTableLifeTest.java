@@ -11,6 +11,8 @@ import dev.shardberg.job.ShardbergPipeline;
 import dev.shardberg.job.config.ShardbergConfig;
 import dev.shardberg.job.verify.VerifyReport;
 import dev.shardberg.tests.support.EmbeddedMariaDb;
+import dev.shardberg.tests.support.SmallOrdersShards;
+import dev.shardberg.tests.support.TestConfig;
 import dev.shardberg.job.LocalCheckpoints;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -87,10 +89,9 @@ class ShardTableLifeTest {
 
   /** Shards {@code db.orders_0..n-1} (id key, qty, note) with {@code rows} rows each; returns the expected table. */
   static Shards shards(String db, int n, int rows) {
-    server.execute("CREATE DATABASE " + db);
+    SmallOrdersShards.create(server, db, n);
     Shards shards = new Shards(db);
     for (int s = 0; s < n; s++) {
-      server.execute("CREATE TABLE " + db + ".orders_" + s + " (id BIGINT NOT NULL PRIMARY KEY, qty INT NOT NULL, note VARCHAR(20) NULL)");
       shards.expected.put(s, new TreeMap<>());
       for (long id = 1; id <= rows; id++) {
         shards.upsert(s, id, (int) id);
@@ -165,16 +166,18 @@ class ShardTableLifeTest {
         .until(() -> tableRows(table).equals(rows));
   }
 
-  static ShardbergConfig config(String db, String pipelineId, String extra) throws Exception {
-    String yaml = "pipeline:\n  id: " + pipelineId + "\n  checkpoint-interval: 1s\n  parallelism: 1\n  writer-parallelism: 2\n"
-        + "  restart:\n    attempts: 3\n    delay: 1s\n"
-        + "sources:\n  - name: truncate\n    host: " + server.host() + "\n    port: " + server.port() + "\n    user: " + USER
-        + "\n    password-file: " + passwordFile() + "\n    server-id-range: 5710-5711"
-        + "\n    jdbc-properties:\n      useSSL: \"false\"\n      allowPublicKeyRetrieval: \"true\"\n"
-        + "tables:\n  database-pattern: " + db + "\n  table-pattern: 'orders_(?<shard>\\d+)'\n"
-        + "target:\n  buckets: 3\n  catalog:\n    type: hadoop\n    warehouse: " + dir.resolve("warehouse").toUri()
-        + "\n  namespace: " + db + "\n  table: orders\n" + extra;
-    return ShardbergConfig.load(Files.writeString(dir.resolve(pipelineId + ".yaml"), yaml));
+  /** The config of a job on the shards {@code <db>.orders_N}, into table {@code <db>.orders}. */
+  static TestConfig config(String db, String pipelineId) throws Exception {
+    return TestConfig.pipeline(pipelineId).checkpointInterval("1s").parallelism(1).writerParallelism(2).restart(3, "1s")
+        .source(new TestConfig.Source("truncate", server.host(), server.port()).user(USER).passwordFile(passwordFile())
+            .serverIds("5710-5711").withoutTls())
+        .tables(db, "orders_(?<shard>\\d+)")
+        .buckets(3).hadoopCatalog(dir.resolve("warehouse").toUri()).table(db, "orders");
+  }
+
+  /** {@code config} written to {@code file} in the test's directory, loaded. */
+  static ShardbergConfig load(TestConfig config, String file) throws Exception {
+    return ShardbergConfig.load(config.write(dir.resolve(file)));
   }
 
   static Path passwordFile() throws Exception {
@@ -194,7 +197,7 @@ class ShardTableLifeTest {
   @Test
   void aTruncatedShardLosesItsRowsInOrderWithTheDataAndAReplayEndsTheSame() throws Exception {
     Shards shards = shards("trunc", 3, 30);
-    ShardbergConfig config = config("trunc", "truncate-pipeline", "");
+    ShardbergConfig config = load(config("trunc", "truncate-pipeline"), "truncate-pipeline.yaml");
     JobClient first = ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), config);
     Table table = Catalogs.loadTable(config.target());
     String savepoint;
@@ -260,8 +263,9 @@ class ShardTableLifeTest {
   @Test
   void aShardExcludedAfterAChangeTheTableCannotFollowIsReadAgainAloneWhenIncluded() throws Exception {
     Shards shards = shards("reread", 3, 20);
-    ShardbergConfig first = config("reread", "reread-pipeline", "");
-    first = withCheckpointDir(first, "reread-pipeline", "");
+    // one config for every run, changed only in its tables section (as a user edits the one file)
+    TestConfig base = config("reread", "reread-pipeline").checkpointDir(dir.resolve("reread-pipeline-checkpoints").toUri());
+    ShardbergConfig first = load(base, "reread-pipeline.yaml");
     StringWriter console = new StringWriter();
     JobClient job1 = ShardbergPipeline.start(LocalCheckpoints.environment(first, false, new PrintWriter(console, true)), first);
     Table table = Catalogs.loadTable(first.target());
@@ -286,7 +290,7 @@ class ShardTableLifeTest {
     shards.expected.get(1).remove(3L);
     shards.expected.get(1).remove(4L);
     shards.expected.get(1).put(7L, 7000);
-    ShardbergConfig excluded = withCheckpointDir(first, "reread-pipeline", "  exclude-shards: [1]\n");
+    ShardbergConfig excluded = load(base.copy().excludeShards(1), "reread-pipeline-exclude.yaml");
     JobClient job2 = ShardbergPipeline.start(LocalCheckpoints.environment(excluded, false, new PrintWriter(console, true)), excluded);
     try {
       shards.upsert(0, 22, 22);
@@ -316,7 +320,7 @@ class ShardTableLifeTest {
         .contains("shard(s) [1] are new to the restored state").contains("tables.reread-shards: [1]");
     cancel(refused);
 
-    ShardbergConfig reread = withCheckpointDir(first, "reread-pipeline", "  reread-shards: [1]\n");
+    ShardbergConfig reread = load(base.copy().rereadShards(1), "reread-pipeline-reread.yaml");
     JobClient job3 = ShardbergPipeline.start(LocalCheckpoints.environment(reread, false, new PrintWriter(console, true)), reread);
     try {
       shards.upsert(2, 23, 23);
@@ -331,19 +335,6 @@ class ShardTableLifeTest {
       cancel(job3);
     }
     assertThat(console.toString()).contains("Resuming from");
-  }
-
-  /** {@code config} with {@code pipeline.checkpoint-dir} under the test's directory and {@code tables} lines added. */
-  static ShardbergConfig withCheckpointDir(ShardbergConfig config, String pipelineId, String tablesExtra) throws Exception {
-    Path file = dir.resolve(pipelineId + ".yaml");
-    String yaml = Files.readString(file);
-    if (!yaml.contains("checkpoint-dir:")) {
-      yaml = yaml.replace("pipeline:\n", "pipeline:\n  checkpoint-dir: " + dir.resolve(pipelineId + "-checkpoints").toUri() + "\n");
-      Files.writeString(file, yaml);
-    }
-    String withTables = yaml.replace("tables:\n", "tables:\n" + tablesExtra);
-    return ShardbergConfig.load(Files.writeString(
-        dir.resolve(pipelineId + (tablesExtra.isEmpty() ? "" : "-" + Integer.toHexString(tablesExtra.hashCode())) + ".yaml"), withTables));
   }
 
   /** Per shard, the rows the commits of {@code job} added (snapshot summaries). */
@@ -366,7 +357,7 @@ class ShardTableLifeTest {
   @Test
   void aDroppedShardKeepsItsRowsAndTheHostWatchCountsIt() throws Exception {
     Shards shards = shards("dropped", 3, 10);
-    ShardbergConfig config = config("dropped", "dropped-pipeline", "");
+    ShardbergConfig config = load(config("dropped", "dropped-pipeline"), "dropped-pipeline.yaml");
     JobClient job = ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), config);
     Table table = Catalogs.loadTable(config.target());
     try {
@@ -405,7 +396,7 @@ class ShardTableLifeTest {
     try (TestingServer zooKeeper = new TestingServer(true)) {
       Shards shards = shards("locked", 2, 5);
       ShardbergConfig config =
-          config("locked", "locked-pipeline", "coordinator:\n  zookeeper:\n    connect: " + zooKeeper.getConnectString() + "\n");
+          load(config("locked", "locked-pipeline").zooKeeper(zooKeeper.getConnectString()), "locked-pipeline.yaml");
       JobClient job = ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), config);
       Table table = Catalogs.loadTable(config.target());
       try {
