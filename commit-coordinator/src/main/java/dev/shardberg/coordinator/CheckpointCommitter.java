@@ -26,7 +26,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Commits the pending checkpoints of one run of one pipeline to one table, exactly once for the
  * table's whole life, with no Flink in sight: the coordinator operator stages entries here at its
- * snapshots and asks for commits at checkpoint completions; tests drive it directly on a real table.
+ * snapshots and asks for commits at checkpoint completions; tests drive it directly on a real
+ * table.
  *
  * <pre>
  *  stage(entry): insert-only rows checked from the last verified point → pending (by checkpoint id)
@@ -60,8 +61,8 @@ import org.slf4j.LoggerFactory;
  *       keeps, per run, the highest Flink checkpoint of that run's entries committed (runs are
  *       drawn by the coordinator at each start, never the Flink job id, which two deployments can
  *       share). So any earlier state of any run is recognised, whatever committed since. Otherwise,
- *       at ≥ ours: a restored entry of another run is a superseded branch and an own entry means two
- *       jobs share the pipeline id; the committer refuses instead of skipping (which would lose
+ *       at ≥ ours: a restored entry of another run is a superseded branch and an own entry means
+ *       two jobs share the pipeline id; the committer refuses instead of skipping (which would lose
  *       data) or committing (which would duplicate or put older changes over newer) — unless
  *       fencing shows this instance is the newest, then it numbers its own entries past.
  *   <li>A commit lands only on metadata where its checks hold ({@link PinnedBaseOperations}): the
@@ -72,8 +73,8 @@ import org.slf4j.LoggerFactory;
  *   <li>No history validation: position deletes only name data files of the same checkpoint (the
  *       writer deletes by position only keys it wrote since its last barrier), and equality deletes
  *       need no validation, so expiry and compaction between commits cannot fail a commit.
- *   <li>The pipeline checkpoint id is the Flink checkpoint id plus an offset ({@link #offset()}). It
- *       is 0 unless the run starts without state (or from an old savepoint) on a table where the
+ *   <li>The pipeline checkpoint id is the Flink checkpoint id plus an offset ({@link #offset()}).
+ *       It is 0 unless the run starts without state (or from an old savepoint) on a table where the
  *       pipeline already committed higher ids; then it shifts new ids past them ({@link
  *       #numberPastTheTable}), so nothing new is mistaken for already committed.
  *   <li>Insert-only rows are committed only if no other committer added files to their shards since
@@ -104,7 +105,8 @@ final class CheckpointCommitter {
   interface Metrics {
     Metrics NONE = new Metrics() {};
 
-    default void committed(long checkpointId, long durationMs, long dataFiles, long deleteFiles, long records) {}
+    default void committed(
+        long checkpointId, long durationMs, long dataFiles, long deleteFiles, long records) {}
 
     default void heartbeat(long checkpointId, long durationMs) {}
 
@@ -130,8 +132,13 @@ final class CheckpointCommitter {
 
   private NavigableMap<Long, PendingCheckpoint> pending = new TreeMap<>();
   private long checkpointOffset;
-  /** Runs this run was restored from, each with the Flink checkpoint restored (the lineage in state). */
+
+  /**
+   * Runs this run was restored from, each with the Flink checkpoint restored (the lineage in
+   * state).
+   */
   private final LinkedHashMap<String, Long> restoredFrom = new LinkedHashMap<>();
+
   private final InsertOnlyLedger insertOnly;
   private int continuousEmptyCheckpoints;
   private volatile List<byte[]> pendingManifests = List.of();
@@ -184,7 +191,9 @@ final class CheckpointCommitter {
   void numberPastTheTable(long lastFlinkCheckpoint) {
     table.refresh();
     long maxCommitted =
-        PipelineProgress.read(table, options.pipelineId()).map(PipelineProgress::checkpointId).orElse(-1L);
+        PipelineProgress.read(table, options.pipelineId())
+            .map(PipelineProgress::checkpointId)
+            .orElse(-1L);
     long needed = maxCommitted - lastFlinkCheckpoint;
     if (needed > checkpointOffset) {
       LOG.info(
@@ -250,7 +259,9 @@ final class CheckpointCommitter {
               written.checkpointId(), options.pipelineId()));
     }
     PendingCheckpoint staged = insertOnly.resolve(written);
-    insertOnly.checkBeforeStaging(staged).ifPresent(upTo -> advanceVerifiedPoints(staged.insertOnlyScans(), upTo));
+    insertOnly
+        .checkBeforeStaging(staged)
+        .ifPresent(upTo -> advanceVerifiedPoints(staged.insertOnlyScans(), upTo));
     pending.put(staged.checkpointId(), staged);
     insertOnly.staged(staged);
     publishPendingManifests();
@@ -258,8 +269,8 @@ final class CheckpointCommitter {
   }
 
   /**
-   * The insert-only check of {@code checked} held up to snapshot {@code upTo}: later checks of these
-   * shards start there, in memory and in the pending checkpoints (and so in state).
+   * The insert-only check of {@code checked} held up to snapshot {@code upTo}: later checks of
+   * these shards start there, in memory and in the pending checkpoints (and so in state).
    */
   private void advanceVerifiedPoints(SortedMap<Integer, Long> checked, long upTo) {
     insertOnly.advance(checked, upTo);
@@ -352,7 +363,8 @@ final class CheckpointCommitter {
   }
 
   /** Commits under the guard's lock, tried again as {@link CommitRetries} allows. */
-  private Outcome commitWithRetries(PendingCheckpoint checkpoint, boolean heartbeat) throws Exception {
+  private Outcome commitWithRetries(PendingCheckpoint checkpoint, boolean heartbeat)
+      throws Exception {
     try {
       return CommitRetries.run(
           table,
@@ -394,7 +406,8 @@ final class CheckpointCommitter {
    * "Commit one checkpoint", holding the guard's lock: every decision is taken on the metadata the
    * commit is built on, and the commit swaps from exactly that metadata or not at all.
    */
-  private Outcome commitUnderLock(PendingCheckpoint checkpoint, boolean heartbeat) throws IOException {
+  private Outcome commitUnderLock(PendingCheckpoint checkpoint, boolean heartbeat)
+      throws IOException {
     long start = System.nanoTime();
     TableOperations ops = ((HasTableOperations) table).operations();
     TableMetadata base = ops.refresh();
@@ -424,9 +437,14 @@ final class CheckpointCommitter {
     }
 
     TempManifests.Files files = TempManifests.read(table, checkpoint);
-    Transaction transaction = Transactions.newTransaction(
-            table.name(), PinnedBaseOperations.forCheckpoint(ops, base, table.io(), options.pipelineId(), shardColumn, insertOnlyScans));
-    SnapshotUpdate<?> update = CheckpointSnapshot.update(options, runId, flinkJobId, transaction, checkpoint, files, heartbeat, epoch);
+    Transaction transaction =
+        Transactions.newTransaction(
+            table.name(),
+            PinnedBaseOperations.forCheckpoint(
+                ops, base, table.io(), options.pipelineId(), shardColumn, insertOnlyScans));
+    SnapshotUpdate<?> update =
+        CheckpointSnapshot.update(
+            options, runId, flinkJobId, transaction, checkpoint, files, heartbeat, epoch);
     update.commit();
     PipelineProgress committed =
         PipelineProgress.next(
@@ -439,9 +457,12 @@ final class CheckpointCommitter {
             epoch,
             restoredFrom);
     UpdateProperties properties =
-        transaction.updateProperties().set(PipelineProgress.propertyKey(options.pipelineId()), committed.encode());
+        transaction
+            .updateProperties()
+            .set(PipelineProgress.propertyKey(options.pipelineId()), committed.encode());
     long snapshotId = transaction.table().currentSnapshot().snapshotId();
-    insertOnly.publishHistoryNeeded(properties, base, pending.values(), checkpoint, insertOnlyScans, snapshotId);
+    insertOnly.publishHistoryNeeded(
+        properties, base, pending.values(), checkpoint, insertOnlyScans, snapshotId);
     if (options.shards() != null) {
       String shards = PipelineShards.encode(options.shards());
       if (!shards.equals(base.properties().get(PipelineShards.propertyKey(options.pipelineId())))) {
@@ -451,10 +472,18 @@ final class CheckpointCommitter {
     properties.commit();
     transaction.commitTransaction();
     if (!insertOnlyScans.isEmpty()) {
-      advanceVerifiedPoints(insertOnlyScans, snapshotId); // checked up to the base, own commit on it
+      advanceVerifiedPoints(
+          insertOnlyScans, snapshotId); // checked up to the base, own commit on it
     }
     CheckpointSnapshot.logCommitted(
-        options, metrics, continuousEmptyCheckpoints, checkpoint, files, heartbeat, (System.nanoTime() - start) / 1_000_000, snapshotId);
+        options,
+        metrics,
+        continuousEmptyCheckpoints,
+        checkpoint,
+        files,
+        heartbeat,
+        (System.nanoTime() - start) / 1_000_000,
+        snapshotId);
     return Outcome.COMMITTED;
   }
 
@@ -523,7 +552,8 @@ final class CheckpointCommitter {
     long shift = committed - pending.firstKey() + 1;
     NavigableMap<Long, PendingCheckpoint> shifted = new TreeMap<>();
     for (PendingCheckpoint entry : pending.values()) {
-      shifted.put(entry.checkpointId() + shift, entry.withCheckpointId(entry.checkpointId() + shift));
+      shifted.put(
+          entry.checkpointId() + shift, entry.withCheckpointId(entry.checkpointId() + shift));
     }
     LOG.info(
         "Table {} holds checkpoint {} of pipeline {}, committed by an older instance (older epoch)"
@@ -536,5 +566,4 @@ final class CheckpointCommitter {
     pending = shifted;
     checkpointOffset += shift;
   }
-
 }

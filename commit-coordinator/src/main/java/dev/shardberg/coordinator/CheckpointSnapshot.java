@@ -12,12 +12,18 @@ final class CheckpointSnapshot {
 
   private CheckpointSnapshot() {}
 
-  /** The checkpoint's snapshot: its rows and deletes (or a heartbeat), with the pipeline's summary. */
+  /**
+   * The checkpoint's snapshot: its rows and deletes (or a heartbeat), with the pipeline's summary.
+   */
   static SnapshotUpdate<?> update(
       CoordinatorOptions options,
       String runId,
       String flinkJobId,
-      Transaction transaction, PendingCheckpoint checkpoint, TempManifests.Files files, boolean heartbeat, long epoch) {
+      Transaction transaction,
+      PendingCheckpoint checkpoint,
+      TempManifests.Files files,
+      boolean heartbeat,
+      long epoch) {
     SnapshotUpdate<?> update;
     if (heartbeat) {
       update = transaction.newAppend();
@@ -33,7 +39,8 @@ final class CheckpointSnapshot {
     }
     update.set(SnapshotSummaryKeys.PIPELINE_ID, options.pipelineId());
     update.set(SnapshotSummaryKeys.CHECKPOINT_ID, Long.toString(checkpoint.checkpointId()));
-    update.set(SnapshotSummaryKeys.FLINK_CHECKPOINT_ID, Long.toString(checkpoint.flinkCheckpointId()));
+    update.set(
+        SnapshotSummaryKeys.FLINK_CHECKPOINT_ID, Long.toString(checkpoint.flinkCheckpointId()));
     update.set(SnapshotSummaryKeys.FLINK_JOB_ID, flinkJobId);
     update.set(SnapshotSummaryKeys.RUN_ID, runId);
     if (epoch >= 0) {
@@ -43,8 +50,12 @@ final class CheckpointSnapshot {
         .shardCounts()
         .forEach(
             (shard, counts) -> {
-              update.set(SnapshotSummaryKeys.shardAddedRecords(shard), Long.toString(counts.addedRecords()));
-              update.set(SnapshotSummaryKeys.shardDeletedRecords(shard), Long.toString(counts.deletedRecords()));
+              update.set(
+                  SnapshotSummaryKeys.shardAddedRecords(shard),
+                  Long.toString(counts.addedRecords()));
+              update.set(
+                  SnapshotSummaryKeys.shardDeletedRecords(shard),
+                  Long.toString(counts.deletedRecords()));
             });
     return update;
   }

@@ -47,8 +47,8 @@ import org.slf4j.LoggerFactory;
  *                      committed; then table maintenance on this thread, under the same guard
  * </pre>
  *
- * <p>Requires aligned checkpoints: every writer's result for checkpoint c must reach the coordinator
- * before its barrier c, which unaligned checkpoints do not guarantee.
+ * <p>Requires aligned checkpoints: every writer's result for checkpoint c must reach the
+ * coordinator before its barrier c, which unaligned checkpoints do not guarantee.
  */
 final class CommitCoordinator extends AbstractStreamOperator<Void>
     implements OneInputStreamOperator<WriterResult, Void>, BoundedOneInput {
@@ -71,23 +71,31 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
   private transient CheckpointCommitter committer;
   private transient ShardReread reread;
   private transient ListState<byte[]> state;
+
   /** This coordinator's run (see {@link PipelineProgress}): drawn at each start, never restored. */
   private transient String runId;
+
   private transient String manifestPrefix;
   private transient String shardColumn;
   private transient NavigableMap<Long, List<WriterResult>> collecting;
+
   /**
-   * The locations of the files in {@code collecting}, read by the maintenance thread's orphan removal;
-   * a staged checkpoint's files leave it after the committer published its manifests.
+   * The locations of the files in {@code collecting}, read by the maintenance thread's orphan
+   * removal; a staged checkpoint's files leave it after the committer published its manifests.
    */
   private transient Set<String> collectedFiles;
+
   /** Highest Flink checkpoint whose results were staged (or restored); later results only. */
   private transient long lastStagedFlinkCheckpoint;
+
   /** The newest completed checkpoint (pipeline numbering) this instance was told of. */
   private transient long lastCompleted = Long.MIN_VALUE;
+
   private transient CoordinatorMetrics metrics;
+
   /** Null when maintenance is off. */
   private transient TableMaintainer maintainer;
+
   /** A timer is registered to commit a finished compaction or merge. */
   private transient boolean maintenancePollScheduled;
 
@@ -129,7 +137,10 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
             flinkJobId,
             metrics);
     this.state =
-        context.getOperatorStateStore().getListState(new ListStateDescriptor<>(STATE_NAME, BytePrimitiveArraySerializer.INSTANCE));
+        context
+            .getOperatorStateStore()
+            .getListState(
+                new ListStateDescriptor<>(STATE_NAME, BytePrimitiveArraySerializer.INSTANCE));
     CoordinatorState restored = context.isRestored() ? restoredState(context) : null;
 
     PipelineShards.check(table.properties(), options);
@@ -171,23 +182,34 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
     }
   }
 
-  /** The restored state, from this release's one value or from the list states of releases before. */
+  /**
+   * The restored state, from this release's one value or from the list states of releases before.
+   */
   private CoordinatorState restoredState(StateInitializationContext context) throws Exception {
     CoordinatorState restored = null;
     for (byte[] bytes : state.get()) {
-      restored = SimpleVersionedSerialization.readVersionAndDeSerialize(CoordinatorStateSerializer.INSTANCE, bytes);
+      restored =
+          SimpleVersionedSerialization.readVersionAndDeSerialize(
+              CoordinatorStateSerializer.INSTANCE, bytes);
     }
     if (restored == null) {
-      restored = LegacyCoordinatorState.readAndClear(context.getOperatorStateStore(), options.pipelineId());
+      restored =
+          LegacyCoordinatorState.readAndClear(
+              context.getOperatorStateStore(), options.pipelineId());
     }
     if (restored != null && !restored.pipelineId().equals(options.pipelineId())) {
       throw new PipelineConflictException(
           String.format(
               "Cannot restore the coordinator of pipeline %s for table %s: the restored state"
                   + " belongs to pipeline %s. Restoring it under another id would commit its"
-                  + " checkpoints again. Set " + CoordinatorConfigOptions.PIPELINE_ID.key() + " back to %s, or start the new pipeline"
+                  + " checkpoints again. Set "
+                  + CoordinatorConfigOptions.PIPELINE_ID.key()
+                  + " back to %s, or start the new pipeline"
                   + " without this state.",
-              options.pipelineId(), options.tableName(), restored.pipelineId(), restored.pipelineId()));
+              options.pipelineId(),
+              options.tableName(),
+              restored.pipelineId(),
+              restored.pipelineId()));
     }
     return restored;
   }
@@ -196,7 +218,8 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
   public void processElement(StreamRecord<WriterResult> element) {
     WriterResult result = element.getValue();
     if (result.checkpointId() <= lastStagedFlinkCheckpoint) {
-      // Dropping it would lose its files; committing it in a later checkpoint would reorder changes.
+      // Dropping it would lose its files; committing it in a later checkpoint would reorder
+      // changes.
       throw new IllegalStateException(
           String.format(
               "Cannot accept the files of writer %d for Flink checkpoint %d of pipeline %s (table"
@@ -241,23 +264,31 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
             committer.lineageAt(context.getCheckpointId()),
             reread.known(),
             committer.pending());
-    state.update(List.of(SimpleVersionedSerialization.writeVersionAndSerialize(CoordinatorStateSerializer.INSTANCE, snapshot)));
+    state.update(
+        List.of(
+            SimpleVersionedSerialization.writeVersionAndSerialize(
+                CoordinatorStateSerializer.INSTANCE, snapshot)));
     metrics.pending(snapshot.pending().size());
   }
 
-  /** Turns the collected results of every Flink checkpoint ≤ {@code flinkCheckpointId} into manifests. */
+  /**
+   * Turns the collected results of every Flink checkpoint ≤ {@code flinkCheckpointId} into
+   * manifests.
+   */
   private void stageCollectedUpTo(long flinkCheckpointId) throws Exception {
     NavigableMap<Long, List<WriterResult>> ready = collecting.headMap(flinkCheckpointId, true);
     for (Map.Entry<Long, List<WriterResult>> entry : ready.entrySet()) {
       long checkpointId = entry.getKey() + committer.offset();
       List<WriterResult> results = entry.getValue();
-      // a re-read shard's old rows go with the checkpoint that holds the first rows of its new snapshot
+      // a re-read shard's old rows go with the checkpoint that holds the first rows of its new
+      // snapshot
       SortedSet<Integer> replaced = reread.replacedBy(checkpointId, results);
       if (!replaced.isEmpty()) {
         results = new ArrayList<>(results);
         results.add(reread.truncations(table, shardColumn, entry.getKey(), checkpointId, replaced));
       }
-      PendingCheckpoint written = TempManifests.write(table, manifestPrefix, checkpointId, entry.getKey(), runId, results);
+      PendingCheckpoint written =
+          TempManifests.write(table, manifestPrefix, checkpointId, entry.getKey(), runId, results);
       try {
         committer.stage(written);
       } catch (RuntimeException e) {
@@ -265,7 +296,10 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
         throw e;
       }
       reread.replaced(replaced); // replaced with this checkpoint: in its state from now on
-      entry.getValue().forEach(r -> fileLocations(r).forEach(collectedFiles::remove)); // now in a pending manifest
+      entry
+          .getValue()
+          .forEach(
+              r -> fileLocations(r).forEach(collectedFiles::remove)); // now in a pending manifest
     }
     ready.clear();
     lastStagedFlinkCheckpoint = Math.max(lastStagedFlinkCheckpoint, flinkCheckpointId);
@@ -312,11 +346,15 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
             });
   }
 
-  /** What maintenance must keep: collected files, the pending manifests, the insert-only scans in use. */
+  /**
+   * What maintenance must keep: collected files, the pending manifests, the insert-only scans in
+   * use.
+   */
   private TableMaintainer.CoordinatorView maintenanceView() {
     Set<String> collected = collectedFiles;
     CheckpointCommitter commits = committer;
-    return new TableMaintainer.CoordinatorView(() -> collected, commits::pendingManifests, commits.insertOnlyScansInUse());
+    return new TableMaintainer.CoordinatorView(
+        () -> collected, commits::pendingManifests, commits.insertOnlyScansInUse());
   }
 
   @Override

@@ -10,7 +10,11 @@ final class CommitRefusals {
   private CommitRefusals() {}
 
   /** A newer epoch in the record: another instance of this pipeline took over. */
-  static void checkRecordNotNewerEpoch(CoordinatorOptions options, PendingCheckpoint checkpoint, PipelineProgress progress, long epoch) {
+  static void checkRecordNotNewerEpoch(
+      CoordinatorOptions options,
+      PendingCheckpoint checkpoint,
+      PipelineProgress progress,
+      long epoch) {
     if (epoch >= 0 && progress.epoch() > epoch) {
       throw new CommitFencedException(
           String.format(
@@ -28,7 +32,6 @@ final class CommitRefusals {
     }
   }
 
-
   /**
    * Insert-only rows of a completed checkpoint that cannot be committed: a foreign write into their
    * shards since the last check (committing would duplicate keys), or history that can no longer be
@@ -36,7 +39,9 @@ final class CommitRefusals {
    */
   static PipelineConflictException insertOnlyRefused(
       CoordinatorOptions options,
-      PendingCheckpoint checkpoint, SortedMap<Integer, Long> scans, InsertOnlyCheck.Finding finding) {
+      PendingCheckpoint checkpoint,
+      SortedMap<Integer, Long> scans,
+      InsertOnlyCheck.Finding finding) {
     String why =
         finding.historyGone()
             ? "Whether another writer wrote these shards since cannot be told: the table's snapshots"
@@ -65,7 +70,8 @@ final class CommitRefusals {
    * an older checkpoint of a run after another run, restored from an even older one, committed).
    * Committing it now would put older changes over newer ones; skipping it would lose them.
    */
-  static PipelineConflictException supersededRun(CoordinatorOptions options, PendingCheckpoint checkpoint, PipelineProgress progress) {
+  static PipelineConflictException supersededRun(
+      CoordinatorOptions options, PendingCheckpoint checkpoint, PipelineProgress progress) {
     return new PipelineConflictException(
         String.format(
             "Cannot commit checkpoint %d of pipeline %s to table %s: it is restored state of"
@@ -84,8 +90,11 @@ final class CommitRefusals {
             progress.flinkJobId(),
             progress.knows(checkpoint.stagedBy())
                 ? ""
-                : " (run " + checkpoint.stagedBy() + " is not among the "
-                    + PipelineProgress.MAX_RUNS + " runs the table's progress record keeps)",
+                : " (run "
+                    + checkpoint.stagedBy()
+                    + " is not among the "
+                    + PipelineProgress.MAX_RUNS
+                    + " runs the table's progress record keeps)",
             progress.checkpointId()));
   }
 
@@ -95,7 +104,11 @@ final class CommitRefusals {
    * duplicate.
    */
   static PipelineConflictException otherJob(
-      CoordinatorOptions options, String runId, String flinkJobId, PendingCheckpoint checkpoint, PipelineProgress progress) {
+      CoordinatorOptions options,
+      String runId,
+      String flinkJobId,
+      PendingCheckpoint checkpoint,
+      PipelineProgress progress) {
     return new PipelineConflictException(
         String.format(
             "Cannot commit checkpoint %d of pipeline %s to table %s: the table's progress record"
@@ -115,9 +128,15 @@ final class CommitRefusals {
             flinkJobId));
   }
 
-  /** Insert-only rows met another committer's write (or expired history) when their checkpoint was staged. */
+  /**
+   * Insert-only rows met another committer's write (or expired history) when their checkpoint was
+   * staged.
+   */
   static IllegalStateException insertOnlyNotStaged(
-      CoordinatorOptions options, PendingCheckpoint staged, SortedMap<Integer, Long> scans, InsertOnlyCheck.Finding finding) {
+      CoordinatorOptions options,
+      PendingCheckpoint staged,
+      SortedMap<Integer, Long> scans,
+      InsertOnlyCheck.Finding finding) {
     return new IllegalStateException(
         String.format(
             "Cannot stage checkpoint %d of pipeline %s for table %s: its rows of shard(s) %s were"

@@ -18,17 +18,17 @@ import org.slf4j.LoggerFactory;
  * catalog reported a failure is not repeated.
  *
  * <ul>
- *   <li>A swap the catalog kept rejecting on an unchanged base ({@link CommitFailedException}, after
- *       Iceberg's own retries): tried again up to {@code coordinator.commit-attempts} times, waiting
- *       {@code coordinator.commit-retry-backoff}, doubled each time.
- *   <li>A base that moved under the checks ({@link PinnedBaseOperations.BaseChangedException}: another
- *       instance of this pipeline committed, the schema changed, or insert-only rows need their
- *       history check again): nothing landed; checked again within the table's {@code commit.retry.*}
- *       properties, without counting as a failed attempt.
+ *   <li>A swap the catalog kept rejecting on an unchanged base ({@link CommitFailedException},
+ *       after Iceberg's own retries): tried again up to {@code coordinator.commit-attempts} times,
+ *       waiting {@code coordinator.commit-retry-backoff}, doubled each time.
+ *   <li>A base that moved under the checks ({@link PinnedBaseOperations.BaseChangedException}:
+ *       another instance of this pipeline committed, the schema changed, or insert-only rows need
+ *       their history check again): nothing landed; checked again within the table's {@code
+ *       commit.retry.*} properties, without counting as a failed attempt.
  * </ul>
  *
- * <p>Anything else is not retried: {@code CommitStateUnknownException} fails the task, which keeps its
- * pending checkpoints and manifests, and the next attempt resolves the state from the table.
+ * <p>Anything else is not retried: {@code CommitStateUnknownException} fails the task, which keeps
+ * its pending checkpoints and manifests, and the next attempt resolves the state from the table.
  */
 final class CommitRetries {
   private static final Logger LOG = LoggerFactory.getLogger(CommitRetries.class);
@@ -36,7 +36,11 @@ final class CommitRetries {
   private CommitRetries() {}
 
   static <T> T run(
-      Table table, CoordinatorOptions options, long checkpointId, CheckpointCommitter.Metrics metrics, Callable<T> attempt)
+      Table table,
+      CoordinatorOptions options,
+      long checkpointId,
+      CheckpointCommitter.Metrics metrics,
+      Callable<T> attempt)
       throws Exception {
     AtomicReference<T> result = new AtomicReference<>();
     AtomicInteger attempts = new AtomicInteger();
@@ -44,7 +48,8 @@ final class CommitRetries {
     Tasks.foreach(checkpointId)
         .retry(Math.max(0, options.commitAttempts() - 1))
         .onlyRetryOn(CommitFailedException.class)
-        .exponentialBackoff(options.retryBackoff().toMillis(), Long.MAX_VALUE / 4, Long.MAX_VALUE / 4, 2.0)
+        .exponentialBackoff(
+            options.retryBackoff().toMillis(), Long.MAX_VALUE / 4, Long.MAX_VALUE / 4, 2.0)
         .throwFailureWhenFinished()
         .run(
             id -> {
@@ -72,22 +77,36 @@ final class CommitRetries {
   }
 
   private static <T> T onMovingBases(
-      Table table, CoordinatorOptions options, long checkpointId, CheckpointCommitter.Metrics metrics, Callable<T> attempt)
+      Table table,
+      CoordinatorOptions options,
+      long checkpointId,
+      CheckpointCommitter.Metrics metrics,
+      Callable<T> attempt)
       throws Exception {
     Map<String, String> properties = table.properties();
     AtomicReference<T> result = new AtomicReference<>();
     AtomicInteger rebases = new AtomicInteger();
     try {
       Tasks.foreach(checkpointId)
-          .retry(PropertyUtil.propertyAsInt(properties, TableProperties.COMMIT_NUM_RETRIES, TableProperties.COMMIT_NUM_RETRIES_DEFAULT))
+          .retry(
+              PropertyUtil.propertyAsInt(
+                  properties,
+                  TableProperties.COMMIT_NUM_RETRIES,
+                  TableProperties.COMMIT_NUM_RETRIES_DEFAULT))
           .onlyRetryOn(PinnedBaseOperations.BaseChangedException.class)
           .exponentialBackoff(
               PropertyUtil.propertyAsLong(
-                  properties, TableProperties.COMMIT_MIN_RETRY_WAIT_MS, TableProperties.COMMIT_MIN_RETRY_WAIT_MS_DEFAULT),
+                  properties,
+                  TableProperties.COMMIT_MIN_RETRY_WAIT_MS,
+                  TableProperties.COMMIT_MIN_RETRY_WAIT_MS_DEFAULT),
               PropertyUtil.propertyAsLong(
-                  properties, TableProperties.COMMIT_MAX_RETRY_WAIT_MS, TableProperties.COMMIT_MAX_RETRY_WAIT_MS_DEFAULT),
+                  properties,
+                  TableProperties.COMMIT_MAX_RETRY_WAIT_MS,
+                  TableProperties.COMMIT_MAX_RETRY_WAIT_MS_DEFAULT),
               PropertyUtil.propertyAsLong(
-                  properties, TableProperties.COMMIT_TOTAL_RETRY_TIME_MS, TableProperties.COMMIT_TOTAL_RETRY_TIME_MS_DEFAULT),
+                  properties,
+                  TableProperties.COMMIT_TOTAL_RETRY_TIME_MS,
+                  TableProperties.COMMIT_TOTAL_RETRY_TIME_MS_DEFAULT),
               2.0)
           .throwFailureWhenFinished()
           .run(
@@ -112,7 +131,9 @@ final class CommitRetries {
               "Cannot commit checkpoint %d of pipeline %s to table %s: the table changed"
                   + " under %d commit attempts in a row (%s). Another committer keeps"
                   + " changing it; serialise the committers with the ZooKeeper lock"
-                  + " (" + CoordinatorConfigOptions.ZK_PREFIX + "*) or raise %s.",
+                  + " ("
+                  + CoordinatorConfigOptions.ZK_PREFIX
+                  + "*) or raise %s.",
               checkpointId,
               options.pipelineId(),
               options.tableName(),

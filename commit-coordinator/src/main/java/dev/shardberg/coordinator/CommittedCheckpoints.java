@@ -13,10 +13,10 @@ import org.apache.iceberg.Table;
 import org.apache.iceberg.util.SnapshotUtil;
 
 /**
- * Reads a pipeline's commits back from the table's snapshot summaries, for display (the CLI's {@code
- * status}) and as the fallback of {@link PipelineProgress} for tables written before the progress
- * record existed. Decisions about what is committed read {@link PipelineProgress}: summaries expire
- * with their snapshots.
+ * Reads a pipeline's commits back from the table's snapshot summaries, for display (the CLI's
+ * {@code status}) and as the fallback of {@link PipelineProgress} for tables written before the
+ * progress record existed. Decisions about what is committed read {@link PipelineProgress}:
+ * summaries expire with their snapshots.
  *
  * <p>The walk follows the ancestry of the table's current snapshot (not every snapshot in the
  * metadata), so commits on other branches or rolled back by maintenance do not count.
@@ -25,8 +25,8 @@ public final class CommittedCheckpoints {
   private CommittedCheckpoints() {}
 
   /**
-   * The highest checkpoint committed by {@code pipelineId} (its {@link PipelineProgress} record), or
-   * empty when the pipeline never committed. The caller refreshes the table first.
+   * The highest checkpoint committed by {@code pipelineId} (its {@link PipelineProgress} record),
+   * or empty when the pipeline never committed. The caller refreshes the table first.
    */
   public static OptionalLong maxCommittedCheckpoint(Table table, String pipelineId) {
     return PipelineProgress.read(table, pipelineId)
@@ -101,7 +101,9 @@ public final class CommittedCheckpoints {
         continue;
       }
       String suffix =
-          added ? SnapshotSummaryKeys.ADDED_RECORDS_SUFFIX : SnapshotSummaryKeys.DELETED_RECORDS_SUFFIX;
+          added
+              ? SnapshotSummaryKeys.ADDED_RECORDS_SUFFIX
+              : SnapshotSummaryKeys.DELETED_RECORDS_SUFFIX;
       int shard;
       long value;
       try {

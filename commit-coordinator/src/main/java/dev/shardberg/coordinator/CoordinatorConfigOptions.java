@@ -8,9 +8,9 @@ import org.apache.flink.configuration.ConfigOptions;
  * The config keys of what this module owns: the pipeline id the coordinator writes into every
  * commit, its heartbeat commits, the writers' insert-only initial load and the commit lock ({@code
  * coordinator.*}, with {@code coordinator.zookeeper.*} read into {@link
- * dev.shardberg.coordinator.zk.ZooKeeperOptions}). Each key is declared once, here: messages name it
- * with {@code key()}, and the sink's and the ZooKeeper options' defaults are these options' {@code
- * defaultValue()}. To add a key: declare it here and list it in the job's {@code
+ * dev.shardberg.coordinator.zk.ZooKeeperOptions}). Each key is declared once, here: messages name
+ * it with {@code key()}, and the sink's and the ZooKeeper options' defaults are these options'
+ * {@code defaultValue()}. To add a key: declare it here and list it in the job's {@code
  * ShardbergOptions.all()} (which the config loader and docs/config.md read).
  */
 public final class CoordinatorConfigOptions {
@@ -46,7 +46,8 @@ public final class CoordinatorConfigOptions {
       ConfigOptions.key("coordinator.lock-timeout")
           .durationType()
           .defaultValue(Duration.ofSeconds(60))
-          .withDescription("Default of coordinator.zookeeper.lock-timeout (only with coordinator.zookeeper.connect).");
+          .withDescription(
+              "Default of coordinator.zookeeper.lock-timeout (only with coordinator.zookeeper.connect).");
 
   /** Prefix of the HA keys; setting any of them needs {@link #ZK_CONNECT}. */
   public static final String ZK_PREFIX = "coordinator.zookeeper.";
@@ -73,6 +74,7 @@ public final class CoordinatorConfigOptions {
           .durationType()
           .defaultValue(Duration.ofSeconds(15))
           .withDescription("ZooKeeper connection timeout.");
+
   /** Unset: {@link #LOCK_TIMEOUT}. */
   public static final ConfigOption<Duration> ZK_LOCK_TIMEOUT =
       ConfigOptions.key(ZK_PREFIX + "lock-timeout")
@@ -82,6 +84,7 @@ public final class CoordinatorConfigOptions {
               "How long one commit of the job (and a tool using the same options) waits for the table's"
                   + " ZooKeeper lock before keeping the checkpoint pending for the next one. Unset:"
                   + " coordinator.lock-timeout.");
+
   public static final ConfigOption<Duration> ZK_RETRY_BASE_SLEEP =
       ConfigOptions.key(ZK_PREFIX + "retry.base-sleep")
           .durationType()

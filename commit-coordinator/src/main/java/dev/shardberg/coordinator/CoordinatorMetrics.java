@@ -7,10 +7,11 @@ import org.apache.flink.runtime.metrics.DescriptiveStatisticsHistogram;
 
 /**
  * Flink metrics of the coordinator, under the {@code shardberg} group of its operator. Besides the
- * counters and gauges, two histograms over the last {@value #HISTOGRAM_WINDOW} commits (milliseconds):
- * {@code commitDurationMs} (one Iceberg commit of one checkpoint, heartbeats included, from the refresh
- * under the lock to the committed transaction) and {@code lockWaitMs} (how long the commit waited for
- * the guard: the ZooKeeper table lock in HA mode, about 0 without ZooKeeper).
+ * counters and gauges, two histograms over the last {@value #HISTOGRAM_WINDOW} commits
+ * (milliseconds): {@code commitDurationMs} (one Iceberg commit of one checkpoint, heartbeats
+ * included, from the refresh under the lock to the committed transaction) and {@code lockWaitMs}
+ * (how long the commit waited for the guard: the ZooKeeper table lock in HA mode, about 0 without
+ * ZooKeeper).
  */
 final class CoordinatorMetrics implements CheckpointCommitter.Metrics {
   static final int HISTOGRAM_WINDOW = 1024;
@@ -55,7 +56,8 @@ final class CoordinatorMetrics implements CheckpointCommitter.Metrics {
   }
 
   @Override
-  public void committed(long checkpointId, long durationMs, long dataFiles, long deleteFiles, long records) {
+  public void committed(
+      long checkpointId, long durationMs, long dataFiles, long deleteFiles, long records) {
     commits.inc();
     lastCommittedCheckpoint = checkpointId;
     lastCommitDurationMs = durationMs;

@@ -1,7 +1,7 @@
 package dev.shardberg.coordinator;
 
-import java.io.Serializable;
 import dev.shardberg.coordinator.maintenance.MaintenanceSettings;
+import java.io.Serializable;
 import java.time.Duration;
 
 /**
@@ -16,8 +16,8 @@ import java.time.Duration;
  * @param retryBackoff pause between those attempts (doubled each time)
  * @param maintenance table maintenance run by the coordinator (compaction, expiry, cleanup)
  * @param shards the shards this job writes; null: not known (no re-read shard is replaced)
- * @param rereadShards of {@code shards}, those the source reads from a fresh snapshot in this run (a
- *     restored state that does not know one of the others is refused)
+ * @param rereadShards of {@code shards}, those the source reads from a fresh snapshot in this run
+ *     (a restored state that does not know one of the others is refused)
  */
 record CoordinatorOptions(
     String tableName,

@@ -8,10 +8,12 @@ import java.util.SortedSet;
 import java.util.TreeSet;
 
 /**
- * Everything the coordinator keeps in a checkpoint, as one value ({@link CoordinatorStateSerializer}).
+ * Everything the coordinator keeps in a checkpoint, as one value ({@link
+ * CoordinatorStateSerializer}).
  *
  * @param pipelineId the pipeline the state belongs to; a restore under another id is refused
- * @param checkpointOffset pipeline checkpoint id = Flink checkpoint id + this ({@link CheckpointCommitter#offset()})
+ * @param checkpointOffset pipeline checkpoint id = Flink checkpoint id + this ({@link
+ *     CheckpointCommitter#offset()})
  * @param flinkCheckpointId the Flink checkpoint this state was taken at; results of it or earlier
  *     arriving after a restore came after the barrier
  * @param lineage the runs this state descends from, each with its Flink checkpoint in this state's
@@ -30,7 +32,8 @@ record CoordinatorState(
 
   CoordinatorState {
     lineage = Collections.unmodifiableMap(new LinkedHashMap<>(lineage));
-    knownShards = knownShards == null ? null : Collections.unmodifiableSortedSet(new TreeSet<>(knownShards));
+    knownShards =
+        knownShards == null ? null : Collections.unmodifiableSortedSet(new TreeSet<>(knownShards));
     pending = List.copyOf(pending);
   }
 }

@@ -13,11 +13,11 @@ import org.apache.flink.core.memory.DataInputDeserializer;
 import org.apache.flink.core.memory.DataOutputSerializer;
 
 /**
- * State format of {@link CoordinatorState}. Version 1 layout, in order: pipeline id (UTF), checkpoint
- * offset (long), Flink checkpoint id (long), lineage (int count, then UTF run + long Flink checkpoint
- * each, oldest first), known shards (int count, -1 when not known, then int each), pending entries
- * (int count, then each as {@link PendingCheckpointSerializer} writes it with its version: int
- * version, int length, bytes).
+ * State format of {@link CoordinatorState}. Version 1 layout, in order: pipeline id (UTF),
+ * checkpoint offset (long), Flink checkpoint id (long), lineage (int count, then UTF run + long
+ * Flink checkpoint each, oldest first), known shards (int count, -1 when not known, then int each),
+ * pending entries (int count, then each as {@link PendingCheckpointSerializer} writes it with its
+ * version: int version, int length, bytes).
  */
 final class CoordinatorStateSerializer implements SimpleVersionedSerializer<CoordinatorState> {
   static final int VERSION = 1;
@@ -49,7 +49,8 @@ final class CoordinatorStateSerializer implements SimpleVersionedSerializer<Coor
     }
     out.writeInt(state.pending().size());
     for (PendingCheckpoint entry : state.pending()) {
-      SimpleVersionedSerialization.writeVersionAndSerialize(PendingCheckpointSerializer.INSTANCE, entry, out);
+      SimpleVersionedSerialization.writeVersionAndSerialize(
+          PendingCheckpointSerializer.INSTANCE, entry, out);
     }
     return out.getCopyOfBuffer();
   }
@@ -79,8 +80,11 @@ final class CoordinatorStateSerializer implements SimpleVersionedSerializer<Coor
     }
     List<PendingCheckpoint> pending = new ArrayList<>();
     for (int i = in.readInt(); i > 0; i--) {
-      pending.add(SimpleVersionedSerialization.readVersionAndDeSerialize(PendingCheckpointSerializer.INSTANCE, in));
+      pending.add(
+          SimpleVersionedSerialization.readVersionAndDeSerialize(
+              PendingCheckpointSerializer.INSTANCE, in));
     }
-    return new CoordinatorState(pipelineId, offset, flinkCheckpointId, lineage, knownShards, pending);
+    return new CoordinatorState(
+        pipelineId, offset, flinkCheckpointId, lineage, knownShards, pending);
   }
 }

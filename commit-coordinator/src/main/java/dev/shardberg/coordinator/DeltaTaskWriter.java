@@ -17,16 +17,15 @@ import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.iceberg.ContentFile;
-import org.apache.iceberg.FileFormat;
-import org.apache.iceberg.Table;
-import org.apache.iceberg.TableProperties;
-import org.apache.iceberg.util.PropertyUtil;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
+import org.apache.iceberg.FileFormat;
 import org.apache.iceberg.PartitionKey;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.StructLike;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.deletes.PositionDelete;
 import org.apache.iceberg.flink.FlinkSchemaUtil;
 import org.apache.iceberg.flink.RowDataWrapper;
@@ -42,6 +41,7 @@ import org.apache.iceberg.io.RollingPositionDeleteWriter;
 import org.apache.iceberg.io.TaskWriter;
 import org.apache.iceberg.io.WriteResult;
 import org.apache.iceberg.types.TypeUtil;
+import org.apache.iceberg.util.PropertyUtil;
 import org.apache.iceberg.util.StructLikeMap;
 import org.apache.iceberg.util.StructLikeUtil;
 
@@ -49,24 +49,25 @@ import org.apache.iceberg.util.StructLikeUtil;
  * One writer subtask's Iceberg files for one checkpoint: per partition, a data file, a key-only
  * equality-delete file and a position-delete file, each opened only when its first record arrives.
  *
- * <p>Three writes: {@link #upsert} (delete the key, then write the row), {@link #insert} (write the row
- * only: the caller guarantees no earlier version of the key can be in the table) and {@link #deleteKey}.
- * Every row written in this checkpoint is remembered by key, so a later upsert or delete of the same
- * key in the same checkpoint deletes it by position (an equality delete would not: it carries the
- * same sequence number as the data file). That is what makes mixing insert-only and upsert writes of
- * one key in one checkpoint safe, and why both go through this one writer.
+ * <p>Three writes: {@link #upsert} (delete the key, then write the row), {@link #insert} (write the
+ * row only: the caller guarantees no earlier version of the key can be in the table) and {@link
+ * #deleteKey}. Every row written in this checkpoint is remembered by key, so a later upsert or
+ * delete of the same key in the same checkpoint deletes it by position (an equality delete would
+ * not: it carries the same sequence number as the data file). That is what makes mixing insert-only
+ * and upsert writes of one key in one checkpoint safe, and why both go through this one writer.
  *
  * <p>Unlike Iceberg's own delta writer, nothing is opened eagerly: a partition that only receives
- * inserts never creates (and then deletes) an empty equality-delete file, and one that only receives
- * deletes never creates an empty data file.
+ * inserts never creates (and then deletes) an empty equality-delete file, and one that only
+ * receives deletes never creates an empty data file.
  *
- * <p>{@link #complete} closes the partitions' files {@value Factory#CLOSE_PARALLELISM} at a time. Closing
- * a file on a remote file system is mostly waiting (on HDFS: the last packets acknowledged by the DataNode
- * pipeline, then the NameNode's {@code complete}, which the client retries with back-off until the
- * DataNode has reported the block), and with identity(shard_number) + bucket every partition a checkpoint
- * touches costs one to three files; closed one after the other, ~80 files per writer took seconds per
- * checkpoint on HDFS (BENCHMARKS.md, issue 18). Partitions are independent (own files, own results), so
- * each close runs on its own and the results are merged on the calling thread, in no particular order.
+ * <p>{@link #complete} closes the partitions' files {@value Factory#CLOSE_PARALLELISM} at a time.
+ * Closing a file on a remote file system is mostly waiting (on HDFS: the last packets acknowledged
+ * by the DataNode pipeline, then the NameNode's {@code complete}, which the client retries with
+ * back-off until the DataNode has reported the block), and with identity(shard_number) + bucket
+ * every partition a checkpoint touches costs one to three files; closed one after the other, ~80
+ * files per writer took seconds per checkpoint on HDFS (BENCHMARKS.md, issue 18). Partitions are
+ * independent (own files, own results), so each close runs on its own and the results are merged on
+ * the calling thread, in no particular order.
  */
 final class DeltaTaskWriter implements TaskWriter<RowData> {
   private final PartitionSpec spec;
@@ -84,8 +85,10 @@ final class DeltaTaskWriter implements TaskWriter<RowData> {
   private final List<DeleteFile> deleteFiles = new ArrayList<>();
   private final List<CharSequence> referencedDataFiles = new ArrayList<>();
   private long filesOpened;
+
   /** Equality deletes by the shard column alone: what a truncate of a partition writes. */
   private final FileWriterFactory<RowData> shardDeletes;
+
   /** Runs the partitions' closes; null: one after the other on the calling thread. */
   private final ExecutorService closePool;
 
@@ -118,7 +121,8 @@ final class DeltaTaskWriter implements TaskWriter<RowData> {
    * Creates one writer per checkpoint for a writer subtask: file formats, target file size and file
    * names from the table, as the job's writer uses them.
    */
-  static Factory factory(Table table, RowType rowType, Set<Integer> equalityFieldIds, int subtask, int attempt) {
+  static Factory factory(
+      Table table, RowType rowType, Set<Integer> equalityFieldIds, int subtask, int attempt) {
     return new Factory(table, rowType, equalityFieldIds, subtask, attempt);
   }
 
@@ -137,11 +141,18 @@ final class DeltaTaskWriter implements TaskWriter<RowData> {
     private ExecutorService closePool;
     private RowDataFileWriterFactory shardDeletes;
 
-    private Factory(Table table, RowType rowType, Set<Integer> equalityFieldIds, int subtask, int attempt) {
+    private Factory(
+        Table table, RowType rowType, Set<Integer> equalityFieldIds, int subtask, int attempt) {
       this(table, table.schema(), rowType, equalityFieldIds, subtask, attempt);
     }
 
-    private Factory(Table table, Schema schema, RowType rowType, Set<Integer> equalityFieldIds, int subtask, int attempt) {
+    private Factory(
+        Table table,
+        Schema schema,
+        RowType rowType,
+        Set<Integer> equalityFieldIds,
+        int subtask,
+        int attempt) {
       this.table = table;
       this.schema = schema;
       this.rowType = rowType;
@@ -151,9 +162,11 @@ final class DeltaTaskWriter implements TaskWriter<RowData> {
               table.properties(),
               TableProperties.WRITE_TARGET_FILE_SIZE_BYTES,
               TableProperties.WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT);
-      this.fileWriters = RowDataFileWriterFactory.create(
-          table, schema, dataFormat(table), deleteFormat(table), rowType, equalityFieldIds);
-      this.outputFiles = OutputFileFactory.builderFor(table, subtask, attempt).format(dataFormat(table)).build();
+      this.fileWriters =
+          RowDataFileWriterFactory.create(
+              table, schema, dataFormat(table), deleteFormat(table), rowType, equalityFieldIds);
+      this.outputFiles =
+          OutputFileFactory.builderFor(table, subtask, attempt).format(dataFormat(table)).build();
       this.subtask = subtask;
     }
 
@@ -163,24 +176,34 @@ final class DeltaTaskWriter implements TaskWriter<RowData> {
       this.rowType = rowType;
       this.equalityFieldIds = previous.equalityFieldIds;
       this.targetFileSize = previous.targetFileSize;
-      this.outputFiles = previous.outputFiles; // one file name sequence per writer subtask and attempt
+      this.outputFiles =
+          previous.outputFiles; // one file name sequence per writer subtask and attempt
       this.subtask = previous.subtask;
       this.closePool = previous.closePool; // handed over: the previous factory is no longer used
       previous.closePool = null;
-      this.fileWriters = RowDataFileWriterFactory.create(
-          table, schema, dataFormat(table), deleteFormat(table), rowType, equalityFieldIds);
+      this.fileWriters =
+          RowDataFileWriterFactory.create(
+              table, schema, dataFormat(table), deleteFormat(table), rowType, equalityFieldIds);
     }
 
     /** The table's data file format ({@code write.format.default}). */
     private static FileFormat dataFormat(Table table) {
       return FileFormat.fromString(
-          table.properties().getOrDefault(TableProperties.DEFAULT_FILE_FORMAT, TableProperties.DEFAULT_FILE_FORMAT_DEFAULT));
+          table
+              .properties()
+              .getOrDefault(
+                  TableProperties.DEFAULT_FILE_FORMAT,
+                  TableProperties.DEFAULT_FILE_FORMAT_DEFAULT));
     }
 
-    /** The table's delete file format ({@code write.delete.format.default}, else the data format). */
+    /**
+     * The table's delete file format ({@code write.delete.format.default}, else the data format).
+     */
     private static FileFormat deleteFormat(Table table) {
       return FileFormat.fromString(
-          table.properties().getOrDefault(TableProperties.DELETE_DEFAULT_FILE_FORMAT, dataFormat(table).name()));
+          table
+              .properties()
+              .getOrDefault(TableProperties.DELETE_DEFAULT_FILE_FORMAT, dataFormat(table).name()));
     }
 
     /** The same writers for rows of a later schema of the table (same key, same file names). */
@@ -199,26 +222,48 @@ final class DeltaTaskWriter implements TaskWriter<RowData> {
     DeltaTaskWriter create() {
       if (closePool == null) {
         AtomicInteger threads = new AtomicInteger();
-        closePool = Executors.newFixedThreadPool(CLOSE_PARALLELISM, r -> {
-          Thread t = new Thread(r, "shardberg-writer-" + subtask + "-close-" + threads.incrementAndGet());
-          t.setDaemon(true);
-          return t;
-        });
+        closePool =
+            Executors.newFixedThreadPool(
+                CLOSE_PARALLELISM,
+                r -> {
+                  Thread t =
+                      new Thread(
+                          r, "shardberg-writer-" + subtask + "-close-" + threads.incrementAndGet());
+                  t.setDaemon(true);
+                  return t;
+                });
       }
       return new DeltaTaskWriter(
-          schema, table.spec(), rowType, equalityFieldIds, fileWriters, outputFiles, table.io(), targetFileSize,
-          closePool, shardDeletes());
+          schema,
+          table.spec(),
+          rowType,
+          equalityFieldIds,
+          fileWriters,
+          outputFiles,
+          table.io(),
+          targetFileSize,
+          closePool,
+          shardDeletes());
     }
 
     private int shardFieldId() {
       return schema.findField(rowType.getFieldNames().get(0)).fieldId();
     }
 
-    /** Writers of equality deletes keyed by the shard column alone (truncate markers; made on first use). */
+    /**
+     * Writers of equality deletes keyed by the shard column alone (truncate markers; made on first
+     * use).
+     */
     private RowDataFileWriterFactory shardDeletes() {
       if (shardDeletes == null) {
-        shardDeletes = RowDataFileWriterFactory.create(
-            table, schema, dataFormat(table), deleteFormat(table), rowType, Set.of(shardFieldId()));
+        shardDeletes =
+            RowDataFileWriterFactory.create(
+                table,
+                schema,
+                dataFormat(table),
+                deleteFormat(table),
+                rowType,
+                Set.of(shardFieldId()));
       }
       return shardDeletes;
     }
@@ -263,11 +308,11 @@ final class DeltaTaskWriter implements TaskWriter<RowData> {
   }
 
   /**
-   * Truncates {@code partition} (of {@code shard}) here: what this writer wrote of it since the last
-   * barrier is dropped (its files deleted, its keys forgotten), and an equality delete by the shard
-   * column alone removes every row of the partition committed before this checkpoint. That delete
-   * carries this checkpoint's sequence number, so the partition's rows written after this call, in
-   * the same checkpoint or later, stay.
+   * Truncates {@code partition} (of {@code shard}) here: what this writer wrote of it since the
+   * last barrier is dropped (its files deleted, its keys forgotten), and an equality delete by the
+   * shard column alone removes every row of the partition committed before this checkpoint. That
+   * delete carries this checkpoint's sequence number, so the partition's rows written after this
+   * call, in the same checkpoint or later, stay.
    *
    * @return files of the partition dropped
    */
@@ -296,7 +341,8 @@ final class DeltaTaskWriter implements TaskWriter<RowData> {
       }
     }
     RollingEqualityDeleteWriter<RowData> writer =
-        new RollingEqualityDeleteWriter<>(shardDeletes, outputFiles, io, targetFileSize, spec, partition);
+        new RollingEqualityDeleteWriter<>(
+            shardDeletes, outputFiles, io, targetFileSize, spec, partition);
     try (writer) {
       writer.write(GenericRowData.of(shard));
     }
@@ -316,11 +362,11 @@ final class DeltaTaskWriter implements TaskWriter<RowData> {
 
   /**
    * Switches to rows of a later schema of the table in the middle of a checkpoint: the open data
-   * files are closed (they keep the older schema, which Iceberg reads with NULLs for the new columns
-   * and promoted types), the next rows go to new files of {@code factory}'s schema. The keys written so
-   * far stay remembered with their positions, so a later change of one of them in this checkpoint
-   * still deletes it by position; the key columns do not change (a key change is not evolvable), so
-   * the equality-delete files stay open.
+   * files are closed (they keep the older schema, which Iceberg reads with NULLs for the new
+   * columns and promoted types), the next rows go to new files of {@code factory}'s schema. The
+   * keys written so far stay remembered with their positions, so a later change of one of them in
+   * this checkpoint still deletes it by position; the key columns do not change (a key change is
+   * not evolvable), so the equality-delete files stay open.
    */
   void evolve(Factory factory) throws IOException {
     for (PartitionDelta partition : partitions.values()) {
@@ -329,7 +375,8 @@ final class DeltaTaskWriter implements TaskWriter<RowData> {
     Schema schema = factory.schema();
     this.fileWriters = factory.fileWriters;
     this.rowWrapper = new RowDataWrapper(factory.rowType(), schema.asStruct());
-    this.keyProjection = RowDataProjection.create(factory.rowType(), schema.asStruct(), keySchema.asStruct());
+    this.keyProjection =
+        RowDataProjection.create(factory.rowType(), schema.asStruct(), keySchema.asStruct());
     this.partitionKey = new PartitionKey(spec, schema);
   }
 
@@ -382,18 +429,19 @@ final class DeltaTaskWriter implements TaskWriter<RowData> {
   }
 
   /**
-   * Closes every partition's files, {@link Factory#CLOSE_PARALLELISM} at a time when there is a pool;
-   * waits for all of them, then adds their files to this writer's result. Every partition is closed even
-   * when one fails; the first failure is thrown with the others suppressed.
+   * Closes every partition's files, {@link Factory#CLOSE_PARALLELISM} at a time when there is a
+   * pool; waits for all of them, then adds their files to this writer's result. Every partition is
+   * closed even when one fails; the first failure is thrown with the others suppressed.
    */
   private void closePartitions() throws IOException {
     List<PartitionDelta> open = new ArrayList<>(partitions.values());
     partitions.clear();
     List<CompletableFuture<Closed>> closes = new ArrayList<>(open.size());
     for (PartitionDelta partition : open) {
-      closes.add(closePool == null || open.size() == 1
-          ? closeNow(partition)
-          : CompletableFuture.supplyAsync(() -> closeUnchecked(partition), closePool));
+      closes.add(
+          closePool == null || open.size() == 1
+              ? closeNow(partition)
+              : CompletableFuture.supplyAsync(() -> closeUnchecked(partition), closePool));
     }
     IOException failure = null;
     for (CompletableFuture<Closed> close : closes) {
@@ -405,8 +453,12 @@ final class DeltaTaskWriter implements TaskWriter<RowData> {
         filesOpened += closed.filesOpened();
       } catch (CompletionException | UncheckedIOException e) {
         Throwable cause = e instanceof CompletionException ? e.getCause() : e;
-        IOException io = cause instanceof UncheckedIOException u ? u.getCause()
-            : cause instanceof IOException ioe ? ioe : new IOException("Cannot close a partition's files", cause);
+        IOException io =
+            cause instanceof UncheckedIOException u
+                ? u.getCause()
+                : cause instanceof IOException ioe
+                    ? ioe
+                    : new IOException("Cannot close a partition's files", cause);
         if (failure == null) {
           failure = io;
         } else {
@@ -423,7 +475,8 @@ final class DeltaTaskWriter implements TaskWriter<RowData> {
     try {
       return CompletableFuture.completedFuture(partition.close());
     } catch (IOException | UncheckedIOException | CompletionException e) {
-      return CompletableFuture.failedFuture(e instanceof IOException io ? new UncheckedIOException(io) : e);
+      return CompletableFuture.failedFuture(
+          e instanceof IOException io ? new UncheckedIOException(io) : e);
     }
   }
 
@@ -435,9 +488,15 @@ final class DeltaTaskWriter implements TaskWriter<RowData> {
     }
   }
 
-  /** What closing one partition produced: its files, and the position-delete files it opened to close. */
+  /**
+   * What closing one partition produced: its files, and the position-delete files it opened to
+   * close.
+   */
   private record Closed(
-      List<DataFile> dataFiles, List<DeleteFile> deleteFiles, List<CharSequence> referencedDataFiles, long filesOpened) {}
+      List<DataFile> dataFiles,
+      List<DeleteFile> deleteFiles,
+      List<CharSequence> referencedDataFiles,
+      long filesOpened) {}
 
   /** Where a row written in this checkpoint lives. */
   private record Position(CharSequence path, long row) {}
@@ -456,7 +515,8 @@ final class DeltaTaskWriter implements TaskWriter<RowData> {
 
     void write(RowData row) {
       if (data == null) {
-        data = new RollingDataWriter<>(fileWriters, outputFiles, io, targetFileSize, spec, partition);
+        data =
+            new RollingDataWriter<>(fileWriters, outputFiles, io, targetFileSize, spec, partition);
         filesOpened++;
       }
       long rowInFile = data.currentFileRows();
@@ -483,15 +543,16 @@ final class DeltaTaskWriter implements TaskWriter<RowData> {
       }
       if (equalityDeletes == null) {
         equalityDeletes =
-            new RollingEqualityDeleteWriter<>(fileWriters, outputFiles, io, targetFileSize, spec, partition);
+            new RollingEqualityDeleteWriter<>(
+                fileWriters, outputFiles, io, targetFileSize, spec, partition);
         filesOpened++;
       }
       equalityDeletes.write(key);
     }
 
     /**
-     * Closes this partition's open data file (a schema switch); returns its files. Touches nothing of
-     * the enclosing writer.
+     * Closes this partition's open data file (a schema switch); returns its files. Touches nothing
+     * of the enclosing writer.
      */
     List<DataFile> closeData() throws IOException {
       if (data == null) {
@@ -504,7 +565,10 @@ final class DeltaTaskWriter implements TaskWriter<RowData> {
       return result.dataFiles();
     }
 
-    /** Closes this partition's files; touches nothing of the enclosing writer (it may run on a close thread). */
+    /**
+     * Closes this partition's files; touches nothing of the enclosing writer (it may run on a close
+     * thread).
+     */
     Closed close() throws IOException {
       List<DataFile> closedData = new ArrayList<>();
       List<DeleteFile> closedDeletes = new ArrayList<>();
@@ -533,9 +597,11 @@ final class DeltaTaskWriter implements TaskWriter<RowData> {
 
     private DeleteWriteResult writePositionDeletes() throws IOException {
       deletedPositions.sort(
-          Comparator.comparing((Position p) -> p.path().toString()).thenComparingLong(Position::row));
+          Comparator.comparing((Position p) -> p.path().toString())
+              .thenComparingLong(Position::row));
       RollingPositionDeleteWriter<RowData> writer =
-          new RollingPositionDeleteWriter<>(fileWriters, outputFiles, io, targetFileSize, spec, partition);
+          new RollingPositionDeleteWriter<>(
+              fileWriters, outputFiles, io, targetFileSize, spec, partition);
       PositionDelete<RowData> delete = PositionDelete.create();
       try (writer) {
         for (Position p : deletedPositions) {

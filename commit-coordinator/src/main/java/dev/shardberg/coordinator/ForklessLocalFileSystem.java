@@ -46,7 +46,8 @@ public class ForklessLocalFileSystem extends LocalFileSystem {
           permission.getUserAction().SYMBOL
               + permission.getGroupAction().SYMBOL
               + permission.getOtherAction().SYMBOL;
-      Files.setPosixFilePermissions(pathToFile(path).toPath(), PosixFilePermissions.fromString(bits));
+      Files.setPosixFilePermissions(
+          pathToFile(path).toPath(), PosixFilePermissions.fromString(bits));
     }
   }
 }

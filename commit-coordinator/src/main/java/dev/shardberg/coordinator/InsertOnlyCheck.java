@@ -7,8 +7,8 @@ import java.util.SortedMap;
 import java.util.TreeMap;
 import org.apache.iceberg.ContentFile;
 import org.apache.iceberg.DataOperations;
-import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.HasTableOperations;
+import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableMetadata;
 import org.apache.iceberg.io.FileIO;
@@ -46,8 +46,8 @@ final class InsertOnlyCheck {
   }
 
   /**
-   * A description of the first foreign write into one of {@code scans}' shards since its scan, or of
-   * why the history cannot tell (a scanned snapshot expired); empty when the rows are safe.
+   * A description of the first foreign write into one of {@code scans}' shards since its scan, or
+   * of why the history cannot tell (a scanned snapshot expired); empty when the rows are safe.
    */
   static Optional<Finding> foreignWrite(
       Table table, String shardColumn, String pipelineId, SortedMap<Integer, Long> scans) {

@@ -22,6 +22,7 @@ final class InsertOnlyLedger {
   private final CoordinatorOptions options;
   private final String shardColumn;
   private final VerifiedPoints points = new VerifiedPoints();
+
   /** Insert-only scans of the newest staged checkpoint: the next ones likely carry them too. */
   private SortedMap<Integer, Long> latest = new TreeMap<>();
 
@@ -38,13 +39,16 @@ final class InsertOnlyLedger {
 
   /** The entry with its scans resolved (itself when it has no insert-only rows). */
   PendingCheckpoint resolve(PendingCheckpoint entry) {
-    return entry.insertOnlyScans().isEmpty() ? entry : entry.withInsertOnlyScans(points.resolve(entry.insertOnlyScans()));
+    return entry.insertOnlyScans().isEmpty()
+        ? entry
+        : entry.withInsertOnlyScans(points.resolve(entry.insertOnlyScans()));
   }
 
   /**
-   * Checks a checkpoint about to be staged: no other committer wrote into its insert-only shards since
-   * the last verified point. Returns the snapshot the check held up to (later checks start there), or
-   * empty when there is nothing to check; throws when the check finds a write or expired history.
+   * Checks a checkpoint about to be staged: no other committer wrote into its insert-only shards
+   * since the last verified point. Returns the snapshot the check held up to (later checks start
+   * there), or empty when there is nothing to check; throws when the check finds a write or expired
+   * history.
    */
   Optional<Long> checkBeforeStaging(PendingCheckpoint staged) {
     SortedMap<Integer, Long> scans = staged.insertOnlyScans();
@@ -52,7 +56,8 @@ final class InsertOnlyLedger {
       return Optional.empty();
     }
     table.refresh();
-    Optional<InsertOnlyCheck.Finding> finding = InsertOnlyCheck.foreignWrite(table, shardColumn, options.pipelineId(), scans);
+    Optional<InsertOnlyCheck.Finding> finding =
+        InsertOnlyCheck.foreignWrite(table, shardColumn, options.pipelineId(), scans);
     if (finding.isPresent()) {
       throw CommitRefusals.insertOnlyNotStaged(options, staged, scans, finding.get());
     }
@@ -83,8 +88,9 @@ final class InsertOnlyLedger {
   /**
    * Publishes, with the commit of {@code committing}, the oldest snapshot the insert-only checks of
    * this pipeline will still read history from once it lands ({@link
-   * TableMaintainer#INSERT_ONLY_FROM_PREFIX}), so that snapshot expiry — this pipeline's or another's
-   * on the same table — keeps it; removes it once no insert-only rows are pending or coming.
+   * TableMaintainer#INSERT_ONLY_FROM_PREFIX}), so that snapshot expiry — this pipeline's or
+   * another's on the same table — keeps it; removes it once no insert-only rows are pending or
+   * coming.
    */
   void publishHistoryNeeded(
       UpdateProperties properties,
@@ -95,7 +101,9 @@ final class InsertOnlyLedger {
       long committingSnapshot) {
     Set<Long> needed = new HashSet<>();
     java.util.function.BiConsumer<Integer, Long> need =
-        (shard, scan) -> needed.add(Objects.equals(committingScans.get(shard), scan) ? committingSnapshot : scan);
+        (shard, scan) ->
+            needed.add(
+                Objects.equals(committingScans.get(shard), scan) ? committingSnapshot : scan);
     for (PendingCheckpoint entry : pending) {
       if (entry.checkpointId() != committing.checkpointId()) {
         points.resolve(entry.insertOnlyScans()).forEach(need);
@@ -120,7 +128,8 @@ final class InsertOnlyLedger {
       }
       var snapshot = base.snapshot(id);
       var current = base.snapshot(oldest);
-      if (snapshot != null && (current == null || snapshot.sequenceNumber() < current.sequenceNumber())) {
+      if (snapshot != null
+          && (current == null || snapshot.sequenceNumber() < current.sequenceNumber())) {
         oldest = id;
       }
     }

@@ -16,8 +16,8 @@ import org.apache.flink.core.io.SimpleVersionedSerialization;
 
 /**
  * Reads the coordinator state of releases before {@link CoordinatorState}: six operator list states
- * (pending entries, offset, last snapshot, pipeline id, lineage, known shards with a sentinel). Read
- * once at a restore, then cleared: the next checkpoint holds the one versioned state only.
+ * (pending entries, offset, last snapshot, pipeline id, lineage, known shards with a sentinel).
+ * Read once at a restore, then cleared: the next checkpoint holds the one versioned state only.
  */
 final class LegacyCoordinatorState {
   static final String PENDING = "shardberg-coordinator-pending-checkpoints";
@@ -26,23 +26,32 @@ final class LegacyCoordinatorState {
   static final String PIPELINE_ID = "shardberg-coordinator-pipeline-id";
   static final String LINEAGE = "shardberg-coordinator-lineage";
   static final String KNOWN_SHARDS = "shardberg-coordinator-known-shards";
+
   /** In {@link #KNOWN_SHARDS}: the list is kept (state from before it has no entry at all). */
   static final int KNOWN_SHARDS_TRACKED = Integer.MIN_VALUE;
 
   private LegacyCoordinatorState() {}
 
   /** The restored legacy state as one value, or null when the store holds none; clears it. */
-  static CoordinatorState readAndClear(OperatorStateStore store, String pipelineIdIfAbsent) throws Exception {
+  static CoordinatorState readAndClear(OperatorStateStore store, String pipelineIdIfAbsent)
+      throws Exception {
     if (!store.getRegisteredStateNames().contains(PENDING)
         && !store.getRegisteredStateNames().contains(PIPELINE_ID)) {
       return null;
     }
-    ListState<byte[]> pendingState = store.getListState(new ListStateDescriptor<>(PENDING, BytePrimitiveArraySerializer.INSTANCE));
-    ListState<Long> offsetState = store.getListState(new ListStateDescriptor<>(OFFSET, LongSerializer.INSTANCE));
-    ListState<Long> lastSnapshotState = store.getListState(new ListStateDescriptor<>(LAST_SNAPSHOT, LongSerializer.INSTANCE));
-    ListState<String> pipelineIdState = store.getListState(new ListStateDescriptor<>(PIPELINE_ID, StringSerializer.INSTANCE));
-    ListState<String> lineageState = store.getListState(new ListStateDescriptor<>(LINEAGE, StringSerializer.INSTANCE));
-    ListState<Integer> knownShardsState = store.getListState(new ListStateDescriptor<>(KNOWN_SHARDS, IntSerializer.INSTANCE));
+    ListState<byte[]> pendingState =
+        store.getListState(
+            new ListStateDescriptor<>(PENDING, BytePrimitiveArraySerializer.INSTANCE));
+    ListState<Long> offsetState =
+        store.getListState(new ListStateDescriptor<>(OFFSET, LongSerializer.INSTANCE));
+    ListState<Long> lastSnapshotState =
+        store.getListState(new ListStateDescriptor<>(LAST_SNAPSHOT, LongSerializer.INSTANCE));
+    ListState<String> pipelineIdState =
+        store.getListState(new ListStateDescriptor<>(PIPELINE_ID, StringSerializer.INSTANCE));
+    ListState<String> lineageState =
+        store.getListState(new ListStateDescriptor<>(LINEAGE, StringSerializer.INSTANCE));
+    ListState<Integer> knownShardsState =
+        store.getListState(new ListStateDescriptor<>(KNOWN_SHARDS, IntSerializer.INSTANCE));
 
     String pipelineId = pipelineIdIfAbsent;
     for (String id : pipelineIdState.get()) {
@@ -71,11 +80,21 @@ final class LegacyCoordinatorState {
     }
     List<PendingCheckpoint> pending = new ArrayList<>();
     for (byte[] bytes : pendingState.get()) {
-      pending.add(SimpleVersionedSerialization.readVersionAndDeSerialize(PendingCheckpointSerializer.INSTANCE, bytes));
+      pending.add(
+          SimpleVersionedSerialization.readVersionAndDeSerialize(
+              PendingCheckpointSerializer.INSTANCE, bytes));
     }
-    for (ListState<?> state : List.of(pendingState, offsetState, lastSnapshotState, pipelineIdState, lineageState, knownShardsState)) {
+    for (ListState<?> state :
+        List.of(
+            pendingState,
+            offsetState,
+            lastSnapshotState,
+            pipelineIdState,
+            lineageState,
+            knownShardsState)) {
       state.clear();
     }
-    return new CoordinatorState(pipelineId, offset, lastSnapshot, lineage, tracked ? known : null, pending);
+    return new CoordinatorState(
+        pipelineId, offset, lastSnapshot, lineage, tracked ? known : null, pending);
   }
 }

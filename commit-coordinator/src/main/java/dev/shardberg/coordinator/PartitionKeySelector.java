@@ -11,11 +11,11 @@ import org.apache.iceberg.flink.RowDataWrapper;
 import org.apache.iceberg.transforms.PartitionSpecVisitor;
 
 /**
- * Keys a change by the Iceberg partition it lands in ({@code shard_number}, bucket of the key). Since
- * the partition is a function of the equality columns, every change to one key reaches one writer,
- * in order, and each writer only ever opens files for the partitions hashed to it. A truncate marker
- * ({@link ShardbergSink#TRUNCATE_MARKER}) names its partition itself and goes to the same writer, in
- * order with the partition's rows.
+ * Keys a change by the Iceberg partition it lands in ({@code shard_number}, bucket of the key).
+ * Since the partition is a function of the equality columns, every change to one key reaches one
+ * writer, in order, and each writer only ever opens files for the partitions hashed to it. A
+ * truncate marker ({@link ShardbergSink#TRUNCATE_MARKER}) names its partition itself and goes to
+ * the same writer, in order with the partition's rows.
  */
 final class PartitionKeySelector implements KeySelector<RowData, String> {
   private static final long serialVersionUID = 1L;
@@ -73,7 +73,8 @@ final class PartitionKeySelector implements KeySelector<RowData, String> {
               }
 
               @Override
-              public Integer unknown(int fieldId, String sourceName, int sourceId, String transform) {
+              public Integer unknown(
+                  int fieldId, String sourceName, int sourceId, String transform) {
                 return -1;
               }
             });

@@ -6,8 +6,8 @@ import java.util.SortedMap;
 /**
  * One checkpoint's changes, snapshotted but not yet committed: the coordinator's only state.
  *
- * <p>Files are kept as temporary Iceberg manifests (their encoded {@code ManifestFile} handles), not
- * as raw file lists, so state size does not grow with the number of files.
+ * <p>Files are kept as temporary Iceberg manifests (their encoded {@code ManifestFile} handles),
+ * not as raw file lists, so state size does not grow with the number of files.
  *
  * @param checkpointId the pipeline's checkpoint sequence number, written as {@code
  *     shardberg.checkpoint-id}; the key of the pending map
@@ -18,10 +18,10 @@ import java.util.SortedMap;
  * @param shardCounts per-shard changes, by shard number
  * @param stagedBy run of the coordinator that staged this checkpoint ({@link PipelineProgress}: its
  *     Flink job id in state of releases before runs); null when restored from version-1 state
- * @param insertOnlyScans shards that got insert-only rows in this checkpoint, each with the snapshot
- *     id from which their check must start: the writers' scan, or a later snapshot up to which the
- *     check already held ({@link VerifiedPoints}) ({@code -1}: the table had no snapshot); empty when the
- *     checkpoint has no insert-only rows
+ * @param insertOnlyScans shards that got insert-only rows in this checkpoint, each with the
+ *     snapshot id from which their check must start: the writers' scan, or a later snapshot up to
+ *     which the check already held ({@link VerifiedPoints}) ({@code -1}: the table had no
+ *     snapshot); empty when the checkpoint has no insert-only rows
  */
 record PendingCheckpoint(
     long checkpointId,

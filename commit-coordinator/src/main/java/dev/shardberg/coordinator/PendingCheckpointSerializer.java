@@ -10,12 +10,12 @@ import org.apache.flink.core.memory.DataInputDeserializer;
 import org.apache.flink.core.memory.DataOutputSerializer;
 
 /**
- * State format of {@link PendingCheckpoint}. Version 1 layout, in order: checkpoint id (long), Flink
- * checkpoint id (long), data manifests (int count, then int length + bytes each), delete manifests
- * (same), referenced data files (int count, then UTF each), shard counts (int count, then int shard,
- * long added, long deleted each). Version 2 appends: staging Flink job id (UTF, empty when unknown), insert-only scans
- * (int count, then int shard, long snapshot id each). Version 1 entries restore with no staging job
- * (lineage unknown) and no insert-only rows.
+ * State format of {@link PendingCheckpoint}. Version 1 layout, in order: checkpoint id (long),
+ * Flink checkpoint id (long), data manifests (int count, then int length + bytes each), delete
+ * manifests (same), referenced data files (int count, then UTF each), shard counts (int count, then
+ * int shard, long added, long deleted each). Version 2 appends: staging Flink job id (UTF, empty
+ * when unknown), insert-only scans (int count, then int shard, long snapshot id each). Version 1
+ * entries restore with no staging job (lineage unknown) and no insert-only rows.
  */
 final class PendingCheckpointSerializer implements SimpleVersionedSerializer<PendingCheckpoint> {
   static final int VERSION = 2;

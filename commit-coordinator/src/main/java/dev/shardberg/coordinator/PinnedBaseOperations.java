@@ -10,15 +10,15 @@ import org.apache.iceberg.TableOperations;
  *
  * <p>Iceberg's transaction retry loop, on a conflict, refreshes and re-applies the updates to the
  * new base. Blindly, that would be wrong for a coordinator commit: the idempotency, lineage and
- * epoch checks ran on the old base, and a newer instance of the pipeline may have committed the same
- * checkpoint meanwhile. So {@link #commit} accepts a base other than {@code checked} only when
+ * epoch checks ran on the old base, and a newer instance of the pipeline may have committed the
+ * same checkpoint meanwhile. So {@link #commit} accepts a base other than {@code checked} only when
  * {@code sameInputs} says every input of those checks is unchanged in it (the pipeline's progress
  * record, which every commit of the pipeline rewrites; the schema; for insert-only rows, no foreign
- * write into their shards in the new history) — a foreign commit such as maintenance — and refuses any other with {@link
- * BaseChangedException} (not a {@code CommitFailedException}, so Iceberg does not retry it); the
- * coordinator then starts over from a fresh refresh. The catalog's compare-and-swap of the metadata
- * pointer is the fencing token: a commit checked on a base where another instance of the pipeline
- * has committed since never lands.
+ * write into their shards in the new history) — a foreign commit such as maintenance — and refuses
+ * any other with {@link BaseChangedException} (not a {@code CommitFailedException}, so Iceberg does
+ * not retry it); the coordinator then starts over from a fresh refresh. The catalog's
+ * compare-and-swap of the metadata pointer is the fencing token: a commit checked on a base where
+ * another instance of the pipeline has committed since never lands.
  */
 final class PinnedBaseOperations extends ForwardingTableOperations {
   private final TableMetadata checked;
@@ -33,8 +33,8 @@ final class PinnedBaseOperations extends ForwardingTableOperations {
 
   /**
    * For one checkpoint's commit: swaps from {@code base}, or from a newer base where the pipeline's
-   * progress record and the schema are unchanged and no foreign write reached the insert-only shards
-   * since the checked snapshot (on a moved base only the snapshots after it need the check).
+   * progress record and the schema are unchanged and no foreign write reached the insert-only
+   * shards since the checked snapshot (on a moved base only the snapshots after it need the check).
    */
   static PinnedBaseOperations forCheckpoint(
       TableOperations ops,
@@ -47,7 +47,10 @@ final class PinnedBaseOperations extends ForwardingTableOperations {
     String checkedProgress = base.properties().get(progressKey);
     int checkedSchema = base.currentSchemaId();
     java.util.SortedMap<Integer, Long> sinceChecked = new java.util.TreeMap<>();
-    long checkedSnapshot = base.currentSnapshot() == null ? PendingCheckpoint.NO_SNAPSHOT : base.currentSnapshot().snapshotId();
+    long checkedSnapshot =
+        base.currentSnapshot() == null
+            ? PendingCheckpoint.NO_SNAPSHOT
+            : base.currentSnapshot().snapshotId();
     insertOnlyScans.keySet().forEach(shard -> sinceChecked.put(shard, checkedSnapshot));
     return new PinnedBaseOperations(
         ops,
@@ -55,7 +58,8 @@ final class PinnedBaseOperations extends ForwardingTableOperations {
         moved ->
             moved.currentSchemaId() == checkedSchema
                 && java.util.Objects.equals(moved.properties().get(progressKey), checkedProgress)
-                && InsertOnlyCheck.foreignWrite(moved, io, shardColumn, pipelineId, sinceChecked).isEmpty());
+                && InsertOnlyCheck.foreignWrite(moved, io, shardColumn, pipelineId, sinceChecked)
+                    .isEmpty());
   }
 
   /** The table changed after the coordinator's checks: nothing was committed, check again. */

@@ -18,35 +18,35 @@ import org.apache.iceberg.Table;
  *
  * <p>A <em>run</em> is one life of a coordinator: an id it draws at each start (with or without
  * state, see {@link #newRunId()}), never the Flink job id, which two deployments can share (Flink
- * derives it from {@code high-availability.cluster-id} in application mode) and which a restore into
- * the same job keeps. Within one run, Flink checkpoint ids strictly increase and entries are committed
- * in order; so "the entry staged by run R at Flink checkpoint f is committed" is exactly {@code
- * runs[R] ≥ f}, whatever happened since: rewinds to an older state of any run, other runs committing
- * in between, restores of restores. Every commit carries the map forward, adds its own entry's run
- * and the state ancestry of the committing run (a restored run commits every restored entry, in
- * order, before its own), and keeps the {@link #MAX_RUNS} runs that committed last.
+ * derives it from {@code high-availability.cluster-id} in application mode) and which a restore
+ * into the same job keeps. Within one run, Flink checkpoint ids strictly increase and entries are
+ * committed in order; so "the entry staged by run R at Flink checkpoint f is committed" is exactly
+ * {@code runs[R] ≥ f}, whatever happened since: rewinds to an older state of any run, other runs
+ * committing in between, restores of restores. Every commit carries the map forward, adds its own
+ * entry's run and the state ancestry of the committing run (a restored run commits every restored
+ * entry, in order, before its own), and keeps the {@link #MAX_RUNS} runs that committed last.
  *
- * <p>Tables written before the record existed have none; {@link #read} then falls back to the newest
- * snapshot summary of the pipeline in the current ancestry ({@link #legacy()} true: no runs known),
- * and the next commit writes the record. Version 1 records (runs were Flink job ids, as in the
- * state of that release) are read as version 2: their staging job and restored-from ancestry become
- * runs.
+ * <p>Tables written before the record existed have none; {@link #read} then falls back to the
+ * newest snapshot summary of the pipeline in the current ancestry ({@link #legacy()} true: no runs
+ * known), and the next commit writes the record. Version 1 records (runs were Flink job ids, as in
+ * the state of that release) are read as version 2: their staging job and restored-from ancestry
+ * become runs.
  *
- * <p>Format (version 2), one line of {@code key=value} pairs joined by {@code ;}:
- * {@code version=2;checkpoint=12;flink-checkpoint=12;staged-by=<run>;committed-by=<run>;
+ * <p>Format (version 2), one line of {@code key=value} pairs joined by {@code ;}: {@code
+ * version=2;checkpoint=12;flink-checkpoint=12;staged-by=<run>;committed-by=<run>;
  * flink-job=<job>;epoch=-1;runs=<run>@<flink checkpoint>,…} (runs oldest commit first).
  *
  * @param checkpointId pipeline checkpoint id of the newest commit
  * @param flinkCheckpointId Flink checkpoint id whose barrier closed that commit's files ({@code -1}
  *     in a legacy record)
- * @param stagedBy run that staged the committed checkpoint (took its coordinator snapshot); null for
- *     a legacy record
+ * @param stagedBy run that staged the committed checkpoint (took its coordinator snapshot); null
+ *     for a legacy record
  * @param committedBy run that committed it (differs from {@code stagedBy} after a restore)
  * @param flinkJobId Flink job id of the committing job, for people reading the record only
  * @param epoch fencing epoch of the committing coordinator, {@code -1} when fencing was off
  * @param runs for each run that committed recently (or whose state a committing run descends from),
- *     the highest Flink checkpoint of its entries known committed: every entry that run staged at or
- *     below it is in the table (or was empty)
+ *     the highest Flink checkpoint of its entries known committed: every entry that run staged at
+ *     or below it is in the table (or was empty)
  */
 public record PipelineProgress(
     long checkpointId,
@@ -179,7 +179,8 @@ public record PipelineProgress(
     for (String entry : text.split(",")) {
       int at = entry.lastIndexOf('@');
       if (at <= 0) {
-        throw new IllegalArgumentException("restored-from entry '" + entry + "' is not job@checkpoint");
+        throw new IllegalArgumentException(
+            "restored-from entry '" + entry + "' is not job@checkpoint");
       }
       lineage.merge(entry.substring(0, at), Long.parseLong(entry.substring(at + 1)), Math::max);
     }
@@ -242,7 +243,8 @@ public record PipelineProgress(
     try {
       String stagedBy = required(fields, "staged-by");
       long flinkCheckpoint = Long.parseLong(required(fields, "flink-checkpoint"));
-      LinkedHashMap<String, Long> runs = new LinkedHashMap<>(decodeLineage(fields.get("restored-from")));
+      LinkedHashMap<String, Long> runs =
+          new LinkedHashMap<>(decodeLineage(fields.get("restored-from")));
       raise(runs, stagedBy, flinkCheckpoint);
       String committedBy = required(fields, "committed-by");
       return new PipelineProgress(

@@ -8,10 +8,10 @@ import java.util.TreeSet;
 
 /**
  * Which shards each pipeline writes into a table, kept in the table property {@code
- * shardberg.shards.<pipeline-id>} (written with the pipeline's commits, in the same transaction), so
- * that a second pipeline whose shard numbers overlap is refused before it mixes two sources into one
- * key space: rows of two MySQL tables with the same {@code shard_number} and key would overwrite each
- * other silently.
+ * shardberg.shards.<pipeline-id>} (written with the pipeline's commits, in the same transaction),
+ * so that a second pipeline whose shard numbers overlap is refused before it mixes two sources into
+ * one key space: rows of two MySQL tables with the same {@code shard_number} and key would
+ * overwrite each other silently.
  *
  * <p>Format: ascending ranges and numbers, {@code 0-15,20,31-40}.
  */
@@ -25,7 +25,10 @@ public final class PipelineShards {
     return PROPERTY_PREFIX + pipelineId;
   }
 
-  /** For every other pipeline recorded in {@code properties}, the shards of {@code shards} it writes too. */
+  /**
+   * For every other pipeline recorded in {@code properties}, the shards of {@code shards} it writes
+   * too.
+   */
   public static SortedMap<String, SortedSet<Integer>> overlaps(
       Map<String, String> properties, String pipelineId, SortedSet<Integer> shards) {
     SortedMap<String, SortedSet<Integer>> overlaps = new TreeMap<>();
@@ -44,23 +47,29 @@ public final class PipelineShards {
   }
 
   /**
-   * Refuses ({@link PipelineConflictException}) when another pipeline recorded in {@code properties}
-   * writes one of the pipeline's shard numbers; nothing to check when the pipeline's shards are not
-   * known ({@code options.shards()} null).
+   * Refuses ({@link PipelineConflictException}) when another pipeline recorded in {@code
+   * properties} writes one of the pipeline's shard numbers; nothing to check when the pipeline's
+   * shards are not known ({@code options.shards()} null).
    */
   static void check(Map<String, String> properties, CoordinatorOptions options) {
     if (options.shards() == null) {
       return;
     }
-    String conflict = conflict(properties, options.pipelineId(), options.tableName(), options.shards());
+    String conflict =
+        conflict(properties, options.pipelineId(), options.tableName(), options.shards());
     if (conflict != null) {
       throw new PipelineConflictException(conflict);
     }
   }
 
-  /** The refusal naming every other pipeline and the shards it shares, or null when none overlap. */
+  /**
+   * The refusal naming every other pipeline and the shards it shares, or null when none overlap.
+   */
   static String conflict(
-      Map<String, String> properties, String pipelineId, String tableName, SortedSet<Integer> shards) {
+      Map<String, String> properties,
+      String pipelineId,
+      String tableName,
+      SortedSet<Integer> shards) {
     SortedMap<String, SortedSet<Integer>> overlaps = overlaps(properties, pipelineId, shards);
     if (overlaps.isEmpty()) {
       return null;

@@ -12,9 +12,9 @@ import org.apache.iceberg.flink.FlinkSchemaUtil;
 import org.apache.iceberg.types.TypeUtil;
 
 /**
- * Iceberg file writers (data, key-only equality deletes, position deletes) for Flink {@link RowData},
- * built on the format registry Iceberg's Flink module registers its Parquet/Avro/ORC models in. Ours
- * because Iceberg's own Flink factory cannot be constructed outside its package.
+ * Iceberg file writers (data, key-only equality deletes, position deletes) for Flink {@link
+ * RowData}, built on the format registry Iceberg's Flink module registers its Parquet/Avro/ORC
+ * models in. Ours because Iceberg's own Flink factory cannot be constructed outside its package.
  */
 final class RowDataFileWriterFactory extends RegistryBasedFileWriterFactory<RowData, RowType> {
   private static final long serialVersionUID = 1L;
@@ -45,13 +45,24 @@ final class RowDataFileWriterFactory extends RegistryBasedFileWriterFactory<RowD
 
   /** Data files of {@code rowType}; equality deletes hold only the key columns. */
   static RowDataFileWriterFactory create(
-      Table table, FileFormat dataFormat, FileFormat deleteFormat, RowType rowType, Set<Integer> equalityFieldIds) {
+      Table table,
+      FileFormat dataFormat,
+      FileFormat deleteFormat,
+      RowType rowType,
+      Set<Integer> equalityFieldIds) {
     return create(table, table.schema(), dataFormat, deleteFormat, rowType, equalityFieldIds);
   }
 
-  /** Data files of {@code schema} (one of the table's schemas) written from rows of {@code rowType}. */
+  /**
+   * Data files of {@code schema} (one of the table's schemas) written from rows of {@code rowType}.
+   */
   static RowDataFileWriterFactory create(
-      Table table, Schema schema, FileFormat dataFormat, FileFormat deleteFormat, RowType rowType, Set<Integer> equalityFieldIds) {
+      Table table,
+      Schema schema,
+      FileFormat dataFormat,
+      FileFormat deleteFormat,
+      RowType rowType,
+      Set<Integer> equalityFieldIds) {
     Schema keySchema = TypeUtil.select(schema, equalityFieldIds);
     int[] ids = equalityFieldIds.stream().mapToInt(Integer::intValue).sorted().toArray();
     return new RowDataFileWriterFactory(

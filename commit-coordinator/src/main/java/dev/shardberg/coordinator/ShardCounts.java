@@ -12,6 +12,7 @@ public record ShardCounts(long addedRecords, long deletedRecords) implements Ser
   public static final ShardCounts ZERO = new ShardCounts(0, 0);
 
   public ShardCounts plus(ShardCounts other) {
-    return new ShardCounts(addedRecords + other.addedRecords, deletedRecords + other.deletedRecords);
+    return new ShardCounts(
+        addedRecords + other.addedRecords, deletedRecords + other.deletedRecords);
   }
 }

@@ -31,15 +31,17 @@ import org.slf4j.LoggerFactory;
  * checkpoint's sequence number, so they remove every older row of the shard and none that the new
  * snapshot writes (in that checkpoint or later). Triggered by the snapshot rows themselves, not by
  * the restore alone: a source that does not read the shard again (its position survived in the
- * restored state) leaves the rows as they are rather than emptying the shard. (A shard that is empty
- * on MySQL when read again sends no row, so its old rows stay.)
+ * restored state) leaves the rows as they are rather than emptying the shard. (A shard that is
+ * empty on MySQL when read again sends no row, so its old rows stay.)
  */
 final class ShardReread {
   private static final Logger LOG = LoggerFactory.getLogger(ShardReread.class);
 
   private final CoordinatorOptions options;
+
   /** The shards this pipeline's state knows; null when the pipeline's shards are not known. */
   private final SortedSet<Integer> known;
+
   /** Shards of this run the restored state did not know: read again, their old rows replaced. */
   private final SortedSet<Integer> reread = new TreeSet<>();
 
@@ -51,9 +53,9 @@ final class ShardReread {
   /**
    * Which shards the state knows, and which of this run's shards to replace: those a restored state
    * does not know. A first run knows every shard it writes (a start without state on a table with
-   * data is checked before the job starts); state from before this bookkeeping ({@code restoredKnown}
-   * null) knows every shard too. A shard new to the restored state that {@code tables.reread-shards}
-   * does not name is refused: the source would read it from the binlog alone.
+   * data is checked before the job starts); state from before this bookkeeping ({@code
+   * restoredKnown} null) knows every shard too. A shard new to the restored state that {@code
+   * tables.reread-shards} does not name is refused: the source would read it from the binlog alone.
    *
    * @param restoredKnown the shards the restored state knows; null without state, or state from
    *     before the bookkeeping
@@ -72,7 +74,9 @@ final class ShardReread {
       LOG.info(
           "Pipeline {} no longer writes shard(s) {} of table {} (excluded): their rows stay as they are; included again"
               + " later, each is read from a fresh snapshot and its rows replaced",
-          options.pipelineId(), left, options.tableName());
+          options.pipelineId(),
+          left,
+          options.tableName());
     }
     bookkeeping.known.retainAll(options.shards());
     bookkeeping.reread.addAll(options.shards());
@@ -95,7 +99,9 @@ final class ShardReread {
       LOG.info(
           "Pipeline {} writes shard(s) {} of table {} again after leaving them out: the source reads them from a fresh"
               + " snapshot, and the checkpoint that holds the first rows of it deletes their older rows in the table",
-          options.pipelineId(), bookkeeping.reread, options.tableName());
+          options.pipelineId(),
+          bookkeeping.reread,
+          options.tableName());
     }
     return bookkeeping;
   }
@@ -106,11 +112,11 @@ final class ShardReread {
   }
 
   /**
-   * The shards whose old rows go with this checkpoint: those read again whose fresh snapshot began in
-   * it. A shard read again whose changes come from the binlog before any snapshot row means the source
-   * went on with it from the binlog alone (resumed without {@code tables.reread-shards}): the table
-   * would keep its old rows and miss the ones never changed since, so the checkpoint fails before
-   * anything of it is committed.
+   * The shards whose old rows go with this checkpoint: those read again whose fresh snapshot began
+   * in it. A shard read again whose changes come from the binlog before any snapshot row means the
+   * source went on with it from the binlog alone (resumed without {@code tables.reread-shards}):
+   * the table would keep its old rows and miss the ones never changed since, so the checkpoint
+   * fails before anything of it is committed.
    */
   SortedSet<Integer> replacedBy(long checkpointId, List<WriterResult> results) {
     SortedSet<Integer> replaced = new TreeSet<>();
@@ -136,8 +142,16 @@ final class ShardReread {
     return replaced;
   }
 
-  /** The deletes that replace {@code shards}' older rows, as one more writer result of Flink checkpoint c. */
-  WriterResult truncations(Table table, String shardColumn, long flinkCheckpointId, long checkpointId, SortedSet<Integer> shards)
+  /**
+   * The deletes that replace {@code shards}' older rows, as one more writer result of Flink
+   * checkpoint c.
+   */
+  WriterResult truncations(
+      Table table,
+      String shardColumn,
+      long flinkCheckpointId,
+      long checkpointId,
+      SortedSet<Integer> shards)
       throws IOException {
     WriteResult deletes = truncations(table, shards, shardColumn);
     Map<Integer, ShardCounts> counts = new HashMap<>();
@@ -145,7 +159,10 @@ final class ShardReread {
     LOG.info(
         "Replacing the rows of shard(s) {} in table {}: their fresh snapshot began; {} delete files by shard with"
             + " checkpoint {} remove every older row",
-        shards, options.tableName(), deletes.deleteFiles().length, checkpointId);
+        shards,
+        options.tableName(),
+        deletes.deleteFiles().length,
+        checkpointId);
     return new WriterResult(flinkCheckpointId, -1, deletes, counts);
   }
 
@@ -157,8 +174,12 @@ final class ShardReread {
     reread.removeAll(shards);
   }
 
-  /** The delete files that empty {@code shards} in {@code table} as of now (none for a shard without files). */
-  static WriteResult truncations(Table table, SortedSet<Integer> shards, String shardColumn) throws IOException {
+  /**
+   * The delete files that empty {@code shards} in {@code table} as of now (none for a shard without
+   * files).
+   */
+  static WriteResult truncations(Table table, SortedSet<Integer> shards, String shardColumn)
+      throws IOException {
     table.refresh();
     if (shards.isEmpty() || table.currentSnapshot() == null) {
       return WriteResult.builder().build();
@@ -166,7 +187,11 @@ final class ShardReread {
     Map<Integer, Map<StructLikeWrapper, PartitionKey>> partitions = new HashMap<>();
     int specId = table.spec().specId();
     try (CloseableIterable<FileScanTask> tasks =
-        table.newScan().filter(Expressions.in(shardColumn, shards.toArray())).ignoreResiduals().planFiles()) {
+        table
+            .newScan()
+            .filter(Expressions.in(shardColumn, shards.toArray()))
+            .ignoreResiduals()
+            .planFiles()) {
       for (FileScanTask task : tasks) {
         add(partitions, task.file(), specId, table);
         for (DeleteFile delete : task.deletes()) {
@@ -193,7 +218,10 @@ final class ShardReread {
   }
 
   private static void add(
-      Map<Integer, Map<StructLikeWrapper, PartitionKey>> partitions, ContentFile<?> file, int specId, Table table) {
+      Map<Integer, Map<StructLikeWrapper, PartitionKey>> partitions,
+      ContentFile<?> file,
+      int specId,
+      Table table) {
     if (file.specId() != specId) {
       throw new IllegalStateException(
           String.format(

@@ -12,9 +12,9 @@ import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.util.Preconditions;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.flink.TableLoader;
-import org.apache.flink.util.Preconditions;
 
 /**
  * The module's one entry point: wires a changelog of {@link RowData} (with {@link
@@ -31,24 +31,25 @@ import org.apache.flink.util.Preconditions;
  * <p>The sink needs no knowledge of MySQL: the shard is the first field of the row type.
  *
  * <p>Row kinds are upserts by the equality columns: +I/+U write the row (and delete its key), -D
- * deletes the key, -U is dropped. A change of the key must therefore arrive as -D of the old key and
- * +U of the new one (the shard tagger emits it so); a -U/+U pair must keep the key.
+ * deletes the key, -U is dropped. A change of the key must therefore arrive as -D of the old key
+ * and +U of the new one (the shard tagger emits it so); a -U/+U pair must keep the key.
  */
 public final class ShardbergSink {
   /** Like Iceberg's {@code flink.max-continuous-empty-commits}. */
   public static final int DEFAULT_MAX_CONTINUOUS_EMPTY_COMMITS =
       CoordinatorConfigOptions.HEARTBEAT_EVERY_EMPTY_CHECKPOINTS.defaultValue();
 
-  public static final Duration DEFAULT_LOCK_TIMEOUT = CoordinatorConfigOptions.LOCK_TIMEOUT.defaultValue();
+  public static final Duration DEFAULT_LOCK_TIMEOUT =
+      CoordinatorConfigOptions.LOCK_TIMEOUT.defaultValue();
   public static final int DEFAULT_COMMIT_ATTEMPTS = 3;
   public static final Duration DEFAULT_RETRY_BACKOFF = Duration.ofSeconds(1);
 
   /**
-   * With {@link Builder#versionedRows}: a row {@code [shard, bucket, TRUNCATE_MARKER]} of kind DELETE
-   * (a "schema id" no schema has) truncates partition (shard, bucket of the key column) at its place
-   * in the stream: every row of that partition written before it, committed or in this checkpoint, is
-   * deleted with this checkpoint's commit; the rows after it stay. A producer that truncates a shard
-   * sends one marker per bucket, consecutively.
+   * With {@link Builder#versionedRows}: a row {@code [shard, bucket, TRUNCATE_MARKER]} of kind
+   * DELETE (a "schema id" no schema has) truncates partition (shard, bucket of the key column) at
+   * its place in the stream: every row of that partition written before it, committed or in this
+   * checkpoint, is deleted with this checkpoint's commit; the rows after it stay. A producer that
+   * truncates a shard sends one marker per bucket, consecutively.
    */
   public static final int TRUNCATE_MARKER = -1;
 
@@ -72,7 +73,8 @@ public final class ShardbergSink {
     private int commitAttempts = DEFAULT_COMMIT_ATTEMPTS;
     private Duration retryBackoff = DEFAULT_RETRY_BACKOFF;
     private String uidPrefix;
-    private boolean insertOnlyInitialLoad = CoordinatorConfigOptions.INSERT_ONLY_INITIAL_LOAD.defaultValue();
+    private boolean insertOnlyInitialLoad =
+        CoordinatorConfigOptions.INSERT_ONLY_INITIAL_LOAD.defaultValue();
     private MaintenanceSettings maintenance = MaintenanceSettings.disabled();
     private boolean versionedRows = false;
     private java.util.SortedSet<Integer> shards;
@@ -120,8 +122,10 @@ public final class ShardbergSink {
       return this;
     }
 
-    /** Write an empty heartbeat commit after this many empty checkpoints in a row (default: {@link
-     * CoordinatorConfigOptions#HEARTBEAT_EVERY_EMPTY_CHECKPOINTS}). */
+    /**
+     * Write an empty heartbeat commit after this many empty checkpoints in a row (default: {@link
+     * CoordinatorConfigOptions#HEARTBEAT_EVERY_EMPTY_CHECKPOINTS}).
+     */
     public Builder maxContinuousEmptyCommits(int count) {
       this.maxContinuousEmptyCommits = count;
       return this;
@@ -133,8 +137,10 @@ public final class ShardbergSink {
       return this;
     }
 
-    /** How long a commit waits for the table's lock before staying pending (default: {@link
-     * CoordinatorConfigOptions#LOCK_TIMEOUT}). */
+    /**
+     * How long a commit waits for the table's lock before staying pending (default: {@link
+     * CoordinatorConfigOptions#LOCK_TIMEOUT}).
+     */
     public Builder lockTimeout(Duration timeout) {
       this.lockTimeout = timeout;
       return this;
@@ -149,15 +155,15 @@ public final class ShardbergSink {
 
     /**
      * Write snapshot rows of shards that hold no data yet without key deletes (default: {@link
-     * CoordinatorConfigOptions#INSERT_ONLY_INITIAL_LOAD}, as in the
-     * job). It relies on the input: an INSERT row is a snapshot read, each key is read at most once
-     * per shard in one run, and every other write of a key (a live insert included) arrives as
-     * UPDATE_AFTER. The sink then writes INSERT rows insert-only while the pipeline runs its first
-     * attempt (no restored state) and their shard had no data file when the writer opened; everything
-     * else stays an upsert. The finished initial load then carries no equality deletes. Other
-     * committers are not trusted: a checkpoint whose insert-only shards got files from anyone else
-     * since the writers' scan is refused (see docs/commit-coordinator.md). Turn it off for an input
-     * that emits INSERT for keys that may already exist.
+     * CoordinatorConfigOptions#INSERT_ONLY_INITIAL_LOAD}, as in the job). It relies on the input:
+     * an INSERT row is a snapshot read, each key is read at most once per shard in one run, and
+     * every other write of a key (a live insert included) arrives as UPDATE_AFTER. The sink then
+     * writes INSERT rows insert-only while the pipeline runs its first attempt (no restored state)
+     * and their shard had no data file when the writer opened; everything else stays an upsert. The
+     * finished initial load then carries no equality deletes. Other committers are not trusted: a
+     * checkpoint whose insert-only shards got files from anyone else since the writers' scan is
+     * refused (see docs/commit-coordinator.md). Turn it off for an input that emits INSERT for keys
+     * that may already exist.
      */
     public Builder insertOnlyInitialLoad(boolean enabled) {
       this.insertOnlyInitialLoad = enabled;
@@ -179,12 +185,12 @@ public final class ShardbergSink {
      * Rows follow the table's schema as it evolves (default off: every row is of {@link #rowType}).
      * A versioned row holds the columns of one of the table's schemas, in order, then that schema's
      * id as a last INT field; the producer commits a schema to the table before the first row of it
-     * (the shard tagger does, docs/schema-evolution.md). The table may only add columns, widen types
-     * and make columns optional, so a column keeps its position in every later schema. Writers write
-     * the newest schema they met; older rows are padded with NULLs and widened. The row type stays
-     * the layout the sink checks the table against at start-up; its type information must carry
-     * rows of any arity (the tagger's VersionedRows). Truncate markers ({@link #TRUNCATE_MARKER}) are
-     * versioned rows too.
+     * (the shard tagger does, docs/schema-evolution.md). The table may only add columns, widen
+     * types and make columns optional, so a column keeps its position in every later schema.
+     * Writers write the newest schema they met; older rows are padded with NULLs and widened. The
+     * row type stays the layout the sink checks the table against at start-up; its type information
+     * must carry rows of any arity (the tagger's VersionedRows). Truncate markers ({@link
+     * #TRUNCATE_MARKER}) are versioned rows too.
      */
     public Builder versionedRows(boolean enabled) {
       this.versionedRows = enabled;
@@ -192,10 +198,10 @@ public final class ShardbergSink {
     }
 
     /**
-     * The shards this job writes (default: not known). When set, a shard that a restored job writes but
-     * its restored state does not know (it was left out of an earlier run and is included again, so
-     * the source reads it from a fresh snapshot) has its rows in the table replaced: the first
-     * checkpoint of the restored job deletes every older row of it.
+     * The shards this job writes (default: not known). When set, a shard that a restored job writes
+     * but its restored state does not know (it was left out of an earlier run and is included
+     * again, so the source reads it from a fresh snapshot) has its rows in the table replaced: the
+     * first checkpoint of the restored job deletes every older row of it.
      */
     public Builder shards(java.util.Set<Integer> shardNumbers) {
       this.shards = new java.util.TreeSet<>(shardNumbers);
@@ -203,9 +209,9 @@ public final class ShardbergSink {
     }
 
     /**
-     * With {@link #shards}: the shards the source reads from a fresh snapshot in this run. A restored
-     * job whose state does not know one of its shards and does not find it here stops at once: the
-     * source would go on with that shard from the binlog alone.
+     * With {@link #shards}: the shards the source reads from a fresh snapshot in this run. A
+     * restored job whose state does not know one of its shards and does not find it here stops at
+     * once: the source would go on with that shard from the binlog alone.
      */
     public Builder rereadShards(java.util.Set<Integer> shardNumbers) {
       this.rereadShards = new java.util.TreeSet<>(shardNumbers);
@@ -237,11 +243,19 @@ public final class ShardbergSink {
 
       SingleOutputStreamOperator<WriterResult> written =
           input
-              .keyBy(new PartitionKeySelector(table.schema(), table.spec(), rowType, versionedRows), Types.STRING)
+              .keyBy(
+                  new PartitionKeySelector(table.schema(), table.spec(), rowType, versionedRows),
+                  Types.STRING)
               .transform(
                   "Shardberg writer: " + tableName,
                   WriterResultTypeInfo.INSTANCE,
-                  new ShardbergWriter(tableLoader, tableName, rowType, equalityColumns, insertOnlyInitialLoad, versionedRows))
+                  new ShardbergWriter(
+                      tableLoader,
+                      tableName,
+                      rowType,
+                      equalityColumns,
+                      insertOnlyInitialLoad,
+                      versionedRows))
               .uid(prefix + "-writer")
               .setParallelism(parallelism);
 
@@ -263,11 +277,13 @@ public final class ShardbergSink {
     }
 
     private Table validateAndLoadTable() {
-      Preconditions.checkArgument(tableLoader != null, "Cannot build the Shardberg sink: tableLoader is not set");
+      Preconditions.checkArgument(
+          tableLoader != null, "Cannot build the Shardberg sink: tableLoader is not set");
       Preconditions.checkArgument(
           tableName != null && !tableName.isBlank(),
           "Cannot build the Shardberg sink: tableName is not set (catalog-qualified, e.g. hadoop.shop.orders)");
-      Preconditions.checkArgument(rowType != null, "Cannot build the Shardberg sink for %s: rowType is not set", tableName);
+      Preconditions.checkArgument(
+          rowType != null, "Cannot build the Shardberg sink for %s: rowType is not set", tableName);
       Preconditions.checkArgument(
           pipelineId != null && !pipelineId.isBlank(),
           "Cannot build the Shardberg sink for %s: pipelineId is not set; give every pipeline a stable id",
@@ -283,9 +299,13 @@ public final class ShardbergSink {
           tableName,
           maxContinuousEmptyCommits);
       Preconditions.checkArgument(
-          maintenance != null, "Cannot build the Shardberg sink for %s: maintenance is null", tableName);
+          maintenance != null,
+          "Cannot build the Shardberg sink for %s: maintenance is null",
+          tableName);
       Preconditions.checkArgument(
-          commitGuard != null, "Cannot build the Shardberg sink for %s: commitGuard is null", tableName);
+          commitGuard != null,
+          "Cannot build the Shardberg sink for %s: commitGuard is null",
+          tableName);
       Preconditions.checkArgument(
           lockTimeout != null && !lockTimeout.isNegative(),
           "Cannot build the Shardberg sink for %s: lockTimeout must be >= 0, got %s",

@@ -29,26 +29,27 @@ import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.flink.FlinkSchemaUtil;
-import org.apache.iceberg.types.Type;
-import org.apache.iceberg.types.Types;
 import org.apache.iceberg.flink.TableLoader;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.io.WriteResult;
+import org.apache.iceberg.types.Type;
+import org.apache.iceberg.types.Types;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Writer subtask: upserts into the Iceberg table with our {@link DeltaTaskWriter}. UPDATE_AFTER (and
- * INSERT) write the row and delete its key, DELETE deletes the key, UPDATE_BEFORE is dropped (a
- * change of the key arrives as DELETE of the old key, see {@link ShardbergSink}).
+ * Writer subtask: upserts into the Iceberg table with our {@link DeltaTaskWriter}. UPDATE_AFTER
+ * (and INSERT) write the row and delete its key, DELETE deletes the key, UPDATE_BEFORE is dropped
+ * (a change of the key arrives as DELETE of the old key, see {@link ShardbergSink}).
  *
- * <p><b>Insert-only initial load</b> (when enabled): an INSERT row, which the sink's contract reserves
- * for a snapshot read, is written without a key delete when (1) this is the pipeline's first attempt
- * (no restored state: nothing of this pipeline has been committed, since commits follow completed
- * checkpoints and every failover restores the latest one) and (2) its shard had no data file in the
- * table when this writer opened. Otherwise it is an upsert. The writer reports which shards got
- * insert-only rows and which snapshot it scanned; the coordinator refuses to commit them if any
- * other committer added files to those shards since that snapshot. See docs/commit-coordinator.md.
+ * <p><b>Insert-only initial load</b> (when enabled): an INSERT row, which the sink's contract
+ * reserves for a snapshot read, is written without a key delete when (1) this is the pipeline's
+ * first attempt (no restored state: nothing of this pipeline has been committed, since commits
+ * follow completed checkpoints and every failover restores the latest one) and (2) its shard had no
+ * data file in the table when this writer opened. Otherwise it is an upsert. The writer reports
+ * which shards got insert-only rows and which snapshot it scanned; the coordinator refuses to
+ * commit them if any other committer added files to those shards since that snapshot. See
+ * docs/commit-coordinator.md.
  *
  * <p>Event order per checkpoint: rows → {@link #prepareSnapshotPreBarrier} (close every file, emit
  * one {@link WriterResult} tagged with the checkpoint id) → barrier. No file stays open across a
@@ -66,7 +67,11 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
   private final RowType rowType;
   private final List<String> equalityColumns;
   private final boolean insertOnlyInitialLoad;
-  /** Rows carry their table schema id as a last field and follow the table's schema (see ShardbergSink). */
+
+  /**
+   * Rows carry their table schema id as a last field and follow the table's schema (see
+   * ShardbergSink).
+   */
   private final boolean versionedRows;
 
   private transient Table table;
@@ -79,21 +84,35 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
   private transient ListState<Long> runMarker;
   private transient boolean inputEnded;
   private transient int subtask;
-  /** Shards with data files when this writer opened; null: insert-only writes are off for this run. */
+
+  /**
+   * Shards with data files when this writer opened; null: insert-only writes are off for this run.
+   */
   private transient Set<Integer> shardsWithData;
+
   /** The snapshot that scan read ({@link PendingCheckpoint#NO_SNAPSHOT}: the table had none). */
   private transient long scannedSnapshotId;
-  /** Shards that got insert-only rows since the last barrier; reported for the coordinator's check. */
+
+  /**
+   * Shards that got insert-only rows since the last barrier; reported for the coordinator's check.
+   */
   private transient Set<Integer> insertOnlyShards;
+
   /** Shards that got snapshot reads (INSERT rows) since the last barrier; see ShardReread. */
   private transient Set<Integer> snapshotShards;
+
   private transient Counter insertOnlyRows;
   private transient Counter upsertRows;
   private transient Counter deleteRows;
   private transient Counter filesOpened;
   private transient Counter truncatedPartitions;
-  /** Versioned rows: the schema the writer writes now (the newest it met), and rows of older ones adapted to it. */
+
+  /**
+   * Versioned rows: the schema the writer writes now (the newest it met), and rows of older ones
+   * adapted to it.
+   */
   private transient Schema schema;
+
   private transient Map<Integer, RowAdapter> adapters;
 
   ShardbergWriter(
@@ -123,13 +142,16 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
   @Override
   public void initializeState(StateInitializationContext context) throws Exception {
     super.initializeState(context);
-    // Flink hands no restore to a task without state, so context.isRestored() alone is false after a
-    // failover of these (otherwise stateless) writers. A union list state that subtask 0 fills at every
+    // Flink hands no restore to a task without state, so context.isRestored() alone is false after
+    // a
+    // failover of these (otherwise stateless) writers. A union list state that subtask 0 fills at
+    // every
     // checkpoint reaches every subtask of a restored run, at any parallelism.
     this.runMarker =
         context
             .getOperatorStateStore()
-            .getUnionListState(new ListStateDescriptor<>(RUN_MARKER_STATE_NAME, LongSerializer.INSTANCE));
+            .getUnionListState(
+                new ListStateDescriptor<>(RUN_MARKER_STATE_NAME, LongSerializer.INSTANCE));
     this.restored = context.isRestored() || runMarker.get().iterator().hasNext();
     // Flink's checkpoint ids only grow after a restore; end-of-input results are tagged past it.
     this.lastCheckpointId = context.getRestoredCheckpointId().orElse(0L);
@@ -147,7 +169,11 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
     this.equalityFieldIds = WriterTableCheck.validate(table, tableName, rowType, equalityColumns);
     this.writers =
         DeltaTaskWriter.factory(
-            table, rowType, equalityFieldIds, subtask, getRuntimeContext().getTaskInfo().getAttemptNumber());
+            table,
+            rowType,
+            equalityFieldIds,
+            subtask,
+            getRuntimeContext().getTaskInfo().getAttemptNumber());
     if (versionedRows) {
       this.schema = table.schema();
       this.adapters = new HashMap<>();
@@ -160,7 +186,8 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
           table.currentSnapshot() == null
               ? PendingCheckpoint.NO_SNAPSHOT
               : table.currentSnapshot().snapshotId();
-      this.shardsWithData = shardsWithDataFiles(table, tableName, WriterTableCheck.shardColumn(rowType));
+      this.shardsWithData =
+          shardsWithDataFiles(table, tableName, WriterTableCheck.shardColumn(rowType));
       if (shardsWithData != null) {
         LOG.info(
             "Writer {} of {}: first attempt; snapshot rows of shards without data files are written"
@@ -195,7 +222,9 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
       return identityPosition(table.spec(), shardFieldId) < 0 ? null : shards;
     }
     Map<Integer, Integer> positionBySpec = new HashMap<>();
-    table.specs().forEach((id, spec) -> positionBySpec.put(id, identityPosition(spec, shardFieldId)));
+    table
+        .specs()
+        .forEach((id, spec) -> positionBySpec.put(id, identityPosition(spec, shardFieldId)));
     if (positionBySpec.get(table.spec().specId()) < 0) {
       return null;
     }
@@ -229,7 +258,8 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
     RowData row = element.getValue();
     RowKind kind = row.getRowKind();
     if (kind == RowKind.UPDATE_BEFORE) {
-      return; // upsert: UPDATE_AFTER deletes the key itself; a key change came as DELETE of the old key
+      return; // upsert: UPDATE_AFTER deletes the key itself; a key change came as DELETE of the old
+      // key
     }
     if (versionedRows && PartitionKeySelector.isTruncateMarker(row)) {
       truncate(row.getInt(0), row.getInt(1));
@@ -245,7 +275,9 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
     if (kind == RowKind.DELETE) {
       writer.deleteKey(row);
       deleteRows.inc();
-    } else if (kind == RowKind.INSERT && shardsWithData != null && !shardsWithData.contains(shard)) {
+    } else if (kind == RowKind.INSERT
+        && shardsWithData != null
+        && !shardsWithData.contains(shard)) {
       writer.insert(row);
       insertOnlyShards.add(shard);
       insertOnlyRows.inc();
@@ -261,22 +293,27 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
   }
 
   /**
-   * A truncate marker ({@link ShardbergSink#TRUNCATE_MARKER}): partition (shard, bucket) loses every
-   * row written before it, in this checkpoint (dropped here) and committed (an equality delete by the
-   * shard column, committed with this checkpoint, in order with every other change).
+   * A truncate marker ({@link ShardbergSink#TRUNCATE_MARKER}): partition (shard, bucket) loses
+   * every row written before it, in this checkpoint (dropped here) and committed (an equality
+   * delete by the shard column, committed with this checkpoint, in order with every other change).
    */
   private void truncate(int shard, int bucket) throws IOException {
     if (writer == null) {
       writer = writers.create();
     }
-    org.apache.iceberg.PartitionKey partition = PartitionKeySelector.partitionOf(table.spec(), table.schema(), shard, bucket);
+    org.apache.iceberg.PartitionKey partition =
+        PartitionKeySelector.partitionOf(table.spec(), table.schema(), shard, bucket);
     int dropped = writer.truncate(partition, shard);
     truncatedPartitions.inc();
     counts.computeIfAbsent(shard, ignored -> new long[2]);
     LOG.info(
         "Writer {} of {}: truncated partition {} (shard {} truncated on MySQL); dropped {} files written of it since the"
             + " last checkpoint, the committed rows go with this checkpoint's commit",
-        subtask, tableName, table.spec().partitionToPath(partition), shard, dropped);
+        subtask,
+        tableName,
+        table.spec().partitionToPath(partition),
+        shard,
+        dropped);
   }
 
   /**
@@ -290,7 +327,8 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
       return row;
     }
     if (rowSchemaId > schema.schemaId()) {
-      // Iceberg schema ids grow with every change here: columns are only added, widened or made optional
+      // Iceberg schema ids grow with every change here: columns are only added, widened or made
+      // optional
       Schema newer = table.schemas().get(rowSchemaId);
       if (newer == null) {
         table.refresh();
@@ -303,7 +341,12 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
                     + " source commits a schema before its rows; was the table replaced under the job?",
                 rowSchemaId, tableName, table.schemas().keySet()));
       }
-      LOG.info("Writer {} of {}: rows now follow table schema {} (was {})", subtask, tableName, rowSchemaId, schema.schemaId());
+      LOG.info(
+          "Writer {} of {}: rows now follow table schema {} (was {})",
+          subtask,
+          tableName,
+          rowSchemaId,
+          schema.schemaId());
       schema = newer;
       adapters.clear();
       writers = writers.forSchema(schema, FlinkSchemaUtil.convert(schema));
@@ -316,7 +359,10 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
     return adapter.adapt(row);
   }
 
-  /** Pads a row of an older schema (a prefix of the columns) and widens its values to the current types. */
+  /**
+   * Pads a row of an older schema (a prefix of the columns) and widens its values to the current
+   * types.
+   */
   private static final class RowAdapter {
     private final List<Type> types;
 
@@ -334,7 +380,10 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
       return result;
     }
 
-    /** As Iceberg reads a promoted column: int → long, float → double, decimal to a higher precision. */
+    /**
+     * As Iceberg reads a promoted column: int → long, float → double, decimal to a higher
+     * precision.
+     */
     static Object widen(Object value, Type target) {
       if (value == null) {
         return null;
@@ -368,7 +417,8 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
   public void prepareSnapshotPreBarrier(long checkpointId) throws Exception {
     lastCheckpointId = checkpointId;
     if (!inputEnded) {
-      LOG.debug("Writer {} of {}: barrier of checkpoint {} arrived", subtask, tableName, checkpointId);
+      LOG.debug(
+          "Writer {} of {}: barrier of checkpoint {} arrived", subtask, tableName, checkpointId);
       emit(checkpointId);
     }
   }
@@ -407,7 +457,8 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
     Set<Integer> snapshots = new HashSet<>(snapshotShards);
     snapshotShards.clear();
     output.collect(
-        new StreamRecord<>(new WriterResult(checkpointId, subtask, files, shardCounts, scans, snapshots)));
+        new StreamRecord<>(
+            new WriterResult(checkpointId, subtask, files, shardCounts, scans, snapshots)));
   }
 
   @Override

@@ -5,24 +5,28 @@ package dev.shardberg.coordinator;
  * prefix, like Iceberg's own {@code flink.} keys.
  *
  * <p>Invariant the exactly-once bookkeeping relies on: for one pipeline id, {@link #CHECKPOINT_ID}
- * strictly increases along the table's snapshot ancestry, so the newest snapshot of a pipeline holds
- * its highest committed checkpoint.
+ * strictly increases along the table's snapshot ancestry, so the newest snapshot of a pipeline
+ * holds its highest committed checkpoint.
  */
 public final class SnapshotSummaryKeys {
-  /** Stable pipeline id from config; Flink job ids change when a job is restored from a savepoint. */
+  /**
+   * Stable pipeline id from config; Flink job ids change when a job is restored from a savepoint.
+   */
   public static final String PIPELINE_ID = "shardberg.pipeline-id";
 
   /**
-   * The pipeline's checkpoint sequence number. Equals the Flink checkpoint id unless the pipeline was
-   * started without state on a table that already holds its commits: then the coordinator shifts
-   * Flink's ids past the table's highest committed one (see {@link #FLINK_CHECKPOINT_ID}).
+   * The pipeline's checkpoint sequence number. Equals the Flink checkpoint id unless the pipeline
+   * was started without state on a table that already holds its commits: then the coordinator
+   * shifts Flink's ids past the table's highest committed one (see {@link #FLINK_CHECKPOINT_ID}).
    */
   public static final String CHECKPOINT_ID = "shardberg.checkpoint-id";
 
   /** The Flink checkpoint id that produced the commit. */
   public static final String FLINK_CHECKPOINT_ID = "shardberg.flink-checkpoint-id";
 
-  /** Flink job id of the committing job (informational only; never used to decide what to commit). */
+  /**
+   * Flink job id of the committing job (informational only; never used to decide what to commit).
+   */
   public static final String FLINK_JOB_ID = "shardberg.flink-job-id";
 
   /** The committing coordinator's run id (see {@code PipelineProgress}), informational only. */

@@ -81,7 +81,8 @@ final class TempManifests {
     for (Map.Entry<Integer, List<DataFile>> entry : dataBySpec.entrySet()) {
       OutputFile out = newFile(table, filePrefix, checkpointId, "data", entry.getKey());
       ManifestWriter<DataFile> writer =
-          ManifestFiles.write(formatVersion, spec(table, entry.getKey()), out, PLACEHOLDER_SNAPSHOT_ID);
+          ManifestFiles.write(
+              formatVersion, spec(table, entry.getKey()), out, PLACEHOLDER_SNAPSHOT_ID);
       try (writer) {
         entry.getValue().forEach(writer::add);
       }
@@ -91,7 +92,8 @@ final class TempManifests {
     for (Map.Entry<Integer, List<DeleteFile>> entry : deletesBySpec.entrySet()) {
       OutputFile out = newFile(table, filePrefix, checkpointId, "deletes", entry.getKey());
       ManifestWriter<DeleteFile> writer =
-          ManifestFiles.writeDeleteManifest(formatVersion, spec(table, entry.getKey()), out, PLACEHOLDER_SNAPSHOT_ID);
+          ManifestFiles.writeDeleteManifest(
+              formatVersion, spec(table, entry.getKey()), out, PLACEHOLDER_SNAPSHOT_ID);
       try (writer) {
         entry.getValue().forEach(writer::add);
       }

@@ -16,8 +16,8 @@ import java.util.TreeMap;
  * still carries the original scan id resolves to the newest point. Memory only: pending checkpoints
  * are written to state with their scans resolved, and a restored run writes no insert-only rows.
  *
- * <p>Invariant: {@code resolve(k, s) = v} only if a check found no foreign write into shard k between
- * s and v, and v is a descendant of s in the history the check read.
+ * <p>Invariant: {@code resolve(k, s) = v} only if a check found no foreign write into shard k
+ * between s and v, and v is a descendant of s in the history the check read.
  */
 final class VerifiedPoints {
   private final Map<Integer, Map<Long, Long>> byShard = new HashMap<>();

@@ -4,10 +4,10 @@ import java.io.Serializable;
 import java.util.Collections;
 import java.util.Map;
 import java.util.Set;
-import java.util.SortedSet;
-import java.util.TreeSet;
 import java.util.SortedMap;
+import java.util.SortedSet;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import org.apache.iceberg.io.WriteResult;
 
 /**
@@ -23,16 +23,22 @@ final class WriterResult implements Serializable {
   private final WriteResult files;
   private final TreeMap<Integer, ShardCounts> shardCounts;
   private final TreeMap<Integer, Long> insertOnlyScans;
-  /** Shards with snapshot reads (INSERT rows) in this checkpoint: a re-read shard's snapshot started. */
+
+  /**
+   * Shards with snapshot reads (INSERT rows) in this checkpoint: a re-read shard's snapshot
+   * started.
+   */
   private final TreeSet<Integer> snapshotShards;
 
-  WriterResult(long checkpointId, int subtask, WriteResult files, Map<Integer, ShardCounts> counts) {
+  WriterResult(
+      long checkpointId, int subtask, WriteResult files, Map<Integer, ShardCounts> counts) {
     this(checkpointId, subtask, files, counts, Map.of());
   }
 
   /**
-   * @param insertOnlyScans shards this writer wrote insert-only rows of in this checkpoint, each with
-   *     the snapshot id it scanned to find them empty ({@link PendingCheckpoint#NO_SNAPSHOT}: none)
+   * @param insertOnlyScans shards this writer wrote insert-only rows of in this checkpoint, each
+   *     with the snapshot id it scanned to find them empty ({@link PendingCheckpoint#NO_SNAPSHOT}:
+   *     none)
    */
   WriterResult(
       long checkpointId,
@@ -43,7 +49,9 @@ final class WriterResult implements Serializable {
     this(checkpointId, subtask, files, counts, insertOnlyScans, Set.of());
   }
 
-  /** @param snapshotShards shards this writer got snapshot reads (INSERT rows) of in this checkpoint */
+  /**
+   * @param snapshotShards shards this writer got snapshot reads (INSERT rows) of in this checkpoint
+   */
   WriterResult(
       long checkpointId,
       int subtask,

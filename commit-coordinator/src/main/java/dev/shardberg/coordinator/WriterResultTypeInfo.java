@@ -151,7 +151,8 @@ final class WriterResultTypeInfo extends TypeInformation<WriterResult> {
   }
 
   /** Public no-arg constructor: Flink instantiates snapshots reflectively. */
-  public static final class WireSerializerSnapshot extends SimpleTypeSerializerSnapshot<WriterResult> {
+  public static final class WireSerializerSnapshot
+      extends SimpleTypeSerializerSnapshot<WriterResult> {
     public WireSerializerSnapshot() {
       super(() -> WireSerializer.INSTANCE);
     }

@@ -16,8 +16,8 @@ import org.apache.iceberg.types.TypeUtil;
 import org.apache.iceberg.types.Types;
 
 /**
- * What the writers assume about the table, checked where it can change under a running job: when the
- * sink is built, when each writer opens, and before every commit.
+ * What the writers assume about the table, checked where it can change under a running job: when
+ * the sink is built, when each writer opens, and before every commit.
  */
 final class WriterTableCheck {
   private WriterTableCheck() {}
@@ -93,12 +93,14 @@ final class WriterTableCheck {
     return ids;
   }
 
-  /** The table must still accept what the writers write (no dropped, retyped or new required columns). */
+  /**
+   * The table must still accept what the writers write (no dropped, retyped or new required
+   * columns).
+   */
   static void validateSchema(Schema tableSchema, String tableName, RowType rowType) {
     Schema writeSchema;
     try {
-      writeSchema =
-          FlinkSchemaUtil.convert(tableSchema, FlinkSchemaUtil.toResolvedSchema(rowType));
+      writeSchema = FlinkSchemaUtil.convert(tableSchema, FlinkSchemaUtil.toResolvedSchema(rowType));
       TypeUtil.validateWriteSchema(tableSchema, writeSchema, true, true);
     } catch (IllegalArgumentException | NullPointerException e) {
       throw new IllegalStateException(

@@ -31,10 +31,10 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * The exactly-once rules of {@link CheckpointCommitter}, without Flink: a real table on disk, real data
- * files and temporary manifests, committers standing for runs, restores as the state one run hands
- * to the next (its offset, lineage and pending entries). Every outcome is asserted by the table's rows
- * (read failing on a key read twice) and by the pipeline's progress record.
+ * The exactly-once rules of {@link CheckpointCommitter}, without Flink: a real table on disk, real
+ * data files and temporary manifests, committers standing for runs, restores as the state one run
+ * hands to the next (its offset, lineage and pending entries). Every outcome is asserted by the
+ * table's rows (read failing on a key read twice) and by the pipeline's progress record.
  */
 class CheckpointCommitterTest {
   private static final String PIPELINE = "orders-pipeline";
@@ -71,7 +71,9 @@ class CheckpointCommitterTest {
               epoch < 0 ? NoopCommitGuard.INSTANCE : guard,
               options,
               "shard_number",
-              schema -> WriterTableCheck.validateSchema(schema, TestTables.TABLE_NAME, TestTables.ROW_TYPE),
+              schema ->
+                  WriterTableCheck.validateSchema(
+                      schema, TestTables.TABLE_NAME, TestTables.ROW_TYPE),
               id,
               flinkJobId,
               CheckpointCommitter.Metrics.NONE);
@@ -95,11 +97,14 @@ class CheckpointCommitterTest {
       return this;
     }
 
-    /** Stages Flink checkpoint {@code c} with one row per id of {@code shard} (value {@code name}). */
+    /**
+     * Stages Flink checkpoint {@code c} with one row per id of {@code shard} (value {@code name}).
+     */
     PendingCheckpoint stage(long c, int shard, String name, long... ids) throws IOException {
       WriterResult result = ids.length == 0 ? empty(c) : inserts(c, shard, name, ids);
       return committer.stage(
-          TempManifests.write(table, "shardberg-test-" + id, c + committer.offset(), c, id, List.of(result)));
+          TempManifests.write(
+              table, "shardberg-test-" + id, c + committer.offset(), c, id, List.of(result)));
     }
 
     /** The state a checkpoint at Flink checkpoint {@code c} would keep. */
@@ -117,7 +122,11 @@ class CheckpointCommitterTest {
   }
 
   /** What a retained checkpoint of a run holds. */
-  private record State(long offset, long flinkCheckpoint, Map<String, Long> lineage, List<PendingCheckpoint> pending) {}
+  private record State(
+      long offset,
+      long flinkCheckpoint,
+      Map<String, Long> lineage,
+      List<PendingCheckpoint> pending) {}
 
   private WriterResult empty(long c) {
     return new WriterResult(c, 0, WriteResult.builder().build(), Map.of());
@@ -134,15 +143,25 @@ class CheckpointCommitterTest {
       record.setField("id", id);
       record.setField("name", name);
       PartitionKey key = new PartitionKey(table.spec(), table.schema());
-      key.partition(new org.apache.iceberg.data.InternalRecordWrapper(table.schema().asStruct()).wrap(record));
+      key.partition(
+          new org.apache.iceberg.data.InternalRecordWrapper(table.schema().asStruct())
+              .wrap(record));
       byPartition.computeIfAbsent(key, k -> new ArrayList<>()).add(record);
     }
     WriteResult.Builder files = WriteResult.builder();
     for (Map.Entry<PartitionKey, List<Record>> partition : byPartition.entrySet()) {
-      String location = table.locationProvider().newDataLocation(table.spec(), partition.getKey(), "test-" + java.util.UUID.randomUUID() + ".parquet");
+      String location =
+          table
+              .locationProvider()
+              .newDataLocation(
+                  table.spec(),
+                  partition.getKey(),
+                  "test-" + java.util.UUID.randomUUID() + ".parquet");
       DataWriter<Record> writer =
           factory.newDataWriter(
-              EncryptedFiles.plainAsEncryptedOutput(table.io().newOutputFile(location)), FileFormat.PARQUET, partition.getKey());
+              EncryptedFiles.plainAsEncryptedOutput(table.io().newOutputFile(location)),
+              FileFormat.PARQUET,
+              partition.getKey());
       try (writer) {
         partition.getValue().forEach(writer::write);
       }
@@ -157,7 +176,9 @@ class CheckpointCommitterTest {
   }
 
   private static Set<Row> rows(int shard, String name, long... ids) {
-    return java.util.Arrays.stream(ids).mapToObj(id -> new Row(shard, id, name)).collect(Collectors.toSet());
+    return java.util.Arrays.stream(ids)
+        .mapToObj(id -> new Row(shard, id, name))
+        .collect(Collectors.toSet());
   }
 
   private PipelineProgress progress() {
@@ -190,13 +211,14 @@ class CheckpointCommitterTest {
   }
 
   /**
-   * Issue 26 item 1, without Flink: run A commits 1..3; run B restored from A's chk-1 commits; run C
-   * restored from A's chk-2 finds A's entry 2 committed and goes on. With fencing the newest run must
-   * not renumber A's committed entry and commit it again.
+   * Issue 26 item 1, without Flink: run A commits 1..3; run B restored from A's chk-1 commits; run
+   * C restored from A's chk-2 finds A's entry 2 committed and goes on. With fencing the newest run
+   * must not renumber A's committed entry and commit it again.
    */
   @ParameterizedTest(name = "fencing {0}")
   @ValueSource(booleans = {false, true})
-  void aRestoreOfAnOlderCheckpointOfARunAfterAnotherRunCommittedSkipsWhatIsInTheTable(boolean fencing) throws Exception {
+  void aRestoreOfAnOlderCheckpointOfARunAfterAnotherRunCommittedSkipsWhatIsInTheTable(
+      boolean fencing) throws Exception {
     Run a = new Run(fencing ? 1 : -1).fresh();
     a.stage(1, 1, "a1", 1);
     State aChk1 = a.state(1);
@@ -216,14 +238,23 @@ class CheckpointCommitterTest {
     c.stage(3, 3, "c3", 1);
     c.commitUpTo(3);
     assertThat(rows())
-        .isEqualTo(union(rows(1, "a1", 1), rows(1, "a2", 2), rows(1, "a3", 3), rows(2, "b2", 1), rows(3, "c3", 1)));
+        .isEqualTo(
+            union(
+                rows(1, "a1", 1),
+                rows(1, "a2", 2),
+                rows(1, "a3", 3),
+                rows(2, "b2", 1),
+                rows(3, "c3", 1)));
     PipelineProgress progress = progress();
     assertThat(progress.committedBy()).isEqualTo(c.id);
     assertThat(progress.covers(a.id, 3)).isTrue();
     assertThat(progress.covers(b.id, 2)).isTrue();
   }
 
-  /** A restored entry never committed while another run went on: the superseded branch is refused by name. */
+  /**
+   * A restored entry never committed while another run went on: the superseded branch is refused by
+   * name.
+   */
   @ParameterizedTest(name = "fencing {0}")
   @ValueSource(booleans = {false, true})
   void restoredStateOfASupersededRunIsRefusedNamingTheRun(boolean fencing) throws Exception {
@@ -247,9 +278,9 @@ class CheckpointCommitterTest {
   }
 
   /**
-   * Issue 26 item 3: two deployments with one Flink job id. The run that is behind must not skip its
-   * own entries as "already committed"; without fencing it is refused as a second job, with fencing
-   * the newest instance numbers its entries past and the older one is fenced.
+   * Issue 26 item 3: two deployments with one Flink job id. The run that is behind must not skip
+   * its own entries as "already committed"; without fencing it is refused as a second job, with
+   * fencing the newest instance numbers its entries past and the older one is fenced.
    */
   @ParameterizedTest(name = "fencing {0}")
   @ValueSource(booleans = {false, true})
@@ -271,7 +302,9 @@ class CheckpointCommitterTest {
     assertThat(committedCheckpoints()).containsExactly(1L, 2L, 3L);
     assertThat(rows()).isEqualTo(union(rows(1, "older", 1, 2), rows(2, "newer", 1)));
     older.stage(3, 1, "older", 3);
-    assertThatThrownBy(() -> older.commitUpTo(3)).isInstanceOf(CommitFencedException.class).hasMessageContaining("newer epoch 2");
+    assertThatThrownBy(() -> older.commitUpTo(3))
+        .isInstanceOf(CommitFencedException.class)
+        .hasMessageContaining("newer epoch 2");
     assertThat(rows()).isEqualTo(union(rows(1, "older", 1, 2), rows(2, "newer", 1)));
   }
 
@@ -287,13 +320,15 @@ class CheckpointCommitterTest {
     a.stage(4, 1, "unused");
     a.commitUpTo(4);
     table.refresh();
-    assertThat(table.currentSnapshot().summary()).containsEntry(SnapshotSummaryKeys.HEARTBEAT, "true");
+    assertThat(table.currentSnapshot().summary())
+        .containsEntry(SnapshotSummaryKeys.HEARTBEAT, "true");
     assertThat(progress().checkpointId()).isEqualTo(4L);
     assertThat(rows()).isEqualTo(rows(1, "a", 1));
   }
 
   @Test
-  void aCheckpointThatCannotTakeTheLockStaysPendingWithEveryLaterOneAndCommitsInOrderLater() throws Exception {
+  void aCheckpointThatCannotTakeTheLockStaysPendingWithEveryLaterOneAndCommitsInOrderLater()
+      throws Exception {
     Run a = new Run(1).fresh();
     a.stage(1, 1, "first", 1);
     a.stage(2, 1, "second", 2);

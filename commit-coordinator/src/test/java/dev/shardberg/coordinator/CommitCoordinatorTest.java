@@ -13,20 +13,18 @@ import dev.shardberg.coordinator.OperatorHarnesses.Writer;
 import dev.shardberg.coordinator.TestTables.Row;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.stream.Stream;
-import org.apache.iceberg.TableProperties;
-import org.apache.iceberg.exceptions.CommitStateUnknownException;
-import org.apache.iceberg.flink.TableLoader;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.Stream;
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
-import org.apache.flink.types.RowKind;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.exceptions.CommitStateUnknownException;
+import org.apache.iceberg.flink.TableLoader;
 import org.apache.iceberg.types.Types;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -71,7 +69,8 @@ class CommitCoordinatorTest {
       restored.harness.open();
       assertThat(restored.pending()).isEmpty();
     }
-    assertThat(TestTables.read(table)).containsExactlyInAnyOrder(new Row(1, 10, "a"), new Row(2, 20, "b"));
+    assertThat(TestTables.read(table))
+        .containsExactlyInAnyOrder(new Row(1, 10, "a"), new Row(2, 20, "b"));
     assertThat(TestTables.committedCheckpoints(table)).containsExactly(1L);
   }
 
@@ -96,15 +95,18 @@ class CommitCoordinatorTest {
       second.harness.open();
       assertThat(TestTables.committedCheckpoints(table)).containsExactly(1L);
 
-      second.add(writer.checkpoint(2, row(UPDATE_BEFORE, 1, 10, "a"), row(UPDATE_AFTER, 1, 10, "a2")));
+      second.add(
+          writer.checkpoint(2, row(UPDATE_BEFORE, 1, 10, "a"), row(UPDATE_AFTER, 1, 10, "a2")));
       second.harness.snapshot(2, 2);
       second.harness.notifyOfCompletedCheckpoint(2);
     }
     assertThat(TestTables.read(table)).containsExactly(new Row(1, 10, "a2"));
     List<Map<String, String>> summaries = TestTables.summaries(table);
     assertThat(TestTables.committedCheckpoints(table)).containsExactly(1L, 2L);
-    assertThat(summaries.get(0)).containsEntry(SnapshotSummaryKeys.FLINK_JOB_ID, firstJob.toString());
-    assertThat(summaries.get(1)).containsEntry(SnapshotSummaryKeys.FLINK_JOB_ID, secondJob.toString());
+    assertThat(summaries.get(0))
+        .containsEntry(SnapshotSummaryKeys.FLINK_JOB_ID, firstJob.toString());
+    assertThat(summaries.get(1))
+        .containsEntry(SnapshotSummaryKeys.FLINK_JOB_ID, secondJob.toString());
   }
 
   @Test
@@ -131,7 +133,8 @@ class CommitCoordinatorTest {
     assertThat(TestTables.summaries(table).get(1))
         .containsEntry(SnapshotSummaryKeys.FLINK_JOB_ID, savepointJob.toString())
         .containsEntry(SnapshotSummaryKeys.PIPELINE_ID, OperatorHarnesses.PIPELINE);
-    assertThat(TestTables.read(table)).containsExactlyInAnyOrder(new Row(1, 10, "a"), new Row(1, 11, "b"));
+    assertThat(TestTables.read(table))
+        .containsExactlyInAnyOrder(new Row(1, 10, "a"), new Row(1, 11, "b"));
   }
 
   @Test
@@ -143,7 +146,8 @@ class CommitCoordinatorTest {
       coordinator.harness.snapshot(1, 1);
       coordinator.add(writer.checkpoint(2, row(DELETE, 1, 1, "a"), row(INSERT, 1, 2, "b")));
       coordinator.harness.snapshot(2, 2);
-      coordinator.add(writer.checkpoint(3, row(UPDATE_BEFORE, 1, 2, "b"), row(UPDATE_AFTER, 1, 2, "c")));
+      coordinator.add(
+          writer.checkpoint(3, row(UPDATE_BEFORE, 1, 2, "b"), row(UPDATE_AFTER, 1, 2, "c")));
       coordinator.harness.snapshot(3, 3);
 
       coordinator.harness.notifyOfCompletedCheckpoint(2);
@@ -237,16 +241,19 @@ class CommitCoordinatorTest {
         .containsEntry("shardberg.shard.1.deleted-records", "0")
         .containsEntry("shardberg.shard.5.added-records", "1")
         .containsEntry("shardberg.shard.5.deleted-records", "1");
-    List<CommitRecord> history = CommittedCheckpoints.history(table, OperatorHarnesses.PIPELINE, 10);
+    List<CommitRecord> history =
+        CommittedCheckpoints.history(table, OperatorHarnesses.PIPELINE, 10);
     assertThat(history).hasSize(1);
     assertThat(history.get(0).checkpointId()).isEqualTo(1);
     assertThat(history.get(0).epoch()).isEqualTo(7);
     assertThat(history.get(0).shardCounts())
-        .containsExactlyInAnyOrderEntriesOf(Map.of(1, new ShardCounts(3, 0), 5, new ShardCounts(1, 1)));
+        .containsExactlyInAnyOrderEntriesOf(
+            Map.of(1, new ShardCounts(3, 0), 5, new ShardCounts(1, 1)));
     assertThat(CommittedCheckpoints.maxCommittedCheckpoint(table, OperatorHarnesses.PIPELINE))
         .hasValue(1);
     assertThat(CommittedCheckpoints.maxCommittedCheckpoint(table, "another-pipeline")).isEmpty();
-    assertThat(TestTables.read(table)).containsExactlyInAnyOrder(new Row(1, 1, "a"), new Row(1, 2, "b2"));
+    assertThat(TestTables.read(table))
+        .containsExactlyInAnyOrder(new Row(1, 1, "a"), new Row(1, 2, "b2"));
   }
 
   @Test
@@ -323,7 +330,8 @@ class CommitCoordinatorTest {
     assertThat(TestTables.committedCheckpoints(table)).containsExactly(1L, 2L, 3L);
     assertThat(TestTables.summaries(table).get(2))
         .containsEntry(SnapshotSummaryKeys.FLINK_CHECKPOINT_ID, "1");
-    assertThat(TestTables.read(table)).containsExactlyInAnyOrder(new Row(1, 1, "again"), new Row(1, 2, "v2"));
+    assertThat(TestTables.read(table))
+        .containsExactlyInAnyOrder(new Row(1, 1, "again"), new Row(1, 2, "v2"));
   }
 
   @Test
@@ -333,7 +341,11 @@ class CommitCoordinatorTest {
       coordinator.harness.open();
       coordinator.add(writer.checkpoint(1, row(INSERT, 1, 1, "a")));
       coordinator.harness.snapshot(1, 1);
-      table.updateSchema().allowIncompatibleChanges().addRequiredColumn("region", Types.StringType.get()).commit();
+      table
+          .updateSchema()
+          .allowIncompatibleChanges()
+          .addRequiredColumn("region", Types.StringType.get())
+          .commit();
       assertThatThrownBy(() -> coordinator.harness.notifyOfCompletedCheckpoint(1))
           .isInstanceOf(IllegalStateException.class)
           .hasMessageContaining("Cannot write to table " + TestTables.TABLE_NAME)
@@ -364,8 +376,7 @@ class CommitCoordinatorTest {
   }
 
   @Test
-  void aCommitThatLandedWhileTheCatalogReportedAConflictIsNotRepeatedByTheRetry()
-      throws Exception {
+  void aCommitThatLandedWhileTheCatalogReportedAConflictIsNotRepeatedByTheRetry() throws Exception {
     table.updateProperties().set(TableProperties.COMMIT_NUM_RETRIES, "0").commit();
     FaultInjection.arm(
         List.of(new FaultInjection.Fault(FaultInjection.Point.LANDED_BUT_REPORTED_CONFLICT, 1)));
@@ -419,7 +430,8 @@ class CommitCoordinatorTest {
       coordinator.harness.endInput();
     }
     assertThat(TestTables.committedCheckpoints(table)).containsExactly(1L);
-    assertThat(TestTables.read(table)).containsExactlyInAnyOrder(new Row(1, 1, "a"), new Row(1, 2, "b"));
+    assertThat(TestTables.read(table))
+        .containsExactlyInAnyOrder(new Row(1, 1, "a"), new Row(1, 2, "b"));
   }
 
   private List<Path> tempManifests() throws java.io.IOException {
@@ -431,9 +443,7 @@ class CommitCoordinatorTest {
 
   @Test
   void theWriterRefusesATableWithoutTheShardColumnInItsEqualityColumns() throws Exception {
-    assertThatThrownBy(
-            () ->
-                new OperatorHarnessWriterWithColumns(List.of("id")).close())
+    assertThatThrownBy(() -> new OperatorHarnessWriterWithColumns(List.of("id")).close())
         .hasMessageContaining("equality columns [id] must include the shard column 'shard_number'");
   }
 
@@ -447,7 +457,11 @@ class CommitCoordinatorTest {
       harness =
           new org.apache.flink.streaming.util.OneInputStreamOperatorTestHarness<>(
               new ShardbergWriter(
-                  TestTables.loader(warehouse), TestTables.TABLE_NAME, TestTables.ROW_TYPE, columns, false));
+                  TestTables.loader(warehouse),
+                  TestTables.TABLE_NAME,
+                  TestTables.ROW_TYPE,
+                  columns,
+                  false));
       harness.setup(WriterResultTypeInfo.WireSerializer.INSTANCE);
       harness.open();
     }
@@ -493,5 +507,4 @@ class CommitCoordinatorTest {
     @Override
     public void close() {}
   }
-
 }

@@ -63,11 +63,13 @@ class CommitCostBenchmark {
       long stateBytes = 0;
       long heapCollected = 0;
       long heapStaged = 0;
-      try (Coordinator coordinator = new Coordinator(TestTables.loader(dir), new JobID(), CommitGuardFactory.none(), 10)) {
+      try (Coordinator coordinator =
+          new Coordinator(TestTables.loader(dir), new JobID(), CommitGuardFactory.none(), 10)) {
         coordinator.harness.open();
         for (long checkpoint = 1; checkpoint <= CHECKPOINTS; checkpoint++) {
           long base = usedHeap();
-          coordinator.harness.processElement(new StreamRecord<>(fabricated(table, checkpoint, files)));
+          coordinator.harness.processElement(
+              new StreamRecord<>(fabricated(table, checkpoint, files)));
           long collected = usedHeap() - base;
           long start = System.nanoTime();
           OperatorSubtaskState state = coordinator.harness.snapshot(checkpoint, checkpoint);
@@ -125,7 +127,12 @@ class CommitCostBenchmark {
     }
     OneInputStreamOperatorTestHarness<RowData, WriterResult> harness =
         new OneInputStreamOperatorTestHarness<>(
-            new ShardbergWriter(TestTables.loader(warehouse), TestTables.TABLE_NAME, TestTables.ROW_TYPE, TestTables.EQUALITY_COLUMNS, false));
+            new ShardbergWriter(
+                TestTables.loader(warehouse),
+                TestTables.TABLE_NAME,
+                TestTables.ROW_TYPE,
+                TestTables.EQUALITY_COLUMNS,
+                false));
     harness.setup(WriterResultTypeInfo.WireSerializer.INSTANCE);
     harness.open();
     long base = usedHeap();
@@ -155,7 +162,9 @@ class CommitCostBenchmark {
   private static int perPartitionCount(Map<String, Integer> perPartition, int shard) {
     int sum = 0;
     for (int bucket = 0; bucket < BUCKETS; bucket++) {
-      sum += Math.min(4, perPartition.getOrDefault("shard_number=" + shard + "/id_bucket=" + bucket, 0));
+      sum +=
+          Math.min(
+              4, perPartition.getOrDefault("shard_number=" + shard + "/id_bucket=" + bucket, 0));
     }
     return sum;
   }

@@ -21,19 +21,35 @@ class CoordinatorStateSerializerTest {
 
   private static final CoordinatorState SAMPLE =
       new CoordinatorState(
-          "orders", 5, 40, LINEAGE, new TreeSet<>(List.of(0, 127)), List.of(PendingCheckpointSerializerTest.SAMPLE));
+          "orders",
+          5,
+          40,
+          LINEAGE,
+          new TreeSet<>(List.of(0, 127)),
+          List.of(PendingCheckpointSerializerTest.SAMPLE));
 
-  /** Version 1 bytes of {@link #SAMPLE}, frozen: a change here breaks restores of this release's state. */
+  /**
+   * Version 1 bytes of {@link #SAMPLE}, frozen: a change here breaks restores of this release's
+   * state.
+   */
   private static final String VERSION_1_HEX =
-      "0006" + hex("orders")
+      "0006"
+          + hex("orders")
           + "0000000000000005"
           + "0000000000000028"
           + "00000002"
-          + "0010" + hex("00000000000000aa") + "0000000000000007"
-          + "0010" + hex("00000000000000bb") + "0000000000000003"
-          + "00000002" + "00000000" + "0000007f"
+          + "0010"
+          + hex("00000000000000aa")
+          + "0000000000000007"
+          + "0010"
+          + hex("00000000000000bb")
+          + "0000000000000003"
+          + "00000002"
+          + "00000000"
+          + "0000007f"
           + "00000001"
-          + "00000002" + String.format("%08x", PendingCheckpointSerializerTest.VERSION_2_HEX.length() / 2)
+          + "00000002"
+          + String.format("%08x", PendingCheckpointSerializerTest.VERSION_2_HEX.length() / 2)
           + PendingCheckpointSerializerTest.VERSION_2_HEX;
 
   private final CoordinatorStateSerializer serializer = CoordinatorStateSerializer.INSTANCE;
@@ -42,7 +58,8 @@ class CoordinatorStateSerializerTest {
   void latestVersionRoundTripsWithAndWithoutKnownShards() throws IOException {
     assertThat(serializer.getVersion()).isEqualTo(1);
     assertSame(serializer.deserialize(1, serializer.serialize(SAMPLE)), SAMPLE);
-    CoordinatorState untracked = new CoordinatorState("orders", 0, 1, new LinkedHashMap<>(), null, List.of());
+    CoordinatorState untracked =
+        new CoordinatorState("orders", 0, 1, new LinkedHashMap<>(), null, List.of());
     assertSame(serializer.deserialize(1, serializer.serialize(untracked)), untracked);
   }
 
@@ -56,8 +73,10 @@ class CoordinatorStateSerializerTest {
   void anUnknownVersionIsRefusedWithTheWayOn() {
     assertThatThrownBy(() -> serializer.deserialize(2, new byte[0]))
         .isInstanceOf(IOException.class)
-        .hasMessageContaining("state version 2 is not supported by this release (it reads version 1)")
-        .hasMessageContaining("Restore with the Shardberg release that wrote this checkpoint, or start the pipeline without state");
+        .hasMessageContaining(
+            "state version 2 is not supported by this release (it reads version 1)")
+        .hasMessageContaining(
+            "Restore with the Shardberg release that wrote this checkpoint, or start the pipeline without state");
   }
 
   private static void assertSame(CoordinatorState actual, CoordinatorState expected) {
@@ -68,7 +87,8 @@ class CoordinatorStateSerializerTest {
     assertThat(actual.knownShards()).isEqualTo(expected.knownShards());
     assertThat(actual.pending()).hasSameSizeAs(expected.pending());
     for (int i = 0; i < actual.pending().size(); i++) {
-      PendingCheckpointSerializerTest.assertSame(actual.pending().get(i), expected.pending().get(i));
+      PendingCheckpointSerializerTest.assertSame(
+          actual.pending().get(i), expected.pending().get(i));
     }
   }
 }

@@ -22,10 +22,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A writer that moves to a newer schema of the table in the middle of a checkpoint (schema evolution,
- * docs/schema-evolution.md): keys written before the switch are still deleted by position when they
- * change after it, files of both schemas commit in one snapshot, and the table reads exactly the last
- * version of each key, the new column NULL in rows written before it existed.
+ * A writer that moves to a newer schema of the table in the middle of a checkpoint (schema
+ * evolution, docs/schema-evolution.md): keys written before the switch are still deleted by
+ * position when they change after it, files of both schemas commit in one snapshot, and the table
+ * reads exactly the last version of each key, the new column NULL in rows written before it
+ * existed.
  */
 class DeltaTaskWriterSchemaChangeTest {
   @TempDir Path warehouse;
@@ -33,7 +34,8 @@ class DeltaTaskWriterSchemaChangeTest {
   @Test
   void aKeyWrittenBeforeTheSwitchAndChangedAfterItIsReplacedNotDuplicated() throws Exception {
     Table table = TestTables.create(warehouse, 2);
-    DeltaTaskWriter.Factory factory = DeltaTaskWriter.factory(table, TestTables.ROW_TYPE, Set.of(1, 2), 0, 0);
+    DeltaTaskWriter.Factory factory =
+        DeltaTaskWriter.factory(table, TestTables.ROW_TYPE, Set.of(1, 2), 0, 0);
     factory = factory.forSchema(table.schema(), FlinkSchemaUtil.convert(table.schema()));
     DeltaTaskWriter writer = factory.create();
     writer.upsert(TestTables.row(RowKind.UPDATE_AFTER, 1, 1, "a"));
@@ -44,7 +46,8 @@ class DeltaTaskWriterSchemaChangeTest {
     table.refresh();
     Schema evolved = table.schema();
     writer.evolve(factory.forSchema(evolved, FlinkSchemaUtil.convert(evolved)));
-    writer.upsert(row(1, 1, "a2", 7)); // written before the switch: a position delete of the old row
+    writer.upsert(
+        row(1, 1, "a2", 7)); // written before the switch: a position delete of the old row
     writer.deleteKey(row(1, 2, null, null));
     writer.upsert(row(1, 3, "c", 9));
     WriteResult files = writer.complete();
@@ -68,7 +71,14 @@ class DeltaTaskWriterSchemaChangeTest {
     List<String> rows = new ArrayList<>();
     try (CloseableIterable<Record> records = IcebergGenerics.read(table).build()) {
       for (Record r : records) {
-        rows.add(r.getField("shard_number") + "|" + r.getField("id") + "|" + r.getField("name") + "|" + r.getField("extra"));
+        rows.add(
+            r.getField("shard_number")
+                + "|"
+                + r.getField("id")
+                + "|"
+                + r.getField("name")
+                + "|"
+                + r.getField("extra"));
       }
     }
     return rows;

@@ -2,14 +2,14 @@ package dev.shardberg.coordinator;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Set;
 import dev.shardberg.coordinator.maintenance.MaintenanceOptions;
 import dev.shardberg.coordinator.maintenance.MaintenanceSettings;
 import dev.shardberg.coordinator.maintenance.TableHealth;
 import dev.shardberg.coordinator.maintenance.TableMaintainer;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
 import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.StringData;
@@ -30,9 +30,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A truncate of a shard's partitions in the middle of a checkpoint (a MySQL TRUNCATE TABLE of the
- * shard): the partition's committed rows and the rows written earlier in the checkpoint go, the rows
- * written after the truncate stay, other shards are untouched — also across a schema switch earlier in
- * the same checkpoint and with keys that come back after the truncate.
+ * shard): the partition's committed rows and the rows written earlier in the checkpoint go, the
+ * rows written after the truncate stay, other shards are untouched — also across a schema switch
+ * earlier in the same checkpoint and with keys that come back after the truncate.
  */
 class DeltaTaskWriterTruncateTest {
   private static final int BUCKETS = 3;
@@ -42,7 +42,8 @@ class DeltaTaskWriterTruncateTest {
   @Test
   void aTruncatedShardKeepsOnlyTheRowsWrittenAfterTheTruncate() throws Exception {
     Table table = TestTables.create(warehouse, BUCKETS);
-    DeltaTaskWriter.Factory factory = DeltaTaskWriter.factory(table, TestTables.ROW_TYPE, Set.of(1, 2), 0, 0);
+    DeltaTaskWriter.Factory factory =
+        DeltaTaskWriter.factory(table, TestTables.ROW_TYPE, Set.of(1, 2), 0, 0);
     DeltaTaskWriter first = factory.create();
     for (long id = 1; id <= 9; id++) {
       first.upsert(TestTables.row(RowKind.UPDATE_AFTER, 1, id, "old-" + id));
@@ -52,24 +53,31 @@ class DeltaTaskWriterTruncateTest {
     first.close();
 
     DeltaTaskWriter second = factory.create();
-    second.upsert(TestTables.row(RowKind.UPDATE_AFTER, 1, 1, "before-truncate")); // same checkpoint, before
+    second.upsert(
+        TestTables.row(RowKind.UPDATE_AFTER, 1, 1, "before-truncate")); // same checkpoint, before
     second.upsert(TestTables.row(RowKind.UPDATE_AFTER, 1, 20, "before-truncate"));
     second.deleteKey(TestTables.row(RowKind.DELETE, 1, 2, null));
     second.upsert(TestTables.row(RowKind.UPDATE_AFTER, 2, 1, "other-changed"));
     for (int bucket = 0; bucket < BUCKETS; bucket++) {
       second.truncate(PartitionKeySelector.partitionOf(table.spec(), table.schema(), 1, bucket), 1);
     }
-    second.upsert(TestTables.row(RowKind.UPDATE_AFTER, 1, 1, "after")); // a key that was there before
+    second.upsert(
+        TestTables.row(RowKind.UPDATE_AFTER, 1, 1, "after")); // a key that was there before
     second.upsert(TestTables.row(RowKind.UPDATE_AFTER, 1, 30, "after"));
     second.upsert(TestTables.row(RowKind.UPDATE_AFTER, 1, 30, "after-again"));
     WriteResult files = second.complete();
-    assertThat(List.of(files.deleteFiles()).stream().filter(f -> f.content() == FileContent.EQUALITY_DELETES)
-            .filter(f -> f.equalityFieldIds().equals(List.of(1))))
-        .as("one shard-only equality delete per truncated partition").hasSize(BUCKETS);
+    assertThat(
+            List.of(files.deleteFiles()).stream()
+                .filter(f -> f.content() == FileContent.EQUALITY_DELETES)
+                .filter(f -> f.equalityFieldIds().equals(List.of(1))))
+        .as("one shard-only equality delete per truncated partition")
+        .hasSize(BUCKETS);
     commit(table, files);
     second.close();
 
-    List<String> expected = new ArrayList<>(List.of("1|1|after|null", "1|30|after-again|null", "2|1|other-changed|null"));
+    List<String> expected =
+        new ArrayList<>(
+            List.of("1|1|after|null", "1|30|after-again|null", "2|1|other-changed|null"));
     for (long id = 2; id <= 9; id++) {
       expected.add("2|" + id + "|other-" + id + "|null");
     }
@@ -90,7 +98,8 @@ class DeltaTaskWriterTruncateTest {
   @Test
   void filesClosedByASchemaSwitchEarlierInTheCheckpointAreDroppedToo() throws Exception {
     Table table = TestTables.create(warehouse, BUCKETS);
-    DeltaTaskWriter.Factory factory = DeltaTaskWriter.factory(table, TestTables.ROW_TYPE, Set.of(1, 2), 0, 0);
+    DeltaTaskWriter.Factory factory =
+        DeltaTaskWriter.factory(table, TestTables.ROW_TYPE, Set.of(1, 2), 0, 0);
     factory = factory.forSchema(table.schema(), FlinkSchemaUtil.convert(table.schema()));
     DeltaTaskWriter writer = factory.create();
     writer.upsert(TestTables.row(RowKind.UPDATE_AFTER, 1, 1, "old-schema"));
@@ -115,7 +124,8 @@ class DeltaTaskWriterTruncateTest {
   @Test
   void mergesOfRecentFilesAfterEachCommitKeepTheTruncateAndTheRowsAroundIt() throws Exception {
     Table table = TestTables.create(warehouse, BUCKETS);
-    DeltaTaskWriter.Factory factory = DeltaTaskWriter.factory(table, TestTables.ROW_TYPE, Set.of(1, 2), 0, 0);
+    DeltaTaskWriter.Factory factory =
+        DeltaTaskWriter.factory(table, TestTables.ROW_TYPE, Set.of(1, 2), 0, 0);
     List<String> expected = new ArrayList<>();
     DeltaTaskWriter first = factory.create();
     for (long id = 1; id <= 9; id++) {
@@ -159,7 +169,9 @@ class DeltaTaskWriterTruncateTest {
     expected.add("2|2|other-changed|null");
     assertThat(read(table)).containsExactlyInAnyOrderElementsOf(expected);
     mergeNow(table);
-    assertThat(read(table)).as("after the merge that met the truncate").containsExactlyInAnyOrderElementsOf(expected);
+    assertThat(read(table))
+        .as("after the merge that met the truncate")
+        .containsExactlyInAnyOrderElementsOf(expected);
 
     DeltaTaskWriter fourth = factory.create(); // keys back after the truncate, and a delete
     fourth.upsert(TestTables.row(RowKind.UPDATE_AFTER, 1, 1, "back"));
@@ -172,13 +184,16 @@ class DeltaTaskWriterTruncateTest {
     expected.remove("2|5|other-new-5|null");
     expected.add("2|5|other-again|null");
     mergeNow(table);
-    assertThat(read(table)).as("after the next merge").containsExactlyInAnyOrderElementsOf(expected);
+    assertThat(read(table))
+        .as("after the next merge")
+        .containsExactlyInAnyOrderElementsOf(expected);
     factory.close();
   }
 
   /** One merge of the recent files, committed at once; returns the partitions merged. */
   private int mergeNow(Table table) throws Exception {
-    org.apache.flink.configuration.Configuration config = new org.apache.flink.configuration.Configuration();
+    org.apache.flink.configuration.Configuration config =
+        new org.apache.flink.configuration.Configuration();
     config.set(MaintenanceOptions.INTERVAL, java.time.Duration.ofDays(1));
     config.set(MaintenanceOptions.COMPACTION_MERGE_MIN_FILES, 3);
     config.set(MaintenanceOptions.EXPIRE_SNAPSHOTS_ENABLED, false);
@@ -193,8 +208,14 @@ class DeltaTaskWriterTruncateTest {
             new UnregisteredMetricsGroup())) {
       table.refresh();
       maintainer.afterCommits(
-          table, NoopCommitGuard.INSTANCE, java.time.Duration.ofSeconds(5), TableMaintainer.CoordinatorView.idle());
-      assertThat(maintainer.commitFinished(table, NoopCommitGuard.INSTANCE, java.time.Duration.ofSeconds(5))).isTrue();
+          table,
+          NoopCommitGuard.INSTANCE,
+          java.time.Duration.ofSeconds(5),
+          TableMaintainer.CoordinatorView.idle());
+      assertThat(
+              maintainer.commitFinished(
+                  table, NoopCommitGuard.INSTANCE, java.time.Duration.ofSeconds(5)))
+          .isTrue();
     }
     table.refresh();
     org.apache.iceberg.Snapshot current = table.currentSnapshot();
@@ -211,7 +232,8 @@ class DeltaTaskWriterTruncateTest {
   }
 
   private static GenericRowData row(int shard, long id, String name, Integer extra) {
-    return GenericRowData.ofKind(RowKind.UPDATE_AFTER, shard, id, StringData.fromString(name), extra);
+    return GenericRowData.ofKind(
+        RowKind.UPDATE_AFTER, shard, id, StringData.fromString(name), extra);
   }
 
   private static List<String> read(Table table) throws Exception {
@@ -220,8 +242,14 @@ class DeltaTaskWriterTruncateTest {
     List<String> rows = new ArrayList<>();
     try (CloseableIterable<Record> records = IcebergGenerics.read(table).build()) {
       for (Record r : records) {
-        rows.add(r.getField("shard_number") + "|" + r.getField("id") + "|" + r.getField("name") + "|"
-            + (extra ? r.getField("extra") : null));
+        rows.add(
+            r.getField("shard_number")
+                + "|"
+                + r.getField("id")
+                + "|"
+                + r.getField("name")
+                + "|"
+                + (extra ? r.getField("extra") : null));
       }
     }
     return rows;

@@ -26,8 +26,8 @@ import org.apache.iceberg.io.OutputFile;
 /**
  * Failure injection for MiniCluster tests, through public seams only: the table loader the sink is
  * given (its table's {@link TableOperations} and {@link FileIO}) and an extra sink in the job. The
- * plan is static because MiniCluster tasks run in the test's JVM; each fault fires once, at the n-th
- * occurrence of its point, counted across restarts.
+ * plan is static because MiniCluster tasks run in the test's JVM; each fault fires once, at the
+ * n-th occurrence of its point, counted across restarts.
  */
 final class FaultInjection {
   enum Point {
@@ -105,7 +105,9 @@ final class FaultInjection {
     return List.copyOf(FIRED);
   }
 
-  /** True once {@link Point#COMMIT_CONFLICT_THEN_INTERRUPTED} interrupted a thread in a timed wait. */
+  /**
+   * True once {@link Point#COMMIT_CONFLICT_THEN_INTERRUPTED} interrupted a thread in a timed wait.
+   */
   static boolean interruptedInRetryWait() {
     return INTERRUPTED_WAITING.get();
   }
@@ -217,7 +219,8 @@ final class FaultInjection {
       }
       if (shouldFail(Point.COMMIT_CONFLICT_THEN_INTERRUPTED)) {
         interruptWhenWaiting(Thread.currentThread());
-        throw new CommitFailedException("Injected conflict: base metadata is stale; interrupted while waiting to retry");
+        throw new CommitFailedException(
+            "Injected conflict: base metadata is stale; interrupted while waiting to retry");
       }
       if (shouldFail(Point.AT_SWAP)) {
         try {
@@ -300,7 +303,9 @@ final class FaultInjection {
         }
       }
       throw new InjectedFault(
-          "Injected failure of checkpoint " + context.getCheckpointId() + " after the coordinator's snapshot");
+          "Injected failure of checkpoint "
+              + context.getCheckpointId()
+              + " after the coordinator's snapshot");
     }
 
     @Override

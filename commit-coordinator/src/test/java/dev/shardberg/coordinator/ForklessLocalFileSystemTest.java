@@ -27,14 +27,17 @@ class ForklessLocalFileSystemTest {
       out.writeUTF("row");
     }
     java.nio.file.Path local = dir.resolve("a/b/data.parquet");
-    assertThat(Files.getPosixFilePermissions(local)).isEqualTo(PosixFilePermissions.fromString("rw-r-----"));
-    assertThat(dir.resolve("a/b/.data.parquet.crc")).exists(); // still Hadoop's checksummed local FS
+    assertThat(Files.getPosixFilePermissions(local))
+        .isEqualTo(PosixFilePermissions.fromString("rw-r-----"));
+    assertThat(dir.resolve("a/b/.data.parquet.crc"))
+        .exists(); // still Hadoop's checksummed local FS
     try (var in = fs.open(file)) {
       assertThat(in.readUTF()).isEqualTo("row");
     }
 
     fs.setPermission(file, new FsPermission((short) 0604));
-    assertThat(Files.getPosixFilePermissions(local)).isEqualTo(PosixFilePermissions.fromString("rw----r--"));
+    assertThat(Files.getPosixFilePermissions(local))
+        .isEqualTo(PosixFilePermissions.fromString("rw----r--"));
     assertThat(fs.rename(file, new Path(dir.toUri().toString(), "a/moved.parquet"))).isTrue();
     assertThat(dir.resolve("a/moved.parquet")).exists();
   }

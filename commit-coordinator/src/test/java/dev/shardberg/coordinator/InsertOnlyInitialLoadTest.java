@@ -27,8 +27,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Insert-only initial load: INSERT rows (snapshot reads) of shards without data files are written
- * without key deletes in the pipeline's first attempt, and as upserts everywhere else. Each test reads
- * the table back (duplicates fail the read) and checks the snapshot summaries for equality deletes.
+ * without key deletes in the pipeline's first attempt, and as upserts everywhere else. Each test
+ * reads the table back (duplicates fail the read) and checks the snapshot summaries for equality
+ * deletes.
  */
 class InsertOnlyInitialLoadTest {
   static final int WRITERS = 2;
@@ -67,7 +68,8 @@ class InsertOnlyInitialLoadTest {
 
     run(steps, true, null);
 
-    assertThat(TestTables.read(table)).containsExactlyInAnyOrderElementsOf(Change.expectedRows(steps));
+    assertThat(TestTables.read(table))
+        .containsExactlyInAnyOrderElementsOf(Change.expectedRows(steps));
     List<Map<String, String>> summaries = TestTables.summaries(table);
     Map<String, String> snapshotCommit = commitOf(summaries, snapshot.size());
     assertThat(snapshotCommit.get("added-records")).isEqualTo("200");
@@ -94,7 +96,8 @@ class InsertOnlyInitialLoadTest {
     run(steps, true, null);
 
     assertThat(TestTables.read(table))
-        .containsExactlyInAnyOrder(new TestTables.Row(1, 1, "updated"), new TestTables.Row(1, 3, "re-read"));
+        .containsExactlyInAnyOrder(
+            new TestTables.Row(1, 1, "updated"), new TestTables.Row(1, 3, "re-read"));
     // Every key was written in this checkpoint: position deletes, never an equality delete.
     List<Map<String, String>> summaries = TestTables.summaries(table);
     assertThat(totalOf(summaries, "added-equality-deletes")).isZero();
@@ -104,10 +107,14 @@ class InsertOnlyInitialLoadTest {
   @Test
   void shardThatAlreadyHoldsDataTakesUpserts() throws Exception {
     Table table = TestTables.create(warehouse, 5);
-    run(List.of(List.of(insert(1, 1, "old"), insert(1, 2, "old"), insert(1, 3, "old"))), true, null);
+    run(
+        List.of(List.of(insert(1, 1, "old"), insert(1, 2, "old"), insert(1, 3, "old"))),
+        true,
+        null);
     assertThat(totalOf(TestTables.summaries(table), "added-equality-deletes")).isZero();
 
-    // A new pipeline run without restored state (e.g. a re-snapshot) over a table that holds shard 1:
+    // A new pipeline run without restored state (e.g. a re-snapshot) over a table that holds shard
+    // 1:
     // shard 1's snapshot rows must replace the old ones; shard 2 is still empty, so insert-only.
     List<List<Change>> steps =
         List.of(List.of(insert(1, 1, "new"), insert(1, 2, "new"), insert(2, 1, "first")));
@@ -131,7 +138,8 @@ class InsertOnlyInitialLoadTest {
     for (long id = 0; id < 20; id++) {
       firstChunk.add(insert(1, id, "read-1"));
     }
-    // Step 2 starts with the poison row: the job fails there after step 1's checkpoint completed and
+    // Step 2 starts with the poison row: the job fails there after step 1's checkpoint completed
+    // and
     // restarts from it. The restored run then gets step 1's keys again as snapshot reads (what a
     // re-read chunk looks like): they must replace the committed rows, not sit next to them.
     List<Change> afterRestore = new ArrayList<>();
@@ -145,7 +153,9 @@ class InsertOnlyInitialLoadTest {
     run(steps, true, new FailOnce());
 
     assertThat(FAILED).isTrue();
-    assertThat(TestTables.read(table)).as("summaries: %s", TestTables.summaries(table)).containsExactlyInAnyOrderElementsOf(Change.expectedRows(steps));
+    assertThat(TestTables.read(table))
+        .as("summaries: %s", TestTables.summaries(table))
+        .containsExactlyInAnyOrderElementsOf(Change.expectedRows(steps));
     List<Map<String, String>> summaries = TestTables.summaries(table);
     assertThat(commitOf(summaries, 20)).doesNotContainKey("added-equality-delete-files");
     // After the restore every row is an upsert: one key delete per row of step 2.
@@ -156,15 +166,18 @@ class InsertOnlyInitialLoadTest {
   @Test
   void turnedOffEveryInsertIsAnUpsert() throws Exception {
     Table table = TestTables.create(warehouse, 5);
-    List<List<Change>> steps = List.of(List.of(insert(1, 1, "a"), insert(1, 2, "b"), insert(2, 3, "c")));
+    List<List<Change>> steps =
+        List.of(List.of(insert(1, 1, "a"), insert(1, 2, "b"), insert(2, 3, "c")));
 
     run(steps, false, null);
 
-    assertThat(TestTables.read(table)).containsExactlyInAnyOrderElementsOf(Change.expectedRows(steps));
+    assertThat(TestTables.read(table))
+        .containsExactlyInAnyOrderElementsOf(Change.expectedRows(steps));
     assertThat(totalOf(TestTables.summaries(table), "added-equality-deletes")).isEqualTo(3);
   }
 
-  private void run(List<List<Change>> steps, boolean insertOnly, MapFunction<RowData, RowData> fault)
+  private void run(
+      List<List<Change>> steps, boolean insertOnly, MapFunction<RowData, RowData> fault)
       throws Exception {
     Configuration config = new Configuration();
     if (fault == null) {
@@ -172,12 +185,17 @@ class InsertOnlyInitialLoadTest {
     } else {
       config.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
       config.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 2);
-      config.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, java.time.Duration.ofMillis(100));
+      config.set(
+          RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY,
+          java.time.Duration.ofMillis(100));
     }
     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(config);
     env.enableCheckpointing(100);
     DataStream<RowData> changes =
-        env.addSource(new ScriptedChangelogSource(steps), "scripted changelog", InternalTypeInfo.of(TestTables.ROW_TYPE))
+        env.addSource(
+                new ScriptedChangelogSource(steps),
+                "scripted changelog",
+                InternalTypeInfo.of(TestTables.ROW_TYPE))
             .setParallelism(1);
     if (fault != null) {
       changes = changes.map(fault, InternalTypeInfo.of(TestTables.ROW_TYPE)).setParallelism(1);
@@ -199,7 +217,8 @@ class InsertOnlyInitialLoadTest {
     return summaries.stream()
         .filter(s -> String.valueOf(records).equals(s.get("added-records")))
         .findFirst()
-        .orElseThrow(() -> new AssertionError("No commit added " + records + " rows: " + summaries));
+        .orElseThrow(
+            () -> new AssertionError("No commit added " + records + " rows: " + summaries));
   }
 
   private static long totalOf(List<Map<String, String>> summaries, String key) {

@@ -22,9 +22,9 @@ import org.apache.iceberg.Table;
 
 /**
  * Orphan-file removal for a table on the local file system, as Iceberg's orphan-file actions do it
- * (Spark's needs Spark; Flink's runs inside a maintenance stream): delete every file under the table
- * location that no metadata file, snapshot, manifest or statistics file reaches and that is older
- * than a cutoff.
+ * (Spark's needs Spark; Flink's runs inside a maintenance stream): delete every file under the
+ * table location that no metadata file, snapshot, manifest or statistics file reaches and that is
+ * older than a cutoff.
  */
 final class Maintenance {
   private Maintenance() {}
@@ -67,7 +67,8 @@ final class Maintenance {
     List<String> paths = new java.util.ArrayList<>();
     try {
       if (manifest.content() == ManifestContent.DATA) {
-        try (ManifestReader<DataFile> reader = ManifestFiles.read(manifest, table.io(), table.specs())) {
+        try (ManifestReader<DataFile> reader =
+            ManifestFiles.read(manifest, table.io(), table.specs())) {
           for (ContentFile<?> file : reader) {
             paths.add(local(file.location()));
           }

@@ -32,8 +32,8 @@ import org.junit.jupiter.api.io.TempDir;
  * Maintenance inside the job, concurrent with ingest that keeps updating and deleting, on a real
  * MiniCluster and a real table on disk: compaction (with the partitions' delete files dropped),
  * snapshot expiry and manifest rewrite commit between checkpoint commits. No restarts are allowed,
- * so any commit failure (a CommitFailedException between ingest and maintenance included) fails
- * the test. Between cycles the partitions' recent files are merged after checkpoint commits. Every
+ * so any commit failure (a CommitFailedException between ingest and maintenance included) fails the
+ * test. Between cycles the partitions' recent files are merged after checkpoint commits. Every
  * compaction and merge snapshot reads exactly the rows of its parent, and the table ends equal to
  * the changelog.
  */
@@ -74,8 +74,9 @@ class MaintenanceWithIngestTest {
     // Half-way, wait until a compaction that dropped delete files landed: the rest of the
     // changelog then updates and deletes rows that compaction rewrote.
     ScriptedChangelogSource.Gate compacted =
-        () -> compactions(TestTables.load(Path.of(location))).stream()
-            .anyMatch(s -> removedDeleteFiles(s) > 0);
+        () ->
+            compactions(TestTables.load(Path.of(location))).stream()
+                .anyMatch(s -> removedDeleteFiles(s) > 0);
     DataStream<RowData> changes =
         env.addSource(
                 new ScriptedChangelogSource(steps, steps.size() / 2, compacted),
@@ -94,7 +95,8 @@ class MaintenanceWithIngestTest {
     env.execute("maintenance with ingest");
 
     table.refresh();
-    assertThat(TestTables.read(table)).containsExactlyInAnyOrderElementsOf(Change.expectedRows(steps));
+    assertThat(TestTables.read(table))
+        .containsExactlyInAnyOrderElementsOf(Change.expectedRows(steps));
     assertThat(TestTables.committedCheckpoints(table)).doesNotHaveDuplicates().isSorted();
     TestTables.assertEachCommitAppliesNewSteps(table, "maintained", steps);
     List<Snapshot> compactions = compactions(table);
@@ -111,7 +113,9 @@ class MaintenanceWithIngestTest {
     rewrites.addAll(merges);
     for (Snapshot rewrite : rewrites) {
       assertThat(rowsAt(table, rewrite.snapshotId()))
-          .as("rows of %s snapshot %d against its parent", rewrite.summary().get(TableHealth.MAINTENANCE), rewrite.snapshotId())
+          .as(
+              "rows of %s snapshot %d against its parent",
+              rewrite.summary().get(TableHealth.MAINTENANCE), rewrite.snapshotId())
           .containsExactlyInAnyOrderElementsOf(rowsAt(table, rewrite.parentId()));
     }
     Snapshot lastCompaction = compactions.get(compactions.size() - 1);
@@ -125,11 +129,15 @@ class MaintenanceWithIngestTest {
     return rewrites(table, "compaction");
   }
 
-  /** Maintenance snapshots of one kind (compaction, merge) in the current ancestry, oldest first. */
+  /**
+   * Maintenance snapshots of one kind (compaction, merge) in the current ancestry, oldest first.
+   */
   static List<Snapshot> rewrites(Table table, String kind) {
     table.refresh();
     List<Snapshot> found = new ArrayList<>();
-    for (Snapshot s = table.currentSnapshot(); s != null; s = s.parentId() == null ? null : table.snapshot(s.parentId())) {
+    for (Snapshot s = table.currentSnapshot();
+        s != null;
+        s = s.parentId() == null ? null : table.snapshot(s.parentId())) {
       if (kind.equals(s.summary().get(TableHealth.MAINTENANCE))) {
         found.add(0, s);
       }
@@ -148,7 +156,6 @@ class MaintenanceWithIngestTest {
   static Set<TestTables.Row> rowsAt(Table table, long snapshotId) {
     return TestTables.readAt(table, snapshotId);
   }
-
 
   /**
    * Inserts 3 shards x 12 ids in the first step, then updates (most), deletes and re-inserts; an

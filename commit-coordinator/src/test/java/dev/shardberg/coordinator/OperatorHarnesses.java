@@ -25,7 +25,10 @@ final class OperatorHarnesses {
       this(loader, false);
     }
 
-    /** A first-attempt writer; with {@code insertOnly}, INSERT rows of empty shards skip key deletes. */
+    /**
+     * A first-attempt writer; with {@code insertOnly}, INSERT rows of empty shards skip key
+     * deletes.
+     */
     Writer(TableLoader loader, boolean insertOnly) throws Exception {
       this.harness =
           new OneInputStreamOperatorTestHarness<>(
@@ -87,7 +90,14 @@ final class OperatorHarnesses {
         int commitAttempts,
         String pipelineId)
         throws Exception {
-      this(loader, jobId, guard, maxEmptyCommits, commitAttempts, pipelineId, MaintenanceSettings.disabled());
+      this(
+          loader,
+          jobId,
+          guard,
+          maxEmptyCommits,
+          commitAttempts,
+          pipelineId,
+          MaintenanceSettings.disabled());
     }
 
     Coordinator(
@@ -115,7 +125,8 @@ final class OperatorHarnesses {
               null));
     }
 
-    Coordinator(TableLoader loader, JobID jobId, CommitGuardFactory guard, CoordinatorOptions options)
+    Coordinator(
+        TableLoader loader, JobID jobId, CommitGuardFactory guard, CoordinatorOptions options)
         throws Exception {
       this.environment =
           new MockEnvironmentBuilder()
@@ -124,7 +135,8 @@ final class OperatorHarnesses {
               .setMaxParallelism(1)
               .build();
       this.operator = new CommitCoordinator(loader, TestTables.ROW_TYPE, options, guard);
-      this.harness = new OneInputStreamOperatorTestHarness<>(
+      this.harness =
+          new OneInputStreamOperatorTestHarness<>(
               operator, WriterResultTypeInfo.WireSerializer.INSTANCE, environment);
     }
 

@@ -40,20 +40,37 @@ class PendingCheckpointSerializerTest {
   private static final String VERSION_1_HEX =
       "000000000000002a"
           + "0000000000000028"
-          + "00000001" + "00000003" + "010203"
-          + "00000002" + "00000001" + "04" + "00000002" + "0506"
-          + "00000001" + "002a" + hex("file:/warehouse/shop/orders/data/a.parquet")
+          + "00000001"
+          + "00000003"
+          + "010203"
           + "00000002"
-          + "00000000" + "000000000000000a" + "0000000000000002"
-          + "0000007f" + "0000000000000000" + "0000000000000001";
+          + "00000001"
+          + "04"
+          + "00000002"
+          + "0506"
+          + "00000001"
+          + "002a"
+          + hex("file:/warehouse/shop/orders/data/a.parquet")
+          + "00000002"
+          + "00000000"
+          + "000000000000000a"
+          + "0000000000000002"
+          + "0000007f"
+          + "0000000000000000"
+          + "0000000000000001";
 
-  /** Version 2 bytes of {@link #SAMPLE}, frozen: version 1's, then the staging job and the scans. */
+  /**
+   * Version 2 bytes of {@link #SAMPLE}, frozen: version 1's, then the staging job and the scans.
+   */
   static final String VERSION_2_HEX =
       VERSION_1_HEX
-          + "0020" + hex(JOB)
+          + "0020"
+          + hex(JOB)
           + "00000002"
-          + "00000003" + "000000000000004d"
-          + "00000005" + "ffffffffffffffff";
+          + "00000003"
+          + "000000000000004d"
+          + "00000005"
+          + "ffffffffffffffff";
 
   private final PendingCheckpointSerializer serializer = PendingCheckpointSerializer.INSTANCE;
 
@@ -64,7 +81,8 @@ class PendingCheckpointSerializerTest {
 
   @Test
   void latestVersionRoundTrips() throws IOException {
-    PendingCheckpoint copy = serializer.deserialize(serializer.getVersion(), serializer.serialize(SAMPLE));
+    PendingCheckpoint copy =
+        serializer.deserialize(serializer.getVersion(), serializer.serialize(SAMPLE));
     assertSame(copy, SAMPLE);
   }
 

@@ -49,8 +49,8 @@ class RunsAndRewindsTest {
   }
 
   /** Stages Flink checkpoint c, keeps its state (a retained checkpoint), then completes it. */
-  private static OperatorSubtaskState checkpoint(Coordinator coordinator, long c, WriterResult result)
-      throws Exception {
+  private static OperatorSubtaskState checkpoint(
+      Coordinator coordinator, long c, WriterResult result) throws Exception {
     coordinator.add(result);
     OperatorSubtaskState state = coordinator.harness.snapshot(c, c);
     coordinator.harness.notifyOfCompletedCheckpoint(c);
@@ -61,8 +61,8 @@ class RunsAndRewindsTest {
    * Issue 26, item 1: J1 commits checkpoints 1..3; the operator restores J2 from J1's chk-1 and J2
    * commits; then the operator restores J3 from J1's later chk-2. Entry 2 of J1 is in the table: J3
    * skips it and goes on. Before runs were kept in the progress record, J3 was refused for good
-   * ("two jobs share pipeline.id") without fencing, and with fencing renumbered J1's committed entry
-   * and committed it again (failing for good on its deleted temporary manifest).
+   * ("two jobs share pipeline.id") without fencing, and with fencing renumbered J1's committed
+   * entry and committed it again (failing for good on its deleted temporary manifest).
    */
   @ParameterizedTest(name = "fencing {0}")
   @ValueSource(booleans = {false, true})
@@ -105,16 +105,14 @@ class RunsAndRewindsTest {
           j3,
           3,
           writer.checkpoint(
-              3,
-              row(INSERT, 1, 3, "c"),
-              row(INSERT, 2, 1, "j2"),
-              row(UPDATE_AFTER, 1, 2, "j3")));
+              3, row(INSERT, 1, 3, "c"), row(INSERT, 2, 1, "j2"), row(UPDATE_AFTER, 1, 2, "j3")));
     }
     assertThat(TestTables.read(table))
         .containsExactlyInAnyOrder(
             new Row(1, 1, "b"), new Row(1, 2, "j3"), new Row(1, 3, "c"), new Row(2, 1, "j2"));
     table.refresh();
-    PipelineProgress progress = PipelineProgress.read(table, OperatorHarnesses.PIPELINE).orElseThrow();
+    PipelineProgress progress =
+        PipelineProgress.read(table, OperatorHarnesses.PIPELINE).orElseThrow();
     assertThat(progress.runs()).hasSize(3); // J1's, J2's and J3's runs, each with its mark
   }
 
@@ -165,9 +163,9 @@ class RunsAndRewindsTest {
 
   /**
    * Issue 26, item 3: two deployments with one Flink job id (application mode derives it from
-   * high-availability.cluster-id). Without fencing the run that is behind stops loudly; with fencing
-   * the newer one numbers past the other's commits. Before runs, the run behind took the other's
-   * commits for its own and silently skipped its own checkpoints: its changes were lost.
+   * high-availability.cluster-id). Without fencing the run that is behind stops loudly; with
+   * fencing the newer one numbers past the other's commits. Before runs, the run behind took the
+   * other's commits for its own and silently skipped its own checkpoints: its changes were lost.
    */
   @ParameterizedTest(name = "fencing {0}")
   @ValueSource(booleans = {false, true})
@@ -220,8 +218,7 @@ class RunsAndRewindsTest {
     assertThat(table.properties()).containsEntry("shardberg.shards.orders-eu", "0-15");
     try (Coordinator second = pipeline("orders-us", 12, 20)) {
       Throwable thrown =
-          org.assertj.core.api.Assertions.catchThrowable(
-              () -> second.harness.open());
+          org.assertj.core.api.Assertions.catchThrowable(() -> second.harness.open());
       assertThat(causeOfType(thrown, PipelineConflictException.class))
           .hasMessage(
               "Cannot start pipeline orders-us on table hadoop.shop.orders: pipeline orders-eu writes"
@@ -263,7 +260,8 @@ class RunsAndRewindsTest {
 
   @Test
   void shardSetsAreWrittenAsRanges() {
-    java.util.SortedSet<Integer> shards = new java.util.TreeSet<>(java.util.List.of(0, 1, 2, 3, 7, 9, 10));
+    java.util.SortedSet<Integer> shards =
+        new java.util.TreeSet<>(java.util.List.of(0, 1, 2, 3, 7, 9, 10));
     assertThat(PipelineShards.encode(shards)).isEqualTo("0-3,7,9-10");
     assertThat(PipelineShards.decode("0-3,7,9-10")).isEqualTo(shards);
   }
@@ -274,7 +272,8 @@ class RunsAndRewindsTest {
         return t;
       }
     }
-    throw new AssertionError("Expected a " + type.getSimpleName() + " in the causes of " + thrown, thrown);
+    throw new AssertionError(
+        "Expected a " + type.getSimpleName() + " in the causes of " + thrown, thrown);
   }
 
   /** A table written by the release before runs (version 1 record) is read, and carried forward. */

@@ -22,11 +22,15 @@ final class ScriptedChangelogSource extends RichSourceFunction<RowData>
   private static final long serialVersionUID = 1L;
 
   private final List<List<Change>> steps;
+
   /** Before emitting step {@code gateBeforeStep}, wait until {@code gate} holds (-1: no gate). */
   private final int gateBeforeStep;
+
   private final Gate gate;
 
-  /** A condition the source waits for (polled outside the checkpoint lock, so checkpoints go on). */
+  /**
+   * A condition the source waits for (polled outside the checkpoint lock, so checkpoints go on).
+   */
   interface Gate extends java.io.Serializable {
     boolean open() throws Exception;
   }
@@ -35,8 +39,10 @@ final class ScriptedChangelogSource extends RichSourceFunction<RowData>
   private transient int nextStep;
   private transient Object monitor;
   private volatile boolean running = true;
+
   /** Checkpoint that covers the last emitted step; -1 while none was taken after it. */
   private volatile long coveringCheckpoint = -1;
+
   private volatile boolean stepConfirmed = true;
 
   ScriptedChangelogSource(List<List<Change>> steps) {
@@ -55,7 +61,8 @@ final class ScriptedChangelogSource extends RichSourceFunction<RowData>
     positionState =
         context
             .getOperatorStateStore()
-            .getListState(new ListStateDescriptor<>("scripted-source-position", IntSerializer.INSTANCE));
+            .getListState(
+                new ListStateDescriptor<>("scripted-source-position", IntSerializer.INSTANCE));
     for (Integer position : positionState.get()) {
       nextStep = position;
     }

@@ -6,9 +6,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import org.apache.flink.api.dag.Transformation;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
-import org.apache.flink.api.dag.Transformation;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
 import org.apache.flink.streaming.api.operators.SimpleOperatorFactory;
 import org.apache.flink.streaming.api.transformations.OneInputTransformation;
@@ -36,7 +36,8 @@ class ShardbergSinkBuilderTest {
     TestTables.create(warehouse, 4);
     env = StreamExecutionEnvironment.getExecutionEnvironment();
     changes =
-        env.fromData(InternalTypeInfo.of(TestTables.ROW_TYPE), TestTables.row(RowKind.INSERT, 1, 1, "a"));
+        env.fromData(
+            InternalTypeInfo.of(TestTables.ROW_TYPE), TestTables.row(RowKind.INSERT, 1, 1, "a"));
   }
 
   private ShardbergSink.Builder builder() {
@@ -60,18 +61,23 @@ class ShardbergSinkBuilderTest {
   @Test
   void defaultsTheEqualityColumnsToTheTablesIdentifierFields() throws Exception {
     builder().uidPrefix("p").append(); // no equalityColumns given
-    // The writer the builder wired, run on the table: a delete names its key by the identifier fields.
+    // The writer the builder wired, run on the table: a delete names its key by the identifier
+    // fields.
     OneInputTransformation<?, ?> writer = (OneInputTransformation<?, ?>) transformation("p-writer");
     @SuppressWarnings("unchecked")
     OneInputStreamOperator<RowData, WriterResult> operator =
-        (OneInputStreamOperator<RowData, WriterResult>) ((SimpleOperatorFactory<?>) writer.getOperatorFactory()).getOperator();
+        (OneInputStreamOperator<RowData, WriterResult>)
+            ((SimpleOperatorFactory<?>) writer.getOperatorFactory()).getOperator();
     List<DeleteFile> deletes = new ArrayList<>();
-    try (OneInputStreamOperatorTestHarness<RowData, WriterResult> harness = new OneInputStreamOperatorTestHarness<>(operator)) {
+    try (OneInputStreamOperatorTestHarness<RowData, WriterResult> harness =
+        new OneInputStreamOperatorTestHarness<>(operator)) {
       harness.setup(WriterResultTypeInfo.WireSerializer.INSTANCE);
       harness.open();
       harness.processElement(new StreamRecord<>(TestTables.row(RowKind.DELETE, 1, 7, "x")));
       harness.prepareSnapshotPreBarrier(1);
-      harness.extractOutputValues().forEach(result -> deletes.addAll(List.of(result.files().deleteFiles())));
+      harness
+          .extractOutputValues()
+          .forEach(result -> deletes.addAll(List.of(result.files().deleteFiles())));
     }
     assertThat(deletes).as("delete files of one DELETE").hasSize(1);
     assertThat(deletes.get(0).content()).isEqualTo(FileContent.EQUALITY_DELETES);
@@ -113,7 +119,8 @@ class ShardbergSinkBuilderTest {
     RowType wrong = RowType.of(new BigIntType(false), new IntType(false));
     assertThatThrownBy(() -> builder().rowType(wrong).append())
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("the first field of the row type must be the shard column, INT NOT NULL")
+        .hasMessageContaining(
+            "the first field of the row type must be the shard column, INT NOT NULL")
         .hasMessageContaining("'f0' BIGINT NOT NULL");
   }
 
@@ -128,7 +135,8 @@ class ShardbergSinkBuilderTest {
 
   @Test
   void refusesAnEqualityColumnTheTableDoesNotHave() {
-    assertThatThrownBy(() -> builder().equalityColumns(List.of("shard_number", "order_id")).append())
+    assertThatThrownBy(
+            () -> builder().equalityColumns(List.of("shard_number", "order_id")).append())
         .isInstanceOf(IllegalStateException.class)
         .hasMessage(
             "Cannot write upserts to table hadoop.shop.orders: equality column 'order_id' is not in"

@@ -34,11 +34,11 @@ import org.junit.jupiter.params.provider.MethodSource;
  * Random failures (in a writer, between the coordinator's snapshot and the checkpoint's completion,
  * before and after the Iceberg commit, a conflict reported by the catalog, another committer
  * changing the table between the coordinator's checks and its metadata swap) under a restart
- * strategy, with insert-only initial load on (the sink's default). Whatever fails, the table must end
- * equal to the script, and no checkpoint id may be committed twice. Table maintenance runs all the
- * while (compaction, expiry, manifest rewrites; the faults hit its commits and files too): every
- * compaction snapshot still in the history reads exactly its parent's rows. Run more seeds with {@code
- * -Dfault.seeds=N}.
+ * strategy, with insert-only initial load on (the sink's default). Whatever fails, the table must
+ * end equal to the script, and no checkpoint id may be committed twice. Table maintenance runs all
+ * the while (compaction, expiry, manifest rewrites; the faults hit its commits and files too):
+ * every compaction snapshot still in the history reads exactly its parent's rows. Run more seeds
+ * with {@code -Dfault.seeds=N}.
  */
 class ShardbergSinkFaultInjectionTest {
   @RegisterExtension
@@ -80,7 +80,10 @@ class ShardbergSinkFaultInjectionTest {
                 "scripted changelog",
                 InternalTypeInfo.of(TestTables.ROW_TYPE))
             .setParallelism(1);
-    changes.addSink(new FaultInjection.SnapshotFailingSink()).name("snapshot failer").setParallelism(1);
+    changes
+        .addSink(new FaultInjection.SnapshotFailingSink())
+        .name("snapshot failer")
+        .setParallelism(1);
     ShardbergSink.forRowData(changes)
         .tableLoader(new FaultInjection.FaultyTableLoader(TestTables.loader(warehouse)))
         .tableName(TestTables.TABLE_NAME)
@@ -107,16 +110,19 @@ class ShardbergSinkFaultInjectionTest {
     for (Snapshot compaction : MaintenanceWithIngestTest.compactions(table)) {
       if (compaction.parentId() != null && table.snapshot(compaction.parentId()) != null) {
         assertThat(MaintenanceWithIngestTest.rowsAt(table, compaction.snapshotId()))
-            .as("rows of compaction snapshot %d against its parent after %s", compaction.snapshotId(), context)
-            .containsExactlyInAnyOrderElementsOf(MaintenanceWithIngestTest.rowsAt(table, compaction.parentId()));
+            .as(
+                "rows of compaction snapshot %d against its parent after %s",
+                compaction.snapshotId(), context)
+            .containsExactlyInAnyOrderElementsOf(
+                MaintenanceWithIngestTest.rowsAt(table, compaction.parentId()));
       }
     }
   }
 
   /**
    * Maintenance runs beside the faults (which also hit its commits and its files): compaction and
-   * expiry every 100 ms, manifests rewritten from 4 on. Orphan removal needs a listing FileIO, which
-   * the faulty one is not.
+   * expiry every 100 ms, manifests rewritten from 4 on. Orphan removal needs a listing FileIO,
+   * which the faulty one is not.
    */
   private static Configuration maintenanceUnderFaults() {
     Configuration maintenance = new Configuration();
@@ -131,7 +137,8 @@ class ShardbergSinkFaultInjectionTest {
 
   /**
    * Steps of valid changes on 4 shards x 8 ids: inserts, updates, deletes, moves between shards. An
-   * INSERT only ever targets a key its shard does not hold, as a snapshot read or a live insert does.
+   * INSERT only ever targets a key its shard does not hold, as a snapshot read or a live insert
+   * does.
    */
   private static List<List<Change>> randomChangelog(Random random, int stepCount) {
     Map<Long, Integer> shardOf = new HashMap<>();

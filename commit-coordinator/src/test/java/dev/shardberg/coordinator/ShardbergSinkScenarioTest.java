@@ -64,7 +64,8 @@ class ShardbergSinkScenarioTest {
                 List.of(updateBefore(1, 1, "a"), updateAfter(1, 1, "a2")),
                 List.of(delete(1, 2, "b")),
                 List.of(insert(1, 2, "b-again")),
-                List.of(updateBefore(1, 2, "b-again"), updateAfter(1, 2, "b3"), delete(1, 1, "a2")))),
+                List.of(
+                    updateBefore(1, 2, "b-again"), updateAfter(1, 2, "b3"), delete(1, 1, "a2")))),
         Arguments.of(
             "insert and delete of a key in one checkpoint",
             List.of(
@@ -80,7 +81,10 @@ class ShardbergSinkScenarioTest {
         Arguments.of("many shards x buckets", manyShardsTimesBuckets()));
   }
 
-  /** 16 shards x 20 keys in 5 buckets (80 partitions): inserts, then updates and deletes, then re-inserts. */
+  /**
+   * 16 shards x 20 keys in 5 buckets (80 partitions): inserts, then updates and deletes, then
+   * re-inserts.
+   */
   private static List<List<Change>> manyShardsTimesBuckets() {
     List<Change> inserts = new ArrayList<>();
     List<Change> changes = new ArrayList<>();
@@ -113,7 +117,10 @@ class ShardbergSinkScenarioTest {
     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(config);
     env.enableCheckpointing(100);
     DataStream<RowData> changes =
-        env.addSource(new ScriptedChangelogSource(steps), "scripted changelog", InternalTypeInfo.of(TestTables.ROW_TYPE))
+        env.addSource(
+                new ScriptedChangelogSource(steps),
+                "scripted changelog",
+                InternalTypeInfo.of(TestTables.ROW_TYPE))
             .setParallelism(1);
     ShardbergSink.forRowData(changes)
         .tableLoader(TestTables.loader(warehouse))
@@ -128,7 +135,8 @@ class ShardbergSinkScenarioTest {
         .append();
     env.execute(name);
 
-    assertThat(TestTables.read(table)).containsExactlyInAnyOrderElementsOf(Change.expectedRows(steps));
+    assertThat(TestTables.read(table))
+        .containsExactlyInAnyOrderElementsOf(Change.expectedRows(steps));
     List<Long> committed = TestTables.committedCheckpoints(table);
     assertThat(committed).doesNotHaveDuplicates().isSorted();
     assertThat(committed.size()).isBetween(1, steps.size());

@@ -82,7 +82,8 @@ class TableLifeTest {
               row(UPDATE_AFTER, 1, 1, "a3")));
       assertThat(coordinator.pending()).isEmpty();
     }
-    assertThat(TestTables.summaries(table).get(1)).containsEntry("added-position-delete-files", "1");
+    assertThat(TestTables.summaries(table).get(1))
+        .containsEntry("added-position-delete-files", "1");
     assertThat(TestTables.committedCheckpoints(table)).containsExactly(2L, 3L);
     assertThat(TestTables.read(table))
         .containsExactlyInAnyOrder(new Row(1, 1, "a3"), new Row(1, 2, "b"), new Row(1, 3, "c"));
@@ -92,8 +93,8 @@ class TableLifeTest {
    * The job is killed after checkpoint 3 completed but before its commit; while it is down,
    * maintenance compacts (Iceberg's Flink rewrite action), expires every old snapshot of the
    * pipeline and removes orphan files older than the kill. The restore commits checkpoint 3 from
-   * its temporary manifests, and later checkpoints keep committing position and equality deletes.
-   * A second restore from the same state, now committed, skips it without reading its manifests.
+   * its temporary manifests, and later checkpoints keep committing position and equality deletes. A
+   * second restore from the same state, now committed, skips it without reading its manifests.
    */
   @Test
   void restoreAfterCompactionExpiryAndOrphanRemovalCommitsOnceAndKeepsCommitting()
@@ -144,7 +145,9 @@ class TableLifeTest {
     table.refresh();
     assertThat(SnapshotUtil.oldestAncestor(table).summary())
         .doesNotContainKey(SnapshotSummaryKeys.PIPELINE_ID); // the pipeline's snapshots are gone
-    assertThat(orphans).as("files orphan removal deleted: the restore below runs after a real removal").isPositive();
+    assertThat(orphans)
+        .as("files orphan removal deleted: the restore below runs after a real removal")
+        .isPositive();
 
     try (Writer writer = writer();
         Coordinator restored = coordinator(new JobID())) {
@@ -254,7 +257,8 @@ class TableLifeTest {
           .hasMessageContaining("shows checkpoint 2 committed by run ")
           .hasMessageContaining("two jobs share pipeline.id — stop one of them");
     }
-    assertThat(TestTables.read(table)).containsExactlyInAnyOrder(new Row(1, 1, "a"), new Row(1, 2, "fresh"));
+    assertThat(TestTables.read(table))
+        .containsExactlyInAnyOrder(new Row(1, 1, "a"), new Row(1, 2, "fresh"));
   }
 
   /** With fencing: the newer instance numbers past what the older one committed meanwhile. */
@@ -329,7 +333,8 @@ class TableLifeTest {
     }
     assertThat(FaultInjection.fired()).hasSize(1);
     assertThat(TestTables.committedCheckpoints(table)).containsExactly(1L, 2L, 3L);
-    assertThat(TestTables.read(table)).containsExactlyInAnyOrder(new Row(1, 1, "b"), new Row(1, 2, "d"));
+    assertThat(TestTables.read(table))
+        .containsExactlyInAnyOrder(new Row(1, 1, "b"), new Row(1, 2, "d"));
   }
 
   /** The same without fencing epochs: the re-check finds its own checkpoint committed, once. */
@@ -405,7 +410,12 @@ class TableLifeTest {
     }
     try (Coordinator renamed =
         new Coordinator(
-            TestTables.loader(warehouse), new JobID(), CommitGuardFactory.none(), 10, 3, "renamed")) {
+            TestTables.loader(warehouse),
+            new JobID(),
+            CommitGuardFactory.none(),
+            10,
+            3,
+            "renamed")) {
       assertThatThrownBy(() -> renamed.harness.initializeState(state))
           .isInstanceOf(PipelineConflictException.class)
           .hasMessage(
@@ -478,10 +488,10 @@ class TableLifeTest {
   }
 
   /**
-   * Issue 26, item 2: a second pipeline on the table writes other shards and expires its history
-   * by age (as its maintenance does) while this pipeline's initial load runs: the snapshot the
-   * writers scanned, and everything before the load's last check, is expired between the staging
-   * of a checkpoint and its commit. The check starts where the last one held, so the load goes on;
+   * Issue 26, item 2: a second pipeline on the table writes other shards and expires its history by
+   * age (as its maintenance does) while this pipeline's initial load runs: the snapshot the writers
+   * scanned, and everything before the load's last check, is expired between the staging of a
+   * checkpoint and its commit. The check starts where the last one held, so the load goes on;
    * before, it stopped for good ("the history since the scan cannot be read") and every restore
    * repeated it. A foreign write into a loaded shard is still refused, and said to be one.
    */
@@ -539,7 +549,8 @@ class TableLifeTest {
     var expire = table.expireSnapshots();
     int expired = 0;
     for (Snapshot snapshot : table.snapshots()) {
-      if (snapshot.snapshotId() != keep && snapshot.timestampMillis() <= keepMillis
+      if (snapshot.snapshotId() != keep
+          && snapshot.timestampMillis() <= keepMillis
           && snapshot.sequenceNumber() < table.snapshot(keep).sequenceNumber()) {
         expire.expireSnapshotId(snapshot.snapshotId());
         expired++;
@@ -559,7 +570,8 @@ class TableLifeTest {
     table.newAppend().commit();
     expireBefore(table.currentSnapshot().snapshotId());
     java.util.SortedMap<Integer, Long> scans = new java.util.TreeMap<>(java.util.Map.of(1, root));
-    assertThat(InsertOnlyCheck.foreignWrite(table, "shard_number", OperatorHarnesses.PIPELINE, scans))
+    assertThat(
+            InsertOnlyCheck.foreignWrite(table, "shard_number", OperatorHarnesses.PIPELINE, scans))
         .hasValueSatisfying(
             finding -> {
               assertThat(finding.historyGone()).isTrue();
@@ -599,6 +611,7 @@ class TableLifeTest {
       left.add(snapshot.snapshotId());
     }
     assertThat(left).containsExactly(table.currentSnapshot().snapshotId());
-    assertThat(table.properties()).containsKey(PipelineProgress.propertyKey(OperatorHarnesses.PIPELINE));
+    assertThat(table.properties())
+        .containsKey(PipelineProgress.propertyKey(OperatorHarnesses.PIPELINE));
   }
 }

@@ -1,5 +1,6 @@
 package dev.shardberg.coordinator;
 
+import static dev.shardberg.coordinator.MaintenanceWithIngestTest.rewrites;
 import static dev.shardberg.coordinator.TestTables.row;
 import static org.apache.flink.types.RowKind.DELETE;
 import static org.apache.flink.types.RowKind.INSERT;
@@ -7,7 +8,6 @@ import static org.apache.flink.types.RowKind.UPDATE_AFTER;
 import static org.apache.flink.types.RowKind.UPDATE_BEFORE;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static dev.shardberg.coordinator.MaintenanceWithIngestTest.rewrites;
 import static org.awaitility.Awaitility.await;
 
 import dev.shardberg.coordinator.OperatorHarnesses.Coordinator;
@@ -47,8 +47,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Maintenance against real tables on disk, the real writer and coordinator in operator harnesses:
- * a compaction whose inputs changed under it is dropped and done again later, never failing; expiry
+ * Maintenance against real tables on disk, the real writer and coordinator in operator harnesses: a
+ * compaction whose inputs changed under it is dropped and done again later, never failing; expiry
  * and orphan removal never delete what the table or a pending checkpoint references, so a restore
  * from a checkpoint taken just before them commits it.
  */
@@ -85,14 +85,28 @@ class TableMaintenanceTest {
   @Test
   void aCompactionWhoseInputsChangedIsDroppedThenDoneAgainOnTheNewSnapshot() throws Exception {
     try (Writer writer = new Writer(TestTables.loader(warehouse));
-        Coordinator coordinator = new Coordinator(TestTables.loader(warehouse), new JobID(), CommitGuardFactory.none(), 10)) {
+        Coordinator coordinator =
+            new Coordinator(
+                TestTables.loader(warehouse), new JobID(), CommitGuardFactory.none(), 10)) {
       coordinator.harness.open();
-      commit(coordinator, 1, writer.checkpoint(1, row(INSERT, 1, 1, "a"), row(INSERT, 1, 2, "b"), row(INSERT, 1, 3, "c")));
-      commit(coordinator, 2, writer.checkpoint(2, row(UPDATE_BEFORE, 1, 1, "a"), row(UPDATE_AFTER, 1, 1, "a2"), row(DELETE, 1, 2, "b")));
+      commit(
+          coordinator,
+          1,
+          writer.checkpoint(
+              1, row(INSERT, 1, 1, "a"), row(INSERT, 1, 2, "b"), row(INSERT, 1, 3, "c")));
+      commit(
+          coordinator,
+          2,
+          writer.checkpoint(
+              2,
+              row(UPDATE_BEFORE, 1, 1, "a"),
+              row(UPDATE_AFTER, 1, 1, "a2"),
+              row(DELETE, 1, 2, "b")));
     }
     table.refresh();
     // The maintenance thread is the caller's (a direct executor): compaction plans and rewrites
-    // inside afterCommits, and its commit waits for the next afterCommits, like between checkpoints.
+    // inside afterCommits, and its commit waits for the next afterCommits, like between
+    // checkpoints.
     AtomicLong now = new AtomicLong(1_000);
     try (TableMaintainer maintainer =
         new TableMaintainer(
@@ -128,18 +142,32 @@ class TableMaintenanceTest {
   }
 
   /**
-   * The bench's long run once failed as "compaction failed": the job was cancelled while a compaction
-   * commit ran in the coordinator's mailbox, and Flink's interrupt of the task thread reached Iceberg's
-   * retry wait. An interrupt is the job stopping: the commit propagates it and counts nothing.
+   * The bench's long run once failed as "compaction failed": the job was cancelled while a
+   * compaction commit ran in the coordinator's mailbox, and Flink's interrupt of the task thread
+   * reached Iceberg's retry wait. An interrupt is the job stopping: the commit propagates it and
+   * counts nothing.
    */
   @Test
   void aCompactionCommitInterruptedWhileIcebergWaitsToRetryIsNotAFailureAndTheTableIsAsBefore()
       throws Exception {
     try (Writer writer = new Writer(TestTables.loader(warehouse));
-        Coordinator coordinator = new Coordinator(TestTables.loader(warehouse), new JobID(), CommitGuardFactory.none(), 10)) {
+        Coordinator coordinator =
+            new Coordinator(
+                TestTables.loader(warehouse), new JobID(), CommitGuardFactory.none(), 10)) {
       coordinator.harness.open();
-      commit(coordinator, 1, writer.checkpoint(1, row(INSERT, 1, 1, "a"), row(INSERT, 1, 2, "b"), row(INSERT, 1, 3, "c")));
-      commit(coordinator, 2, writer.checkpoint(2, row(UPDATE_BEFORE, 1, 1, "a"), row(UPDATE_AFTER, 1, 1, "a2"), row(DELETE, 1, 2, "b")));
+      commit(
+          coordinator,
+          1,
+          writer.checkpoint(
+              1, row(INSERT, 1, 1, "a"), row(INSERT, 1, 2, "b"), row(INSERT, 1, 3, "c")));
+      commit(
+          coordinator,
+          2,
+          writer.checkpoint(
+              2,
+              row(UPDATE_BEFORE, 1, 1, "a"),
+              row(UPDATE_AFTER, 1, 1, "a2"),
+              row(DELETE, 1, 2, "b")));
     }
     // A long retry wait: the interrupt finds the commit in it (the test never waits for it).
     table.updateProperties().set(TableProperties.COMMIT_MIN_RETRY_WAIT_MS, "30000").commit();
@@ -150,11 +178,13 @@ class TableMaintenanceTest {
 
     TableLoader faulty = new FaultInjection.FaultyTableLoader(TestTables.loader(warehouse));
     faulty.open();
-    Table committing = faulty.loadTable(); // the coordinator's table: its commits go through the fault
+    Table committing =
+        faulty.loadTable(); // the coordinator's table: its commits go through the fault
     MaintenanceCounters counters = new MaintenanceCounters();
     AtomicLong now = new AtomicLong(1_000);
     try (faulty;
-        LogCapture log = new LogCapture(TableMaintainer.class, org.apache.logging.log4j.Level.INFO);
+        LogCapture log =
+            new LogCapture(TableMaintainer.class, org.apache.logging.log4j.Level.INFO);
         TableMaintainer maintainer =
             new TableMaintainer(
                 TestTables.loader(warehouse),
@@ -165,30 +195,44 @@ class TableMaintenanceTest {
                 counters)) {
       now.addAndGet(10);
       maintainer.afterCommits(committing, NoopCommitGuard.INSTANCE, LOCK_TIMEOUT, NOTHING_PENDING);
-      assertThat(maintainer.hasRewriteInFlight()).as("a compaction is written, not committed yet").isTrue();
+      assertThat(maintainer.hasRewriteInFlight())
+          .as("a compaction is written, not committed yet")
+          .isTrue();
 
-      FaultInjection.arm(List.of(new FaultInjection.Fault(FaultInjection.Point.COMMIT_CONFLICT_THEN_INTERRUPTED, 1)));
+      FaultInjection.arm(
+          List.of(
+              new FaultInjection.Fault(FaultInjection.Point.COMMIT_CONFLICT_THEN_INTERRUPTED, 1)));
       try {
-        assertThatThrownBy(() -> maintainer.commitFinished(committing, NoopCommitGuard.INSTANCE, LOCK_TIMEOUT))
+        assertThatThrownBy(
+                () -> maintainer.commitFinished(committing, NoopCommitGuard.INSTANCE, LOCK_TIMEOUT))
             .isInstanceOf(InterruptedException.class)
-            .hasMessage("Compaction commit of table hadoop.shop.orders was interrupted (the job is stopping)")
+            .hasMessage(
+                "Compaction commit of table hadoop.shop.orders was interrupted (the job is stopping)")
             .hasRootCauseInstanceOf(InterruptedException.class);
-        assertThat(Thread.currentThread().isInterrupted()).as("the thread's interrupt status is kept").isTrue();
+        assertThat(Thread.currentThread().isInterrupted())
+            .as("the thread's interrupt status is kept")
+            .isTrue();
       } finally {
         Thread.interrupted(); // this test's thread goes on
       }
       assertThat(FaultInjection.fired()).as("the fault fired").hasSize(1);
-      assertThat(FaultInjection.interruptedInRetryWait()).as("the interrupt found Iceberg's retry wait").isTrue();
+      assertThat(FaultInjection.interruptedInRetryWait())
+          .as("the interrupt found Iceberg's retry wait")
+          .isTrue();
       assertThat(counters.count("compactionsFailed")).as("compactionsFailed").isZero();
       assertThat(counters.count("compactionsDropped")).as("compactionsDropped").isZero();
       assertThat(counters.count("compactions")).as("compactions").isZero();
       assertThat(maintainer.hasRewriteInFlight()).as("kept, as when the lock is not free").isTrue();
       assertThat(log.warnings()).as("WARN and ERROR lines of maintenance").isEmpty();
-      assertThat(log.lines()).extracting(LogCapture.Line::message)
-          .containsExactly("Compaction commit of table hadoop.shop.orders was interrupted: the job is stopping; not a failure");
+      assertThat(log.lines())
+          .extracting(LogCapture.Line::message)
+          .containsExactly(
+              "Compaction commit of table hadoop.shop.orders was interrupted: the job is stopping; not a failure");
     }
     table.refresh();
-    assertThat(table.currentSnapshot().snapshotId()).as("nothing committed").isEqualTo(snapshotBefore);
+    assertThat(table.currentSnapshot().snapshotId())
+        .as("nothing committed")
+        .isEqualTo(snapshotBefore);
     assertThat(compactions(table)).isEmpty();
     assertThat(TestTables.read(table)).containsExactlyInAnyOrderElementsOf(rowsBefore);
   }
@@ -233,7 +277,9 @@ class TableMaintenanceTest {
     config.set(MaintenanceOptions.COMPACTION_MERGE_MIN_FILES, 3);
     AtomicLong now = new AtomicLong(1_000);
     try (Writer writer = new Writer(TestTables.loader(warehouse));
-        Coordinator coordinator = new Coordinator(TestTables.loader(warehouse), new JobID(), CommitGuardFactory.none(), 10);
+        Coordinator coordinator =
+            new Coordinator(
+                TestTables.loader(warehouse), new JobID(), CommitGuardFactory.none(), 10);
         TableMaintainer maintainer =
             new TableMaintainer(
                 TestTables.loader(warehouse),
@@ -244,12 +290,37 @@ class TableMaintenanceTest {
                 new UnregisteredMetricsGroup())) {
       coordinator.harness.open();
       // The base: what a first checkpoint (or a compaction) wrote.
-      commit(coordinator, 1, writer.checkpoint(1, row(INSERT, 1, 1, "a"), row(INSERT, 1, 2, "b"), row(INSERT, 1, 3, "c"), row(INSERT, 1, 4, "d")));
-      // Recent checkpoints: updates, a delete, a key changed twice in one checkpoint (a position delete).
-      commit(coordinator, 2, writer.checkpoint(2, row(UPDATE_BEFORE, 1, 1, "a"), row(UPDATE_AFTER, 1, 1, "a2"), row(DELETE, 1, 2, "b")));
-      commit(coordinator, 3, writer.checkpoint(3, row(UPDATE_BEFORE, 1, 3, "c"), row(UPDATE_AFTER, 1, 3, "c2"),
-          row(UPDATE_BEFORE, 1, 3, "c2"), row(UPDATE_AFTER, 1, 3, "c3"), row(UPDATE_BEFORE, 1, 1, "a2"), row(UPDATE_AFTER, 1, 1, "a3"),
-          row(INSERT, 1, 2, "b2")));
+      commit(
+          coordinator,
+          1,
+          writer.checkpoint(
+              1,
+              row(INSERT, 1, 1, "a"),
+              row(INSERT, 1, 2, "b"),
+              row(INSERT, 1, 3, "c"),
+              row(INSERT, 1, 4, "d")));
+      // Recent checkpoints: updates, a delete, a key changed twice in one checkpoint (a position
+      // delete).
+      commit(
+          coordinator,
+          2,
+          writer.checkpoint(
+              2,
+              row(UPDATE_BEFORE, 1, 1, "a"),
+              row(UPDATE_AFTER, 1, 1, "a2"),
+              row(DELETE, 1, 2, "b")));
+      commit(
+          coordinator,
+          3,
+          writer.checkpoint(
+              3,
+              row(UPDATE_BEFORE, 1, 3, "c"),
+              row(UPDATE_AFTER, 1, 3, "c2"),
+              row(UPDATE_BEFORE, 1, 3, "c2"),
+              row(UPDATE_AFTER, 1, 3, "c3"),
+              row(UPDATE_BEFORE, 1, 1, "a2"),
+              row(UPDATE_AFTER, 1, 1, "a3"),
+              row(INSERT, 1, 2, "b2")));
       table.refresh();
       Set<Row> planned = TestTables.read(table);
       TableHealth before = TableHealth.of(table, 1);
@@ -260,8 +331,16 @@ class TableMaintenanceTest {
       assertThat(rewrites(table, "merge")).as("written, not committed yet").isEmpty();
       // Meanwhile ingest commits: its equality deletes (of keys in the base and in the merged
       // files) carry higher sequence numbers than the merge's files and must still apply to them.
-      commit(coordinator, 4, writer.checkpoint(4, row(UPDATE_BEFORE, 1, 1, "a3"), row(UPDATE_AFTER, 1, 1, "a4"),
-          row(UPDATE_BEFORE, 1, 4, "d"), row(UPDATE_AFTER, 1, 4, "d2"), row(DELETE, 1, 2, "b2")));
+      commit(
+          coordinator,
+          4,
+          writer.checkpoint(
+              4,
+              row(UPDATE_BEFORE, 1, 1, "a3"),
+              row(UPDATE_AFTER, 1, 1, "a4"),
+              row(UPDATE_BEFORE, 1, 4, "d"),
+              row(UPDATE_AFTER, 1, 4, "d2"),
+              row(DELETE, 1, 2, "b2")));
       table.refresh();
       Set<Row> expected = TestTables.read(table);
       assertThat(expected).isNotEqualTo(planned);
@@ -270,25 +349,32 @@ class TableMaintenanceTest {
       List<Snapshot> merges = rewrites(table, "merge");
       assertThat(merges).hasSize(1);
       Snapshot merge = merges.get(0);
-      assertThat(merge.summary()).containsEntry("deleted-data-files", "2").containsEntry("added-data-files", "1")
+      assertThat(merge.summary())
+          .containsEntry("deleted-data-files", "2")
+          .containsEntry("added-data-files", "1")
           .containsEntry("added-equality-delete-files", "1");
       assertThat(MaintenanceWithIngestTest.rowsAt(table, table.currentSnapshot().snapshotId()))
           .containsExactlyInAnyOrderElementsOf(expected);
       assertThat(MaintenanceWithIngestTest.rowsAt(table, merge.snapshotId()))
           .as("the merge snapshot reads its parent's rows")
-          .containsExactlyInAnyOrderElementsOf(MaintenanceWithIngestTest.rowsAt(table, merge.parentId()));
+          .containsExactlyInAnyOrderElementsOf(
+              MaintenanceWithIngestTest.rowsAt(table, merge.parentId()));
       TableHealth after = TableHealth.of(table, 1);
       assertThat(after.dataFiles()).as("base + merged + checkpoint 4's").isEqualTo(3);
 
       // The next checkpoint's merge folds the merged files and checkpoint 4's into one again.
-      commit(coordinator, 5, writer.checkpoint(5, row(UPDATE_BEFORE, 1, 3, "c3"), row(UPDATE_AFTER, 1, 3, "c4")));
+      commit(
+          coordinator,
+          5,
+          writer.checkpoint(5, row(UPDATE_BEFORE, 1, 3, "c3"), row(UPDATE_AFTER, 1, 3, "c4")));
       maintainer.afterCommits(table, NoopCommitGuard.INSTANCE, LOCK_TIMEOUT, NOTHING_PENDING);
       assertThat(maintainer.commitFinished(table, NoopCommitGuard.INSTANCE, LOCK_TIMEOUT)).isTrue();
       table.refresh();
       assertThat(rewrites(table, "merge")).hasSize(2);
       assertThat(MaintenanceWithIngestTest.rowsAt(table, table.currentSnapshot().snapshotId()))
           .as("every key once, its latest version")
-          .containsExactlyInAnyOrder(new Row(1, 1L, "a4"), new Row(1, 3L, "c4"), new Row(1, 4L, "d2"));
+          .containsExactlyInAnyOrder(
+              new Row(1, 1L, "a4"), new Row(1, 3L, "c4"), new Row(1, 4L, "d2"));
       TableHealth last = TableHealth.of(table, 1);
       assertThat(last.dataFiles()).as("the base and one merged file").isEqualTo(2);
       assertThat(last.deleteFiles()).as("one merged equality-delete file").isEqualTo(1);
@@ -296,7 +382,8 @@ class TableMaintenanceTest {
   }
 
   @Test
-  void expiryAndOrphanRemovalKeepWhatAPendingCheckpointNeedsSoItsRestoreCommitsIt() throws Exception {
+  void expiryAndOrphanRemovalKeepWhatAPendingCheckpointNeedsSoItsRestoreCommitsIt()
+      throws Exception {
     Configuration config = new Configuration();
     config.set(MaintenanceOptions.INTERVAL, Duration.ofMillis(1));
     config.set(MaintenanceOptions.COMPACTION_ENABLED, false);
@@ -312,12 +399,22 @@ class TableMaintenanceTest {
     String firstManifestList;
     try (Writer writer = new Writer(TestTables.loader(warehouse));
         Coordinator coordinator =
-            new Coordinator(TestTables.loader(warehouse), job, CommitGuardFactory.none(), 10, 3, OperatorHarnesses.PIPELINE, settings)) {
+            new Coordinator(
+                TestTables.loader(warehouse),
+                job,
+                CommitGuardFactory.none(),
+                10,
+                3,
+                OperatorHarnesses.PIPELINE,
+                settings)) {
       coordinator.harness.open();
       commit(coordinator, 1, writer.checkpoint(1, row(INSERT, 1, 1, "a"), row(INSERT, 1, 2, "b")));
       table.refresh();
       firstManifestList = table.currentSnapshot().manifestListLocation();
-      commit(coordinator, 2, writer.checkpoint(2, row(UPDATE_BEFORE, 1, 1, "a"), row(UPDATE_AFTER, 1, 1, "a2")));
+      commit(
+          coordinator,
+          2,
+          writer.checkpoint(2, row(UPDATE_BEFORE, 1, 1, "a"), row(UPDATE_AFTER, 1, 1, "a2")));
 
       // Checkpoint 3 is taken (its files and temporary manifests are staged), its completion never
       // arrives; make it look a day old, like one stuck while ZooKeeper was away.
@@ -325,15 +422,21 @@ class TableMaintenanceTest {
       coordinator.add(third);
       takenBeforeMaintenance = coordinator.harness.snapshot(3, 3);
       List<Path> neededByCheckpoint3 = new ArrayList<>(filesNamed(metadata, "-3-"));
-      java.util.Arrays.stream(third.files().dataFiles()).forEach(f -> neededByCheckpoint3.add(Path.of(f.location())));
-      java.util.Arrays.stream(third.files().deleteFiles()).forEach(f -> neededByCheckpoint3.add(Path.of(f.location())));
+      java.util.Arrays.stream(third.files().dataFiles())
+          .forEach(f -> neededByCheckpoint3.add(Path.of(f.location())));
+      java.util.Arrays.stream(third.files().deleteFiles())
+          .forEach(f -> neededByCheckpoint3.add(Path.of(f.location())));
       assertThat(neededByCheckpoint3).hasSizeGreaterThanOrEqualTo(3);
       // Orphans: a temporary manifest of a checkpoint that never completed, a data file of a failed
       // write; both old.
-      Path neverCompleted = Files.writeString(metadata.resolve("shardberg-maintained-0000-9-data-0-x.avro"), "x");
+      Path neverCompleted =
+          Files.writeString(metadata.resolve("shardberg-maintained-0000-9-data-0-x.avro"), "x");
       Path failedWrite = Files.writeString(data.resolve("00000-0-failed-00001.parquet"), "x");
-      for (Path p : Stream.concat(neededByCheckpoint3.stream(), Stream.of(neverCompleted, failedWrite)).toList()) {
-        Files.setLastModifiedTime(p, FileTime.fromMillis(System.currentTimeMillis() - Duration.ofDays(2).toMillis()));
+      for (Path p :
+          Stream.concat(neededByCheckpoint3.stream(), Stream.of(neverCompleted, failedWrite))
+              .toList()) {
+        Files.setLastModifiedTime(
+            p, FileTime.fromMillis(System.currentTimeMillis() - Duration.ofDays(2).toMillis()));
       }
 
       // Maintenance runs after every completed checkpoint; a repeated notice of 2 triggers it.
@@ -347,7 +450,9 @@ class TableMaintenanceTest {
       assertThat(neededByCheckpoint3).allMatch(Files::exists);
       table.refresh();
       assertThat(table.snapshots()).hasSize(1);
-      await().atMost(Duration.ofSeconds(30)).until(() -> !Files.exists(Path.of(java.net.URI.create(firstManifestList).getPath())));
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .until(() -> !Files.exists(Path.of(java.net.URI.create(firstManifestList).getPath())));
       assertThat(coordinator.pending()).containsExactly(3L);
     }
 
@@ -365,11 +470,13 @@ class TableMaintenanceTest {
 
   /**
    * A writer's files reach the coordinator for a checkpoint the coordinator has not taken yet (an
-   * aborted checkpoint's results wait for the next one; a slow barrier): orphan removal keeps them even
-   * when they are older than its minimum age, and the checkpoint that stages them commits them.
+   * aborted checkpoint's results wait for the next one; a slow barrier): orphan removal keeps them
+   * even when they are older than its minimum age, and the checkpoint that stages them commits
+   * them.
    */
   @Test
-  void orphanRemovalKeepsTheWritersFilesTheCoordinatorCollectedButHasNotStagedYet() throws Exception {
+  void orphanRemovalKeepsTheWritersFilesTheCoordinatorCollectedButHasNotStagedYet()
+      throws Exception {
     Configuration config = new Configuration();
     config.set(MaintenanceOptions.INTERVAL, Duration.ofMillis(1));
     config.set(MaintenanceOptions.COMPACTION_ENABLED, false);
@@ -380,19 +487,35 @@ class TableMaintenanceTest {
     Path data = warehouse.resolve("shop/orders/data");
     try (Writer writer = new Writer(TestTables.loader(warehouse));
         Coordinator coordinator =
-            new Coordinator(TestTables.loader(warehouse), new JobID(), CommitGuardFactory.none(), 10, 3, OperatorHarnesses.PIPELINE, settings)) {
+            new Coordinator(
+                TestTables.loader(warehouse),
+                new JobID(),
+                CommitGuardFactory.none(),
+                10,
+                3,
+                OperatorHarnesses.PIPELINE,
+                settings)) {
       coordinator.harness.open();
       commit(coordinator, 1, writer.checkpoint(1, row(INSERT, 1, 1, "a"), row(INSERT, 1, 2, "b")));
 
-      WriterResult collected = writer.checkpoint(2, row(UPDATE_BEFORE, 1, 1, "a"), row(UPDATE_AFTER, 1, 1, "a2"), row(INSERT, 1, 3, "c"));
-      coordinator.add(collected); // received; checkpoint 2's snapshot has not reached the coordinator
+      WriterResult collected =
+          writer.checkpoint(
+              2,
+              row(UPDATE_BEFORE, 1, 1, "a"),
+              row(UPDATE_AFTER, 1, 1, "a2"),
+              row(INSERT, 1, 3, "c"));
+      coordinator.add(
+          collected); // received; checkpoint 2's snapshot has not reached the coordinator
       List<Path> collectedFiles = new ArrayList<>();
-      java.util.Arrays.stream(collected.files().dataFiles()).forEach(f -> collectedFiles.add(Path.of(f.location())));
-      java.util.Arrays.stream(collected.files().deleteFiles()).forEach(f -> collectedFiles.add(Path.of(f.location())));
+      java.util.Arrays.stream(collected.files().dataFiles())
+          .forEach(f -> collectedFiles.add(Path.of(f.location())));
+      java.util.Arrays.stream(collected.files().deleteFiles())
+          .forEach(f -> collectedFiles.add(Path.of(f.location())));
       assertThat(collectedFiles).hasSizeGreaterThanOrEqualTo(2);
       Path failedWrite = Files.writeString(data.resolve("00000-0-failed-00001.parquet"), "x");
       for (Path p : Stream.concat(collectedFiles.stream(), Stream.of(failedWrite)).toList()) {
-        Files.setLastModifiedTime(p, FileTime.fromMillis(System.currentTimeMillis() - Duration.ofDays(2).toMillis()));
+        Files.setLastModifiedTime(
+            p, FileTime.fromMillis(System.currentTimeMillis() - Duration.ofDays(2).toMillis()));
       }
 
       await()

@@ -92,8 +92,9 @@ final class TestTables {
   }
 
   /**
-   * Hadoop's defaults; {@code -Dbenchmark.local-fs=forkless} swaps in {@link ForklessLocalFileSystem}
-   * (what the job installs for local warehouses), so the benchmarks can show both.
+   * Hadoop's defaults; {@code -Dbenchmark.local-fs=forkless} swaps in {@link
+   * ForklessLocalFileSystem} (what the job installs for local warehouses), so the benchmarks can
+   * show both.
    */
   static Configuration hadoopConf() {
     Configuration conf = new Configuration();
@@ -124,7 +125,9 @@ final class TestTables {
   /** The table's rows now; fails on a key (shard, id) read twice. */
   static Set<Row> read(Table table) {
     table.refresh();
-    return table.currentSnapshot() == null ? new HashSet<>() : readAt(table, table.currentSnapshot().snapshotId());
+    return table.currentSnapshot() == null
+        ? new HashSet<>()
+        : readAt(table, table.currentSnapshot().snapshotId());
   }
 
   /**
@@ -133,7 +136,8 @@ final class TestTables {
    */
   static Set<Row> readAt(Table table, long snapshotId) {
     Map<List<Long>, Row> byKey = new java.util.HashMap<>();
-    try (CloseableIterable<Record> records = IcebergGenerics.read(table).useSnapshot(snapshotId).build()) {
+    try (CloseableIterable<Record> records =
+        IcebergGenerics.read(table).useSnapshot(snapshotId).build()) {
       for (Record record : records) {
         Row row =
             new Row(
@@ -143,7 +147,16 @@ final class TestTables {
         Row before = byKey.put(List.of((long) row.shard(), row.id()), row);
         if (before != null) {
           throw new AssertionError(
-              "Key (" + row.shard() + ", " + row.id() + ") twice in snapshot " + snapshotId + ": " + before + " and " + row);
+              "Key ("
+                  + row.shard()
+                  + ", "
+                  + row.id()
+                  + ") twice in snapshot "
+                  + snapshotId
+                  + ": "
+                  + before
+                  + " and "
+                  + row);
         }
       }
     } catch (IOException e) {
@@ -155,12 +168,13 @@ final class TestTables {
   /**
    * "Each checkpoint committed once" by content, not only by checkpoint id (a re-commit under a new
    * id passes an id check): the rows at each data commit of {@code pipelineId} in the current
-   * ancestry, oldest first, are the rows of a longer prefix of {@code steps} than at the data commit
-   * before it, and the last one holds every step. A commit that adds no step (a checkpoint committed
-   * again), loses one, or applies them out of order fails. Heartbeats are left out; a step that
-   * changes nothing matches the longer prefix too.
+   * ancestry, oldest first, are the rows of a longer prefix of {@code steps} than at the data
+   * commit before it, and the last one holds every step. A commit that adds no step (a checkpoint
+   * committed again), loses one, or applies them out of order fails. Heartbeats are left out; a
+   * step that changes nothing matches the longer prefix too.
    */
-  static void assertEachCommitAppliesNewSteps(Table table, String pipelineId, List<List<Change>> steps) {
+  static void assertEachCommitAppliesNewSteps(
+      Table table, String pipelineId, List<List<Change>> steps) {
     table.refresh();
     List<CommitRecord> commits = new ArrayList<>();
     for (CommitRecord record : CommittedCheckpoints.history(table, pipelineId, Integer.MAX_VALUE)) {
@@ -175,20 +189,33 @@ final class TestTables {
     for (CommitRecord commit : commits) {
       Set<Row> rows = readAt(table, commit.snapshotId());
       int prefix = applied + 1;
-      while (prefix <= steps.size() && !rows.equals(Change.expectedRows(steps.subList(0, prefix)))) {
+      while (prefix <= steps.size()
+          && !rows.equals(Change.expectedRows(steps.subList(0, prefix)))) {
         prefix++;
       }
       if (prefix > steps.size() || prefix == 0) {
-        throw new AssertionError(String.format(
-            "Data commit of checkpoint %d (snapshot %d) of pipeline %s holds %s: not the rows of more than the first %d"
-                + " of %d steps (a checkpoint committed twice, or a step lost or out of order)",
-            commit.checkpointId(), commit.snapshotId(), pipelineId, rows, Math.max(applied, 0), steps.size()));
+        throw new AssertionError(
+            String.format(
+                "Data commit of checkpoint %d (snapshot %d) of pipeline %s holds %s: not the rows of more than the first %d"
+                    + " of %d steps (a checkpoint committed twice, or a step lost or out of order)",
+                commit.checkpointId(),
+                commit.snapshotId(),
+                pipelineId,
+                rows,
+                Math.max(applied, 0),
+                steps.size()));
       }
       applied = prefix;
     }
     if (applied != steps.size()) {
       throw new AssertionError(
-          "The last data commit of pipeline " + pipelineId + " holds the first " + applied + " of " + steps.size() + " steps");
+          "The last data commit of pipeline "
+              + pipelineId
+              + " holds the first "
+              + applied
+              + " of "
+              + steps.size()
+              + " steps");
     }
   }
 

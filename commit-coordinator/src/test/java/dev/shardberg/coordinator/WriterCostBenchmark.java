@@ -45,32 +45,33 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Cost per checkpoint of one writer subtask: Iceberg's stock upsert writer ({@link
- * RowDataTaskWriterFactory}, which opens a data file and an equality-delete file for every partition
- * it touches and deletes the empty one at close) against our {@link DeltaTaskWriter} (files opened on
- * first use, insert-only writes without key deletes). Not a timed test: it runs only with {@code
- * -Dbenchmark=true}, prints markdown tables and asserts only that what each writer wrote, committed,
- * reads back as the expected rows.
+ * RowDataTaskWriterFactory}, which opens a data file and an equality-delete file for every
+ * partition it touches and deletes the empty one at close) against our {@link DeltaTaskWriter}
+ * (files opened on first use, insert-only writes without key deletes). Not a timed test: it runs
+ * only with {@code -Dbenchmark=true}, prints markdown tables and asserts only that what each writer
+ * wrote, committed, reads back as the expected rows.
  *
  * <p>Three patterns, each on its own fresh Hadoop table on local disk (5 id buckets, Parquet, table
- * defaults unless {@code -Dbenchmark.codec} / {@code -Dbenchmark.page-size} set the Parquet codec and
- * page size), {@code partitions} partitions (shard x bucket) open at once, rows arriving round-robin:
+ * defaults unless {@code -Dbenchmark.codec} / {@code -Dbenchmark.page-size} set the Parquet codec
+ * and page size), {@code partitions} partitions (shard x bucket) open at once, rows arriving
+ * round-robin:
  *
  * <ul>
- *   <li><b>change</b>: per partition {@code upserts} UPDATE_AFTER rows of keys committed earlier (not
- *       written in the same checkpoint) and {@code deletes} DELETE rows;
- *   <li><b>snapshot</b>: per partition {@code rows} INSERT rows of new keys; stock and ours as upserts
- *       (key delete + write, as the stock sink does), ours also insert-only;
+ *   <li><b>change</b>: per partition {@code upserts} UPDATE_AFTER rows of keys committed earlier
+ *       (not written in the same checkpoint) and {@code deletes} DELETE rows;
+ *   <li><b>snapshot</b>: per partition {@code rows} INSERT rows of new keys; stock and ours as
+ *       upserts (key delete + write, as the stock sink does), ours also insert-only;
  *   <li><b>delete-only</b>: per partition {@code deletes} DELETE rows of committed keys and nothing
  *       else.
  * </ul>
  *
- * <p>Per checkpoint (rows written, then {@code complete()}), medians over {@code checkpoints} rounds
- * after 2 warm-up rounds. Files opened and discarded are counted at the table's {@link FileIO}
- * ({@code newOutputFile} / {@code deleteFile}); files on disk are the new non-checksum files under the
- * table's data directory after {@code complete()}. The last round of each run is committed with a
- * {@link RowDelta} and read back. Heap: live heap after {@code System.gc()}, with every partition
- * open (rows written, before {@code complete()}), less the heap before the writer was opened; median
- * of 3 untimed rounds. At a few partitions the heap figures are mostly noise.
+ * <p>Per checkpoint (rows written, then {@code complete()}), medians over {@code checkpoints}
+ * rounds after 2 warm-up rounds. Files opened and discarded are counted at the table's {@link
+ * FileIO} ({@code newOutputFile} / {@code deleteFile}); files on disk are the new non-checksum
+ * files under the table's data directory after {@code complete()}. The last round of each run is
+ * committed with a {@link RowDelta} and read back. Heap: live heap after {@code System.gc()}, with
+ * every partition open (rows written, before {@code complete()}), less the heap before the writer
+ * was opened; median of 3 untimed rounds. At a few partitions the heap figures are mostly noise.
  *
  * <pre>
  * mvn -B -q -o -pl commit-coordinator -am test -Dtest=WriterCostBenchmark \
@@ -92,6 +93,7 @@ class WriterCostBenchmark {
   private int deletes;
   private int snapshotRows;
   private int checkpoints;
+
   /** Per bucket, ids in that bucket in ascending order; every shard uses the same ids. */
   private long[][] idsByBucket;
 
@@ -142,7 +144,8 @@ class WriterCostBenchmark {
     System.out.println("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     costLines.forEach(System.out::println);
     System.out.println();
-    System.out.println("| pattern | writer | partitions open | rows written | heap MiB while open | KiB per partition |");
+    System.out.println(
+        "| pattern | writer | partitions open | rows written | heap MiB while open | KiB per partition |");
     System.out.println("|---|---|---:|---:|---:|---:|");
     heapLines.forEach(System.out::println);
     System.out.println();
@@ -154,7 +157,10 @@ class WriterCostBenchmark {
     TestTables.applyBenchmarkParquetOverrides(table);
     pattern.seed(table);
     CountingFileIO io = new CountingFileIO(table.io());
-    Table counted = new BaseTable(new ForwardingTableOperations(((HasTableOperations) table).operations(), io), table.name());
+    Table counted =
+        new BaseTable(
+            new ForwardingTableOperations(((HasTableOperations) table).operations(), io),
+            table.name());
     WriterOpener opener = variant.opener(counted);
     Path dataDir = Path.of(table.location().replaceFirst("^file:", ""), "data");
 
@@ -227,7 +233,8 @@ class WriterCostBenchmark {
             median(bytes),
             median(msPerFile)));
 
-    // Heap with every partition open: separate, untimed rounds (System.gc() would skew the timings).
+    // Heap with every partition open: separate, untimed rounds (System.gc() would skew the
+    // timings).
     List<RowData> rows = pattern.rows(last + 1);
     double[] heap = new double[HEAP_ROUNDS];
     for (int i = 0; i < HEAP_ROUNDS; i++) {
@@ -252,9 +259,12 @@ class WriterCostBenchmark {
             open / 1024.0 / partitions));
   }
 
-  // --- patterns -----------------------------------------------------------------------------------
+  // --- patterns
+  // -----------------------------------------------------------------------------------
 
-  /** The rows of one checkpoint (round), the table's seed, and the table after committing a round. */
+  /**
+   * The rows of one checkpoint (round), the table's seed, and the table after committing a round.
+   */
   private interface Pattern {
     String name();
 
@@ -335,8 +345,8 @@ class WriterCostBenchmark {
   }
 
   /**
-   * {@code count} rows per partition, the {@code from}-th to the ({@code from + count - 1})-th id of
-   * its bucket, round-robin over the partitions; partition p is shard p / 5, bucket p % 5.
+   * {@code count} rows per partition, the {@code from}-th to the ({@code from + count - 1})-th id
+   * of its bucket, round-robin over the partitions; partition p is shard p / 5, bucket p % 5.
    */
   private List<RowData> perPartition(int from, int count, RowKind kind, String namePrefix) {
     List<RowData> rows = new ArrayList<>(count * partitions);
@@ -384,7 +394,8 @@ class WriterCostBenchmark {
     delta.commit();
   }
 
-  // --- writers ------------------------------------------------------------------------------------
+  // --- writers
+  // ------------------------------------------------------------------------------------
 
   /** One checkpoint's writer: rows in, then the checkpoint's files. */
   private interface CheckpointWriter {
@@ -418,14 +429,26 @@ class WriterCostBenchmark {
               TableProperties.WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT);
       FileFormat dataFormat =
           FileFormat.fromString(
-              table.properties().getOrDefault(TableProperties.DEFAULT_FILE_FORMAT, TableProperties.DEFAULT_FILE_FORMAT_DEFAULT));
+              table
+                  .properties()
+                  .getOrDefault(
+                      TableProperties.DEFAULT_FILE_FORMAT,
+                      TableProperties.DEFAULT_FILE_FORMAT_DEFAULT));
       Set<Integer> equalityFieldIds =
-          WriterTableCheck.validate(table, TestTables.TABLE_NAME, TestTables.ROW_TYPE, TestTables.EQUALITY_COLUMNS);
+          WriterTableCheck.validate(
+              table, TestTables.TABLE_NAME, TestTables.ROW_TYPE, TestTables.EQUALITY_COLUMNS);
       if (this == STOCK_UPSERT) {
-        // As the stock Iceberg sink's writer: upsert mode, every INSERT / UPDATE_AFTER deletes its key.
+        // As the stock Iceberg sink's writer: upsert mode, every INSERT / UPDATE_AFTER deletes its
+        // key.
         RowDataTaskWriterFactory factory =
             new RowDataTaskWriterFactory(
-                table, TestTables.ROW_TYPE, targetFileSize, dataFormat, table.properties(), equalityFieldIds, true);
+                table,
+                TestTables.ROW_TYPE,
+                targetFileSize,
+                dataFormat,
+                table.properties(),
+                equalityFieldIds,
+                true);
         factory.initialize(0, 0);
         return () -> {
           TaskWriter<RowData> writer = factory.create();
@@ -474,7 +497,8 @@ class WriterCostBenchmark {
     }
   }
 
-  // --- measuring ----------------------------------------------------------------------------------
+  // --- measuring
+  // ----------------------------------------------------------------------------------
 
   /** The table's FileIO, counting the files opened for writing and the files deleted. */
   private static final class CountingFileIO implements FileIO {
@@ -521,7 +545,10 @@ class WriterCostBenchmark {
       return 0;
     }
     try (Stream<Path> files = Files.walk(dir)) {
-      return files.filter(Files::isRegularFile).filter(f -> !f.getFileName().toString().endsWith(".crc")).count();
+      return files
+          .filter(Files::isRegularFile)
+          .filter(f -> !f.getFileName().toString().endsWith(".crc"))
+          .count();
     } catch (IOException e) {
       throw new UncheckedIOException("Cannot list " + dir, e);
     }

@@ -21,7 +21,9 @@ import org.apache.iceberg.flink.TableLoader;
 
 /** Iceberg catalogs from {@code target.catalog.*}, through Iceberg's own catalog loaders. */
 public final class Catalogs {
-  private static final String[] HADOOP_SITE_FILES = {"core-site.xml", "hdfs-site.xml", "hive-site.xml"};
+  private static final String[] HADOOP_SITE_FILES = {
+    "core-site.xml", "hdfs-site.xml", "hive-site.xml"
+  };
 
   private Catalogs() {}
 
@@ -36,7 +38,8 @@ public final class Catalogs {
         }
       }
     }
-    ForklessLocalFileSystem.install(hadoopConf); // after the site files: a configured fs.file.impl wins
+    ForklessLocalFileSystem.install(
+        hadoopConf); // after the site files: a configured fs.file.impl wins
     Map<String, String> properties = new HashMap<>(catalog.properties());
     if (catalog.warehouse() != null) {
       properties.put(CatalogProperties.WAREHOUSE_LOCATION, catalog.warehouse());
@@ -69,9 +72,17 @@ public final class Catalogs {
       return catalog.loadTable(identifier(target));
     } catch (NoSuchTableException e) {
       close(catalog);
-      throw new IllegalStateException(String.format(
-          "Cannot find table %s in the %s catalog '%s': has the pipeline run yet? Check " + ShardbergOptions.TARGET_NAMESPACE.key() + ", " + ShardbergOptions.TARGET_TABLE.key()
-              + " and target.catalog.*", identifier(target), target.catalog().type(), target.catalog().name()), e);
+      throw new IllegalStateException(
+          String.format(
+              "Cannot find table %s in the %s catalog '%s': has the pipeline run yet? Check "
+                  + ShardbergOptions.TARGET_NAMESPACE.key()
+                  + ", "
+                  + ShardbergOptions.TARGET_TABLE.key()
+                  + " and target.catalog.*",
+              identifier(target),
+              target.catalog().type(),
+              target.catalog().name()),
+          e);
     }
   }
 

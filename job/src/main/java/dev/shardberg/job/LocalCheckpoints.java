@@ -21,20 +21,27 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
  *
  * <p>Flink writes a retained checkpoint as {@code <dir>/<flink-job-id>/chk-<n>/_metadata}; the
  * {@code _metadata} file appears only when the checkpoint has completed, so a directory without it
- * (a run killed mid-checkpoint) is never picked. Every run of the pipeline gets a new Flink job id, so
- * the newest checkpoint is the one with the newest {@code _metadata}, whatever its number (a run
- * started with {@code --fresh} counts from 1 again). Checkpoints are retained on cancellation and on a
- * killed process (see {@link ShardbergPipeline}); Flink keeps the last one of each run. A run stopped
- * with Ctrl-C takes a final savepoint under {@code <dir>/}{@value #STOP_SAVEPOINTS}{@code /savepoint-…},
- * which counts like a checkpoint (newest {@code _metadata} wins).
+ * (a run killed mid-checkpoint) is never picked. Every run of the pipeline gets a new Flink job id,
+ * so the newest checkpoint is the one with the newest {@code _metadata}, whatever its number (a run
+ * started with {@code --fresh} counts from 1 again). Checkpoints are retained on cancellation and
+ * on a killed process (see {@link ShardbergPipeline}); Flink keeps the last one of each run. A run
+ * stopped with Ctrl-C takes a final savepoint under {@code <dir>/}{@value #STOP_SAVEPOINTS}{@code
+ * /savepoint-…}, which counts like a checkpoint (newest {@code _metadata} wins).
  */
 public final class LocalCheckpoints {
-  /** Default root of a local run's checkpoints, relative to the working directory (beside the demo's data). */
+  /**
+   * Default root of a local run's checkpoints, relative to the working directory (beside the demo's
+   * data).
+   */
   public static final String DEFAULT_ROOT = "shardberg-data/checkpoints";
 
-  private static final Pattern CHECKPOINT_DIR = Pattern.compile("chk-(\\d+)|savepoint-[0-9a-f]+-[0-9a-f]+");
+  private static final Pattern CHECKPOINT_DIR =
+      Pattern.compile("chk-(\\d+)|savepoint-[0-9a-f]+-[0-9a-f]+");
 
-  /** Where a local {@code run} stopped with Ctrl-C writes its final savepoint, under {@link #directory}. */
+  /**
+   * Where a local {@code run} stopped with Ctrl-C writes its final savepoint, under {@link
+   * #directory}.
+   */
   public static final String STOP_SAVEPOINTS = "stopped";
 
   private LocalCheckpoints() {}
@@ -46,7 +53,9 @@ public final class LocalCheckpoints {
   public record Retained(URI directory, long checkpointId, long modifiedMillis) {
     @Override
     public String toString() {
-      return checkpointId < 0 ? "the savepoint taken when a run stopped, at " + directory : "checkpoint " + checkpointId + " at " + directory;
+      return checkpointId < 0
+          ? "the savepoint taken when a run stopped, at " + directory
+          : "checkpoint " + checkpointId + " at " + directory;
     }
   }
 
@@ -81,12 +90,15 @@ public final class LocalCheckpoints {
         if (!chk.isDir() || !m.matches()) {
           continue;
         }
-        org.apache.flink.core.fs.Path metadata = new org.apache.flink.core.fs.Path(chk.getPath(), "_metadata");
+        org.apache.flink.core.fs.Path metadata =
+            new org.apache.flink.core.fs.Path(chk.getPath(), "_metadata");
         if (!fs.exists(metadata)) {
           continue;
         }
         long id = m.group(1) == null ? -1 : Long.parseLong(m.group(1));
-        Retained candidate = new Retained(chk.getPath().toUri(), id, fs.getFileStatus(metadata).getModificationTime());
+        Retained candidate =
+            new Retained(
+                chk.getPath().toUri(), id, fs.getFileStatus(metadata).getModificationTime());
         if (newest.isEmpty() || NEWEST_FIRST.compare(candidate, newest.get()) < 0) {
           newest = Optional.of(candidate);
         }
@@ -96,9 +108,12 @@ public final class LocalCheckpoints {
   }
 
   private static final Comparator<Retained> NEWEST_FIRST =
-      Comparator.comparingLong(Retained::modifiedMillis).thenComparingLong(Retained::checkpointId).reversed();
+      Comparator.comparingLong(Retained::modifiedMillis)
+          .thenComparingLong(Retained::checkpointId)
+          .reversed();
 
-  private static FileStatus[] list(FileSystem fs, org.apache.flink.core.fs.Path dir) throws IOException {
+  private static FileStatus[] list(FileSystem fs, org.apache.flink.core.fs.Path dir)
+      throws IOException {
     FileStatus[] children = fs.listStatus(dir);
     return children == null ? new FileStatus[0] : children;
   }
@@ -108,12 +123,17 @@ public final class LocalCheckpoints {
    * and restores the newest retained checkpoint there (none with {@code fresh}), saying which on
    * {@code out}.
    */
-  public static StreamExecutionEnvironment environment(ShardbergConfig config, boolean fresh, PrintWriter out) throws IOException {
+  public static StreamExecutionEnvironment environment(
+      ShardbergConfig config, boolean fresh, PrintWriter out) throws IOException {
     return environment(config, fresh, out, new Configuration());
   }
 
-  /** As {@link #environment(ShardbergConfig, boolean, PrintWriter)}, with {@code extra} settings (the web port). */
-  public static StreamExecutionEnvironment environment(ShardbergConfig config, boolean fresh, PrintWriter out, Configuration extra)
+  /**
+   * As {@link #environment(ShardbergConfig, boolean, PrintWriter)}, with {@code extra} settings
+   * (the web port).
+   */
+  public static StreamExecutionEnvironment environment(
+      ShardbergConfig config, boolean fresh, PrintWriter out, Configuration extra)
       throws IOException {
     URI dir = directory(config);
     Optional<Retained> latest = fresh ? Optional.empty() : latest(dir);
@@ -130,11 +150,15 @@ public final class LocalCheckpoints {
     return StreamExecutionEnvironment.getExecutionEnvironment(conf);
   }
 
-  /** The local environment's configuration: checkpoints under {@code directory}, restored from {@code resumeFrom}. */
+  /**
+   * The local environment's configuration: checkpoints under {@code directory}, restored from
+   * {@code resumeFrom}.
+   */
   public static Configuration configuration(URI directory, Optional<Retained> resumeFrom) {
     Configuration conf = new Configuration();
     conf.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, directory.toString());
-    resumeFrom.ifPresent(r -> conf.set(StateRecoveryOptions.SAVEPOINT_PATH, r.directory().toString()));
+    resumeFrom.ifPresent(
+        r -> conf.set(StateRecoveryOptions.SAVEPOINT_PATH, r.directory().toString()));
     return conf;
   }
 }

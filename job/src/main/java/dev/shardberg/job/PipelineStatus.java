@@ -17,14 +17,19 @@ import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 
 /**
- * What a pipeline has committed, read from the snapshot summaries of its table (newest first):
- * the {@code status} command, the demo's summary and the tests.
+ * What a pipeline has committed, read from the snapshot summaries of its table (newest first): the
+ * {@code status} command, the demo's summary and the tests.
  *
  * @param commits every commit of the pipeline in the table's current ancestry, newest first
  * @param totals per shard, the changes summed over {@code commits}
  */
 public record PipelineStatus(
-    String pipelineId, String table, List<CommitRecord> commits, SortedMap<Integer, ShardCounts> totals, Long currentSnapshotRecords, Instant now) {
+    String pipelineId,
+    String table,
+    List<CommitRecord> commits,
+    SortedMap<Integer, ShardCounts> totals,
+    Long currentSnapshotRecords,
+    Instant now) {
 
   public static PipelineStatus read(ShardbergConfig config) {
     return of(Catalogs.loadTable(config.target()), config.pipeline().id(), Clock.systemUTC());
@@ -35,7 +40,9 @@ public record PipelineStatus(
     List<CommitRecord> commits = CommittedCheckpoints.history(table, pipelineId, Integer.MAX_VALUE);
     SortedMap<Integer, ShardCounts> totals = new TreeMap<>();
     for (CommitRecord commit : commits) {
-      commit.shardCounts().forEach((shard, counts) -> totals.merge(shard, counts, ShardCounts::plus));
+      commit
+          .shardCounts()
+          .forEach((shard, counts) -> totals.merge(shard, counts, ShardCounts::plus));
     }
     Snapshot current = table.currentSnapshot();
     Long records = current == null ? null : parseLong(current.summary().get("total-records"));
@@ -58,9 +65,14 @@ public record PipelineStatus(
     return committed() ? commits.get(0).checkpointId() : -1;
   }
 
-  /** Time since the last commit (data or heartbeat): how stale the table may be at most, plus a checkpoint. */
+  /**
+   * Time since the last commit (data or heartbeat): how stale the table may be at most, plus a
+   * checkpoint.
+   */
   public Duration sinceLastCommit() {
-    return committed() ? Duration.between(Instant.ofEpochMilli(commits.get(0).timestampMillis()), now) : null;
+    return committed()
+        ? Duration.between(Instant.ofEpochMilli(commits.get(0).timestampMillis()), now)
+        : null;
   }
 
   public String render(int historyLines) {
@@ -68,31 +80,64 @@ public record PipelineStatus(
     StringBuilder sb = new StringBuilder();
     sb.append("Pipeline '").append(pipelineId).append("' on table ").append(table).append(nl);
     if (!committed()) {
-      return sb.append("No commit of this pipeline yet (is it running? is " + CoordinatorConfigOptions.PIPELINE_ID.key() + " the same as the running job's?)").append(nl).toString();
+      return sb.append(
+              "No commit of this pipeline yet (is it running? is "
+                  + CoordinatorConfigOptions.PIPELINE_ID.key()
+                  + " the same as the running job's?)")
+          .append(nl)
+          .toString();
     }
     CommitRecord last = commits.get(0);
-    sb.append(String.format("  last committed checkpoint: %d (snapshot %d%s)%n", last.checkpointId(), last.snapshotId(),
-        last.heartbeat() ? ", heartbeat" : ""));
-    sb.append(String.format("  last commit at:            %s (%s ago)%n", Instant.ofEpochMilli(last.timestampMillis()), Durations.human(sinceLastCommit())));
+    sb.append(
+        String.format(
+            "  last committed checkpoint: %d (snapshot %d%s)%n",
+            last.checkpointId(), last.snapshotId(), last.heartbeat() ? ", heartbeat" : ""));
+    sb.append(
+        String.format(
+            "  last commit at:            %s (%s ago)%n",
+            Instant.ofEpochMilli(last.timestampMillis()), Durations.human(sinceLastCommit())));
     CommitRecord lastData = commits.stream().filter(c -> !c.heartbeat()).findFirst().orElse(null);
     if (lastData != null) {
-      sb.append(String.format("  last data commit at:       %s (%s ago)%n", Instant.ofEpochMilli(lastData.timestampMillis()),
-          Durations.human(Duration.between(Instant.ofEpochMilli(lastData.timestampMillis()), now))));
+      sb.append(
+          String.format(
+              "  last data commit at:       %s (%s ago)%n",
+              Instant.ofEpochMilli(lastData.timestampMillis()),
+              Durations.human(
+                  Duration.between(Instant.ofEpochMilli(lastData.timestampMillis()), now))));
     }
-    sb.append(String.format("  commits of this pipeline:  %d; flink job %s%n", commits.size(), last.flinkJobId()));
+    sb.append(
+        String.format(
+            "  commits of this pipeline:  %d; flink job %s%n", commits.size(), last.flinkJobId()));
     if (currentSnapshotRecords != null) {
-      sb.append(String.format("  rows in current snapshot:  %d (data-file records, before equality deletes)%n", currentSnapshotRecords));
+      sb.append(
+          String.format(
+              "  rows in current snapshot:  %d (data-file records, before equality deletes)%n",
+              currentSnapshotRecords));
     }
-    sb.append(nl).append(String.format("  %-6s %14s %14s   %s%n", "shard", "added", "deleted", "(summed over the pipeline's commits)"));
+    sb.append(nl)
+        .append(
+            String.format(
+                "  %-6s %14s %14s   %s%n",
+                "shard", "added", "deleted", "(summed over the pipeline's commits)"));
     for (Map.Entry<Integer, ShardCounts> e : totals.entrySet()) {
-      sb.append(String.format("  %-6d %14d %14d%n", e.getKey(), e.getValue().addedRecords(), e.getValue().deletedRecords()));
+      sb.append(
+          String.format(
+              "  %-6d %14d %14d%n",
+              e.getKey(), e.getValue().addedRecords(), e.getValue().deletedRecords()));
     }
     sb.append(nl).append("  recent commits:").append(nl);
     for (CommitRecord c : commits.subList(0, Math.min(historyLines, commits.size()))) {
       long added = c.shardCounts().values().stream().mapToLong(ShardCounts::addedRecords).sum();
       long deleted = c.shardCounts().values().stream().mapToLong(ShardCounts::deletedRecords).sum();
-      sb.append(String.format("    checkpoint %-6d %s  +%d -%d in %d shards%s%n", c.checkpointId(), Instant.ofEpochMilli(c.timestampMillis()),
-          added, deleted, c.shardCounts().size(), c.heartbeat() ? " (heartbeat)" : ""));
+      sb.append(
+          String.format(
+              "    checkpoint %-6d %s  +%d -%d in %d shards%s%n",
+              c.checkpointId(),
+              Instant.ofEpochMilli(c.timestampMillis()),
+              added,
+              deleted,
+              c.shardCounts().size(),
+              c.heartbeat() ? " (heartbeat)" : ""));
     }
     return sb.toString();
   }

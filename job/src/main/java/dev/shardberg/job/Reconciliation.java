@@ -25,25 +25,39 @@ public final class Reconciliation {
     LogicalTableSpec spec = ShardbergPipeline.logicalTable(config);
     ShardPlan plan = ShardDiscovery.discover(spec, ShardbergPipeline.evolves(config));
     Table table = Catalogs.loadTable(config.target());
-    return new TableVerifier(table, plan.schema().columns(), TableLayout.SHARD_COLUMN, maxDifferences, plan.shardColumns())
+    return new TableVerifier(
+            table,
+            plan.schema().columns(),
+            TableLayout.SHARD_COLUMN,
+            maxDifferences,
+            plan.shardColumns())
         .verify(shardSources(spec, plan), spec.excludedShards());
   }
 
   /** The plan's shard tables as the verifier reads them, over JDBC with each host's credentials. */
   public static List<ShardSource> shardSources(LogicalTableSpec spec, ShardPlan plan) {
-    Map<String, MySqlHost> hosts = spec.hosts().stream().collect(Collectors.toMap(MySqlHost::name, Function.identity()));
+    Map<String, MySqlHost> hosts =
+        spec.hosts().stream().collect(Collectors.toMap(MySqlHost::name, Function.identity()));
     return plan.allTables().stream()
-        .map(t -> {
-          MySqlHost host = hosts.get(t.hostName());
-          return new ShardSource(t.shard(), t.hostName() + ":" + t.qualifiedName(), t.database(), t.table(), () -> {
-            Properties props = new Properties();
-            props.putAll(host.jdbcProperties());
-            props.putAll(MySqlHost.VERIFY_JDBC_PROPERTIES); // binary protocol: FLOAT exactly as stored
-            props.setProperty("user", host.user());
-            props.setProperty("password", host.password().reveal());
-            return DriverManager.getConnection(host.jdbcUrl(), props);
-          });
-        })
+        .map(
+            t -> {
+              MySqlHost host = hosts.get(t.hostName());
+              return new ShardSource(
+                  t.shard(),
+                  t.hostName() + ":" + t.qualifiedName(),
+                  t.database(),
+                  t.table(),
+                  () -> {
+                    Properties props = new Properties();
+                    props.putAll(host.jdbcProperties());
+                    props.putAll(
+                        MySqlHost
+                            .VERIFY_JDBC_PROPERTIES); // binary protocol: FLOAT exactly as stored
+                    props.setProperty("user", host.user());
+                    props.setProperty("password", host.password().reveal());
+                    return DriverManager.getConnection(host.jdbcUrl(), props);
+                  });
+            })
         .sorted(java.util.Comparator.comparingInt(ShardSource::shard))
         .toList();
   }

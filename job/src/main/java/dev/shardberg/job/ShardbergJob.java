@@ -4,12 +4,13 @@ import dev.shardberg.job.cli.ShardbergCli;
 import java.util.Set;
 
 /**
- * Main class of the {@code flink run} jar:
- * {@code flink run target/shardberg-job-<version>-flink.jar --config orders.yaml}.
- * Without a command it runs the pipeline; {@code validate|status|verify --config FILE} also work.
+ * Main class of the {@code flink run} jar: {@code flink run
+ * target/shardberg-job-<version>-flink.jar --config orders.yaml}. Without a command it runs the
+ * pipeline; {@code validate|status|verify --config FILE} also work.
  */
 public final class ShardbergJob {
-  private static final Set<String> COMMANDS = Set.of("run", "validate", "status", "verify", "help", "-h", "--help", "-V", "--version");
+  private static final Set<String> COMMANDS =
+      Set.of("run", "validate", "status", "verify", "help", "-h", "--help", "-V", "--version");
 
   private ShardbergJob() {}
 
@@ -28,9 +29,17 @@ public final class ShardbergJob {
       HadoopClientExit.beforeExit();
     }
     if (exit != 0) {
-      // under `flink run` a non-zero exit must surface as a failed submission, with the message above
-      throw new IllegalStateException("shardberg " + withCommand[0] + " failed (exit code " + exit + "); see the message above."
-          + (args.length == 0 ? " Usage: flink run shardberg-job-<version>-flink.jar --config FILE" : ""));
+      // under `flink run` a non-zero exit must surface as a failed submission, with the message
+      // above
+      throw new IllegalStateException(
+          "shardberg "
+              + withCommand[0]
+              + " failed (exit code "
+              + exit
+              + "); see the message above."
+              + (args.length == 0
+                  ? " Usage: flink run shardberg-job-<version>-flink.jar --config FILE"
+                  : ""));
     }
   }
 }

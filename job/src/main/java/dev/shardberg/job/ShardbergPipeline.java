@@ -18,18 +18,15 @@ import dev.shardberg.router.discovery.ShardDiscovery;
 import dev.shardberg.router.discovery.ShardPlan;
 import dev.shardberg.router.schema.SchemaCommitLock;
 import dev.shardberg.router.schema.TableCreator;
+import dev.shardberg.router.schema.TableLayout;
 import dev.shardberg.router.schema.TableSchemaEvolver;
 import dev.shardberg.router.tagging.ShardTaggingDeserializer;
 import dev.shardberg.router.types.BinlogTime2;
 import dev.shardberg.router.types.ExactSnapshotDriver;
-import dev.shardberg.router.watch.BinlogFormatWatch;
-import dev.shardberg.router.watch.SourceHostWatch;
-import org.apache.iceberg.Table;
-import org.apache.iceberg.flink.FlinkSchemaUtil;
-import org.apache.flink.table.types.logical.RowType;
-import dev.shardberg.router.schema.TableLayout;
 import dev.shardberg.router.types.TimeConverter;
 import dev.shardberg.router.types.YearConverter;
+import dev.shardberg.router.watch.BinlogFormatWatch;
+import dev.shardberg.router.watch.SourceHostWatch;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -53,9 +50,12 @@ import org.apache.flink.streaming.api.environment.LocalStreamEnvironment;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.table.catalog.ObjectPath;
 import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.types.logical.RowType;
+import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.flink.CatalogLoader;
+import org.apache.iceberg.flink.FlinkSchemaUtil;
 import org.apache.iceberg.flink.TableLoader;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -63,9 +63,9 @@ import org.slf4j.LoggerFactory;
 /**
  * The whole job, assembled in {@link #build}: discover the shards, derive the table layout, create
  * or validate the table, check a start without state against it ({@link StatelessStart}: refuse, or
- * remove the shards' rows to re-snapshot them), one MySQL CDC source per host (each tagging its rows
- * with their shard number, each followed by its {@link BinlogFormatWatch}), union, then the commit
- * coordinator's sink (distribution → writers → one coordinator).
+ * remove the shards' rows to re-snapshot them), one MySQL CDC source per host (each tagging its
+ * rows with their shard number, each followed by its {@link BinlogFormatWatch}), union, then the
+ * commit coordinator's sink (distribution → writers → one coordinator).
  *
  * <p>The same method runs under {@code flink run} ({@link ShardbergJob}) and in a local MiniCluster
  * (the CLI, the demo and the tests); only the {@link StreamExecutionEnvironment} differs.
@@ -73,7 +73,10 @@ import org.slf4j.LoggerFactory;
 public final class ShardbergPipeline {
   private static final Logger LOG = LoggerFactory.getLogger(ShardbergPipeline.class);
 
-  /** Operator uids are derived from these and the source names; never change them for a running table. */
+  /**
+   * Operator uids are derived from these and the source names; never change them for a running
+   * table.
+   */
   static final String SOURCE_UID_PREFIX = "shardberg-source-";
 
   static final String BINLOG_WATCH_UID_PREFIX = "shardberg-binlog-watch-";
@@ -85,7 +88,8 @@ public final class ShardbergPipeline {
   private ShardbergPipeline() {}
 
   /** What {@link #build} found and set up, for logs, the CLI and tests. */
-  public record Assembled(ShardPlan plan, TableLayout layout, TableIdentifier table, String jobName) {}
+  public record Assembled(
+      ShardPlan plan, TableLayout layout, TableIdentifier table, String jobName) {}
 
   /**
    * The source side of the job as {@link #buildSources} leaves it: the union of the hosts' tagged
@@ -93,19 +97,24 @@ public final class ShardbergPipeline {
    */
   public record Sources(ShardPlan plan, TableLayout layout, DataStream<RowData> changes) {}
 
-  /** Builds the pipeline into {@code env}; nothing runs until the caller executes the environment. */
+  /**
+   * Builds the pipeline into {@code env}; nothing runs until the caller executes the environment.
+   */
   public static Assembled build(StreamExecutionEnvironment env, ShardbergConfig config) {
     PipelineConfig pipeline = config.pipeline();
     CatalogLoader catalogLoader = Catalogs.loader(config.target().catalog());
     TableIdentifier tableId = Catalogs.identifier(config.target());
     configureCheckpointsAndRestarts(env, config);
-    Sources sources = buildSources(env, config, plan -> layout(config, plan, catalogLoader, tableId), evolver(config));
+    Sources sources =
+        buildSources(
+            env, config, plan -> layout(config, plan, catalogLoader, tableId), evolver(config));
     ShardPlan plan = sources.plan();
     TableLayout layout = sources.layout();
     RowType rowType = createOrValidateTable(catalogLoader, tableId, layout, plan, evolves(config));
     String restoreFrom = env.getConfiguration().get(StateRecoveryOptions.SAVEPOINT_PATH);
     if (restoreFrom == null) {
-      // a start without state on a table this pipeline wrote: refuse, or remove its shards' rows first
+      // a start without state on a table this pipeline wrote: refuse, or remove its shards' rows
+      // first
       checkStatelessStart(env, config, plan, catalogLoader, tableId);
     } else {
       LOG.info("Pipeline {} restores from {}", pipeline.id(), restoreFrom);
@@ -124,38 +133,49 @@ public final class ShardbergPipeline {
         .insertOnlyInitialLoad(config.target().insertOnlyInitialLoad())
         .maintenance(config.maintenance())
         .versionedRows(evolves(config)) // the taggers' rows follow the table's schema
-        // a shard included again after tables.exclude-shards is read from a fresh snapshot: its old rows go
+        // a shard included again after tables.exclude-shards is read from a fresh snapshot: its old
+        // rows go
         .shards(plan.shardNumbers())
         .rereadShards(config.tables().rereadShards())
         .uidPrefix(SINK_UID_PREFIX)
         .append();
 
     String jobName = "shardberg " + pipeline.id() + " → " + config.target().qualifiedName();
-    LOG.info("Assembled {}: {} shards on {} hosts, checkpoint every {}, {} writers",
-        jobName, plan.shardCount(), config.sources().size(), pipeline.checkpointInterval(), pipeline.writerParallelism());
+    LOG.info(
+        "Assembled {}: {} shards on {} hosts, checkpoint every {}, {} writers",
+        jobName,
+        plan.shardCount(),
+        config.sources().size(),
+        pipeline.checkpointInterval(),
+        pipeline.writerParallelism());
     return new Assembled(plan, layout, tableId, jobName);
   }
 
   /**
-   * The source half of {@link #build}: discover the shards, derive the layout, and add one MySQL CDC
-   * source per host (tagging its rows with their shard number), unioned. Touches no catalog and sets
-   * no checkpoints or restarts (that is {@link #configureCheckpointsAndRestarts}, which {@link #build}
-   * calls first). {@link #build} connects the result to the coordinator's sink; the load-test harness
-   * configures the environment the same way and connects it to a counting sink to measure the sources
-   * on their own. Without a
-   * catalog, the bucket column (also the snapshot chunk key of tables without a primary key) is
-   * {@code target.key-column} or discovery's default.
+   * The source half of {@link #build}: discover the shards, derive the layout, and add one MySQL
+   * CDC source per host (tagging its rows with their shard number), unioned. Touches no catalog and
+   * sets no checkpoints or restarts (that is {@link #configureCheckpointsAndRestarts}, which {@link
+   * #build} calls first). {@link #build} connects the result to the coordinator's sink; the
+   * load-test harness configures the environment the same way and connects it to a counting sink to
+   * measure the sources on their own. Without a catalog, the bucket column (also the snapshot chunk
+   * key of tables without a primary key) is {@code target.key-column} or discovery's default.
    */
   public static Sources buildSources(StreamExecutionEnvironment env, ShardbergConfig config) {
     return buildSources(
         env,
         config,
-        plan -> layout(config, plan, BucketColumn.resolve(config.target().keyColumn(), plan.schema(), Optional.empty())),
+        plan ->
+            layout(
+                config,
+                plan,
+                BucketColumn.resolve(config.target().keyColumn(), plan.schema(), Optional.empty())),
         null);
   }
 
   private static Sources buildSources(
-      StreamExecutionEnvironment env, ShardbergConfig config, Function<ShardPlan, TableLayout> layoutOf,
+      StreamExecutionEnvironment env,
+      ShardbergConfig config,
+      Function<ShardPlan, TableLayout> layoutOf,
       TableSchemaEvolver evolver) {
     PipelineConfig pipeline = config.pipeline();
     LogicalTableSpec spec = logicalTable(config);
@@ -169,23 +189,42 @@ public final class ShardbergPipeline {
         continue; // discovery already warned: no shard on this host
       }
       SourceConfig source = sourceConfig(config, host.name());
-      MySqlSource<RowData> mySqlSource = mySqlSource(plan, layout, host, source, config.cdc(), evolver,
-          !config.tables().excludeShards().isEmpty() || !config.tables().rereadShards().isEmpty());
-      DataStream<RowData> read = env.fromSource(mySqlSource, WatermarkStrategy.noWatermarks(), "MySQL " + host.name())
-          .uid(SOURCE_UID_PREFIX + host.name())
-          .setParallelism(pipeline.parallelism());
-      // stops the job for good if the host's binlog stops being ROW / FULL (changes would be skipped)
-      DataStream<RowData> hostChanges = read
-          .transform("Binlog format watch " + host.name(), read.getType(),
-              new BinlogFormatWatch(host, config.cdc().binlogFormatCheckInterval()))
-          .uid(BINLOG_WATCH_UID_PREFIX + host.name())
-          .setParallelism(pipeline.parallelism())
-          // says when the host is lost and back (with the gap), fails the job past source.unreachable-timeout,
-          // and exposes the host's binlog lag as gauges
-          .transform("Host watch " + host.name(), read.getType(),
-              new SourceHostWatch(host, plan.tablesOf(host.name()), config.cdc().healthCheckInterval(), config.cdc().unreachableTimeout()))
-          .uid(HOST_WATCH_UID_PREFIX + host.name())
-          .setParallelism(pipeline.parallelism());
+      MySqlSource<RowData> mySqlSource =
+          mySqlSource(
+              plan,
+              layout,
+              host,
+              source,
+              config.cdc(),
+              evolver,
+              !config.tables().excludeShards().isEmpty()
+                  || !config.tables().rereadShards().isEmpty());
+      DataStream<RowData> read =
+          env.fromSource(mySqlSource, WatermarkStrategy.noWatermarks(), "MySQL " + host.name())
+              .uid(SOURCE_UID_PREFIX + host.name())
+              .setParallelism(pipeline.parallelism());
+      // stops the job for good if the host's binlog stops being ROW / FULL (changes would be
+      // skipped)
+      DataStream<RowData> hostChanges =
+          read.transform(
+                  "Binlog format watch " + host.name(),
+                  read.getType(),
+                  new BinlogFormatWatch(host, config.cdc().binlogFormatCheckInterval()))
+              .uid(BINLOG_WATCH_UID_PREFIX + host.name())
+              .setParallelism(pipeline.parallelism())
+              // says when the host is lost and back (with the gap), fails the job past
+              // source.unreachable-timeout,
+              // and exposes the host's binlog lag as gauges
+              .transform(
+                  "Host watch " + host.name(),
+                  read.getType(),
+                  new SourceHostWatch(
+                      host,
+                      plan.tablesOf(host.name()),
+                      config.cdc().healthCheckInterval(),
+                      config.cdc().unreachableTimeout()))
+              .uid(HOST_WATCH_UID_PREFIX + host.name())
+              .setParallelism(pipeline.parallelism());
       changes = changes == null ? hostChanges : changes.union(hostChanges);
     }
     return new Sources(plan, layout, changes);
@@ -196,7 +235,8 @@ public final class ShardbergPipeline {
    * table when it exists (so a table created under an older default keeps validating), else
    * discovery's default. Reads the catalog, writes nothing.
    */
-  static BucketColumn bucketColumn(ShardbergConfig config, ShardPlan plan, Catalog catalog, TableIdentifier tableId) {
+  static BucketColumn bucketColumn(
+      ShardbergConfig config, ShardPlan plan, Catalog catalog, TableIdentifier tableId) {
     Optional<String> existing =
         config.target().keyColumn() == null && catalog.tableExists(tableId)
             ? TableCreator.bucketColumn(catalog.loadTable(tableId))
@@ -205,11 +245,18 @@ public final class ShardbergPipeline {
   }
 
   static TableLayout layout(ShardbergConfig config, ShardPlan plan, BucketColumn bucket) {
-    return TableLayout.derive(plan.schema(), config.target().buckets(), bucket.column(), config.target().tableProperties());
+    return TableLayout.derive(
+        plan.schema(),
+        config.target().buckets(),
+        bucket.column(),
+        config.target().tableProperties());
   }
 
   private static TableLayout layout(
-      ShardbergConfig config, ShardPlan plan, CatalogLoader catalogLoader, TableIdentifier tableId) {
+      ShardbergConfig config,
+      ShardPlan plan,
+      CatalogLoader catalogLoader,
+      TableIdentifier tableId) {
     Catalog catalog = catalogLoader.loadCatalog();
     try {
       BucketColumn bucket = bucketColumn(config, plan, catalog, tableId);
@@ -220,25 +267,39 @@ public final class ShardbergPipeline {
     }
   }
 
-  /** Builds and runs until the job ends (under {@code flink run}: submits, then follows the job). */
+  /**
+   * Builds and runs until the job ends (under {@code flink run}: submits, then follows the job).
+   */
   public static void run(StreamExecutionEnvironment env, ShardbergConfig config) throws Exception {
     Assembled assembled = build(env, config);
     env.execute(assembled.jobName());
   }
 
   /** Builds and submits without waiting; the caller follows or cancels the job. */
-  public static JobClient start(StreamExecutionEnvironment env, ShardbergConfig config) throws Exception {
+  public static JobClient start(StreamExecutionEnvironment env, ShardbergConfig config)
+      throws Exception {
     Assembled assembled = build(env, config);
     return env.executeAsync(assembled.jobName());
   }
 
-  /** The router's view of {@code sources[]} and {@code tables.*}; reads the passwords (client side). */
+  /**
+   * The router's view of {@code sources[]} and {@code tables.*}; reads the passwords (client side).
+   */
   public static LogicalTableSpec logicalTable(ShardbergConfig config) {
-    List<MySqlHost> hosts = config.sources().stream()
-        .map(s -> new MySqlHost(s.name(), s.host(), s.port(), s.user(), secret(s), s.jdbcProperties()))
-        .toList();
-    return new LogicalTableSpec(hosts, config.tables().databasePattern(), config.tables().tablePattern(),
-        config.tables().shardMap(), config.tables().keyColumns(), config.tables().excludeShards());
+    List<MySqlHost> hosts =
+        config.sources().stream()
+            .map(
+                s ->
+                    new MySqlHost(
+                        s.name(), s.host(), s.port(), s.user(), secret(s), s.jdbcProperties()))
+            .toList();
+    return new LogicalTableSpec(
+        hosts,
+        config.tables().databasePattern(),
+        config.tables().tablePattern(),
+        config.tables().shardMap(),
+        config.tables().keyColumns(),
+        config.tables().excludeShards());
   }
 
   private static Secret secret(SourceConfig source) {
@@ -252,10 +313,17 @@ public final class ShardbergPipeline {
   }
 
   private static void checkStatelessStart(
-      StreamExecutionEnvironment env, ShardbergConfig config, ShardPlan plan, CatalogLoader catalogLoader, TableIdentifier tableId) {
-    StatelessStart.Launch launch = new StatelessStart.Launch(
-        env instanceof LocalStreamEnvironment,
-        env.getConfiguration().getOptional(CheckpointingOptions.CHECKPOINTS_DIRECTORY).orElse(config.pipeline().checkpointDir()));
+      StreamExecutionEnvironment env,
+      ShardbergConfig config,
+      ShardPlan plan,
+      CatalogLoader catalogLoader,
+      TableIdentifier tableId) {
+    StatelessStart.Launch launch =
+        new StatelessStart.Launch(
+            env instanceof LocalStreamEnvironment,
+            env.getConfiguration()
+                .getOptional(CheckpointingOptions.CHECKPOINTS_DIRECTORY)
+                .orElse(config.pipeline().checkpointDir()));
     Catalog catalog = catalogLoader.loadCatalog();
     try {
       StatelessStart.apply(catalog.loadTable(tableId), config, plan, launch);
@@ -265,19 +333,26 @@ public final class ShardbergPipeline {
   }
 
   /**
-   * Creates the table, or validates it (evolve: evolves its columns to fit every shard); returns the
-   * writers' row type: the layout's, or with evolve the table's own schema, which the versioned rows follow.
+   * Creates the table, or validates it (evolve: evolves its columns to fit every shard); returns
+   * the writers' row type: the layout's, or with evolve the table's own schema, which the versioned
+   * rows follow.
    */
   private static RowType createOrValidateTable(
-      CatalogLoader catalogLoader, TableIdentifier tableId, TableLayout layout, ShardPlan plan, boolean evolve) {
+      CatalogLoader catalogLoader,
+      TableIdentifier tableId,
+      TableLayout layout,
+      ShardPlan plan,
+      boolean evolve) {
     Catalog catalog = catalogLoader.loadCatalog();
-    Map<String, String> namespace = Map.of(TableCreator.NAMESPACE_OWNER, System.getProperty("user.name", "shardberg"));
+    Map<String, String> namespace =
+        Map.of(TableCreator.NAMESPACE_OWNER, System.getProperty("user.name", "shardberg"));
     try {
       if (!evolve) {
         TableCreator.createOrValidate(catalog, tableId, layout, namespace);
         return layout.rowType();
       }
-      Table table = TableCreator.createOrEvolve(catalog, tableId, layout, plan.schema().columns(), namespace);
+      Table table =
+          TableCreator.createOrEvolve(catalog, tableId, layout, plan.schema().columns(), namespace);
       return FlinkSchemaUtil.convert(table.schema());
     } finally {
       Catalogs.close(catalog);
@@ -285,22 +360,26 @@ public final class ShardbergPipeline {
   }
 
   /**
-   * Sets the job's checkpoints (exactly-once, {@code pipeline.checkpoint-*}, retained on cancel) and
-   * its fixed-delay restarts ({@code pipeline.restart.*}) on {@code env}. {@link #build} calls it;
-   * so does the load-test harness before {@link #buildSources}.
+   * Sets the job's checkpoints (exactly-once, {@code pipeline.checkpoint-*}, retained on cancel)
+   * and its fixed-delay restarts ({@code pipeline.restart.*}) on {@code env}. {@link #build} calls
+   * it; so does the load-test harness before {@link #buildSources}.
    */
-  public static void configureCheckpointsAndRestarts(StreamExecutionEnvironment env, ShardbergConfig config) {
+  public static void configureCheckpointsAndRestarts(
+      StreamExecutionEnvironment env, ShardbergConfig config) {
     PipelineConfig pipeline = config.pipeline();
     Configuration conf = new Configuration();
     conf.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, pipeline.checkpointInterval());
     conf.set(CheckpointingOptions.CHECKPOINTING_CONSISTENCY_MODE, CheckpointingMode.EXACTLY_ONCE);
     conf.set(CheckpointingOptions.CHECKPOINTING_TIMEOUT, pipeline.checkpointTimeout());
-    conf.set(CheckpointingOptions.EXTERNALIZED_CHECKPOINT_RETENTION, ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION);
+    conf.set(
+        CheckpointingOptions.EXTERNALIZED_CHECKPOINT_RETENTION,
+        ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION);
     if (pipeline.checkpointDir() != null) {
       conf.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, pipeline.checkpointDir());
     }
     conf.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
-    conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, pipeline.restartAttempts());
+    conf.set(
+        RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, pipeline.restartAttempts());
     conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, pipeline.restartDelay());
     env.configure(conf);
   }
@@ -315,24 +394,35 @@ public final class ShardbergPipeline {
     if (!evolves(config) || config.target().catalog() == null) {
       return null;
     }
-    // in HA mode schema commits hold the table's ZooKeeper lock, like every other commit on the table
-    SchemaCommitLock lock = config.coordinator().haEnabled()
-        ? new ZooKeeperSchemaLock(zooKeeperOptions(config), config.target().qualifiedName())
-        : SchemaCommitLock.NONE;
+    // in HA mode schema commits hold the table's ZooKeeper lock, like every other commit on the
+    // table
+    SchemaCommitLock lock =
+        config.coordinator().haEnabled()
+            ? new ZooKeeperSchemaLock(zooKeeperOptions(config), config.target().qualifiedName())
+            : SchemaCommitLock.NONE;
     return new TableSchemaEvolver(
-        TableLoader.fromCatalog(Catalogs.loader(config.target().catalog()), Catalogs.identifier(config.target())),
+        TableLoader.fromCatalog(
+            Catalogs.loader(config.target().catalog()), Catalogs.identifier(config.target())),
         config.target().qualifiedName(),
         lock);
   }
 
   private static MySqlSource<RowData> mySqlSource(
-      ShardPlan plan, TableLayout layout, MySqlHost host, SourceConfig source, CdcConfig cdc, TableSchemaEvolver evolver,
+      ShardPlan plan,
+      TableLayout layout,
+      MySqlHost host,
+      SourceConfig source,
+      CdcConfig cdc,
+      TableSchemaEvolver evolver,
       boolean scanNewlyAddedTables) {
     Properties debezium = new Properties();
     debezium.setProperty("poll.interval.ms", Long.toString(cdc.pollInterval().toMillis()));
-    // the binlog client's keep-alive: a silent connection is reconnected after this, and the server's
-    // heartbeat period is 0.8 x this (Debezium's default, 60 s, left a restarted host silent for minutes)
-    debezium.setProperty("connect.keep.alive.interval.ms", Long.toString(cdc.keepAliveInterval().toMillis()));
+    // the binlog client's keep-alive: a silent connection is reconnected after this, and the
+    // server's
+    // heartbeat period is 0.8 x this (Debezium's default, 60 s, left a restarted host silent for
+    // minutes)
+    debezium.setProperty(
+        "connect.keep.alive.interval.ms", Long.toString(cdc.keepAliveInterval().toMillis()));
     debezium.putAll(cdc.debeziumProperties());
     // YEAR 0000 stays 0, TIME is exact signed microseconds in both phases (docs/type-mapping.md)
     List<String> converters = new ArrayList<>();
@@ -340,14 +430,17 @@ public final class ShardbergPipeline {
     if (userConverters != null && !userConverters.isBlank()) {
       converters.add(userConverters);
     }
-    for (Map<String, String> ours : List.of(YearConverter.DEBEZIUM_PROPERTIES, TimeConverter.DEBEZIUM_PROPERTIES)) {
+    for (Map<String, String> ours :
+        List.of(YearConverter.DEBEZIUM_PROPERTIES, TimeConverter.DEBEZIUM_PROPERTIES)) {
       debezium.putAll(ours);
       converters.add(ours.get("converters"));
     }
     debezium.setProperty("converters", String.join(",", converters));
-    // the snapshot reads FLOAT and TIME exactly (ExactSnapshotDriver, docs/sources.md); the config refuses an override
+    // the snapshot reads FLOAT and TIME exactly (ExactSnapshotDriver, docs/sources.md); the config
+    // refuses an override
     debezium.putAll(ExactSnapshotDriver.DEBEZIUM_PROPERTIES);
-    // the binlog reads TIME exactly through shard-router's row deserializers: refuse a class path without them
+    // the binlog reads TIME exactly through shard-router's row deserializers: refuse a class path
+    // without them
     BinlogTime2.requireInstalled();
     Properties jdbc = new Properties();
     jdbc.putAll(host.jdbcProperties());
@@ -357,9 +450,11 @@ public final class ShardbergPipeline {
       for (ShardTable t : plan.tablesOf(host.name())) {
         // Flink CDC matches these names as regexes, like the table list
         String db = ShardTaggingDeserializer.escapeRegex(t.database());
-        builder.chunkKeyColumn(new ObjectPath(db, ShardTaggingDeserializer.escapeRegex(t.table())), chunkKey);
+        builder.chunkKeyColumn(
+            new ObjectPath(db, ShardTaggingDeserializer.escapeRegex(t.table())), chunkKey);
         if (evolver != null) { // the shadow tables of online schema-change tools (captureListOf)
-          ShardTaggingDeserializer.shadowTablePatterns(t).forEach(shadow -> builder.chunkKeyColumn(new ObjectPath(db, shadow), chunkKey));
+          ShardTaggingDeserializer.shadowTablePatterns(t)
+              .forEach(shadow -> builder.chunkKeyColumn(new ObjectPath(db, shadow), chunkKey));
         }
       }
     }
@@ -369,16 +464,20 @@ public final class ShardbergPipeline {
         .databaseList(ShardTaggingDeserializer.databaseListOf(plan, host.name()))
         .tableList(
             evolver != null
-                ? ShardTaggingDeserializer.captureListOf(plan, host.name()) // + shadow tables of gh-ost / pt-osc
+                ? ShardTaggingDeserializer.captureListOf(
+                    plan, host.name()) // + shadow tables of gh-ost / pt-osc
                 : ShardTaggingDeserializer.tableListOf(plan, host.name()))
         .username(host.user())
         .password(host.password().reveal())
         .serverId(source.serverIds().toString())
         .serverTimeZone(cdc.serverTimeZone())
         .startupOptions(startupOptions(cdc))
-        // only while shards are left out or read again: a restored source then drops the tables no longer
-        // listed and reads the ones listed again from a fresh snapshot while the others go on from their
-        // binlog position. Not always: it would also snapshot a shadow table of an online schema change
+        // only while shards are left out or read again: a restored source then drops the tables no
+        // longer
+        // listed and reads the ones listed again from a fresh snapshot while the others go on from
+        // their
+        // binlog position. Not always: it would also snapshot a shadow table of an online schema
+        // change
         // that exists at the restore (and fail when the cut-over renames it away)
         .scanNewlyAddedTableEnabled(scanNewlyAddedTables)
         .splitSize(cdc.snapshotChunkSize())
@@ -388,19 +487,23 @@ public final class ShardbergPipeline {
         .heartbeatInterval(cdc.heartbeatInterval())
         .debeziumProperties(debezium)
         .jdbcProperties(jdbc)
-        .includeSchemaChanges(true) // DDL reaches the tagger: evolve the table, or stop (schema.change-behavior)
-        // MySQL 8 binary JSON: the binlog renders a document as MySQL's snapshot text does (FLINK-36578)
+        .includeSchemaChanges(
+            true) // DDL reaches the tagger: evolve the table, or stop (schema.change-behavior)
+        // MySQL 8 binary JSON: the binlog renders a document as MySQL's snapshot text does
+        // (FLINK-36578)
         .useLegacyJsonFormat(false)
-        .deserializer(ShardTaggingDeserializer.forHost(plan, host, layout, evolver)) // the host: to read a shard's columns in flight
+        .deserializer(
+            ShardTaggingDeserializer.forHost(
+                plan, host, layout, evolver)) // the host: to read a shard's columns in flight
         .build();
   }
 
   /**
-   * The snapshot chunk key for tables without a primary key (null when they have one: Flink CDC then
-   * splits by its first column). Flink CDC takes one column: the bucket column, which is a key column
-   * (the key is a UNIQUE index with NOT NULL columns) and, unless configured, the one with the most
-   * distinct values when the table was created. It is fixed by the table's spec from then on, so a
-   * restore never meets splits of another column.
+   * The snapshot chunk key for tables without a primary key (null when they have one: Flink CDC
+   * then splits by its first column). Flink CDC takes one column: the bucket column, which is a key
+   * column (the key is a UNIQUE index with NOT NULL columns) and, unless configured, the one with
+   * the most distinct values when the table was created. It is fixed by the table's spec from then
+   * on, so a restore never meets splits of another column.
    */
   static String chunkKeyColumn(ShardPlan plan, TableLayout layout) {
     return plan.schema().tablePrimaryKey().isEmpty() ? layout.keyColumn() : null;
@@ -424,8 +527,12 @@ public final class ShardbergPipeline {
   private static ZooKeeperOptions zooKeeperOptions(ShardbergConfig config) {
     ZooKeeperConfig zk = config.coordinator().zookeeper();
     return new ZooKeeperOptions(
-        zk.connect(), zk.rootPath(), zk.sessionTimeout(), zk.connectionTimeout(), zk.lockTimeout(),
-        zk.retryBaseSleep(), zk.retryMaxRetries());
+        zk.connect(),
+        zk.rootPath(),
+        zk.sessionTimeout(),
+        zk.connectionTimeout(),
+        zk.lockTimeout(),
+        zk.retryBaseSleep(),
+        zk.retryMaxRetries());
   }
-
 }

@@ -15,7 +15,8 @@ import org.apache.iceberg.Table;
  * snapshot's manifests (the same figures as the coordinator's {@code shardberg.maintenance.shard.*}
  * metrics).
  */
-public record TableHealthReport(String table, TableHealth health, boolean maintenanceOn, Instant now) {
+public record TableHealthReport(
+    String table, TableHealth health, boolean maintenanceOn, Instant now) {
 
   public static TableHealthReport read(ShardbergConfig config) {
     Table table = Catalogs.loadTable(config.target());
@@ -38,14 +39,21 @@ public record TableHealthReport(String table, TableHealth health, boolean mainte
     sb.append(
         String.format(
             "  %-6s %10s %10s %10s %12s %12s   %s%n",
-            "shard", "data files", "eq deletes", "pos deletes", "avg file", "read/live", "last compaction"));
+            "shard",
+            "data files",
+            "eq deletes",
+            "pos deletes",
+            "avg file",
+            "read/live",
+            "last compaction"));
     for (ShardHealth h : shards.values()) {
       String last =
           h.lastCompactionMillis().isPresent()
               ? Instant.ofEpochMilli(h.lastCompactionMillis().getAsLong())
                   + " ("
                   + Durations.human(
-                      Duration.between(Instant.ofEpochMilli(h.lastCompactionMillis().getAsLong()), now))
+                      Duration.between(
+                          Instant.ofEpochMilli(h.lastCompactionMillis().getAsLong()), now))
                   + " ago)"
               : "none in the retained history";
       sb.append(
@@ -60,8 +68,8 @@ public record TableHealthReport(String table, TableHealth health, boolean mainte
               last));
     }
     sb.append(
-        "  read/live: data + delete records per live row, estimated as data minus delete records;"
-            + " 1.00 is a compacted shard")
+            "  read/live: data + delete records per live row, estimated as data minus delete records;"
+                + " 1.00 is a compacted shard")
         .append(System.lineSeparator());
     return sb.toString();
   }

@@ -7,9 +7,9 @@ import dev.shardberg.router.schema.SchemaCommitLock;
 
 /**
  * The shard taggers' schema commits under the table's ZooKeeper lock (HA mode): the same lock the
- * coordinators and maintenance hold, so a schema change is serialised with every other commit on the
- * table. Schema changes are rare (one per DDL and table), so each one opens its own connection and
- * closes it after, as occasional committers do ({@link ZooKeeperTableLock#withTableLock}).
+ * coordinators and maintenance hold, so a schema change is serialised with every other commit on
+ * the table. Schema changes are rare (one per DDL and table), so each one opens its own connection
+ * and closes it after, as occasional committers do ({@link ZooKeeperTableLock#withTableLock}).
  */
 final class ZooKeeperSchemaLock implements SchemaCommitLock {
   private static final long serialVersionUID = 1L;

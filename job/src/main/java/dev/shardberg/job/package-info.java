@@ -1,5 +1,6 @@
 /**
- * The job: configuration, the pipeline (sources, shard tagging, writers, coordinator) and the CLI in the flink run jar.
- * May import shard-router and commit-coordinator (and their libraries); nothing under tests/.
+ * The job: configuration, the pipeline (sources, shard tagging, writers, coordinator) and the CLI
+ * in the flink run jar. May import shard-router and commit-coordinator (and their libraries);
+ * nothing under tests/.
  */
 package dev.shardberg.job;

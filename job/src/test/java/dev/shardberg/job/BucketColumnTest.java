@@ -12,7 +12,9 @@ import org.junit.jupiter.api.Test;
 class BucketColumnTest {
   static final ShardSchema LEDGER =
       new ShardSchema(
-              List.of(MySqlColumn.of("tenant_id", "int", false), MySqlColumn.of("entry_id", "bigint", false)),
+              List.of(
+                  MySqlColumn.of("tenant_id", "int", false),
+                  MySqlColumn.of("entry_id", "bigint", false)),
               List.of("tenant_id", "entry_id"))
           .withKeySample(Map.of("tenant_id", 8L, "entry_id", 30_000L));
 
@@ -39,7 +41,9 @@ class BucketColumnTest {
 
   @Test
   void aSingleKeyColumnNeedsNoSample() {
-    ShardSchema orders = new ShardSchema(List.of(MySqlColumn.of("id", "bigint", false)), List.of("id"));
-    assertThat(BucketColumn.resolve(null, orders, Optional.empty())).isEqualTo(new BucketColumn("id", "the only key column"));
+    ShardSchema orders =
+        new ShardSchema(List.of(MySqlColumn.of("id", "bigint", false)), List.of("id"));
+    assertThat(BucketColumn.resolve(null, orders, Optional.empty()))
+        .isEqualTo(new BucketColumn("id", "the only key column"));
   }
 }

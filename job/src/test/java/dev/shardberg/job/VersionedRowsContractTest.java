@@ -14,6 +14,7 @@ class VersionedRowsContractTest {
   @Test
   void taggerAndSinkAgreeOnTheTruncateMarker() {
     assertThat(VersionedRows.TRUNCATE_MARKER).isEqualTo(ShardbergSink.TRUNCATE_MARKER);
-    assertThat(VersionedRows.truncateMarker(3, 1).getInt(2)).isEqualTo(ShardbergSink.TRUNCATE_MARKER);
+    assertThat(VersionedRows.truncateMarker(3, 1).getInt(2))
+        .isEqualTo(ShardbergSink.TRUNCATE_MARKER);
   }
 }

@@ -7,12 +7,12 @@ import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.ConfigOptions;
 
 /**
- * The config keys of what this module owns: the MySQL hosts ({@code sources[].*}, read by
- * {@link dev.shardberg.router.discovery.MySqlHost} and discovery), which tables are shards ({@code tables.*},
- * {@link dev.shardberg.router.discovery.LogicalTableSpec}), the binlog format watch, and the layout of the
- * Iceberg table ({@code target.buckets}, {@code target.key-column}, {@code target.table-properties},
- * {@link dev.shardberg.router.schema.TableLayout}). Each key is declared once, here; messages name it with
- * {@code key()}, defaults are read with {@code defaultValue()}.
+ * The config keys of what this module owns: the MySQL hosts ({@code sources[].*}, read by {@link
+ * dev.shardberg.router.discovery.MySqlHost} and discovery), which tables are shards ({@code
+ * tables.*}, {@link dev.shardberg.router.discovery.LogicalTableSpec}), the binlog format watch, and
+ * the layout of the Iceberg table ({@code target.buckets}, {@code target.key-column}, {@code
+ * target.table-properties}, {@link dev.shardberg.router.schema.TableLayout}). Each key is declared
+ * once, here; messages name it with {@code key()}, defaults are read with {@code defaultValue()}.
  *
  * <p>{@code sources} is a list of hosts: each entry is read as its own {@code Configuration} whose
  * keys are the {@code sources[].*} keys below ({@code sources[1].host} in messages about the second
@@ -27,7 +27,8 @@ public final class RouterOptions {
           .mapType()
           .asList()
           .noDefaultValue()
-          .withDescription("The MySQL hosts holding the shards, one entry per host (one binlog = one CDC source).");
+          .withDescription(
+              "The MySQL hosts holding the shards, one entry per host (one binlog = one CDC source).");
 
   /** Prefix of the keys of one {@link #SOURCES} entry. */
   public static final String SOURCE_PREFIX = "sources[].";
@@ -38,9 +39,15 @@ public final class RouterOptions {
           .noDefaultValue()
           .withDescription("Short unique name of the host; used in operator uids and messages.");
   public static final ConfigOption<String> SOURCE_HOST =
-      ConfigOptions.key(SOURCE_PREFIX + "host").stringType().noDefaultValue().withDescription("Hostname or IP of the MySQL server.");
+      ConfigOptions.key(SOURCE_PREFIX + "host")
+          .stringType()
+          .noDefaultValue()
+          .withDescription("Hostname or IP of the MySQL server.");
   public static final ConfigOption<Integer> SOURCE_PORT =
-      ConfigOptions.key(SOURCE_PREFIX + "port").intType().defaultValue(3306).withDescription("MySQL port.");
+      ConfigOptions.key(SOURCE_PREFIX + "port")
+          .intType()
+          .defaultValue(3306)
+          .withDescription("MySQL port.");
   public static final ConfigOption<String> SOURCE_USER =
       ConfigOptions.key(SOURCE_PREFIX + "user")
           .stringType()
@@ -59,7 +66,8 @@ public final class RouterOptions {
       ConfigOptions.key(SOURCE_PREFIX + "password-file")
           .stringType()
           .noDefaultValue()
-          .withDescription("Path of a file holding the password (first line, surrounding whitespace stripped).");
+          .withDescription(
+              "Path of a file holding the password (first line, surrounding whitespace stripped).");
   public static final ConfigOption<Map<String, String>> SOURCE_JDBC_PROPERTIES =
       ConfigOptions.key(SOURCE_PREFIX + "jdbc-properties")
           .mapType()
@@ -94,7 +102,8 @@ public final class RouterOptions {
       ConfigOptions.key("tables.shard-map")
           .mapType()
           .defaultValue(Map.of())
-          .withDescription("Explicit shard numbers, 'database.table: number', used instead of a (?<shard>...) group.");
+          .withDescription(
+              "Explicit shard numbers, 'database.table: number', used instead of a (?<shard>...) group.");
   public static final ConfigOption<List<String>> TABLES_KEY_COLUMNS =
       ConfigOptions.key("tables.key-columns")
           .stringType()

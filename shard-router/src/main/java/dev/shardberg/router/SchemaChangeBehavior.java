@@ -4,14 +4,15 @@ import java.util.Arrays;
 import java.util.Locale;
 
 /**
- * What the job does with a schema change (DDL) on a shard ({@code schema.change-behavior}; the rules
- * are in docs/schema-evolution.md).
+ * What the job does with a schema change (DDL) on a shard ({@code schema.change-behavior}; the
+ * rules are in docs/schema-evolution.md).
  */
 public enum SchemaChangeBehavior {
   /**
    * Evolve the one Iceberg table in flight: column changes that Iceberg can take (a new optional
    * column, a widening, a column made optional) are applied through Iceberg's schema API before any
-   * row that needs them is written; DDL that changes no column is ignored; anything else stops the job.
+   * row that needs them is written; DDL that changes no column is ignored; anything else stops the
+   * job.
    */
   EVOLVE("evolve"),
   /** Stop the job at the first DDL of any kind, at once (no restarts), naming shard and DDL. */

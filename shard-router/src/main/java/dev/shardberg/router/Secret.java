@@ -8,8 +8,9 @@ import java.nio.file.Path;
 import java.util.Objects;
 
 /**
- * A password or other secret. Its value never appears in {@link #toString()}, logs or messages; only
- * {@link #origin()} (where it came from, e.g. "environment variable 'SHARD_PASSWORD'") may be shown.
+ * A password or other secret. Its value never appears in {@link #toString()}, logs or messages;
+ * only {@link #origin()} (where it came from, e.g. "environment variable 'SHARD_PASSWORD'") may be
+ * shown.
  */
 public final class Secret implements Serializable {
   private static final long serialVersionUID = 1L;
@@ -24,7 +25,9 @@ public final class Secret implements Serializable {
 
   /** Reads the secret from environment variable {@code var} now; fails if it is not set. */
   public static Secret fromEnv(String var) {
-    Preconditions.checkArgument(var != null && !var.isBlank(), "Cannot read a secret: the environment variable name is empty");
+    Preconditions.checkArgument(
+        var != null && !var.isBlank(),
+        "Cannot read a secret: the environment variable name is empty");
     String value = System.getenv(var);
     Preconditions.checkArgument(
         value != null,
@@ -33,7 +36,9 @@ public final class Secret implements Serializable {
     return new Secret(value, "environment variable '" + var + "'");
   }
 
-  /** Reads the secret from a file now (UTF-8, one trailing line break removed); fails if unreadable. */
+  /**
+   * Reads the secret from a file now (UTF-8, one trailing line break removed); fails if unreadable.
+   */
   public static Secret fromFile(Path file) {
     Objects.requireNonNull(file, "file");
     try {
@@ -46,7 +51,9 @@ public final class Secret implements Serializable {
       return new Secret(value, "file '" + file + "'");
     } catch (IOException e) {
       throw new IllegalArgumentException(
-          String.format("Cannot read the secret from file '%s': %s; check the path and its permissions", file, e.getClass().getSimpleName()),
+          String.format(
+              "Cannot read the secret from file '%s': %s; check the path and its permissions",
+              file, e.getClass().getSimpleName()),
           e);
     }
   }

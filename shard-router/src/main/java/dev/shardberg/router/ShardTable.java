@@ -3,7 +3,8 @@ package dev.shardberg.router;
 import java.io.Serializable;
 
 /** One physical shard table: where it lives and its shard number. */
-public record ShardTable(String hostName, String database, String table, int shard) implements Serializable {
+public record ShardTable(String hostName, String database, String table, int shard)
+    implements Serializable {
 
   /** "db.table". */
   public String qualifiedName() {

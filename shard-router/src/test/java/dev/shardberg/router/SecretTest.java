@@ -20,9 +20,13 @@ class SecretTest {
     Secret secret = Secret.of("hunter2");
     assertThat(secret.toString()).isEqualTo("******");
     assertThat(secret.reveal()).isEqualTo("hunter2");
-    MySqlHost host = new MySqlHost("a", "db.example", 3306, "cdc", secret, Map.of("useSSL", "true"));
+    MySqlHost host =
+        new MySqlHost("a", "db.example", 3306, "cdc", secret, Map.of("useSSL", "true"));
     assertThat(host.toString()).doesNotContain("hunter2").contains("******");
-    assertThat(host.jdbcUrl()).isEqualTo("jdbc:mysql://db.example:3306/?tinyInt1isBit=false&useSSL=true&yearIsDateType=false").doesNotContain("hunter2");
+    assertThat(host.jdbcUrl())
+        .isEqualTo(
+            "jdbc:mysql://db.example:3306/?tinyInt1isBit=false&useSSL=true&yearIsDateType=false")
+        .doesNotContain("hunter2");
   }
 
   @Test
@@ -43,7 +47,10 @@ class SecretTest {
     Path missing = dir.resolve("nope");
     assertThatThrownBy(() -> Secret.fromFile(missing))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("Cannot read the secret from file '" + missing + "': NoSuchFileException; check the path and its permissions");
+        .hasMessage(
+            "Cannot read the secret from file '"
+                + missing
+                + "': NoSuchFileException; check the path and its permissions");
   }
 
   @Test
@@ -57,7 +64,8 @@ class SecretTest {
 
   @Test
   void passwordCannotSneakInThroughJdbcProperties() {
-    assertThatThrownBy(() -> new MySqlHost("a", "h", 3306, "u", Secret.of("p"), Map.of("password", "p")))
+    assertThatThrownBy(
+            () -> new MySqlHost("a", "h", 3306, "u", Secret.of("p"), Map.of("password", "p")))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage(
             "Cannot use jdbc-properties key 'password' of MySQL host 'a': set the user with sources[].user and the password with sources[].password-env or password-file");

@@ -7,15 +7,15 @@ import java.util.List;
 /**
  * Chooses the partitions one compaction cycle rewrites, by pressure, within a budget. Pure logic.
  *
- * <p>Candidates: every partition of the current spec that has any delete file (a partition rewritten
- * whole drops all its delete files; a size-only rule leaves files near the target size out forever,
- * and the deletes written against them pile up), and every partition with at least {@code
- * minSmallFiles} small data files.
+ * <p>Candidates: every partition of the current spec that has any delete file (a partition
+ * rewritten whole drops all its delete files; a size-only rule leaves files near the target size
+ * out forever, and the deletes written against them pile up), and every partition with at least
+ * {@code minSmallFiles} small data files.
  *
  * <p>Pressure = (delete files + small data files) x rows read per live row: what a reader pays in
  * files to open and in rows to skip. The highest pressure goes first; partitions that would exceed
- * the byte budget are passed over for smaller ones, but the first choice is always taken (a partition
- * larger than the budget must still be compacted some day).
+ * the byte budget are passed over for smaller ones, but the first choice is always taken (a
+ * partition larger than the budget must still be compacted some day).
  */
 public final class CompactionPlanner {
   private final int currentSpecId;

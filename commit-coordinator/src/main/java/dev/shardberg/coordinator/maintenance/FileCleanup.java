@@ -5,10 +5,10 @@ import java.io.UncheckedIOException;
 import java.net.URI;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.List;
-import java.util.function.Supplier;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Set;
+import java.util.function.Supplier;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.ManifestContent;
@@ -27,10 +27,11 @@ import org.apache.iceberg.io.SupportsPrefixOperations;
  * File deletion for maintenance, always on the maintenance thread, never on the committer's: the
  * files only expired snapshots held, and orphan files (what no metadata reaches).
  *
- * <p>Iceberg core has no engine-free orphan-file action (Spark's needs Spark, Flink's is a stream of
- * its own operators), and its snapshot expiry computes the files to delete inside its commit, which
- * here runs on the committer's thread; so expiry commits with {@code cleanExpiredFiles(false)} and
- * this class deletes what the expired snapshots alone reached, from the metadata before and after.
+ * <p>Iceberg core has no engine-free orphan-file action (Spark's needs Spark, Flink's is a stream
+ * of its own operators), and its snapshot expiry computes the files to delete inside its commit,
+ * which here runs on the committer's thread; so expiry commits with {@code
+ * cleanExpiredFiles(false)} and this class deletes what the expired snapshots alone reached, from
+ * the metadata before and after.
  */
 final class FileCleanup {
   private FileCleanup() {}
@@ -71,9 +72,9 @@ final class FileCleanup {
    * the collected files; then the pending checkpoints; then refresh the table and collect what it
    * reaches. A listed file a checkpoint needs is collected at the second step, or pending at the
    * third (the coordinator publishes a staged checkpoint before it forgets its collected files), or
-   * committed before the fourth (it publishes a committed checkpoint's removal after the commit), so
-   * it is kept either way. A writer's file that reaches the coordinator after the second step was
-   * closed at the checkpoint in progress, younger than any cutoff the configuration allows.
+   * committed before the fourth (it publishes a committed checkpoint's removal after the commit),
+   * so it is kept either way. A writer's file that reaches the coordinator after the second step
+   * was closed at the checkpoint in progress, younger than any cutoff the configuration allows.
    */
   static int deleteOrphans(
       Table table,
@@ -86,7 +87,9 @@ final class FileCleanup {
     List<String> candidates = new ArrayList<>();
     for (FileInfo file : listing.listPrefix(table.location())) {
       String name = file.location().substring(file.location().lastIndexOf('/') + 1);
-      if (!name.startsWith(".") && !name.startsWith("_") && file.createdAtMillis() < olderThanMillis) {
+      if (!name.startsWith(".")
+          && !name.startsWith("_")
+          && file.createdAtMillis() < olderThanMillis) {
         candidates.add(file.location());
       }
     }
@@ -173,7 +176,10 @@ final class FileCleanup {
       }
     }
 
-    /** Every live file the manifest lists (a removed entry's file is live in an older snapshot or needed by none). */
+    /**
+     * Every live file the manifest lists (a removed entry's file is live in an older snapshot or
+     * needed by none).
+     */
     void addManifestFiles(ManifestFile manifest) throws IOException {
       if (manifest.content() == ManifestContent.DATA) {
         try (ManifestReader<DataFile> reader = ManifestFiles.read(manifest, io, specs)) {
@@ -182,7 +188,8 @@ final class FileCleanup {
           }
         }
       } else {
-        try (ManifestReader<DeleteFile> reader = ManifestFiles.readDeleteManifest(manifest, io, specs)) {
+        try (ManifestReader<DeleteFile> reader =
+            ManifestFiles.readDeleteManifest(manifest, io, specs)) {
           for (DeleteFile file : reader) {
             addPath(file.location());
           }

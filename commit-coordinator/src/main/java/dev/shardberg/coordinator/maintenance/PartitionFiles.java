@@ -19,7 +19,8 @@ import org.apache.iceberg.io.CloseableIterable;
  * shard_number=3/id_bucket=1}): its data files as scan tasks (each with the deletes that apply to
  * it) and its delete files. What a compaction and a merge plan their rewrites on.
  */
-record PartitionFiles(Map<String, List<FileScanTask>> tasks, Map<String, List<DeleteFile>> deletes) {
+record PartitionFiles(
+    Map<String, List<FileScanTask>> tasks, Map<String, List<DeleteFile>> deletes) {
 
   static PartitionFiles of(Table table, long snapshotId) throws IOException {
     PartitionSpec spec = table.spec();
@@ -28,7 +29,10 @@ record PartitionFiles(Map<String, List<FileScanTask>> tasks, Map<String, List<De
         table.newScan().useSnapshot(snapshotId).ignoreResiduals().planFiles()) {
       for (FileScanTask task : planned) {
         if (task.file().specId() == spec.specId()) {
-          tasks.computeIfAbsent(spec.partitionToPath(task.file().partition()), p -> new ArrayList<>()).add(task);
+          tasks
+              .computeIfAbsent(
+                  spec.partitionToPath(task.file().partition()), p -> new ArrayList<>())
+              .add(task);
         }
       }
     }
@@ -38,7 +42,9 @@ record PartitionFiles(Map<String, List<FileScanTask>> tasks, Map<String, List<De
           ManifestFiles.readDeleteManifest(manifest, table.io(), table.specs())) {
         for (DeleteFile file : reader) {
           if (file.specId() == spec.specId()) {
-            deletes.computeIfAbsent(spec.partitionToPath(file.partition()), p -> new ArrayList<>()).add(file.copy());
+            deletes
+                .computeIfAbsent(spec.partitionToPath(file.partition()), p -> new ArrayList<>())
+                .add(file.copy());
           }
         }
       }

@@ -1,8 +1,8 @@
 package dev.shardberg.coordinator.maintenance;
 
 /**
- * What a reader pays in one partition (shard x bucket) of the current snapshot: live data and delete
- * files, read from the manifests (no data file is opened).
+ * What a reader pays in one partition (shard x bucket) of the current snapshot: live data and
+ * delete files, read from the manifests (no data file is opened).
  *
  * @param specId partition spec of the files; compaction only rewrites the table's current spec
  * @param path the partition as Iceberg prints it, e.g. {@code shard_number=3/id_bucket=1}

@@ -25,14 +25,14 @@ import org.apache.iceberg.util.PropertyUtil;
 /**
  * Rewrites whole partitions of one snapshot: every live data file of each chosen partition is read
  * with the deletes that apply to it (Iceberg's Flink {@link RowDataFileScanTaskReader}) and written
- * into target-size files (Iceberg's Flink {@link RowDataTaskWriterFactory}). Runs on the maintenance
- * thread; it only writes new files, it commits nothing.
+ * into target-size files (Iceberg's Flink {@link RowDataTaskWriterFactory}). Runs on the
+ * maintenance thread; it only writes new files, it commits nothing.
  *
- * <p>Why whole partitions: an equality delete of sequence number d applies to every data file of its
- * partition with a lower sequence number. Only when every data file of the partition as of the
- * planned snapshot S is rewritten (the new files carry S's sequence number) does no live file remain
- * that a delete of S or older could apply to, so all those delete files can be dropped in the same
- * commit. Rewriting a subset would leave the delete files in place for good.
+ * <p>Why whole partitions: an equality delete of sequence number d applies to every data file of
+ * its partition with a lower sequence number. Only when every data file of the partition as of the
+ * planned snapshot S is rewritten (the new files carry S's sequence number) does no live file
+ * remain that a delete of S or older could apply to, so all those delete files can be dropped in
+ * the same commit. Rewriting a subset would leave the delete files in place for good.
  */
 final class PartitionRewrite {
   private PartitionRewrite() {}
@@ -43,9 +43,9 @@ final class PartitionRewrite {
   static final String MERGE = "merge";
 
   /**
-   * A rewrite ready to commit: replace {@code rewritten} and {@code droppedDeletes} by {@code added}
-   * and {@code addedDeletes}, validated from snapshot {@code snapshotId}, every new file (data and
-   * delete) at its {@code sequenceNumber}.
+   * A rewrite ready to commit: replace {@code rewritten} and {@code droppedDeletes} by {@code
+   * added} and {@code addedDeletes}, validated from snapshot {@code snapshotId}, every new file
+   * (data and delete) at its {@code sequenceNumber}.
    *
    * @param kind {@link #COMPACTION} or {@link #MERGE}, written to the snapshot summary
    */
@@ -71,7 +71,11 @@ final class PartitionRewrite {
   }
 
   static Result rewrite(
-      Table table, long snapshotId, List<PartitionHealth> chosen, long targetFileSizeBytes, int attempt)
+      Table table,
+      long snapshotId,
+      List<PartitionHealth> chosen,
+      long targetFileSizeBytes,
+      int attempt)
       throws IOException {
     Snapshot snapshot = table.snapshot(snapshotId);
     Set<String> paths = new java.util.HashSet<>();
@@ -142,7 +146,8 @@ final class PartitionRewrite {
             false,
             List.of());
     try (DataIterator<RowData> rows =
-        new DataIterator<>(reader, new BaseCombinedScanTask(tasks), table.io(), table.encryption())) {
+        new DataIterator<>(
+            reader, new BaseCombinedScanTask(tasks), table.io(), table.encryption())) {
       while (rows.hasNext()) {
         writer.write(rows.next());
       }

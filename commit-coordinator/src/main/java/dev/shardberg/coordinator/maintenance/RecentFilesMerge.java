@@ -49,10 +49,10 @@ import org.apache.iceberg.util.StructLikeSet;
  *   <li><b>base</b> = its data files at k0 (what the last compaction wrote), kept as they are;
  *       <b>recent</b> = every other data file, read with the deletes that apply to it and written
  *       into new files (the merged data file) at S's sequence number;
- *   <li>equality deletes of sequence number &gt; k0 apply to the base files: their keys go into
- *       one new equality-delete file at S's sequence number, which applies to the base files (k0
- *       &lt; seq(S)) exactly as they did, and not to the merged data file (same sequence number);
- *       those of sequence number &le; k0 applied to no live file and are dropped;
+ *   <li>equality deletes of sequence number &gt; k0 apply to the base files: their keys go into one
+ *       new equality-delete file at S's sequence number, which applies to the base files (k0 &lt;
+ *       seq(S)) exactly as they did, and not to the merged data file (same sequence number); those
+ *       of sequence number &le; k0 applied to no live file and are dropped;
  *   <li>position deletes that name one recent file are dropped with it (they are applied in the
  *       merged file); any other stays.
  * </ul>
@@ -78,11 +78,16 @@ final class RecentFilesMerge {
 
   /**
    * Plans and writes the merges of every partition of {@code snapshotId} with at least {@code
-   * minFiles} files to merge, within {@code maxBytes} (the first is always taken); {@code null} when
-   * none needs one.
+   * minFiles} files to merge, within {@code maxBytes} (the first is always taken); {@code null}
+   * when none needs one.
    */
   static PartitionRewrite.Result merge(
-      Table table, long snapshotId, int minFiles, long maxBytes, long targetFileSizeBytes, int attempt)
+      Table table,
+      long snapshotId,
+      int minFiles,
+      long maxBytes,
+      long targetFileSizeBytes,
+      int attempt)
       throws IOException {
     Snapshot snapshot = table.snapshot(snapshotId);
     PartitionSpec spec = table.spec();
@@ -92,7 +97,13 @@ final class RecentFilesMerge {
     List<Plan> plans = new ArrayList<>();
     long bytes = 0;
     for (Map.Entry<String, List<FileScanTask>> entry : files.tasks().entrySet()) {
-      Plan plan = plan(entry.getKey(), entry.getValue(), files.deletesOf(entry.getKey()), shardPosition, minFiles);
+      Plan plan =
+          plan(
+              entry.getKey(),
+              entry.getValue(),
+              files.deletesOf(entry.getKey()),
+              shardPosition,
+              minFiles);
       if (plan == null || (!plans.isEmpty() && bytes + plan.bytes() > maxBytes)) {
         continue;
       }
@@ -129,7 +140,16 @@ final class RecentFilesMerge {
       PartitionRewrite.deleteAdded(
           table,
           new PartitionRewrite.Result(
-              PartitionRewrite.MERGE, snapshotId, 0, partitions, shards, List.of(), List.of(), added, addedDeletes, 0));
+              PartitionRewrite.MERGE,
+              snapshotId,
+              0,
+              partitions,
+              shards,
+              List.of(),
+              List.of(),
+              added,
+              addedDeletes,
+              0));
       throw e;
     }
     return new PartitionRewrite.Result(
@@ -145,9 +165,15 @@ final class RecentFilesMerge {
         bytes);
   }
 
-  /** The merge of one partition, or {@code null} when it has fewer than {@code minFiles} to merge. */
+  /**
+   * The merge of one partition, or {@code null} when it has fewer than {@code minFiles} to merge.
+   */
   private static Plan plan(
-      String path, List<FileScanTask> tasks, List<DeleteFile> deletes, int shardPosition, int minFiles) {
+      String path,
+      List<FileScanTask> tasks,
+      List<DeleteFile> deletes,
+      int shardPosition,
+      int minFiles) {
     long base = Long.MAX_VALUE;
     for (FileScanTask task : tasks) {
       base = Math.min(base, task.file().dataSequenceNumber());
@@ -188,14 +214,19 @@ final class RecentFilesMerge {
       return null;
     }
     int[] ids =
-        keyColumns.isEmpty() ? new int[0] : keyColumns.iterator().next().stream().mapToInt(Integer::intValue).toArray();
+        keyColumns.isEmpty()
+            ? new int[0]
+            : keyColumns.iterator().next().stream().mapToInt(Integer::intValue).toArray();
     StructLike partition = tasks.get(0).file().partition();
     Integer shard = shardPosition < 0 ? null : partition.get(shardPosition, Integer.class);
     return new Plan(path, shard, partition, recent, merged, dropped, ids, bytes);
   }
 
-  /** One equality-delete file with every distinct key of the partition's merged equality deletes. */
-  private static DeleteFile writeMergedKeys(Table table, Plan plan, int attempt) throws IOException {
+  /**
+   * One equality-delete file with every distinct key of the partition's merged equality deletes.
+   */
+  private static DeleteFile writeMergedKeys(Table table, Plan plan, int attempt)
+      throws IOException {
     Set<Integer> idSet = new HashSet<>();
     for (int id : plan.equalityFieldIds()) {
       idSet.add(id);
@@ -207,7 +238,11 @@ final class RecentFilesMerge {
                 .properties()
                 .getOrDefault(
                     TableProperties.DELETE_DEFAULT_FILE_FORMAT,
-                    table.properties().getOrDefault(TableProperties.DEFAULT_FILE_FORMAT, TableProperties.DEFAULT_FILE_FORMAT_DEFAULT)));
+                    table
+                        .properties()
+                        .getOrDefault(
+                            TableProperties.DEFAULT_FILE_FORMAT,
+                            TableProperties.DEFAULT_FILE_FORMAT_DEFAULT)));
     GenericFileWriterFactory writers =
         new GenericFileWriterFactory.Builder(table)
             .deleteFileFormat(format)
@@ -215,16 +250,21 @@ final class RecentFilesMerge {
             .equalityDeleteRowSchema(keys)
             .build();
     OutputFileFactory files =
-        OutputFileFactory.builderFor(table, 0, attempt).format(format).suffix("merged-deletes").build();
+        OutputFileFactory.builderFor(table, 0, attempt)
+            .format(format)
+            .suffix("merged-deletes")
+            .build();
     PartitionSpec spec = table.spec();
     EqualityDeleteWriter<Record> writer =
-        writers.newEqualityDeleteWriter(files.newOutputFile(spec, plan.partition()), spec, plan.partition());
+        writers.newEqualityDeleteWriter(
+            files.newOutputFile(spec, plan.partition()), spec, plan.partition());
     StructLikeSet seen = StructLikeSet.create(keys.asStruct());
     InternalRecordWrapper wrapper = new InternalRecordWrapper(keys.asStruct());
     try (EqualityDeleteWriter<Record> w = writer) {
       for (DeleteFile delete : plan.mergedEqualityDeletes()) {
         try (CloseableIterable<Record> rows =
-            FormatModelRegistry.readBuilder(delete.format(), Record.class, table.io().newInputFile(delete))
+            FormatModelRegistry.readBuilder(
+                    delete.format(), Record.class, table.io().newInputFile(delete))
                 .project(keys)
                 .build()) {
           for (Record row : rows) {

@@ -72,7 +72,9 @@ public record TableHealth(
   public static TableHealth of(Table table, Snapshot snapshot, long smallFileBytes) {
     Map<Integer, Integer> shardPositionBySpec = new HashMap<>();
     int shardFieldId = table.schema().columns().get(0).fieldId();
-    table.specs().forEach((id, spec) -> shardPositionBySpec.put(id, shardPosition(spec, shardFieldId)));
+    table
+        .specs()
+        .forEach((id, spec) -> shardPositionBySpec.put(id, shardPosition(spec, shardFieldId)));
     Map<String, PartitionHealth> byPartition = new LinkedHashMap<>();
     try {
       for (ManifestFile manifest : snapshot.dataManifests(table.io())) {
@@ -95,13 +97,17 @@ public record TableHealth(
       throw new UncheckedIOException("Cannot read the manifests of table " + table.name(), e);
     }
     return new TableHealth(
-        snapshot.snapshotId(), new ArrayList<>(byPartition.values()), lastCompactions(table, snapshot));
+        snapshot.snapshotId(),
+        new ArrayList<>(byPartition.values()),
+        lastCompactions(table, snapshot));
   }
 
   /** Newest compaction per shard along the snapshot's retained ancestry. */
   private static SortedMap<Integer, Long> lastCompactions(Table table, Snapshot from) {
     SortedMap<Integer, Long> last = new TreeMap<>();
-    for (Snapshot s = from; s != null; s = s.parentId() == null ? null : table.snapshot(s.parentId())) {
+    for (Snapshot s = from;
+        s != null;
+        s = s.parentId() == null ? null : table.snapshot(s.parentId())) {
       String shards = s.summary() == null ? null : s.summary().get(COMPACTED_SHARDS);
       if (shards == null || shards.isBlank()) {
         continue;

@@ -62,22 +62,23 @@ import org.slf4j.LoggerFactory;
  *       other commit on the table. No maintenance commit can make an ingest commit fail, and the
  *       reverse: a commit is built on a fresh refresh under the lock.
  *   <li>A compaction commit whose inputs changed (Iceberg's validation from S: a data file it
- *       rewrote got a new position delete, or is gone; S expired) is dropped, its files deleted, and
- *       the partitions are planned again in a later cycle. It never fails the job. Equality deletes
- *       committed after S need no validation: the rewritten files keep S's sequence number, so those
- *       deletes still apply to them.
+ *       rewrote got a new position delete, or is gone; S expired) is dropped, its files deleted,
+ *       and the partitions are planned again in a later cycle. It never fails the job. Equality
+ *       deletes committed after S need no validation: the rewritten files keep S's sequence number,
+ *       so those deletes still apply to them.
  *   <li>One compaction at a time; the next cycle starts only after the previous one's result was
  *       committed or dropped.
  *   <li>Files are deleted only on the maintenance thread, and only files no snapshot of the table
  *       reaches: those only expired snapshots held (computed from the metadata before and after the
- *       expiry) and orphans older than the minimum age that no pending checkpoint of the coordinator
- *       references and that are not among the writers' files it collected for its next staging.
+ *       expiry) and orphans older than the minimum age that no pending checkpoint of the
+ *       coordinator references and that are not among the writers' files it collected for its next
+ *       staging.
  *   <li>Expiry keeps the history insert-only checks still walk (from the writers' scanned snapshots
  *       on) and skips entirely while a scan of an empty table is in use.
- *   <li>An interrupt is the job stopping, never a failure: Flink interrupts the task's thread when the
- *       job is cancelled or stopped, and a maintenance commit caught in it (in Iceberg's retry wait,
- *       or waiting for its worker pool) is neither counted in {@code compactionsFailed} nor logged as
- *       a failure; {@link #afterCommits} and {@link #commitFinished} throw {@link
+ *   <li>An interrupt is the job stopping, never a failure: Flink interrupts the task's thread when
+ *       the job is cancelled or stopped, and a maintenance commit caught in it (in Iceberg's retry
+ *       wait, or waiting for its worker pool) is neither counted in {@code compactionsFailed} nor
+ *       logged as a failure; {@link #afterCommits} and {@link #commitFinished} throw {@link
  *       InterruptedException} with the thread's interrupt status kept, and the rewrite's files are
  *       kept (orphan removal collects them if the commit did not land).
  * </ul>
@@ -85,10 +86,10 @@ import org.slf4j.LoggerFactory;
 public final class TableMaintainer implements AutoCloseable {
   /**
    * Prefix of the table property in which a pipeline publishes the oldest snapshot its insert-only
-   * check still reads history from ({@code -1}: the table's whole history); the pipeline id follows.
-   * Snapshot expiry keeps that snapshot and every later one, whichever pipeline expires: with two
-   * pipelines on one table, the maintaining one would otherwise expire the history the other's
-   * initial load is checked against.
+   * check still reads history from ({@code -1}: the table's whole history); the pipeline id
+   * follows. Snapshot expiry keeps that snapshot and every later one, whichever pipeline expires:
+   * with two pipelines on one table, the maintaining one would otherwise expire the history the
+   * other's initial load is checked against.
    */
   public static final String INSERT_ONLY_FROM_PREFIX = "shardberg.insert-only-from.";
 
@@ -103,11 +104,13 @@ public final class TableMaintainer implements AutoCloseable {
    * @param pendingManifests the temporary manifests of the coordinator's pending checkpoints, read
    *     when orphan removal needs them (on the maintenance thread): the coordinator publishes a new
    *     list after each staging and after each commit, never before the commit landed
-   * @param insertOnlyScans snapshots whose history the insert-only checks still walk ({@code -1}:
-   *     a scan of the empty table, the whole history), read on the committer's thread
+   * @param insertOnlyScans snapshots whose history the insert-only checks still walk ({@code -1}: a
+   *     scan of the empty table, the whole history), read on the committer's thread
    */
   public record CoordinatorView(
-      Supplier<Set<String>> collectedFiles, Supplier<List<byte[]>> pendingManifests, Set<Long> insertOnlyScans) {
+      Supplier<Set<String>> collectedFiles,
+      Supplier<List<byte[]>> pendingManifests,
+      Set<Long> insertOnlyScans) {
 
     /** A view of a coordinator with nothing collected and nothing pending (maintenance alone). */
     public static CoordinatorView idle() {
@@ -129,8 +132,10 @@ public final class TableMaintainer implements AutoCloseable {
   private long nextOrphansAt;
   private Future<PartitionRewrite.Result> compaction;
   private long compactionStartedAt;
+
   /** A finished compaction whose commit could not take the lock yet. */
   private PartitionRewrite.Result readyToCommit;
+
   private Future<?> orphans;
   private int attempt;
   private boolean warnedNoListing;
@@ -172,17 +177,18 @@ public final class TableMaintainer implements AutoCloseable {
             });
     TableLoader own = loader.clone();
     LOG.info("Table maintenance of {} is on: {}", tableName, settings);
-    return new TableMaintainer(own, tableName, settings, executor, System::currentTimeMillis, metricGroup);
+    return new TableMaintainer(
+        own, tableName, settings, executor, System::currentTimeMillis, metricGroup);
   }
 
   /**
    * On the committer's thread, right after the coordinator committed its completed checkpoints (and
-   * only when none is left pending): commits a finished compaction, and starts what is due.
-   * Throws only what must stop the job: {@link CommitFencedException}, and {@link
-   * InterruptedException} when the thread is interrupted (the job is being cancelled).
+   * only when none is left pending): commits a finished compaction, and starts what is due. Throws
+   * only what must stop the job: {@link CommitFencedException}, and {@link InterruptedException}
+   * when the thread is interrupted (the job is being cancelled).
    */
-  public void afterCommits(Table table, CommitGuard guard, Duration lockTimeout, CoordinatorView view)
-      throws Exception {
+  public void afterCommits(
+      Table table, CommitGuard guard, Duration lockTimeout, CoordinatorView view) throws Exception {
     if (!guard.canCommit()) {
       return;
     }
@@ -212,18 +218,21 @@ public final class TableMaintainer implements AutoCloseable {
     if (settings.orphanFiles() && now >= nextOrphansAt && (orphans == null || orphans.isDone())) {
       nextOrphansAt = now + settings.orphanInterval().toMillis();
       long cutoff = now - settings.orphanMinAge().toMillis();
-      orphans = executor.submit(() -> removeOrphans(cutoff, view.collectedFiles(), view.pendingManifests()));
+      orphans =
+          executor.submit(
+              () -> removeOrphans(cutoff, view.collectedFiles(), view.pendingManifests()));
     }
   }
 
   /**
    * On the committer's thread, between checkpoint commits: commits a finished compaction or merge,
-   * if any. False when one is ready but the commit lock was not free (kept for the next call).
-   * The coordinator calls it shortly after a rewrite finished, so a merge lands well before the
-   * next checkpoint commit. Throws {@link InterruptedException} when the commit was interrupted (the
-   * job is being cancelled); the result is then kept, as when the lock was not free.
+   * if any. False when one is ready but the commit lock was not free (kept for the next call). The
+   * coordinator calls it shortly after a rewrite finished, so a merge lands well before the next
+   * checkpoint commit. Throws {@link InterruptedException} when the commit was interrupted (the job
+   * is being cancelled); the result is then kept, as when the lock was not free.
    */
-  public boolean commitFinished(Table table, CommitGuard guard, Duration lockTimeout) throws Exception {
+  public boolean commitFinished(Table table, CommitGuard guard, Duration lockTimeout)
+      throws Exception {
     if (!guard.canCommit()) {
       return false;
     }
@@ -245,7 +254,8 @@ public final class TableMaintainer implements AutoCloseable {
     return compaction != null || readyToCommit != null;
   }
 
-  // ---- compaction --------------------------------------------------------------------------------
+  // ---- compaction
+  // --------------------------------------------------------------------------------
 
   private PartitionRewrite.Result planAndMerge(int thisAttempt) throws IOException {
     Table table = backgroundTable();
@@ -275,7 +285,8 @@ public final class TableMaintainer implements AutoCloseable {
     if (chosen.isEmpty()) {
       return null;
     }
-    LOG.debug("Compaction of {} planned on snapshot {}: {}", tableName, snapshot.snapshotId(), chosen);
+    LOG.debug(
+        "Compaction of {} planned on snapshot {}: {}", tableName, snapshot.snapshotId(), chosen);
     return PartitionRewrite.rewrite(
         table, snapshot.snapshotId(), chosen, settings.targetFileSizeBytes(), thisAttempt);
   }
@@ -372,13 +383,19 @@ public final class TableMaintainer implements AutoCloseable {
     return true;
   }
 
-  /** A compaction or merge commit that failed (not interrupted): dropped, or kept when it may have landed. */
+  /**
+   * A compaction or merge commit that failed (not interrupted): dropped, or kept when it may have
+   * landed.
+   */
   private boolean commitFailed(Table table, PartitionRewrite.Result result, RuntimeException e) {
     if (e instanceof ValidationException || e instanceof CommitFailedException) {
       if (landed(table, result)) {
         // A catalog may report a conflict for a swap that landed; Iceberg's retry then fails
         // validation against its own commit. It is in the table: done, keep its files.
-        LOG.info("Compaction of table {} was reported failed but is in the table: {}", tableName, e.getMessage());
+        LOG.info(
+            "Compaction of table {} was reported failed but is in the table: {}",
+            tableName,
+            e.getMessage());
         metrics.compacted(result, clock.getAsLong(), clock.getAsLong() - compactionStartedAt);
         return true;
       }
@@ -396,7 +413,8 @@ public final class TableMaintainer implements AutoCloseable {
     metrics.compactionFailed();
     if (e instanceof CommitStateUnknownException) {
       // It may have landed: keep its files; orphan-file removal collects them if it did not.
-      LOG.warn("Compaction commit of table {} has an unknown state; its files are kept", tableName, e);
+      LOG.warn(
+          "Compaction commit of table {} has an unknown state; its files are kept", tableName, e);
     } else {
       LOG.warn(
           "Compaction commit of table {} failed; dropped, planned again in a later cycle",
@@ -408,9 +426,9 @@ public final class TableMaintainer implements AutoCloseable {
 
   /**
    * True when {@code failure} is the current thread being interrupted rather than a failure of the
-   * work: Flink interrupts a task's thread when its job is cancelled or stopped. Iceberg restores the
-   * interrupt status before it wraps the {@link InterruptedException} of its retry wait or of its
-   * worker pool's wait ({@code Tasks}) in a {@link RuntimeException}; NIO channels keep it with
+   * work: Flink interrupts a task's thread when its job is cancelled or stopped. Iceberg restores
+   * the interrupt status before it wraps the {@link InterruptedException} of its retry wait or of
+   * its worker pool's wait ({@code Tasks}) in a {@link RuntimeException}; NIO channels keep it with
    * {@link ClosedByInterruptException}.
    */
   static boolean isInterruption(Throwable failure) {
@@ -427,14 +445,16 @@ public final class TableMaintainer implements AutoCloseable {
   }
 
   /**
-   * The interruption of {@code what}, as the {@link InterruptedException} the caller propagates (the
-   * job is stopping; nothing failed); the thread's interrupt status stays set for the code after.
+   * The interruption of {@code what}, as the {@link InterruptedException} the caller propagates
+   * (the job is stopping; nothing failed); the thread's interrupt status stays set for the code
+   * after.
    */
   private InterruptedException stopped(String what, Exception interrupted) {
     LOG.info("{} of table {} was interrupted: the job is stopping; not a failure", what, tableName);
     Thread.currentThread().interrupt();
     InterruptedException e =
-        new InterruptedException(what + " of table " + tableName + " was interrupted (the job is stopping)");
+        new InterruptedException(
+            what + " of table " + tableName + " was interrupted (the job is stopping)");
     e.initCause(interrupted);
     return e;
   }
@@ -460,13 +480,18 @@ public final class TableMaintainer implements AutoCloseable {
     return false;
   }
 
-  // ---- expiry, manifests ---------------------------------------------------------------------------
+  // ---- expiry, manifests
+  // ---------------------------------------------------------------------------
 
   private long parseSnapshotId(String key, String value) {
     try {
       return Long.parseLong(value.trim());
     } catch (NumberFormatException e) {
-      LOG.warn("Table {} has property {} = '{}', not a snapshot id; ignored by snapshot expiry", tableName, key, value);
+      LOG.warn(
+          "Table {} has property {} = '{}', not a snapshot id; ignored by snapshot expiry",
+          tableName,
+          key,
+          value);
       return Long.MAX_VALUE;
     }
   }
@@ -475,7 +500,9 @@ public final class TableMaintainer implements AutoCloseable {
       Table table, CommitGuard guard, Duration lockTimeout, Set<Long> insertOnlyScans, long now)
       throws Exception {
     if (insertOnlyScans.contains(-1L)) {
-      LOG.debug("Snapshot expiry of {} skipped: insert-only rows of a scan of the empty table are pending", tableName);
+      LOG.debug(
+          "Snapshot expiry of {} skipped: insert-only rows of a scan of the empty table are pending",
+          tableName);
       return;
     }
     TableMetadata[] beforeAfter = new TableMetadata[2];
@@ -489,13 +516,18 @@ public final class TableMaintainer implements AutoCloseable {
                 TableMetadata before = ops.refresh();
                 long olderThan = now - settings.snapshotMaxAge().toMillis();
                 Set<Long> needed = new java.util.HashSet<>(insertOnlyScans);
-                before.properties().forEach((key, value) -> {
-                  if (key.startsWith(INSERT_ONLY_FROM_PREFIX)) {
-                    needed.add(parseSnapshotId(key, value));
-                  }
-                });
+                before
+                    .properties()
+                    .forEach(
+                        (key, value) -> {
+                          if (key.startsWith(INSERT_ONLY_FROM_PREFIX)) {
+                            needed.add(parseSnapshotId(key, value));
+                          }
+                        });
                 if (needed.contains(-1L)) {
-                  LOG.debug("Snapshot expiry of {} skipped: a pipeline's insert-only check reads the whole history", tableName);
+                  LOG.debug(
+                      "Snapshot expiry of {} skipped: a pipeline's insert-only check reads the whole history",
+                      tableName);
                   return 0;
                 }
                 for (Long scanned : needed) {
@@ -543,7 +575,9 @@ public final class TableMaintainer implements AutoCloseable {
               LOG.info("Deleted {} files of the expired snapshots of table {}", deleted, tableName);
             } catch (RuntimeException e) {
               if (isInterruption(e)) {
-                LOG.info("Deleting the files of expired snapshots of table {} stopped with maintenance", tableName);
+                LOG.info(
+                    "Deleting the files of expired snapshots of table {} stopped with maintenance",
+                    tableName);
                 return;
               }
               LOG.warn(
@@ -596,12 +630,17 @@ public final class TableMaintainer implements AutoCloseable {
     return file.specId() + "/" + shard;
   }
 
-  // ---- orphans -------------------------------------------------------------------------------------
+  // ---- orphans
+  // -------------------------------------------------------------------------------------
 
-  private void removeOrphans(long cutoffMillis, Supplier<Set<String>> collectedFiles, Supplier<List<byte[]>> pendingManifests) {
+  private void removeOrphans(
+      long cutoffMillis,
+      Supplier<Set<String>> collectedFiles,
+      Supplier<List<byte[]>> pendingManifests) {
     try {
       Table table = backgroundTable();
-      int deleted = FileCleanup.deleteOrphans(table, cutoffMillis, collectedFiles, pendingManifests);
+      int deleted =
+          FileCleanup.deleteOrphans(table, cutoffMillis, collectedFiles, pendingManifests);
       if (deleted < 0) {
         if (!warnedNoListing) {
           warnedNoListing = true;
@@ -642,8 +681,9 @@ public final class TableMaintainer implements AutoCloseable {
    * Iceberg only drops metadata files from its log with this property on.
    */
   public static void checkMetadataCleanup(Table table, String tableName) {
-    if (!"true".equalsIgnoreCase(
-        table.properties().get(TableProperties.METADATA_DELETE_AFTER_COMMIT_ENABLED))) {
+    if (!"true"
+        .equalsIgnoreCase(
+            table.properties().get(TableProperties.METADATA_DELETE_AFTER_COMMIT_ENABLED))) {
       LOG.warn(
           "Table {} keeps all its old metadata files: set its property {}=true (and {} to bound"
               + " how many are kept)",

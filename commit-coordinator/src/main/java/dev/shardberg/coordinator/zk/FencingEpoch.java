@@ -8,13 +8,14 @@ import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.Stat;
 
 /**
- * The fencing epoch of one pipeline: a counter in the znode {@code <root>/pipelines/<pipeline>/epoch}
- * (decimal text), over a given client. {@link #increment()} hands out the next value with a
- * versioned compare-and-set, so every value is handed out at most once: a retried write may skip a
- * number, never repeat one. {@link #read()} returns the current value.
+ * The fencing epoch of one pipeline: a counter in the znode {@code
+ * <root>/pipelines/<pipeline>/epoch} (decimal text), over a given client. {@link #increment()}
+ * hands out the next value with a versioned compare-and-set, so every value is handed out at most
+ * once: a retried write may skip a number, never repeat one. {@link #read()} returns the current
+ * value.
  *
- * <p>Not Curator's {@code SharedCount}: that stores a 4-byte binary int, and the znode's text format
- * is what running pipelines already hold.
+ * <p>Not Curator's {@code SharedCount}: that stores a 4-byte binary int, and the znode's text
+ * format is what running pipelines already hold.
  */
 public final class FencingEpoch {
   private final CuratorFramework client;

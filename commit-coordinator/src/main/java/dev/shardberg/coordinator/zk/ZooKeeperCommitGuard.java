@@ -22,10 +22,10 @@ import org.slf4j.LoggerFactory;
  *
  * The coordinator's guard ({@link #lazy}) does not touch ZooKeeper when it is opened (in the
  * coordinator's {@code initializeState}): it connects at its first {@link #runExclusive}, and a
- * ZooKeeper that cannot be reached then is a {@link CommitDeferredException} — the checkpoint
- * stays pending and the next completed checkpoint tries again. So a ZooKeeper outage during a
- * failover keeps commits pending instead of failing the job after its restart attempts. {@link
- * #open} connects and takes the epoch at once, for tools and tests.
+ * ZooKeeper that cannot be reached then is a {@link CommitDeferredException} — the checkpoint stays
+ * pending and the next completed checkpoint tries again. So a ZooKeeper outage during a failover
+ * keeps commits pending instead of failing the job after its restart attempts. {@link #open}
+ * connects and takes the epoch at once, for tools and tests.
  *
  * <h2>Fencing</h2>
  *
@@ -54,11 +54,10 @@ import org.slf4j.LoggerFactory;
  *
  * The guard never claims an outcome it cannot know. Before the action, the lock refuses when the
  * connection was interrupted since the lock was taken (the caller gets {@link
- * CommitDeferredException}: nothing committed, retried at the next checkpoint). Once the commit
- * has gone to Iceberg, its outcome is what Iceberg answered: a normal return is a landed commit,
- * {@code CommitStateUnknownException} stays unknown, and the coordinator resolves it on its next
- * attempt from the table's progress record ({@code shardberg.progress.<pipeline-id>}), read under
- * the lock.
+ * CommitDeferredException}: nothing committed, retried at the next checkpoint). Once the commit has
+ * gone to Iceberg, its outcome is what Iceberg answered: a normal return is a landed commit, {@code
+ * CommitStateUnknownException} stays unknown, and the coordinator resolves it on its next attempt
+ * from the table's progress record ({@code shardberg.progress.<pipeline-id>}), read under the lock.
  */
 public final class ZooKeeperCommitGuard implements CommitGuard {
   private static final Logger LOG = LoggerFactory.getLogger(ZooKeeperCommitGuard.class);
@@ -67,7 +66,9 @@ public final class ZooKeeperCommitGuard implements CommitGuard {
   private final String tableName;
   private final String pipelineId;
 
-  /** Null until connected; then the connection, the table's lock and the pipeline's epoch over it. */
+  /**
+   * Null until connected; then the connection, the table's lock and the pipeline's epoch over it.
+   */
   private volatile Recipes recipes;
 
   /** What the guard composes once connected; the connection's client reconnects by itself. */
@@ -164,8 +165,8 @@ public final class ZooKeeperCommitGuard implements CommitGuard {
   /**
    * Connects if this is the first call, then runs {@code action} holding the table lock: takes the
    * epoch if not taken yet, and checks it under the lock, so a superseded instance stops at its
-   * first attempt after a newer one started, whatever the action would decide. When ZooKeeper cannot
-   * be reached the action does not run ({@link CommitDeferredException}: retried later).
+   * first attempt after a newer one started, whatever the action would decide. When ZooKeeper
+   * cannot be reached the action does not run ({@link CommitDeferredException}: retried later).
    */
   @Override
   public <T> T runExclusive(Duration lockTimeout, Callable<T> action) throws Exception {
@@ -305,7 +306,10 @@ public final class ZooKeeperCommitGuard implements CommitGuard {
     return pipelineId;
   }
 
-  /** The ZooKeeper client of this guard (null before the first connection); tests expire its session. */
+  /**
+   * The ZooKeeper client of this guard (null before the first connection); tests expire its
+   * session.
+   */
   CuratorFramework client() {
     Recipes current = recipes;
     return current == null ? null : current.connection().client();

@@ -15,7 +15,8 @@ public final class ZooKeeperCommitGuardFactory implements CommitGuardFactory {
   private final ZooKeeperOptions options;
 
   public ZooKeeperCommitGuardFactory(ZooKeeperOptions options) {
-    this.options = checkNotNull(options, "Cannot create a ZooKeeper commit guard: options are null");
+    this.options =
+        checkNotNull(options, "Cannot create a ZooKeeper commit guard: options are null");
   }
 
   public ZooKeeperOptions options() {

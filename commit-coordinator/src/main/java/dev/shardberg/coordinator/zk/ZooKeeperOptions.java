@@ -15,13 +15,14 @@ import java.time.Duration;
 import org.apache.zookeeper.common.PathUtils;
 
 /**
- * The {@code coordinator.zookeeper.*} settings of the HA mode, typed (the keys and their defaults are
- * declared in {@link dev.shardberg.coordinator.CoordinatorConfigOptions}). Without them the
- * coordinator runs with {@link dev.shardberg.coordinator.NoopCommitGuard} and behaves as a single job that owns its table.
+ * The {@code coordinator.zookeeper.*} settings of the HA mode, typed (the keys and their defaults
+ * are declared in {@link dev.shardberg.coordinator.CoordinatorConfigOptions}). Without them the
+ * coordinator runs with {@link dev.shardberg.coordinator.NoopCommitGuard} and behaves as a single
+ * job that owns its table.
  *
- * <p>Start from {@link #of(String)} (every option's default) and change what you need with the {@code with*}
- * methods; every value is validated on construction, and a bad value fails with a message that names
- * the key, the value and the fix.
+ * <p>Start from {@link #of(String)} (every option's default) and change what you need with the
+ * {@code with*} methods; every value is validated on construction, and a bad value fails with a
+ * message that names the key, the value and the fix.
  *
  * @param connectString ZooKeeper connect string, {@code host:port[,host:port...][/chroot]}
  * @param rootPath znode under which locks and fencing epochs live
@@ -62,10 +63,13 @@ public record ZooKeeperOptions(
         ZK_ROOT_PATH.key(),
         rootPath,
         ZK_ROOT_PATH.defaultValue());
-    checkPositiveMillis(ZK_SESSION_TIMEOUT.key(), sessionTimeout, ZK_SESSION_TIMEOUT.defaultValue());
-    checkPositiveMillis(ZK_CONNECTION_TIMEOUT.key(), connectionTimeout, ZK_CONNECTION_TIMEOUT.defaultValue());
+    checkPositiveMillis(
+        ZK_SESSION_TIMEOUT.key(), sessionTimeout, ZK_SESSION_TIMEOUT.defaultValue());
+    checkPositiveMillis(
+        ZK_CONNECTION_TIMEOUT.key(), connectionTimeout, ZK_CONNECTION_TIMEOUT.defaultValue());
     checkPositiveMillis(ZK_LOCK_TIMEOUT.key(), lockTimeout, LOCK_TIMEOUT.defaultValue());
-    checkPositiveMillis(ZK_RETRY_BASE_SLEEP.key(), retryBaseSleep, ZK_RETRY_BASE_SLEEP.defaultValue());
+    checkPositiveMillis(
+        ZK_RETRY_BASE_SLEEP.key(), retryBaseSleep, ZK_RETRY_BASE_SLEEP.defaultValue());
     checkArgument(
         retryMaxRetries >= 0 && retryMaxRetries <= MAX_RETRIES_LIMIT,
         "Cannot use ZooKeeper HA: %s is %s; set it between 0 and %s (default %s)",
@@ -89,31 +93,56 @@ public record ZooKeeperOptions(
 
   public ZooKeeperOptions withRootPath(String path) {
     return new ZooKeeperOptions(
-        connectString, path, sessionTimeout, connectionTimeout, lockTimeout, retryBaseSleep,
+        connectString,
+        path,
+        sessionTimeout,
+        connectionTimeout,
+        lockTimeout,
+        retryBaseSleep,
         retryMaxRetries);
   }
 
   public ZooKeeperOptions withSessionTimeout(Duration timeout) {
     return new ZooKeeperOptions(
-        connectString, rootPath, timeout, connectionTimeout, lockTimeout, retryBaseSleep,
+        connectString,
+        rootPath,
+        timeout,
+        connectionTimeout,
+        lockTimeout,
+        retryBaseSleep,
         retryMaxRetries);
   }
 
   public ZooKeeperOptions withConnectionTimeout(Duration timeout) {
     return new ZooKeeperOptions(
-        connectString, rootPath, sessionTimeout, timeout, lockTimeout, retryBaseSleep,
+        connectString,
+        rootPath,
+        sessionTimeout,
+        timeout,
+        lockTimeout,
+        retryBaseSleep,
         retryMaxRetries);
   }
 
   public ZooKeeperOptions withLockTimeout(Duration timeout) {
     return new ZooKeeperOptions(
-        connectString, rootPath, sessionTimeout, connectionTimeout, timeout, retryBaseSleep,
+        connectString,
+        rootPath,
+        sessionTimeout,
+        connectionTimeout,
+        timeout,
+        retryBaseSleep,
         retryMaxRetries);
   }
 
   public ZooKeeperOptions withRetry(Duration baseSleep, int maxRetries) {
     return new ZooKeeperOptions(
-        connectString, rootPath, sessionTimeout, connectionTimeout, lockTimeout, baseSleep,
+        connectString,
+        rootPath,
+        sessionTimeout,
+        connectionTimeout,
+        lockTimeout,
+        baseSleep,
         maxRetries);
   }
 
@@ -175,7 +204,9 @@ public record ZooKeeperOptions(
 
   private static void checkPositiveMillis(String key, Duration value, Duration example) {
     checkArgument(
-        value != null && !value.isNegative() && value.toMillis() > 0
+        value != null
+            && !value.isNegative()
+            && value.toMillis() > 0
             && value.toMillis() <= Integer.MAX_VALUE,
         "Cannot use ZooKeeper HA: %s is %s; set a positive duration of at most %s ms, e.g. %s",
         key,

@@ -27,9 +27,10 @@ final class ZooKeeperPaths {
   }
 
   /**
-   * An injective encoding of {@code name} into one znode name: {@code [A-Za-z0-9._-]} are kept, every
-   * other UTF-8 byte (including {@code %} and {@code /}) becomes {@code %XX}, and the reserved names
-   * {@code .} and {@code ..} are escaped too. {@code hadoop.shop.orders} stays readable as is.
+   * An injective encoding of {@code name} into one znode name: {@code [A-Za-z0-9._-]} are kept,
+   * every other UTF-8 byte (including {@code %} and {@code /}) becomes {@code %XX}, and the
+   * reserved names {@code .} and {@code ..} are escaped too. {@code hadoop.shop.orders} stays
+   * readable as is.
    */
   static String nodeName(String name) {
     if (name.equals(".") || name.equals("..")) {
@@ -39,8 +40,12 @@ final class ZooKeeperPaths {
     for (byte b : name.getBytes(StandardCharsets.UTF_8)) {
       char c = (char) (b & 0xFF);
       boolean plain =
-          (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-              || c == '.' || c == '_' || c == '-';
+          (c >= 'a' && c <= 'z')
+              || (c >= 'A' && c <= 'Z')
+              || (c >= '0' && c <= '9')
+              || c == '.'
+              || c == '_'
+              || c == '-';
       if (plain) {
         out.append(c);
       } else {

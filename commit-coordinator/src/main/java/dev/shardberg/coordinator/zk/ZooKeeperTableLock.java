@@ -14,10 +14,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The ZooKeeper commit lock of one Iceberg table: a Curator {@link InterProcessMutex} at {@code
- * <root>/locks/<table>} over a given {@link ZooKeeperConnection}.
- * Everything that commits to the table takes it around its commit (refresh, check, commit,
- * release), so no commit ever starts from a stale base: the coordinator of every pipeline (through
- * {@link ZooKeeperCommitGuard}) and anything else, such as maintenance, through this class:
+ * <root>/locks/<table>} over a given {@link ZooKeeperConnection}. Everything that commits to the
+ * table takes it around its commit (refresh, check, commit, release), so no commit ever starts from
+ * a stale base: the coordinator of every pipeline (through {@link ZooKeeperCommitGuard}) and
+ * anything else, such as maintenance, through this class:
  *
  * <pre>{@code
  * try (ZooKeeperTableLock lock = ZooKeeperTableLock.open(options, "hadoop.shop.orders")) {
@@ -32,9 +32,9 @@ import org.slf4j.LoggerFactory;
  * }</pre>
  *
  * <p>Only a CONNECTED connection runs actions: otherwise {@link #runExclusive} throws {@link
- * CommitDeferredException} without running the action. A holder whose connection was
- * interrupted since it took the lock may have lost it, so {@link #checkLockHeld()} refuses, and a
- * commit that already went out is judged by what Iceberg answered, never by this lock.
+ * CommitDeferredException} without running the action. A holder whose connection was interrupted
+ * since it took the lock may have lost it, so {@link #checkLockHeld()} refuses, and a commit that
+ * already went out is judged by what Iceberg answered, never by this lock.
  */
 public final class ZooKeeperTableLock implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ZooKeeperTableLock.class);
@@ -112,8 +112,8 @@ public final class ZooKeeperTableLock implements AutoCloseable {
    * Runs {@code action} holding the lock and releases the lock after, whatever the action does.
    *
    * <p>Throws {@link CommitDeferredException}, without running the action, when the connection is
-   * not CONNECTED, when the lock is not granted within {@code lockTimeout}, when taking it fails on a
-   * ZooKeeper error, or when the connection was interrupted while it was being taken. The same
+   * not CONNECTED, when the lock is not granted within {@code lockTimeout}, when taking it fails on
+   * a ZooKeeper error, or when the connection was interrupted while it was being taken. The same
    * exception replaces a {@link LockLostException} thrown by {@link #checkLockHeld()} inside the
    * action: nothing was committed in that case either. Any other exception of the action is passed
    * on unchanged; the action's own result is returned unchanged, even when the connection dropped
@@ -188,10 +188,10 @@ public final class ZooKeeperTableLock implements AutoCloseable {
   }
 
   /**
-   * Call inside {@link #runExclusive}, right before committing: throws when the ZooKeeper connection
-   * was interrupted since the lock was taken (the lock may have passed to another committer).
-   * {@code runExclusive} turns that into a {@link CommitDeferredException}: nothing committed,
-   * retried later.
+   * Call inside {@link #runExclusive}, right before committing: throws when the ZooKeeper
+   * connection was interrupted since the lock was taken (the lock may have passed to another
+   * committer). {@code runExclusive} turns that into a {@link CommitDeferredException}: nothing
+   * committed, retried later.
    *
    * @throws IllegalStateException when this thread does not hold the lock
    */

@@ -10,11 +10,31 @@ import org.junit.jupiter.api.Test;
 class CompactionPlannerTest {
   private static final int SPEC = 0;
 
-  /** A partition of shard s: files, small files, eq/pos delete files, bytes, data/delete records. */
+  /**
+   * A partition of shard s: files, small files, eq/pos delete files, bytes, data/delete records.
+   */
   private static PartitionHealth partition(
-      int shard, int bucket, int files, int small, int eq, int pos, long bytes, long rows, long deletes) {
+      int shard,
+      int bucket,
+      int files,
+      int small,
+      int eq,
+      int pos,
+      long bytes,
+      long rows,
+      long deletes) {
     return new PartitionHealth(
-        SPEC, "shard_number=" + shard + "/id_bucket=" + bucket, shard, files, small, bytes, rows, eq, pos, 0, deletes);
+        SPEC,
+        "shard_number=" + shard + "/id_bucket=" + bucket,
+        shard,
+        files,
+        small,
+        bytes,
+        rows,
+        eq,
+        pos,
+        0,
+        deletes);
   }
 
   @Test

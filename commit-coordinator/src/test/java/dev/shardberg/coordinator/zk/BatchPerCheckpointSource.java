@@ -30,9 +30,10 @@ import org.apache.flink.table.types.logical.VarCharType;
 import org.apache.flink.types.RowKind;
 
 /**
- * A synthetic changelog for a set of shards: batch b inserts {@code rowsPerShard} new keys per shard
- * and updates the first key of batch b-1. Exactly one batch per completed checkpoint, so every batch
- * becomes its own commit; its position is in state, so a restore resumes where the checkpoint was.
+ * A synthetic changelog for a set of shards: batch b inserts {@code rowsPerShard} new keys per
+ * shard and updates the first key of batch b-1. Exactly one batch per completed checkpoint, so
+ * every batch becomes its own commit; its position is in state, so a restore resumes where the
+ * checkpoint was.
  *
  * <p>Tests in the same JVM see its progress ({@link Progress}) and can hold it before a batch.
  */
@@ -42,7 +43,9 @@ final class BatchPerCheckpointSource extends RichSourceFunction<RowData>
 
   static final RowType ROW_TYPE =
       RowType.of(
-          new LogicalType[] {new IntType(false), new BigIntType(false), new VarCharType(VarCharType.MAX_LENGTH)},
+          new LogicalType[] {
+            new IntType(false), new BigIntType(false), new VarCharType(VarCharType.MAX_LENGTH)
+          },
           new String[] {"shard_number", "id", "payload"});
 
   /** Progress of a named source, shared with the test (MiniCluster runs in the test's JVM). */
@@ -75,7 +78,8 @@ final class BatchPerCheckpointSource extends RichSourceFunction<RowData>
    * @param holdBeforeBatch batch before which the source waits for {@link Progress#release}; -1 for
    *     none
    */
-  BatchPerCheckpointSource(String name, int[] shards, int batches, int rowsPerShard, int holdBeforeBatch) {
+  BatchPerCheckpointSource(
+      String name, int[] shards, int batches, int rowsPerShard, int holdBeforeBatch) {
     this.name = name;
     this.shards = shards.clone();
     this.batches = batches;
@@ -88,7 +92,9 @@ final class BatchPerCheckpointSource extends RichSourceFunction<RowData>
     monitor = new Object();
     batchesAtCheckpoint = new TreeMap<>();
     nextBatchState =
-        context.getOperatorStateStore().getListState(new ListStateDescriptor<>("next-batch", IntSerializer.INSTANCE));
+        context
+            .getOperatorStateStore()
+            .getListState(new ListStateDescriptor<>("next-batch", IntSerializer.INSTANCE));
     for (Integer restored : nextBatchState.get()) {
       nextBatch = restored;
     }

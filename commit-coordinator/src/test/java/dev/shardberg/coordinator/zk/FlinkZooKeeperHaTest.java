@@ -43,8 +43,8 @@ import org.junit.jupiter.api.io.TempDir;
  * Flink's JobManager high availability and Shardberg's HA mode on ONE ZooKeeper server, as
  * docs/high-availability.md tells operators to run them: a MiniCluster configured with exactly the
  * {@code high-availability.*} keys of that page runs a Shardberg pipeline whose coordinator commits
- * through the ZooKeeper lock and fencing epoch. The job commits every batch, once, with the epoch it
- * took from that ZooKeeper, and Flink's nodes and Shardberg's live side by side under their own
+ * through the ZooKeeper lock and fencing epoch. The job commits every batch, once, with the epoch
+ * it took from that ZooKeeper, and Flink's nodes and Shardberg's live side by side under their own
  * roots.
  */
 class FlinkZooKeeperHaTest {
@@ -55,7 +55,8 @@ class FlinkZooKeeperHaTest {
   private static final int ROWS_PER_SHARD = 2;
 
   @Test
-  void jobManagerHaRunsOnTheSameZooKeeper(@TempDir Path haStorage, @TempDir Path warehouse) throws Exception {
+  void jobManagerHaRunsOnTheSameZooKeeper(@TempDir Path haStorage, @TempDir Path warehouse)
+      throws Exception {
     Map<String, String> documented = documentedHaKeys();
     assertThat(documented)
         .as("the high-availability.* keys of %s", HA_DOC)
@@ -97,7 +98,9 @@ class FlinkZooKeeperHaTest {
             .tableName("hadoop.shop.orders")
             .rowType(BatchPerCheckpointSource.ROW_TYPE)
             .pipelineId("orders")
-            .commitGuard(new ZooKeeperCommitGuardFactory(ZooKeeperTestSupport.options(zooKeeper.getConnectString())))
+            .commitGuard(
+                new ZooKeeperCommitGuardFactory(
+                    ZooKeeperTestSupport.options(zooKeeper.getConnectString())))
             .append();
         env.execute("shardberg under Flink HA");
 
@@ -115,12 +118,17 @@ class FlinkZooKeeperHaTest {
       assertThat(zk.checkExists().forPath(ZooKeeperPaths.lockPath(ROOT, "hadoop.shop.orders")))
           .as("the table's lock node")
           .isNotNull();
-      assertThat(children(zk, ROOT)).as("Shardberg's nodes").containsExactlyInAnyOrder("locks", "pipelines");
+      assertThat(children(zk, ROOT))
+          .as("Shardberg's nodes")
+          .containsExactlyInAnyOrder("locks", "pipelines");
 
       Table table = catalog.loadCatalog().loadTable(ID);
-      assertThat(rows(table)).isEqualTo(BatchPerCheckpointSource.expectedRows(SHARDS, BATCHES, ROWS_PER_SHARD));
+      assertThat(rows(table))
+          .isEqualTo(BatchPerCheckpointSource.expectedRows(SHARDS, BATCHES, ROWS_PER_SHARD));
       List<CommitRecord> commits = CommittedCheckpoints.history(table, "orders", Integer.MAX_VALUE);
-      assertThat(commits.stream().filter(c -> !c.heartbeat()).count()).as("one data commit per batch").isEqualTo(BATCHES);
+      assertThat(commits.stream().filter(c -> !c.heartbeat()).count())
+          .as("one data commit per batch")
+          .isEqualTo(BATCHES);
       assertThat(commits).as("every commit under epoch 1").allMatch(c -> c.epoch() == 1);
     }
   }
@@ -145,7 +153,10 @@ class FlinkZooKeeperHaTest {
 
   private static CatalogLoader createTable(Path warehouse) {
     CatalogLoader catalog =
-        CatalogLoader.hadoop("hadoop", new org.apache.hadoop.conf.Configuration(), Map.of("warehouse", warehouse.toString()));
+        CatalogLoader.hadoop(
+            "hadoop",
+            new org.apache.hadoop.conf.Configuration(),
+            Map.of("warehouse", warehouse.toString()));
     Schema schema = new Schema(SharedTableWorkload.SCHEMA.columns(), Set.of(1, 2));
     catalog
         .loadCatalog()

@@ -9,10 +9,10 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The real {@link ZooKeeperCommitGuardFactory}, plus a test hook that runs inside the lock, after the
- * guard took it and before the coordinator's commit action: the place to stop ZooKeeper or expire
- * the session "between taking the lock and committing", deterministically. Hooks are registered by
- * name in this JVM (the MiniCluster runs in the test's JVM).
+ * The real {@link ZooKeeperCommitGuardFactory}, plus a test hook that runs inside the lock, after
+ * the guard took it and before the coordinator's commit action: the place to stop ZooKeeper or
+ * expire the session "between taking the lock and committing", deterministically. Hooks are
+ * registered by name in this JVM (the MiniCluster runs in the test's JVM).
  */
 final class HookedGuardFactory implements CommitGuardFactory {
   private static final long serialVersionUID = 1L;

@@ -26,14 +26,21 @@ public final class LockedCommitBenchmark {
 
   public static void main(String[] args) throws Exception {
     Duration duration = Duration.ofSeconds(args.length > 0 ? Long.parseLong(args[0]) : 60);
-    TestingServer server = args.length > 1 ? null : new TestingServer(true); // default ticks: 60 s sessions
+    TestingServer server =
+        args.length > 1 ? null : new TestingServer(true); // default ticks: 60 s sessions
     String connect = args.length > 1 ? args[1] : server.getConnectString();
     try {
       SharedTableWorkload.Result locked = runOnce(true, connect, duration);
       SharedTableWorkload.Result unlocked = runOnce(false, connect, duration);
       System.out.println();
-      System.out.printf("%-12s %12s %14s %10s %28s %10s%n",
-          "run", "commits/min", "pipeline/maint", "conflicts", "lock wait p50 / p99 (ms)", "rows ok");
+      System.out.printf(
+          "%-12s %12s %14s %10s %28s %10s%n",
+          "run",
+          "commits/min",
+          "pipeline/maint",
+          "conflicts",
+          "lock wait p50 / p99 (ms)",
+          "rows ok");
       print("with lock", locked);
       print("without lock", unlocked);
     } finally {
@@ -63,9 +70,13 @@ public final class LockedCommitBenchmark {
       if (waits.length() > 0) {
         waits.append(", ");
       }
-      waits.append(Math.round(w.getQuantile(0.5))).append('/').append(Math.round(w.getQuantile(0.99)));
+      waits
+          .append(Math.round(w.getQuantile(0.5)))
+          .append('/')
+          .append(Math.round(w.getQuantile(0.99)));
     }
-    System.out.printf("%-12s %12.0f %14s %10d %28s %10s%n",
+    System.out.printf(
+        "%-12s %12.0f %14s %10d %28s %10s%n",
         name,
         r.commitsPerMinute(),
         r.pipelineCommits() + "/" + r.maintenanceCommits(),

@@ -63,12 +63,14 @@ final class SharedTableWorkload {
           Types.NestedField.required(1, "shard_number", Types.IntegerType.get()),
           Types.NestedField.required(2, "id", Types.LongType.get()),
           Types.NestedField.optional(3, "payload", Types.StringType.get()));
-  static final PartitionSpec SPEC = PartitionSpec.builderFor(SCHEMA).identity("shard_number").build();
+  static final PartitionSpec SPEC =
+      PartitionSpec.builderFor(SCHEMA).identity("shard_number").build();
   static final TableIdentifier TABLE = TableIdentifier.of(Namespace.of("shop"), "orders");
   static final String TABLE_NAME = "hadoop.shop.orders";
   static final int SHARDS_PER_PIPELINE = 4;
   static final int ROWS_PER_COMMIT = 5;
   static final int MARKER_SHARD = 999;
+
   /** Lock waits kept per committer, the most recent ones. */
   static final int LOCK_WAIT_WINDOW = 4096;
 
@@ -109,7 +111,10 @@ final class SharedTableWorkload {
   /** A committer's lock waits: {@code p50/p99/max} in ms. */
   static String describe(HistogramStatistics waitsMs) {
     return String.format(
-        "%.0f/%.0f/%d", waitsMs.getQuantile(0.5), waitsMs.getQuantile(0.99), waitsMs.size() == 0 ? 0 : waitsMs.getMax());
+        "%.0f/%.0f/%d",
+        waitsMs.getQuantile(0.5),
+        waitsMs.getQuantile(0.99),
+        waitsMs.size() == 0 ? 0 : waitsMs.getMax());
   }
 
   /** A new histogram of lock waits in ms. */
@@ -173,7 +178,13 @@ final class SharedTableWorkload {
                 () -> {
                   try {
                     return runPipeline(
-                        pipeline, guard, commitsPerPipeline, deadline, conflicts, lockTimeouts, waits);
+                        pipeline,
+                        guard,
+                        commitsPerPipeline,
+                        deadline,
+                        conflicts,
+                        lockTimeouts,
+                        waits);
                   } finally {
                     pipelinesRunning.decrementAndGet();
                   }
@@ -295,11 +306,11 @@ final class SharedTableWorkload {
   }
 
   /**
-   * Maintenance stand-in until {@code keepGoing} turns false: rewrites all manifests, then appends a
-   * marker file and deletes it again, and so on, resting {@code pause} after each round (a maintenance
-   * run that does not spin); through {@code lock} when given, its waits in {@code lockWaits}. Returns
-   * the number of commits; a stale-base {@link CommitFailedException} is counted in {@code conflicts}
-   * and retried from a fresh table.
+   * Maintenance stand-in until {@code keepGoing} turns false: rewrites all manifests, then appends
+   * a marker file and deletes it again, and so on, resting {@code pause} after each round (a
+   * maintenance run that does not spin); through {@code lock} when given, its waits in {@code
+   * lockWaits}. Returns the number of commits; a stale-base {@link CommitFailedException} is
+   * counted in {@code conflicts} and retried from a fresh table.
    */
   static long maintain(
       Table table,

@@ -35,7 +35,9 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-/** The guard and the table lock against real ZooKeeper servers (Curator's TestingServer/Cluster). */
+/**
+ * The guard and the table lock against real ZooKeeper servers (Curator's TestingServer/Cluster).
+ */
 class ZooKeeperCommitGuardTest {
   private static final String TABLE = "hadoop.shop.orders";
   private static final String LOCK_PATH = ROOT + "/locks/" + TABLE;
@@ -94,8 +96,10 @@ class ZooKeeperCommitGuardTest {
     AtomicInteger commits = new AtomicInteger();
     assertThatThrownBy(() -> guard.runExclusive(LOCK_TIMEOUT, commits::incrementAndGet))
         .isInstanceOf(CommitDeferredException.class)
-        .hasMessageStartingWith("Cannot take the commit lock of table 'hadoop.shop.orders': Cannot connect to ZooKeeper at")
-        .hasMessageEndingWith("nothing was run, the commit is retried at the next completed checkpoint");
+        .hasMessageStartingWith(
+            "Cannot take the commit lock of table 'hadoop.shop.orders': Cannot connect to ZooKeeper at")
+        .hasMessageEndingWith(
+            "nothing was run, the commit is retried at the next completed checkpoint");
     assertThat(commits).hasValue(0);
     assertThat(guard.epoch()).isEqualTo(-1);
 
@@ -230,7 +234,8 @@ class ZooKeeperCommitGuardTest {
                       return bRan.get();
                     }));
     assertThat(aInside.await(30, TimeUnit.SECONDS)).isTrue();
-    Future<Boolean> second = executor.submit(() -> b.runExclusive(LOCK_TIMEOUT, () -> bRan.getAndSet(true)));
+    Future<Boolean> second =
+        executor.submit(() -> b.runExclusive(LOCK_TIMEOUT, () -> bRan.getAndSet(true)));
 
     CuratorFramework zk = closeLater(observer(server.getConnectString()));
     await().atMost(WAIT).until(() -> children(zk, LOCK_PATH).size() == 2); // b queued behind a
@@ -250,11 +255,18 @@ class ZooKeeperCommitGuardTest {
     ZooKeeperCommitGuard b = open("pipeline-b");
     ZooKeeperTableLock maintenance = closeLater(ZooKeeperTableLock.open(options, TABLE));
 
-    List<Section> sections = runConcurrently(25, a::runExclusive, b::runExclusive, maintenance::runExclusive);
+    List<Section> sections =
+        runConcurrently(25, a::runExclusive, b::runExclusive, maintenance::runExclusive);
 
     assertNoOverlap(sections, 75);
-    assertThat(sections).filteredOn(s -> s.committer().equals("committer-0")).as("pipeline-a's sections").hasSize(25);
-    assertThat(sections).filteredOn(s -> s.committer().equals("committer-2")).as("maintenance's sections").hasSize(25);
+    assertThat(sections)
+        .filteredOn(s -> s.committer().equals("committer-0"))
+        .as("pipeline-a's sections")
+        .hasSize(25);
+    assertThat(sections)
+        .filteredOn(s -> s.committer().equals("committer-2"))
+        .as("maintenance's sections")
+        .hasSize(25);
   }
 
   @Test

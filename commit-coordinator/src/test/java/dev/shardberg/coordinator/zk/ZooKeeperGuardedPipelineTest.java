@@ -36,18 +36,17 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.test.TestingServer;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.RestartStrategyOptions;
+import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.Histogram;
 import org.apache.flink.metrics.Metric;
-import org.apache.flink.configuration.RestartStrategyOptions;
-import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.runtime.testutils.InMemoryReporter;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
-import org.apache.logging.log4j.Level;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.iceberg.BaseTable;
 import org.apache.iceberg.HasTableOperations;
@@ -66,6 +65,7 @@ import org.apache.iceberg.flink.CatalogLoader;
 import org.apache.iceberg.flink.TableLoader;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.util.SnapshotUtil;
+import org.apache.logging.log4j.Level;
 import org.awaitility.core.ConditionFactory;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -74,9 +74,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The coordinator's HA mode end to end: real Flink MiniCluster jobs built with {@link ShardbergSink},
- * synthetic changelog sources, a real Iceberg table (Hadoop catalog on disk) and a real ZooKeeper
- * server. Every job runs without restarts, so a failure is final and visible.
+ * The coordinator's HA mode end to end: real Flink MiniCluster jobs built with {@link
+ * ShardbergSink}, synthetic changelog sources, a real Iceberg table (Hadoop catalog on disk) and a
+ * real ZooKeeper server. Every job runs without restarts, so a failure is final and visible.
  */
 class ZooKeeperGuardedPipelineTest {
   private static final TableIdentifier ID = TableIdentifier.of(Namespace.of("shop"), "orders");
@@ -87,7 +87,9 @@ class ZooKeeperGuardedPipelineTest {
   private static final int[] SHARDS_B = {4, 5, 6, 7};
   private static final Duration JOB_TIMEOUT = Duration.ofMinutes(2);
 
-  /** Keeps the metrics of finished jobs, so a test reads the coordinator's histograms after the job. */
+  /**
+   * Keeps the metrics of finished jobs, so a test reads the coordinator's histograms after the job.
+   */
   private static final InMemoryReporter METRICS = InMemoryReporter.createWithRetainedMetrics();
 
   @RegisterExtension
@@ -147,7 +149,9 @@ class ZooKeeperGuardedPipelineTest {
 
     System.out.printf("with lock: %s%n", run);
     assertThat(run.swapHeld).as("a maintenance swap was held for a pipeline commit").isTrue();
-    assertThat(run.tableMovedWhileHeld).as("a pipeline committed inside maintenance's lock").isFalse();
+    assertThat(run.tableMovedWhileHeld)
+        .as("a pipeline committed inside maintenance's lock")
+        .isFalse();
     assertThat(run.retriedAttempts).as("Iceberg commit attempts retried on a stale base").isZero();
     assertThat(run.maintenanceConflicts).as("CommitFailedExceptions in maintenance").isZero();
     assertThat(run.lockTimeouts).isZero();
@@ -160,11 +164,12 @@ class ZooKeeperGuardedPipelineTest {
   /**
    * Issue 14 in HA mode: pipeline A runs table maintenance inside its coordinator, pipeline B
    * commits to the same table; every commit (both pipelines' checkpoints, A's compactions, expiry
-   * and manifest rewrites) holds the table's ZooKeeper lock, so none is ever retried on a stale base.
-   * A waits half-way until a compaction landed, so the later batches update rewritten rows.
+   * and manifest rewrites) holds the table's ZooKeeper lock, so none is ever retried on a stale
+   * base. A waits half-way until a compaction landed, so the later batches update rewritten rows.
    */
   @Test
-  void maintenanceInsideOnePipelineAndASecondPipelineShareOneTableWithoutAnyRetry() throws Exception {
+  void maintenanceInsideOnePipelineAndASecondPipelineShareOneTableWithoutAnyRetry()
+      throws Exception {
     ZooKeeperOptions zk = options(zooKeeper.getConnectString());
     Configuration maintenance = new Configuration();
     maintenance.set(MaintenanceOptions.INTERVAL, Duration.ofMillis(100));
@@ -179,11 +184,21 @@ class ZooKeeperGuardedPipelineTest {
         closeLater(new LogCapture("dev.shardberg.coordinator.CheckpointCommitter", Level.INFO));
     JobClient a =
         startPipeline(
-            "orders-a", sourceA, SHARDS_A, batches, batches / 2, new ZooKeeperCommitGuardFactory(zk),
+            "orders-a",
+            sourceA,
+            SHARDS_A,
+            batches,
+            batches / 2,
+            new ZooKeeperCommitGuardFactory(zk),
             MaintenanceSettings.from(maintenance));
     JobClient b =
         startPipeline(
-            "orders-b", uniqueName("b"), SHARDS_B, batches, -1, new ZooKeeperCommitGuardFactory(zk),
+            "orders-b",
+            uniqueName("b"),
+            SHARDS_B,
+            batches,
+            -1,
+            new ZooKeeperCommitGuardFactory(zk),
             MaintenanceSettings.disabled());
     whileRunning(a).until(() -> !compactions().isEmpty());
     BatchPerCheckpointSource.progress(sourceA).release.countDown();
@@ -193,7 +208,8 @@ class ZooKeeperGuardedPipelineTest {
     assertThat(CommitAttemptsReporter.RETRIED_ATTEMPTS.get())
         .as("Iceberg commit attempts retried on a stale base (CommitFailedException)")
         .isZero();
-    Set<String> expected = new TreeSet<>(BatchPerCheckpointSource.expectedRows(SHARDS_A, batches, ROWS_PER_SHARD));
+    Set<String> expected =
+        new TreeSet<>(BatchPerCheckpointSource.expectedRows(SHARDS_A, batches, ROWS_PER_SHARD));
     expected.addAll(BatchPerCheckpointSource.expectedRows(SHARDS_B, batches, ROWS_PER_SHARD));
     assertThat(readRows()).isEqualTo(expected);
     assertEachCommitAddsTheNextBatch("orders-a", SHARDS_A, batches);
@@ -208,13 +224,13 @@ class ZooKeeperGuardedPipelineTest {
   }
 
   /**
-   * Issue 26, item 2: the documented set-up of two pipelines on one table, with expiry ON in the one
-   * that maintains: A keeps only what is younger than 3 s (retain-last 1), while B's initial load
-   * (every batch inserts new keys into B's empty shards, so every checkpoint holds insert-only rows)
-   * runs far longer. B's checks start where the last one held, and B publishes the oldest snapshot
-   * they still need, which A's expiry keeps. Before, B's check walked back to its writers' scan and
-   * B stopped for good once A expired it (the older test of this pair keeps the whole history, which
-   * hid it).
+   * Issue 26, item 2: the documented set-up of two pipelines on one table, with expiry ON in the
+   * one that maintains: A keeps only what is younger than 3 s (retain-last 1), while B's initial
+   * load (every batch inserts new keys into B's empty shards, so every checkpoint holds insert-only
+   * rows) runs far longer. B's checks start where the last one held, and B publishes the oldest
+   * snapshot they still need, which A's expiry keeps. Before, B's check walked back to its writers'
+   * scan and B stopped for good once A expired it (the older test of this pair keeps the whole
+   * history, which hid it).
    */
   @Test
   void aSecondPipelinesLongInitialLoadSurvivesTheFirstPipelinesSnapshotExpiry() throws Exception {
@@ -229,16 +245,27 @@ class ZooKeeperGuardedPipelineTest {
     int batchesB = 40; // checkpoints every 200 ms: well past A's max-age
     JobClient a =
         startPipeline(
-            "orders-a", uniqueName("a"), SHARDS_A, batchesA, -1, new ZooKeeperCommitGuardFactory(zk),
+            "orders-a",
+            uniqueName("a"),
+            SHARDS_A,
+            batchesA,
+            -1,
+            new ZooKeeperCommitGuardFactory(zk),
             MaintenanceSettings.from(maintenance));
     JobClient b =
         startPipeline(
-            "orders-b", uniqueName("b"), SHARDS_B, batchesB, -1, new ZooKeeperCommitGuardFactory(zk),
+            "orders-b",
+            uniqueName("b"),
+            SHARDS_B,
+            batchesB,
+            -1,
+            new ZooKeeperCommitGuardFactory(zk),
             MaintenanceSettings.disabled());
     a.getJobExecutionResult().get(JOB_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
     b.getJobExecutionResult().get(JOB_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
 
-    Set<String> expected = new TreeSet<>(BatchPerCheckpointSource.expectedRows(SHARDS_A, batchesA, ROWS_PER_SHARD));
+    Set<String> expected =
+        new TreeSet<>(BatchPerCheckpointSource.expectedRows(SHARDS_A, batchesA, ROWS_PER_SHARD));
     expected.addAll(BatchPerCheckpointSource.expectedRows(SHARDS_B, batchesB, ROWS_PER_SHARD));
     assertThat(readRows()).isEqualTo(expected);
     Table table = table();
@@ -246,45 +273,63 @@ class ZooKeeperGuardedPipelineTest {
     for (Snapshot snapshot : table.snapshots()) {
       oldestKept = Math.min(oldestKept, snapshot.sequenceNumber());
     }
-    assertThat(oldestKept).as("sequence number of the oldest snapshot left: A's expiry ran").isGreaterThan(1);
+    assertThat(oldestKept)
+        .as("sequence number of the oldest snapshot left: A's expiry ran")
+        .isGreaterThan(1);
   }
 
   /**
    * The coordinator's commit-duration and lock-wait histograms (issue 16), read from its operator
-   * metric group: exactly the durations the coordinator logged for its commits (data and heartbeat),
-   * one each, and one lock wait per commit attempt that got the ZooKeeper lock.
+   * metric group: exactly the durations the coordinator logged for its commits (data and
+   * heartbeat), one each, and one lock wait per commit attempt that got the ZooKeeper lock.
    */
-  private static void assertCommitHistograms(JobClient job, String pipelineId, LogCapture coordinatorLog) {
-    // the coordinator's "shardberg" group of this job (by group: identifiers of chained operators collide)
+  private static void assertCommitHistograms(
+      JobClient job, String pipelineId, LogCapture coordinatorLog) {
+    // the coordinator's "shardberg" group of this job (by group: identifiers of chained operators
+    // collide)
     Map<String, Metric> metrics = new java.util.HashMap<>();
-    METRICS.getMetricsByGroup().forEach((group, byName) -> {
-      if (job.getJobID().toString().equals(group.getAllVariables().get("<job_id>"))
-          && group.getMetricIdentifier("x").endsWith(".shardberg.x")) {
-        byName.forEach((name, metric) -> metrics.put(".shardberg." + name, metric));
-      }
-    });
-    long commits = counter(metrics, ".shardberg.commits") + counter(metrics, ".shardberg.heartbeatCommits");
+    METRICS
+        .getMetricsByGroup()
+        .forEach(
+            (group, byName) -> {
+              if (job.getJobID().toString().equals(group.getAllVariables().get("<job_id>"))
+                  && group.getMetricIdentifier("x").endsWith(".shardberg.x")) {
+                byName.forEach((name, metric) -> metrics.put(".shardberg." + name, metric));
+              }
+            });
+    long commits =
+        counter(metrics, ".shardberg.commits") + counter(metrics, ".shardberg.heartbeatCommits");
     List<Long> logged = loggedCommitMillis(coordinatorLog, pipelineId);
-    assertThat(logged).as("commits logged by the coordinator of %s", pipelineId).hasSize((int) commits);
+    assertThat(logged)
+        .as("commits logged by the coordinator of %s", pipelineId)
+        .hasSize((int) commits);
     Histogram durations = (Histogram) metric(metrics, ".shardberg.commitDurationMs");
     assertThat(durations.getCount()).as("commitDurationMs values").isEqualTo(commits);
     assertThat(durations.getStatistics().getValues())
         .as("commitDurationMs values: the logged commit durations")
         .containsExactlyInAnyOrder(logged.stream().mapToLong(Long::longValue).toArray());
     Histogram lockWaits = (Histogram) metric(metrics, ".shardberg.lockWaitMs");
-    long attempts = commits + counter(metrics, ".shardberg.commitRetries")
-        + counter(metrics, ".shardberg.checkpointsAlreadyCommitted");
-    assertThat(lockWaits.getCount()).as("lockWaitMs values: one per attempt under the lock").isEqualTo(attempts);
+    long attempts =
+        commits
+            + counter(metrics, ".shardberg.commitRetries")
+            + counter(metrics, ".shardberg.checkpointsAlreadyCommitted");
+    assertThat(lockWaits.getCount())
+        .as("lockWaitMs values: one per attempt under the lock")
+        .isEqualTo(attempts);
   }
 
-  /** The durations the coordinator logged per commit of {@code pipelineId} (data and heartbeat), in ms. */
+  /**
+   * The durations the coordinator logged per commit of {@code pipelineId} (data and heartbeat), in
+   * ms.
+   */
   private static List<Long> loggedCommitMillis(LogCapture log, String pipelineId) {
     List<Long> millis = new ArrayList<>();
     for (LogCapture.Line line : log.lines()) {
       List<Object> args = line.arguments();
       if (line.format().startsWith("Committed checkpoint ") && pipelineId.equals(args.get(2))) {
         millis.add(((Number) args.get(9)).longValue());
-      } else if (line.format().startsWith("Committed heartbeat ") && pipelineId.equals(args.get(0))) {
+      } else if (line.format().startsWith("Committed heartbeat ")
+          && pipelineId.equals(args.get(0))) {
         millis.add(((Number) args.get(4)).longValue());
       }
     }
@@ -293,11 +338,12 @@ class ZooKeeperGuardedPipelineTest {
 
   private static Metric metric(Map<String, Metric> metrics, String suffix) {
     List<Metric> found = new ArrayList<>();
-    metrics.forEach((id, m) -> {
-      if (id.endsWith(suffix)) {
-        found.add(m);
-      }
-    });
+    metrics.forEach(
+        (id, m) -> {
+          if (id.endsWith(suffix)) {
+            found.add(m);
+          }
+        });
     assertThat(found).as("metrics ending in %s among %s", suffix, metrics.keySet()).hasSize(1);
     return found.get(0);
   }
@@ -318,7 +364,8 @@ class ZooKeeperGuardedPipelineTest {
   }
 
   private static Set<String> readRows(Table table, long snapshotId) throws IOException {
-    try (CloseableIterable<Record> records = IcebergGenerics.read(table).useSnapshot(snapshotId).build()) {
+    try (CloseableIterable<Record> records =
+        IcebergGenerics.read(table).useSnapshot(snapshotId).build()) {
       return rowsOnceEach(records, "snapshot " + snapshotId);
     }
   }
@@ -335,7 +382,8 @@ class ZooKeeperGuardedPipelineTest {
       String before = byKey.put(key, row);
       if (before != null) {
         throw new IllegalStateException(
-            String.format("Key %s is in the table twice at %s: %s and %s", key, where, before, row));
+            String.format(
+                "Key %s is in the table twice at %s: %s and %s", key, where, before, row));
       }
     }
     return new TreeSet<>(byKey.values());
@@ -354,9 +402,12 @@ class ZooKeeperGuardedPipelineTest {
 
     System.out.printf("without lock: %s%n", run);
     assertThat(run.swapHeld).as("a maintenance swap was held for a pipeline commit").isTrue();
-    assertThat(run.tableMovedWhileHeld).as("a pipeline committed between maintenance's refresh and swap").isTrue();
+    assertThat(run.tableMovedWhileHeld)
+        .as("a pipeline committed between maintenance's refresh and swap")
+        .isTrue();
     assertThat(run.retriedAttempts + run.maintenanceConflicts)
-        .as("stale-base retries: Iceberg's retried attempts + CommitFailedExceptions in maintenance")
+        .as(
+            "stale-base retries: Iceberg's retried attempts + CommitFailedExceptions in maintenance")
         .isPositive();
     assertThat(readRows()).isEqualTo(expectedRowsOfBoth());
     assertEachCommitAddsTheNextBatch("orders-a", SHARDS_A, BATCHES);
@@ -371,7 +422,8 @@ class ZooKeeperGuardedPipelineTest {
     String firstSource = uniqueName("first");
     int held = 2;
     JobClient first = startPipeline("orders", firstSource, SHARDS_A, BATCHES, held, guard);
-    Set<String> firstBatches = BatchPerCheckpointSource.expectedRows(SHARDS_A, held, ROWS_PER_SHARD);
+    Set<String> firstBatches =
+        BatchPerCheckpointSource.expectedRows(SHARDS_A, held, ROWS_PER_SHARD);
     whileRunning(first).until(() -> readRows().equals(firstBatches));
     List<Long> epochsBefore = epochsOf("orders");
     assertThat(epochsBefore).containsOnly(1L);
@@ -379,10 +431,16 @@ class ZooKeeperGuardedPipelineTest {
     JobClient second = startPipeline("orders", uniqueName("second"), SHARDS_A, BATCHES, -1, guard);
     CuratorFramework observer = closeLater(observer(zooKeeper.getConnectString()));
     whileRunning(second)
-        .until(() -> "2".equals(new String(observer.getData().forPath(ROOT + "/pipelines/orders/epoch"), UTF_8)));
+        .until(
+            () ->
+                "2"
+                    .equals(
+                        new String(
+                            observer.getData().forPath(ROOT + "/pipelines/orders/epoch"), UTF_8)));
     BatchPerCheckpointSource.progress(firstSource).release.countDown();
 
-    assertThatThrownBy(() -> first.getJobExecutionResult().get(JOB_TIMEOUT.toSeconds(), TimeUnit.SECONDS))
+    assertThatThrownBy(
+            () -> first.getJobExecutionResult().get(JOB_TIMEOUT.toSeconds(), TimeUnit.SECONDS))
         .hasStackTraceContaining(
             "Cannot commit to table 'hadoop.shop.orders': another instance of pipeline 'orders'"
                 + " started with epoch 2 (this instance has epoch 1), so this instance stops"
@@ -418,7 +476,12 @@ class ZooKeeperGuardedPipelineTest {
             zooKeeperStopped.countDown();
           } else if (expireNext.compareAndSet(true, false)) {
             long before = guard.connectionInterruptions();
-            guard.client().getZookeeperClient().getZooKeeper().getTestable().injectSessionExpiration();
+            guard
+                .client()
+                .getZookeeperClient()
+                .getZooKeeper()
+                .getTestable()
+                .injectSessionExpiration();
             await().atMost(JOB_TIMEOUT).until(() -> guard.connectionInterruptions() > before);
             sessionExpired.countDown();
           }
@@ -427,7 +490,8 @@ class ZooKeeperGuardedPipelineTest {
     // The source holds before its last batch until the session has expired after the restart: a job
     // whose input ended before the guard reconnected would leave nothing to commit in that window.
     JobClient job =
-        startPipeline("orders", source, SHARDS_A, batches, batches - 1, new HookedGuardFactory(zk, hook));
+        startPipeline(
+            "orders", source, SHARDS_A, batches, batches - 1, new HookedGuardFactory(zk, hook));
 
     assertThat(zooKeeperStopped.await(JOB_TIMEOUT.toSeconds(), TimeUnit.SECONDS)).isTrue();
     // Checkpoints keep completing while ZooKeeper is down; nothing is committed meanwhile.
@@ -481,7 +545,8 @@ class ZooKeeperGuardedPipelineTest {
     AtomicBoolean jobsRunning = new AtomicBoolean(true);
     AtomicLong conflicts = new AtomicLong();
     AtomicLong lockTimeouts = new AtomicLong();
-    ZooKeeperTableLock lock = zk == null ? null : closeLater(ZooKeeperTableLock.open(zk, TABLE_NAME));
+    ZooKeeperTableLock lock =
+        zk == null ? null : closeLater(ZooKeeperTableLock.open(zk, TABLE_NAME));
     Histogram maintenanceLockWaits = SharedTableWorkload.lockWaitHistogram();
     Future<Long> maintenance =
         executor.submit(
@@ -522,9 +587,15 @@ class ZooKeeperGuardedPipelineTest {
   }
 
   private JobClient startPipeline(
-      String pipelineId, String sourceName, int[] shards, int batches, int holdBefore, CommitGuardFactory guard)
+      String pipelineId,
+      String sourceName,
+      int[] shards,
+      int batches,
+      int holdBefore,
+      CommitGuardFactory guard)
       throws Exception {
-    return startPipeline(pipelineId, sourceName, shards, batches, holdBefore, guard, MaintenanceSettings.disabled());
+    return startPipeline(
+        pipelineId, sourceName, shards, batches, holdBefore, guard, MaintenanceSettings.disabled());
   }
 
   private JobClient startPipeline(
@@ -544,7 +615,8 @@ class ZooKeeperGuardedPipelineTest {
     env.setParallelism(2);
     DataStream<RowData> changes =
         env.addSource(
-                new BatchPerCheckpointSource(sourceName, shards, batches, ROWS_PER_SHARD, holdBefore),
+                new BatchPerCheckpointSource(
+                    sourceName, shards, batches, ROWS_PER_SHARD, holdBefore),
                 "synthetic changes " + sourceName,
                 InternalTypeInfo.of(BatchPerCheckpointSource.ROW_TYPE))
             .setParallelism(1);
@@ -583,7 +655,8 @@ class ZooKeeperGuardedPipelineTest {
   }
 
   private static Set<String> expectedRowsOfBoth() {
-    Set<String> expected = new TreeSet<>(BatchPerCheckpointSource.expectedRows(SHARDS_A, BATCHES, ROWS_PER_SHARD));
+    Set<String> expected =
+        new TreeSet<>(BatchPerCheckpointSource.expectedRows(SHARDS_A, BATCHES, ROWS_PER_SHARD));
     expected.addAll(BatchPerCheckpointSource.expectedRows(SHARDS_B, BATCHES, ROWS_PER_SHARD));
     return expected;
   }
@@ -596,7 +669,8 @@ class ZooKeeperGuardedPipelineTest {
   /** Epochs of the pipeline's snapshots, oldest first. */
   private List<Long> epochsOf(String pipelineId) {
     List<Long> epochs = new ArrayList<>();
-    for (CommitRecord record : CommittedCheckpoints.history(table(), pipelineId, Integer.MAX_VALUE)) {
+    for (CommitRecord record :
+        CommittedCheckpoints.history(table(), pipelineId, Integer.MAX_VALUE)) {
       epochs.add(record.epoch());
     }
     Collections.reverse(epochs);
@@ -605,20 +679,26 @@ class ZooKeeperGuardedPipelineTest {
 
   private void assertCheckpointsCommittedOnceInOrder(String pipelineId) {
     List<Long> ids = new ArrayList<>();
-    for (CommitRecord record : CommittedCheckpoints.history(table(), pipelineId, Integer.MAX_VALUE)) {
+    for (CommitRecord record :
+        CommittedCheckpoints.history(table(), pipelineId, Integer.MAX_VALUE)) {
       ids.add(record.checkpointId());
     }
     Collections.reverse(ids);
-    assertThat(ids).as("checkpoint ids of %s, oldest first", pipelineId).isNotEmpty().isSorted().doesNotHaveDuplicates();
+    assertThat(ids)
+        .as("checkpoint ids of %s, oldest first", pipelineId)
+        .isNotEmpty()
+        .isSorted()
+        .doesNotHaveDuplicates();
   }
 
   /**
    * Each checkpoint committed once, by content as well as by id: the source puts one batch in each
    * checkpoint, so the pipeline's n-th data commit (oldest first) must show its shards holding
-   * exactly batches 0..n-1, and there are {@code batches} of them. A checkpoint committed again under
-   * a new id, or one lost, or two in one snapshot, fails here even when the ids look right.
+   * exactly batches 0..n-1, and there are {@code batches} of them. A checkpoint committed again
+   * under a new id, or one lost, or two in one snapshot, fails here even when the ids look right.
    */
-  private void assertEachCommitAddsTheNextBatch(String pipelineId, int[] shards, int batches) throws IOException {
+  private void assertEachCommitAddsTheNextBatch(String pipelineId, int[] shards, int batches)
+      throws IOException {
     assertCheckpointsCommittedOnceInOrder(pipelineId);
     Table table = table();
     List<CommitRecord> dataCommits = new ArrayList<>();
@@ -640,12 +720,17 @@ class ZooKeeperGuardedPipelineTest {
           ofPipeline.add(row);
         }
       }
-      if (!ofPipeline.equals(BatchPerCheckpointSource.expectedRows(shards, n + 1, ROWS_PER_SHARD))) {
-        mismatches.add(String.format("data commit %d (checkpoint %d, snapshot %d) holds %s",
-            n + 1, commit.checkpointId(), commit.snapshotId(), ofPipeline));
+      if (!ofPipeline.equals(
+          BatchPerCheckpointSource.expectedRows(shards, n + 1, ROWS_PER_SHARD))) {
+        mismatches.add(
+            String.format(
+                "data commit %d (checkpoint %d, snapshot %d) holds %s",
+                n + 1, commit.checkpointId(), commit.snapshotId(), ofPipeline));
       }
     }
-    assertThat(mismatches).as("data commits of %s that do not hold exactly the batches before them", pipelineId).isEmpty();
+    assertThat(mismatches)
+        .as("data commits of %s that do not hold exactly the batches before them", pipelineId)
+        .isEmpty();
     assertThat(dataCommits).as("data commits of %s: one per batch", pipelineId).hasSize(batches);
   }
 

@@ -6,7 +6,10 @@ import picocli.CommandLine.Option;
 
 /** The {@code --config FILE} option every command shares. */
 public class ConfigOption {
-  @Option(names = {"-c", "--config"}, required = true, paramLabel = "FILE",
+  @Option(
+      names = {"-c", "--config"},
+      required = true,
+      paramLabel = "FILE",
       description = "The logical table's YAML config (see docs/config.md).")
   Path file;
 

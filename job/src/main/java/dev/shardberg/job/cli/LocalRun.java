@@ -33,19 +33,20 @@ import org.slf4j.LoggerFactory;
 import sun.misc.Signal;
 
 /**
- * A local {@code run} on the console: one line per phase (assembled, running, first commit, stopping,
- * stopped) and a progress line every {@code progressEvery} (commits, rows, rows/s, freshness, the binlog
- * lag per host and, while the snapshot is read, its rows, rows/s and ETA — the last two from the job's
- * metrics through the local REST API on {@code restPort}). In a terminal the progress line is rewritten in place;
- * otherwise (a pipe, a file, a test) every progress line is a plain line. A job that stops by itself (a
- * failure Flink does not restart, or restarts no more) ends the console with two lines, {@code Stopped:}
- * the reason ({@link StopReason}) and {@code To go on:} the way on, and the run exits 1; its stack trace
- * goes to the log only.
+ * A local {@code run} on the console: one line per phase (assembled, running, first commit,
+ * stopping, stopped) and a progress line every {@code progressEvery} (commits, rows, rows/s,
+ * freshness, the binlog lag per host and, while the snapshot is read, its rows, rows/s and ETA —
+ * the last two from the job's metrics through the local REST API on {@code restPort}). In a
+ * terminal the progress line is rewritten in place; otherwise (a pipe, a file, a test) every
+ * progress line is a plain line. A job that stops by itself (a failure Flink does not restart, or
+ * restarts no more) ends the console with two lines, {@code Stopped:} the reason ({@link
+ * StopReason}) and {@code To go on:} the way on, and the run exits 1; its stack trace goes to the
+ * log only.
  *
  * <p>Ctrl-C (SIGINT) or SIGTERM stops the job with a final savepoint under the checkpoint directory
- * ({@link LocalCheckpoints#STOP_SAVEPOINTS}), which the next {@code run} resumes from, and prints where
- * it is. The signals are taken before the JVM begins to shut down (a shutdown hook would race Flink's
- * own hooks tearing the MiniCluster down).
+ * ({@link LocalCheckpoints#STOP_SAVEPOINTS}), which the next {@code run} resumes from, and prints
+ * where it is. The signals are taken before the JVM begins to shut down (a shutdown hook would race
+ * Flink's own hooks tearing the MiniCluster down).
  */
 final class LocalRun {
   private static final Logger LOG = LoggerFactory.getLogger(LocalRun.class);
@@ -56,17 +57,29 @@ final class LocalRun {
   private final Duration progressEvery;
   private final Integer webPort;
   private final int restPort;
-  /** Counted down by a stop signal or the end of the job: whichever comes first ends the wait between progress lines. */
+
+  /**
+   * Counted down by a stop signal or the end of the job: whichever comes first ends the wait
+   * between progress lines.
+   */
   private final CountDownLatch wake = new CountDownLatch(1);
+
   /** How long a progress line waits for the job's metrics to be read after it was asked for. */
   private static final Duration FRESH_READING_WAIT = Duration.ofSeconds(2);
+
   private volatile boolean stopRequested;
 
   /**
    * @param webPort the port the user asked the dashboard on; null when not asked
    * @param restPort the port of the local Flink REST API (the web port, or one the CLI picked)
    */
-  LocalRun(ShardbergConfig config, PrintWriter out, boolean terminal, Duration progressEvery, Integer webPort, int restPort) {
+  LocalRun(
+      ShardbergConfig config,
+      PrintWriter out,
+      boolean terminal,
+      Duration progressEvery,
+      Integer webPort,
+      int restPort) {
     this.config = config;
     this.out = out;
     this.terminal = terminal;
@@ -79,27 +92,45 @@ final class LocalRun {
     ShardbergPipeline.Assembled assembled = ShardbergPipeline.build(env, config);
     Map<String, Integer> perHost = new java.util.TreeMap<>();
     assembled.plan().tablesByHost().forEach((host, tables) -> perHost.put(host, tables.size()));
-    line("Assembled: %d shards on %d host%s (%s) -> %s", assembled.plan().shardCount(), perHost.size(), perHost.size() == 1 ? "" : "s",
-        perHost.entrySet().stream().map(e -> e.getKey() + ": " + e.getValue()).collect(Collectors.joining(", ")),
+    line(
+        "Assembled: %d shards on %d host%s (%s) -> %s",
+        assembled.plan().shardCount(),
+        perHost.size(),
+        perHost.size() == 1 ? "" : "s",
+        perHost.entrySet().stream()
+            .map(e -> e.getKey() + ": " + e.getValue())
+            .collect(Collectors.joining(", ")),
         config.target().qualifiedName());
     JobClient job = env.executeAsync(assembled.jobName());
-    // The client keeps the job's result: it still answers once the MiniCluster has shut down, which it
-    // does as soon as the job ends (after that, asking the cluster for the job's status only fails with
+    // The client keeps the job's result: it still answers once the MiniCluster has shut down, which
+    // it
+    // does as soon as the job ends (after that, asking the cluster for the job's status only fails
+    // with
     // "MiniCluster is not yet running or has already been shut down")
     CompletableFuture<JobExecutionResult> result = job.getJobExecutionResult();
     result.whenComplete((r, e) -> wake.countDown());
     URI checkpoints = LocalCheckpoints.directory(config);
-    line("Running: Flink job %s, one commit per checkpoint (every %s), checkpoints under %s; Ctrl-C stops with a final savepoint",
-        job.getJobID(), Durations.humanToMinutes(config.pipeline().checkpointInterval()), checkpoints);
+    line(
+        "Running: Flink job %s, one commit per checkpoint (every %s), checkpoints under %s; Ctrl-C stops with a final savepoint",
+        job.getJobID(),
+        Durations.humanToMinutes(config.pipeline().checkpointInterval()),
+        checkpoints);
     if (webPort != null) {
-      line("Flink dashboard: http://localhost:%d (status --flink-rest http://localhost:%d shows the lag per host)", webPort, webPort);
+      line(
+          "Flink dashboard: http://localhost:%d (status --flink-rest http://localhost:%d shows the lag per host)",
+          webPort, webPort);
     }
     handleStopSignals();
     Table table = dev.shardberg.job.Catalogs.loadTable(config.target());
-    boolean resumed = env.getConfiguration().getOptional(StateRecoveryOptions.SAVEPOINT_PATH).isPresent();
-    Progress progress = new Progress(job.getJobID().toString(), Instant.now(),
-        snapshotting(assembled.plan().shardNumbers(), resumed, config.tables().rereadShards()),
-        ShardDiscovery.estimatedRows(ShardbergPipeline.logicalTable(config).hosts(), assembled.plan()));
+    boolean resumed =
+        env.getConfiguration().getOptional(StateRecoveryOptions.SAVEPOINT_PATH).isPresent();
+    Progress progress =
+        new Progress(
+            job.getJobID().toString(),
+            Instant.now(),
+            snapshotting(assembled.plan().shardNumbers(), resumed, config.tables().rereadShards()),
+            ShardDiscovery.estimatedRows(
+                ShardbergPipeline.logicalTable(config).hosts(), assembled.plan()));
     while (true) {
       wake.await(progressEvery.toMillis(), TimeUnit.MILLISECONDS);
       if (result.isDone()) {
@@ -114,10 +145,12 @@ final class LocalRun {
   }
 
   /**
-   * The job ended by itself: on a failure the console ends with the reason and the way on, one line each
-   * (the stack trace goes to the log file only), and the run exits {@link ShardbergCli#EXIT_PROBLEM}.
+   * The job ended by itself: on a failure the console ends with the reason and the way on, one line
+   * each (the stack trace goes to the log file only), and the run exits {@link
+   * ShardbergCli#EXIT_PROBLEM}.
    */
-  private int ended(CompletableFuture<JobExecutionResult> result, URI checkpoints) throws Exception {
+  private int ended(CompletableFuture<JobExecutionResult> result, URI checkpoints)
+      throws Exception {
     endProgress();
     Throwable failure;
     try {
@@ -131,13 +164,22 @@ final class LocalRun {
     LOG.error("Pipeline {} stopped: {}", config.pipeline().id(), reason.message(), failure);
     String resume;
     try {
-      resume = LocalCheckpoints.latest(checkpoints)
-          .map(r -> "`run` with the same config resumes from " + r + " (the newest state kept; --fresh starts without state)")
-          .orElse("no checkpoint was kept, so `run` with the same config starts without state");
+      resume =
+          LocalCheckpoints.latest(checkpoints)
+              .map(
+                  r ->
+                      "`run` with the same config resumes from "
+                          + r
+                          + " (the newest state kept; --fresh starts without state)")
+              .orElse("no checkpoint was kept, so `run` with the same config starts without state");
     } catch (java.io.IOException | RuntimeException e) {
       LOG.warn("Cannot list the retained checkpoints under {}", checkpoints, e);
-      resume = "`run` with the same config resumes from the newest state under " + checkpoints + " (which cannot be listed now: "
-          + StopReason.oneLine(e.getMessage()) + ")";
+      resume =
+          "`run` with the same config resumes from the newest state under "
+              + checkpoints
+              + " (which cannot be listed now: "
+              + StopReason.oneLine(e.getMessage())
+              + ")";
     }
     String logFile = System.getProperty("shardberg.log.file");
     String details = logFile == null ? "" : " The stack trace is in " + logFile + ".";
@@ -153,17 +195,26 @@ final class LocalRun {
   }
 
   private int stop(JobClient job, URI checkpoints) throws Exception {
-    line("Stopping: taking a final savepoint (the commit of everything read so far), then stopping the job…");
-    String target = checkpoints.toString().replaceAll("/$", "") + "/" + LocalCheckpoints.STOP_SAVEPOINTS;
+    line(
+        "Stopping: taking a final savepoint (the commit of everything read so far), then stopping the job…");
+    String target =
+        checkpoints.toString().replaceAll("/$", "") + "/" + LocalCheckpoints.STOP_SAVEPOINTS;
     try {
-      String savepoint = job.stopWithSavepoint(false, target, SavepointFormatType.CANONICAL).get(5, TimeUnit.MINUTES);
-      line("Stopped. State: savepoint %s; `run` with the same config resumes from it (--fresh ignores it).", savepoint);
+      String savepoint =
+          job.stopWithSavepoint(false, target, SavepointFormatType.CANONICAL)
+              .get(5, TimeUnit.MINUTES);
+      line(
+          "Stopped. State: savepoint %s; `run` with the same config resumes from it (--fresh ignores it).",
+          savepoint);
       return 0;
     } catch (Exception e) {
       LOG.warn("Stop with savepoint failed; cancelling", e);
       job.cancel().get(2, TimeUnit.MINUTES);
-      String retained = LocalCheckpoints.latest(checkpoints).map(Object::toString).orElse("none yet");
-      line("Stopped without a final savepoint (%s). State: %s; `run` resumes from it.", rootMessage(e), retained);
+      String retained =
+          LocalCheckpoints.latest(checkpoints).map(Object::toString).orElse("none yet");
+      line(
+          "Stopped without a final savepoint (%s). State: %s; `run` resumes from it.",
+          rootMessage(e), retained);
       return ShardbergCli.EXIT_PROBLEM;
     }
   }
@@ -171,16 +222,19 @@ final class LocalRun {
   private void handleStopSignals() {
     for (String name : List.of("INT", "TERM")) {
       try {
-        Signal.handle(new Signal(name), signal -> {
-          stopRequested = true;
-          wake.countDown();
-        });
+        Signal.handle(
+            new Signal(name),
+            signal -> {
+              stopRequested = true;
+              wake.countDown();
+            });
       } catch (IllegalArgumentException unsupported) {
         LOG.debug("Cannot handle SIG{} here; the JVM's default applies", name);
       }
     }
     if (sigintIgnored()) {
-      line("Ctrl-C (SIGINT) is ignored by this process (started in the background): stop it with `kill %d` (SIGTERM)",
+      line(
+          "Ctrl-C (SIGINT) is ignored by this process (started in the background): stop it with `kill %d` (SIGTERM)",
           ProcessHandle.current().pid());
     }
   }
@@ -191,9 +245,11 @@ final class LocalRun {
    */
   static boolean sigintIgnored() {
     try {
-      for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/self/status"))) {
+      for (String line :
+          java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/self/status"))) {
         if (line.startsWith("SigIgn:")) {
-          return (Long.parseUnsignedLong(line.substring("SigIgn:".length()).trim(), 16) & (1L << 1)) != 0;
+          return (Long.parseUnsignedLong(line.substring("SigIgn:".length()).trim(), 16) & (1L << 1))
+              != 0;
         }
       }
     } catch (java.io.IOException | RuntimeException notLinux) {
@@ -214,7 +270,11 @@ final class LocalRun {
     SnapshotProgress lastSnapshot;
     Instant lastSnapshotAt;
 
-    Progress(String flinkJobId, Instant started, java.util.Set<Integer> snapshotting, Map<Integer, Long> estimatedRows) {
+    Progress(
+        String flinkJobId,
+        Instant started,
+        java.util.Set<Integer> snapshotting,
+        Map<Integer, Long> estimatedRows) {
       this.flinkJobId = flinkJobId;
       this.started = started;
       this.lastAt = started;
@@ -234,7 +294,9 @@ final class LocalRun {
       List<HostLag> hosts = readHosts(asked);
       String snapshot = snapshot(hosts, p, now);
       if (!status.committed()) {
-        progressLine("waiting for the first commit (%s since start)%s", Durations.humanToMinutes(Duration.between(p.started, now)), snapshot);
+        progressLine(
+            "waiting for the first commit (%s since start)%s",
+            Durations.humanToMinutes(Duration.between(p.started, now)), snapshot);
         return;
       }
       CommitRecord last = status.commits().get(0);
@@ -246,23 +308,37 @@ final class LocalRun {
         }
       }
       long rows = added + deleted;
-      double perSecond = p.lastRows < 0 ? 0 : (rows - p.lastRows) * 1000.0 / Math.max(1, Duration.between(p.lastAt, now).toMillis());
+      double perSecond =
+          p.lastRows < 0
+              ? 0
+              : (rows - p.lastRows)
+                  * 1000.0
+                  / Math.max(1, Duration.between(p.lastAt, now).toMillis());
       p.lastRows = rows;
       p.lastAt = now;
-      progressLine("checkpoint %d committed %s ago; +%d -%d rows in %d shards, %.0f rows/s%s%s", last.checkpointId(),
-          Durations.humanToMinutes(status.sinceLastCommit()), added, deleted, status.totals().size(), perSecond, snapshot, hosts(hosts, Instant.now(), asked));
+      progressLine(
+          "checkpoint %d committed %s ago; +%d -%d rows in %d shards, %.0f rows/s%s%s",
+          last.checkpointId(),
+          Durations.humanToMinutes(status.sinceLastCommit()),
+          added,
+          deleted,
+          status.totals().size(),
+          perSecond,
+          snapshot,
+          hosts(hosts, Instant.now(), asked));
     } catch (RuntimeException e) {
       progressLine("cannot read the table's progress: %s", rootMessage(e));
     }
   }
 
   /**
-   * The shards this run reads a snapshot of: every shard at a start without state; on a resume the ones
-   * read again ({@code tables.reread-shards}), the others going on from their binlog position. (A resume
-   * during the initial snapshot also goes on with the snapshot of shards not done yet: they count once
-   * their rows pass, {@link SnapshotProgress}.)
+   * The shards this run reads a snapshot of: every shard at a start without state; on a resume the
+   * ones read again ({@code tables.reread-shards}), the others going on from their binlog position.
+   * (A resume during the initial snapshot also goes on with the snapshot of shards not done yet:
+   * they count once their rows pass, {@link SnapshotProgress}.)
    */
-  static java.util.Set<Integer> snapshotting(java.util.Set<Integer> planShards, boolean resumed, java.util.Set<Integer> reread) {
+  static java.util.Set<Integer> snapshotting(
+      java.util.Set<Integer> planShards, boolean resumed, java.util.Set<Integer> reread) {
     if (!resumed) {
       return java.util.Set.copyOf(planShards);
     }
@@ -272,9 +348,9 @@ final class LocalRun {
   }
 
   /**
-   * "First commit: …" once this run (Flink job {@code flinkJobId}) has committed, naming its oldest commit
-   * (several can land between two progress lines) with that commit's rows; null before. Commits of the
-   * runs this one resumed from are not this run's.
+   * "First commit: …" once this run (Flink job {@code flinkJobId}) has committed, naming its oldest
+   * commit (several can land between two progress lines) with that commit's rows; null before.
+   * Commits of the runs this one resumed from are not this run's.
    */
   static String firstCommitLine(PipelineStatus status, String flinkJobId) {
     CommitRecord first = null;
@@ -287,18 +363,21 @@ final class LocalRun {
       return null;
     }
     long added = first.shardCounts().values().stream().mapToLong(ShardCounts::addedRecords).sum();
-    return String.format("First commit: checkpoint %d, %d rows in %d shards", first.checkpointId(), added, first.shardCounts().size());
+    return String.format(
+        "First commit: checkpoint %d, %d rows in %d shards",
+        first.checkpointId(), added, first.shardCounts().size());
   }
 
   /**
-   * The job's view per host, as read at or after {@code asked}. Flink's REST API answers from its cache of
-   * the job's metrics and refreshes the cache in the background when asked, so a first answer holds what
-   * the previous line read (a host lost since would still show reachable): asked again, briefly, until
-   * every host's gauges were read after {@code asked} (older ones are then shown with their age). Empty
-   * when the REST API cannot be read (the line then goes without it).
+   * The job's view per host, as read at or after {@code asked}. Flink's REST API answers from its
+   * cache of the job's metrics and refreshes the cache in the background when asked, so a first
+   * answer holds what the previous line read (a host lost since would still show reachable): asked
+   * again, briefly, until every host's gauges were read after {@code asked} (older ones are then
+   * shown with their age). Empty when the REST API cannot be read (the line then goes without it).
    */
   private List<HostLag> readHosts(Instant asked) {
-    long deadline = System.nanoTime() + Math.min(FRESH_READING_WAIT.toNanos(), progressEvery.toNanos());
+    long deadline =
+        System.nanoTime() + Math.min(FRESH_READING_WAIT.toNanos(), progressEvery.toNanos());
     try {
       List<HostLag> hosts = HostLag.read("http://localhost:" + restPort, config.pipeline().id());
       while (!HostLag.sampledSince(hosts, asked) && System.nanoTime() < deadline) {
@@ -321,14 +400,22 @@ final class LocalRun {
       return "";
     }
     SnapshotProgress current = SnapshotProgress.of(hosts);
-    String text = current.describe(p.lastSnapshot, Duration.between(p.lastSnapshotAt, now), p.snapshotting, p.estimatedRows);
+    String text =
+        current.describe(
+            p.lastSnapshot,
+            Duration.between(p.lastSnapshotAt, now),
+            p.snapshotting,
+            p.estimatedRows);
     p.lastSnapshot = current;
     p.lastSnapshotAt = now;
     return text == null ? "" : "; snapshot: " + text;
   }
 
   private static String hosts(List<HostLag> hosts, Instant now, Instant notBefore) {
-    return hosts.isEmpty() ? "" : "; " + hosts.stream().map(h -> h.describe(now, notBefore)).collect(Collectors.joining(", "));
+    return hosts.isEmpty()
+        ? ""
+        : "; "
+            + hosts.stream().map(h -> h.describe(now, notBefore)).collect(Collectors.joining(", "));
   }
 
   private boolean progressOpen;

@@ -8,12 +8,12 @@ import org.apache.flink.util.SerializedThrowable;
 /**
  * Why a local run's job stopped, in one line for the console.
  *
- * <p>Flink wraps the cause of a failed job several times ({@code JobExecutionException} "Job execution
- * failed" → {@code JobException} "Recovery is suppressed by …" → the task's failure, often wrapped again
- * by the operator or the source reader), and the cause may arrive as a {@link SerializedThrowable}. The
- * reason is the outermost of our own exceptions in that chain — they name the cause and the fix
- * (schema, binlog format, a refused resume, a host gone for too long) — else the innermost cause, which
- * is the most specific a foreign failure gets.
+ * <p>Flink wraps the cause of a failed job several times ({@code JobExecutionException} "Job
+ * execution failed" → {@code JobException} "Recovery is suppressed by …" → the task's failure,
+ * often wrapped again by the operator or the source reader), and the cause may arrive as a {@link
+ * SerializedThrowable}. The reason is the outermost of our own exceptions in that chain — they name
+ * the cause and the fix (schema, binlog format, a refused resume, a host gone for too long) — else
+ * the innermost cause, which is the most specific a foreign failure gets.
  *
  * @param message the reason on one line
  * @param ours whether it is one of our exceptions (its message says how to go on)
@@ -27,7 +27,10 @@ record StopReason(String message, boolean ours, boolean cancelled) {
     Throwable innermost = failure;
     for (Throwable t = failure; t != null && seen.put(t, true) == null; t = t.getCause()) {
       if (t instanceof JobCancellationException) {
-        return new StopReason("the job was cancelled from outside this run (Flink's dashboard or REST API)", false, true);
+        return new StopReason(
+            "the job was cancelled from outside this run (Flink's dashboard or REST API)",
+            false,
+            true);
       }
       if (className(t).startsWith(OUR_PACKAGE)) {
         return new StopReason(oneLine(message(t)), true, false);
@@ -35,19 +38,29 @@ record StopReason(String message, boolean ours, boolean cancelled) {
       innermost = t;
     }
     String name = className(innermost);
-    return new StopReason(name.substring(name.lastIndexOf('.') + 1) + ": " + oneLine(message(innermost)), false, false);
+    return new StopReason(
+        name.substring(name.lastIndexOf('.') + 1) + ": " + oneLine(message(innermost)),
+        false,
+        false);
   }
 
   private static String className(Throwable t) {
-    return t instanceof SerializedThrowable s ? s.getOriginalErrorClassName() : t.getClass().getName();
+    return t instanceof SerializedThrowable s
+        ? s.getOriginalErrorClassName()
+        : t.getClass().getName();
   }
 
-  /** The message the exception was made with ({@link SerializedThrowable} puts its class name first). */
+  /**
+   * The message the exception was made with ({@link SerializedThrowable} puts its class name
+   * first).
+   */
   private static String message(Throwable t) {
     String message = t.getMessage();
     if (t instanceof SerializedThrowable s && message != null) {
       String name = s.getOriginalErrorClassName();
-      return message.equals(name) ? null : message.startsWith(name + ": ") ? message.substring(name.length() + 2) : message;
+      return message.equals(name)
+          ? null
+          : message.startsWith(name + ": ") ? message.substring(name.length() + 2) : message;
     }
     return message;
   }

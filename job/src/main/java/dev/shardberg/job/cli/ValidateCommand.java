@@ -7,9 +7,13 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Spec;
 
-@Command(name = "validate", mixinStandardHelpOptions = true,
-    description = {"Checks the config, discovers the shards, compares their schemas and prints the table plan.",
-        "Connects to MySQL and the catalog, writes nothing."})
+@Command(
+    name = "validate",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Checks the config, discovers the shards, compares their schemas and prints the table plan.",
+      "Connects to MySQL and the catalog, writes nothing."
+    })
 public class ValidateCommand implements Callable<Integer> {
   @Mixin ConfigOption config;
   @Spec picocli.CommandLine.Model.CommandSpec spec;

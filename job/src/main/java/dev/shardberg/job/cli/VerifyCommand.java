@@ -9,15 +9,22 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
-@Command(name = "verify", mixinStandardHelpOptions = true,
-    description = {"Reconciles the Iceberg table against the shards: per-shard row counts and content checksums,",
-        "plus the first differing keys. Exit code 0 only when every shard matches.",
-        "Run it when the sources are quiet (or the pipeline caught up); rows changing meanwhile show as differences."})
+@Command(
+    name = "verify",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Reconciles the Iceberg table against the shards: per-shard row counts and content checksums,",
+      "plus the first differing keys. Exit code 0 only when every shard matches.",
+      "Run it when the sources are quiet (or the pipeline caught up); rows changing meanwhile show as differences."
+    })
 public class VerifyCommand implements Callable<Integer> {
   @Mixin ConfigOption config;
   @Spec picocli.CommandLine.Model.CommandSpec spec;
 
-  @Option(names = "--max-differences", defaultValue = "10", description = "Differing keys to list per shard (default ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--max-differences",
+      defaultValue = "10",
+      description = "Differing keys to list per shard (default ${DEFAULT-VALUE}).")
   int maxDifferences;
 
   @Override

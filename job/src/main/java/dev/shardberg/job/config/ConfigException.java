@@ -27,7 +27,12 @@ public class ConfigException extends IllegalArgumentException {
     if (problems.size() == 1) {
       return "Invalid config " + origin + ": " + problems.get(0);
     }
-    StringBuilder sb = new StringBuilder("Invalid config ").append(origin).append(" (").append(problems.size()).append(" problems):");
+    StringBuilder sb =
+        new StringBuilder("Invalid config ")
+            .append(origin)
+            .append(" (")
+            .append(problems.size())
+            .append(" problems):");
     for (String p : problems) {
       sb.append(System.lineSeparator()).append("  - ").append(p);
     }

@@ -39,20 +39,25 @@ import org.apache.flink.configuration.Configuration;
 
 /**
  * YAML → Flink {@link Configuration} → {@link ShardbergConfig}. The YAML tree is flattened into
- * dotted keys (a map key's entries become {@code key.name} entries, which Flink reads back as a map);
- * each {@code sources[]} entry becomes a configuration of its own. Only keys listed in {@link
+ * dotted keys (a map key's entries become {@code key.name} entries, which Flink reads back as a
+ * map); each {@code sources[]} entry becomes a configuration of its own. Only keys listed in {@link
  * ShardbergOptions#all()} are accepted, values are parsed by Flink's own conversions ({@code 10s},
- * {@code 5min}, {@code true}, enum names), then the rules across keys below are checked. Every problem
- * is collected and reported at once, each naming the key (with the list index for {@code
+ * {@code 5min}, {@code true}, enum names), then the rules across keys below are checked. Every
+ * problem is collected and reported at once, each naming the key (with the list index for {@code
  * sources[i]}), the bad value and the fix. Nothing is started before this passes.
  */
 public final class ConfigLoader {
   private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
   private static final Pattern SHARD_GROUP = Pattern.compile("\\(\\?<shard>");
 
-  /** Enum keys without a default: Flink does not tell an option's enum class, so their values are named here. */
+  /**
+   * Enum keys without a default: Flink does not tell an option's enum class, so their values are
+   * named here.
+   */
   private static final Map<String, List<String>> ENUMS_WITHOUT_DEFAULT =
-      Map.of(TARGET_CATALOG_TYPE.key(), Arrays.stream(CatalogType.values()).map(Object::toString).toList());
+      Map.of(
+          TARGET_CATALOG_TYPE.key(),
+          Arrays.stream(CatalogType.values()).map(Object::toString).toList());
 
   private final String origin;
   private final Function<String, String> env;
@@ -88,7 +93,12 @@ public final class ConfigLoader {
     try {
       yaml = Files.readString(file, StandardCharsets.UTF_8);
     } catch (IOException e) {
-      throw new ConfigException("Cannot read config file '" + file + "': " + e.getMessage() + ". Check the --config path.");
+      throw new ConfigException(
+          "Cannot read config file '"
+              + file
+              + "': "
+              + e.getMessage()
+              + ". Check the --config path.");
     }
     return parse(yaml, file.toString(), System::getenv);
   }
@@ -106,14 +116,23 @@ public final class ConfigLoader {
     try {
       root = YAML.readTree(yaml);
     } catch (JsonProcessingException e) {
-      throw new ConfigException(origin, List.of("Cannot parse YAML: " + e.getOriginalMessage()
-          + (e.getLocation() != null ? " (line " + e.getLocation().getLineNr() + ")" : "") + ". Fix the YAML syntax."));
+      throw new ConfigException(
+          origin,
+          List.of(
+              "Cannot parse YAML: "
+                  + e.getOriginalMessage()
+                  + (e.getLocation() != null ? " (line " + e.getLocation().getLineNr() + ")" : "")
+                  + ". Fix the YAML syntax."));
     }
     if (root == null || root.isMissingNode() || root.isNull()) {
-      throw new ConfigException(origin, List.of("The file is empty. Start from docs/example-config.yaml."));
+      throw new ConfigException(
+          origin, List.of("The file is empty. Start from docs/example-config.yaml."));
     }
     if (!root.isObject()) {
-      throw new ConfigException(origin, List.of("The top level must be a mapping of keys (pipeline:, sources:, tables:, source:, target:)."));
+      throw new ConfigException(
+          origin,
+          List.of(
+              "The top level must be a mapping of keys (pipeline:, sources:, tables:, source:, target:)."));
     }
     collect(root, "", "", top);
     if (!problems.isEmpty()) {
@@ -153,14 +172,23 @@ public final class ConfigLoader {
           continue;
         }
         if (!node.isObject()) {
-          problems.add("Key '" + concrete + "' is a section: give it nested keys (" + childrenOf(keyPath) + "), not a value.");
+          problems.add(
+              "Key '"
+                  + concrete
+                  + "' is a section: give it nested keys ("
+                  + childrenOf(keyPath)
+                  + "), not a value.");
         } else {
           collect(node, concrete + ".", keyPath + ".", into);
         }
       } else {
         String suggestion = suggestion(keyPath, concretePrefix, keyPrefix);
-        problems.add("Unknown key '" + concrete + "'" + (suggestion.isEmpty() ? "." : suggestion)
-            + " Every key is listed in docs/config.md.");
+        problems.add(
+            "Unknown key '"
+                + concrete
+                + "'"
+                + (suggestion.isEmpty() ? "." : suggestion)
+                + " Every key is listed in docs/config.md.");
       }
     }
   }
@@ -172,7 +200,8 @@ public final class ConfigLoader {
     switch (ValueType.of(option)) {
       case HOSTS -> {
         if (!node.isArray()) {
-          problems.add("Key '" + concrete + "' must be a list (one '- name: …' entry per MySQL host).");
+          problems.add(
+              "Key '" + concrete + "' must be a list (one '- name: …' entry per MySQL host).");
           return;
         }
         for (int i = 0; i < node.size(); i++) {
@@ -181,7 +210,8 @@ public final class ConfigLoader {
           Flat entry = new Flat();
           sourceEntries.add(entry);
           if (!element.isObject()) {
-            problems.add("Entry '" + elementPath + "' must be a mapping (name:, host:, port:, user:, …).");
+            problems.add(
+                "Entry '" + elementPath + "' must be a mapping (name:, host:, port:, user:, …).");
           } else {
             collect(element, elementPath + ".", RouterOptions.SOURCE_PREFIX, entry);
           }
@@ -192,13 +222,20 @@ public final class ConfigLoader {
           problems.add("Key '" + concrete + "' must be a mapping of 'name: value' pairs.");
           return;
         }
-        node.fields().forEachRemaining(e -> {
-          if (!e.getValue().isValueNode()) {
-            problems.add("Key '" + concrete + "." + e.getKey() + "' must be a plain value (string or number), not a nested structure.");
-          } else {
-            into.raw.put(option.key() + "." + e.getKey(), e.getValue().asText());
-          }
-        });
+        node.fields()
+            .forEachRemaining(
+                e -> {
+                  if (!e.getValue().isValueNode()) {
+                    problems.add(
+                        "Key '"
+                            + concrete
+                            + "."
+                            + e.getKey()
+                            + "' must be a plain value (string or number), not a nested structure.");
+                  } else {
+                    into.raw.put(option.key() + "." + e.getKey(), e.getValue().asText());
+                  }
+                });
       }
       case LIST -> {
         if (option.key().equals(RouterOptions.TABLES_EXCLUDE_SHARDS.key())
@@ -207,14 +244,19 @@ public final class ConfigLoader {
           return;
         }
         if (!node.isArray() && !node.isValueNode()) {
-          problems.add("Key '" + concrete + "' must be a list of names, e.g. [id] or [tenant_id, id].");
+          problems.add(
+              "Key '" + concrete + "' must be a list of names, e.g. [id] or [tenant_id, id].");
           return;
         }
         into.typed.put(option, names(concrete, node));
       }
       default -> {
         if (!node.isValueNode()) {
-          problems.add("Key '" + concrete + "' takes a single value, not a nested structure: " + ConfigReference.description(option));
+          problems.add(
+              "Key '"
+                  + concrete
+                  + "' takes a single value, not a nested structure: "
+                  + ConfigReference.description(option));
           return;
         }
         String text = node.asText();
@@ -223,7 +265,8 @@ public final class ConfigLoader {
         }
         ValueType type = ValueType.of(option);
         if (type == ValueType.DURATION && isoDuration(text) != null) {
-          into.typed.put(option, isoDuration(text)); // Flink parses "10s"; ISO-8601 "PT10S" is the JDK's
+          into.typed.put(
+              option, isoDuration(text)); // Flink parses "10s"; ISO-8601 "PT10S" is the JDK's
         } else {
           into.raw.put(option.key(), type == ValueType.STRING ? text : text.trim());
         }
@@ -252,7 +295,12 @@ public final class ConfigLoader {
         }
         numbers.add(n);
       } catch (NumberFormatException e) {
-        problems.add("Key '" + concrete + "' must list shard numbers (ints >= 0), e.g. [3] or [3, 17]; '" + text + "' is not one.");
+        problems.add(
+            "Key '"
+                + concrete
+                + "' must list shard numbers (ints >= 0), e.g. [3] or [3, 17]; '"
+                + text
+                + "' is not one.");
       }
     }
     if (!node.isArray() && !node.isValueNode()) {
@@ -316,19 +364,23 @@ public final class ConfigLoader {
   private static String suggestion(String keyPath, String concretePrefix, String keyPrefix) {
     String leaf = keyPath.substring(keyPath.lastIndexOf('.') + 1);
     List<String> known = all().stream().map(ConfigOption::key).toList();
-    String best = known.stream()
-        .filter(k -> k.endsWith("." + leaf) || k.equals(leaf))
-        .findFirst()
-        .orElseGet(() -> known.stream()
-            .min(Comparator.comparingInt((String k) -> distance(k, keyPath)))
-            .filter(k -> distance(k, keyPath) <= Math.max(3, keyPath.length() / 3))
-            .orElse(null));
+    String best =
+        known.stream()
+            .filter(k -> k.endsWith("." + leaf) || k.equals(leaf))
+            .findFirst()
+            .orElseGet(
+                () ->
+                    known.stream()
+                        .min(Comparator.comparingInt((String k) -> distance(k, keyPath)))
+                        .filter(k -> distance(k, keyPath) <= Math.max(3, keyPath.length() / 3))
+                        .orElse(null));
     if (best == null) {
       return "";
     }
-    String rendered = best.startsWith(keyPrefix) && !keyPrefix.isEmpty()
-        ? concretePrefix + best.substring(keyPrefix.length())
-        : best.replace("[]", "[0]");
+    String rendered =
+        best.startsWith(keyPrefix) && !keyPrefix.isEmpty()
+            ? concretePrefix + best.substring(keyPrefix.length())
+            : best.replace("[]", "[0]");
     return "; did you mean '" + rendered + "'?";
   }
 
@@ -353,7 +405,11 @@ public final class ConfigLoader {
 
   // ---- values: Flink parses each one; what it cannot parse is reported and left unset ----------
 
-  private void checkTypes(Configuration conf, Flat flat, List<ConfigOption<?>> options, Function<ConfigOption<?>, String> name) {
+  private void checkTypes(
+      Configuration conf,
+      Flat flat,
+      List<ConfigOption<?>> options,
+      Function<ConfigOption<?>, String> name) {
     for (ConfigOption<?> option : options) {
       if (!conf.containsKey(option.key())) {
         continue; // unset, a map (its entries are prefixed keys) or a typed list
@@ -363,13 +419,27 @@ public final class ConfigLoader {
       } catch (IllegalArgumentException e) {
         String key = name.apply(option);
         String value = flat.raw.get(option.key());
-        problems.add(switch (ValueType.of(option)) {
-          case DURATION -> "Cannot parse '" + key + "' = '" + value + "' as a duration: write e.g. 500ms, 10s, 5min or 1h.";
-          case INT -> "Cannot parse '" + key + "' = '" + value + "': expected a whole number.";
-          case BOOLEAN -> "Cannot parse '" + key + "' = '" + value + "': expected true or false.";
-          case ENUM -> "Cannot use '" + key + "' = '" + value + "': use " + oneOf(enumValues(option)) + ".";
-          default -> "Cannot parse '" + key + "' = '" + value + "': " + e.getMessage();
-        });
+        problems.add(
+            switch (ValueType.of(option)) {
+              case DURATION ->
+                  "Cannot parse '"
+                      + key
+                      + "' = '"
+                      + value
+                      + "' as a duration: write e.g. 500ms, 10s, 5min or 1h.";
+              case INT -> "Cannot parse '" + key + "' = '" + value + "': expected a whole number.";
+              case BOOLEAN ->
+                  "Cannot parse '" + key + "' = '" + value + "': expected true or false.";
+              case ENUM ->
+                  "Cannot use '"
+                      + key
+                      + "' = '"
+                      + value
+                      + "': use "
+                      + oneOf(enumValues(option))
+                      + ".";
+              default -> "Cannot parse '" + key + "' = '" + value + "': " + e.getMessage();
+            });
         conf.removeKey(option.key());
         invalid.add(key);
       }
@@ -385,13 +455,19 @@ public final class ConfigLoader {
     if (values.size() < 2) {
       return String.join("", values);
     }
-    return String.join(", ", values.subList(0, values.size() - 1)) + " or " + values.get(values.size() - 1);
+    return String.join(", ", values.subList(0, values.size() - 1))
+        + " or "
+        + values.get(values.size() - 1);
   }
 
-  private void checkRequired(Configuration conf, List<ConfigOption<?>> options, Function<ConfigOption<?>, String> name) {
+  private void checkRequired(
+      Configuration conf, List<ConfigOption<?>> options, Function<ConfigOption<?>, String> name) {
     for (ConfigOption<?> option : options) {
       String key = name.apply(option);
-      if (isRequired(option) && option != RouterOptions.SOURCES && !conf.containsKey(option.key()) && !invalid.contains(key)) {
+      if (isRequired(option)
+          && option != RouterOptions.SOURCES
+          && !conf.containsKey(option.key())
+          && !invalid.contains(key)) {
         problems.add("Missing key '" + key + "': " + ConfigReference.description(option));
       }
     }
@@ -405,7 +481,8 @@ public final class ConfigLoader {
     positive(conf, CoordinatorConfigOptions.HEARTBEAT_EVERY_EMPTY_CHECKPOINTS);
     nonNegative(conf, PIPELINE_RESTART_ATTEMPTS);
     for (ConfigOption<?> option : topLevel()) {
-      if (ValueType.of(option) == ValueType.DURATION && option != PIPELINE_RESTART_DELAY
+      if (ValueType.of(option) == ValueType.DURATION
+          && option != PIPELINE_RESTART_DELAY
           && !option.key().startsWith(CoordinatorConfigOptions.ZK_PREFIX)
           && !option.key().startsWith(MaintenanceOptions.PREFIX)) {
         longerThanZero(conf, top, option);
@@ -413,21 +490,39 @@ public final class ConfigLoader {
     }
     sources(conf.get(PIPELINE_PARALLELISM), sources);
     tables(conf);
-    java.util.Set<Integer> both = new java.util.TreeSet<>(conf.get(RouterOptions.TABLES_EXCLUDE_SHARDS));
+    java.util.Set<Integer> both =
+        new java.util.TreeSet<>(conf.get(RouterOptions.TABLES_EXCLUDE_SHARDS));
     both.retainAll(conf.get(RouterOptions.TABLES_REREAD_SHARDS));
     if (!both.isEmpty()) {
-      problems.add("Shard(s) " + both + " are in both " + RouterOptions.TABLES_EXCLUDE_SHARDS.key() + " and "
-          + RouterOptions.TABLES_REREAD_SHARDS.key() + ": a shard is either left out or read again; remove it from one of them.");
+      problems.add(
+          "Shard(s) "
+              + both
+              + " are in both "
+              + RouterOptions.TABLES_EXCLUDE_SHARDS.key()
+              + " and "
+              + RouterOptions.TABLES_REREAD_SHARDS.key()
+              + ": a shard is either left out or read again; remove it from one of them.");
     }
     maintenance(conf);
     cdc(conf);
     OnStatelessStart onStatelessStart = conf.get(PIPELINE_ON_STATELESS_START);
     StartupMode startupMode = conf.get(SOURCE_STARTUP_MODE);
-    if (onStatelessStart == OnStatelessStart.RESNAPSHOT && !invalid.contains(SOURCE_STARTUP_MODE.key())
+    if (onStatelessStart == OnStatelessStart.RESNAPSHOT
+        && !invalid.contains(SOURCE_STARTUP_MODE.key())
         && startupMode != StartupMode.INITIAL) {
-      problems.add("Cannot use '" + PIPELINE_ON_STATELESS_START.key() + "' = resnapshot with '" + SOURCE_STARTUP_MODE.key()
-          + "' = " + startupMode + ": a re-snapshot removes the shards' rows and reads them again, which needs the"
-          + " snapshot; set " + SOURCE_STARTUP_MODE.key() + " to initial or " + PIPELINE_ON_STATELESS_START.key() + " to fail.");
+      problems.add(
+          "Cannot use '"
+              + PIPELINE_ON_STATELESS_START.key()
+              + "' = resnapshot with '"
+              + SOURCE_STARTUP_MODE.key()
+              + "' = "
+              + startupMode
+              + ": a re-snapshot removes the shards' rows and reads them again, which needs the"
+              + " snapshot; set "
+              + SOURCE_STARTUP_MODE.key()
+              + " to initial or "
+              + PIPELINE_ON_STATELESS_START.key()
+              + " to fail.");
     }
     target(conf);
     coordinator(conf);
@@ -435,8 +530,11 @@ public final class ConfigLoader {
 
   private void sources(int parallelism, List<Configuration> sources) {
     if (sources.isEmpty()) {
-      problems.add("Missing key '" + RouterOptions.SOURCES.key() + "': list at least one MySQL host (name, host, port, user,"
-          + " password-env or password-file, server-id-range).");
+      problems.add(
+          "Missing key '"
+              + RouterOptions.SOURCES.key()
+              + "': list at least one MySQL host (name, host, port, user,"
+              + " password-env or password-file, server-id-range).");
       return;
     }
     List<String> names = new ArrayList<>();
@@ -448,19 +546,42 @@ public final class ConfigLoader {
       String name = source.get(RouterOptions.SOURCE_NAME);
       int first = names.indexOf(name);
       if (name != null && first >= 0) {
-        problems.add("Source name '" + name + "' is used by sources[" + first + "] and sources[" + i
-            + "]: give every source a unique 'name' (it names the operator uids).");
+        problems.add(
+            "Source name '"
+                + name
+                + "' is used by sources["
+                + first
+                + "] and sources["
+                + i
+                + "]: give every source a unique 'name' (it names the operator uids).");
       }
       names.add(name);
       int port = source.get(RouterOptions.SOURCE_PORT);
       if (port < 1) {
-        problems.add("Cannot use '" + RouterOptions.sourceKey(RouterOptions.SOURCE_PORT, i) + "' = " + port + ": it must be at least 1.");
+        problems.add(
+            "Cannot use '"
+                + RouterOptions.sourceKey(RouterOptions.SOURCE_PORT, i)
+                + "' = "
+                + port
+                + ": it must be at least 1.");
       } else if (port > 65535) {
-        problems.add("Cannot use '" + RouterOptions.sourceKey(RouterOptions.SOURCE_PORT, i) + "' = " + port + ": a port is between 1 and 65535.");
+        problems.add(
+            "Cannot use '"
+                + RouterOptions.sourceKey(RouterOptions.SOURCE_PORT, i)
+                + "' = "
+                + port
+                + ": a port is between 1 and 65535.");
       }
-      password(name, i, source.get(RouterOptions.SOURCE_PASSWORD_ENV), source.get(RouterOptions.SOURCE_PASSWORD_FILE));
-      ranges.add(serverIdRange(RouterOptions.sourceKey(RouterOptions.SOURCE_SERVER_ID_RANGE, i),
-          source.get(RouterOptions.SOURCE_SERVER_ID_RANGE), parallelism));
+      password(
+          name,
+          i,
+          source.get(RouterOptions.SOURCE_PASSWORD_ENV),
+          source.get(RouterOptions.SOURCE_PASSWORD_FILE));
+      ranges.add(
+          serverIdRange(
+              RouterOptions.sourceKey(RouterOptions.SOURCE_SERVER_ID_RANGE, i),
+              source.get(RouterOptions.SOURCE_SERVER_ID_RANGE),
+              parallelism));
     }
     for (int i = 0; i < ranges.size(); i++) {
       for (int j = i + 1; j < ranges.size(); j++) {
@@ -468,10 +589,29 @@ public final class ConfigLoader {
         ServerIdRange b = ranges.get(j);
         if (a != null && b != null && a.overlaps(b)) {
           int width = b.size();
-          int free = ranges.stream().filter(r -> r != null).mapToInt(ServerIdRange::last).max().orElse(0) + 1;
-          problems.add("Server-id ranges of sources '" + names.get(i) + "' (" + RouterOptions.sourceKey(RouterOptions.SOURCE_SERVER_ID_RANGE, i)
-              + " = " + a + ") and '" + names.get(j) + "' (" + RouterOptions.sourceKey(RouterOptions.SOURCE_SERVER_ID_RANGE, j) + " = " + b
-              + ") overlap: give every source its own range, e.g. " + free + "-" + (free + width - 1) + " for '" + names.get(j) + "'.");
+          int free =
+              ranges.stream().filter(r -> r != null).mapToInt(ServerIdRange::last).max().orElse(0)
+                  + 1;
+          problems.add(
+              "Server-id ranges of sources '"
+                  + names.get(i)
+                  + "' ("
+                  + RouterOptions.sourceKey(RouterOptions.SOURCE_SERVER_ID_RANGE, i)
+                  + " = "
+                  + a
+                  + ") and '"
+                  + names.get(j)
+                  + "' ("
+                  + RouterOptions.sourceKey(RouterOptions.SOURCE_SERVER_ID_RANGE, j)
+                  + " = "
+                  + b
+                  + ") overlap: give every source its own range, e.g. "
+                  + free
+                  + "-"
+                  + (free + width - 1)
+                  + " for '"
+                  + names.get(j)
+                  + "'.");
         }
       }
     }
@@ -483,18 +623,39 @@ public final class ConfigLoader {
     String fileKey = RouterOptions.sourceKey(RouterOptions.SOURCE_PASSWORD_FILE, index);
     String who = sourceName == null ? "sources[" + index + "]" : "source '" + sourceName + "'";
     if (passwordEnv != null && passwordFile != null) {
-      problems.add("Both '" + envKey + "' and '" + fileKey + "' are set for " + who + ": keep exactly one.");
+      problems.add(
+          "Both '" + envKey + "' and '" + fileKey + "' are set for " + who + ": keep exactly one.");
     } else if (passwordEnv == null && passwordFile == null) {
-      problems.add("Missing password for " + who + ": set '" + envKey + "' (name of an environment variable) or '"
-          + fileKey + "' (path of a file holding it). Passwords never go into the config file.");
+      problems.add(
+          "Missing password for "
+              + who
+              + ": set '"
+              + envKey
+              + "' (name of an environment variable) or '"
+              + fileKey
+              + "' (path of a file holding it). Passwords never go into the config file.");
     } else if (passwordEnv != null) {
       if (env.apply(passwordEnv) == null) {
-        problems.add("Cannot read the password of " + who + ": environment variable '" + passwordEnv + "' (" + envKey
-            + ") is not set. Export it before starting, or use '" + fileKey + "'.");
+        problems.add(
+            "Cannot read the password of "
+                + who
+                + ": environment variable '"
+                + passwordEnv
+                + "' ("
+                + envKey
+                + ") is not set. Export it before starting, or use '"
+                + fileKey
+                + "'.");
       }
     } else if (!Files.isReadable(Path.of(passwordFile))) {
-      problems.add("Cannot read the password of " + who + ": file '" + passwordFile + "' (" + fileKey
-          + ") does not exist or is not readable. Fix the path or its permissions.");
+      problems.add(
+          "Cannot read the password of "
+              + who
+              + ": file '"
+              + passwordFile
+              + "' ("
+              + fileKey
+              + ") does not exist or is not readable. Fix the path or its permissions.");
     }
   }
 
@@ -510,14 +671,34 @@ public final class ConfigLoader {
     long first = Long.parseLong(m.group(1));
     long last = m.group(2) == null ? first : Long.parseLong(m.group(2));
     if (first < 1 || last > 0xFFFFFFFFL || first > last || last > Integer.MAX_VALUE) {
-      problems.add("Cannot use '" + key + "' = '" + raw + "': FIRST must be >= 1 and <= LAST, both below 2147483648.");
+      problems.add(
+          "Cannot use '"
+              + key
+              + "' = '"
+              + raw
+              + "': FIRST must be >= 1 and <= LAST, both below 2147483648.");
       return null;
     }
     ServerIdRange range = ServerIdRange.parse(raw);
     if (range.size() < parallelism) {
-      problems.add("'" + key + "' = " + range + " holds " + range.size() + " server id(s) but " + PIPELINE_PARALLELISM.key() + " is "
-          + parallelism + " (each source reader needs its own id): widen it to " + first + "-" + (first + parallelism - 1)
-          + " or lower " + PIPELINE_PARALLELISM.key() + ".");
+      problems.add(
+          "'"
+              + key
+              + "' = "
+              + range
+              + " holds "
+              + range.size()
+              + " server id(s) but "
+              + PIPELINE_PARALLELISM.key()
+              + " is "
+              + parallelism
+              + " (each source reader needs its own id): widen it to "
+              + first
+              + "-"
+              + (first + parallelism - 1)
+              + " or lower "
+              + PIPELINE_PARALLELISM.key()
+              + ".");
     }
     return range;
   }
@@ -527,37 +708,66 @@ public final class ConfigLoader {
     String tablePattern = regex(conf, RouterOptions.TABLES_TABLE_PATTERN);
     String mapKey = RouterOptions.TABLES_SHARD_MAP.key();
     Map<String, Integer> shardMap = new LinkedHashMap<>();
-    conf.get(RouterOptions.TABLES_SHARD_MAP).forEach((table, number) -> {
-      try {
-        int n = Integer.parseInt(number.trim());
-        if (n < 0) {
-          throw new NumberFormatException();
-        }
-        shardMap.put(table, n);
-      } catch (NumberFormatException e) {
-        problems.add("Cannot use '" + mapKey + "." + table + "' = '" + number + "': shard numbers are integers >= 0.");
-      }
-    });
+    conf.get(RouterOptions.TABLES_SHARD_MAP)
+        .forEach(
+            (table, number) -> {
+              try {
+                int n = Integer.parseInt(number.trim());
+                if (n < 0) {
+                  throw new NumberFormatException();
+                }
+                shardMap.put(table, n);
+              } catch (NumberFormatException e) {
+                problems.add(
+                    "Cannot use '"
+                        + mapKey
+                        + "."
+                        + table
+                        + "' = '"
+                        + number
+                        + "': shard numbers are integers >= 0.");
+              }
+            });
     Set<Integer> seen = new HashSet<>();
-    shardMap.forEach((table, n) -> {
-      if (!seen.add(n)) {
-        List<String> same = shardMap.entrySet().stream().filter(e -> e.getValue() == n.intValue()).map(Map.Entry::getKey).toList();
-        if (same.get(0).equals(table)) {
-          return;
-        }
-        problems.add("'" + mapKey + "' gives shard number " + n + " to " + same + ": every table needs its own number.");
-      }
-    });
+    shardMap.forEach(
+        (table, n) -> {
+          if (!seen.add(n)) {
+            List<String> same =
+                shardMap.entrySet().stream()
+                    .filter(e -> e.getValue() == n.intValue())
+                    .map(Map.Entry::getKey)
+                    .toList();
+            if (same.get(0).equals(table)) {
+              return;
+            }
+            problems.add(
+                "'"
+                    + mapKey
+                    + "' gives shard number "
+                    + n
+                    + " to "
+                    + same
+                    + ": every table needs its own number.");
+          }
+        });
     for (String table : shardMap.keySet()) {
       if (!table.contains(".")) {
-        problems.add("Cannot use '" + mapKey + "." + table + "': name the table as 'database.table'.");
+        problems.add(
+            "Cannot use '" + mapKey + "." + table + "': name the table as 'database.table'.");
       }
     }
-    boolean hasGroup = (databasePattern != null && SHARD_GROUP.matcher(databasePattern).find())
-        || (tablePattern != null && SHARD_GROUP.matcher(tablePattern).find());
+    boolean hasGroup =
+        (databasePattern != null && SHARD_GROUP.matcher(databasePattern).find())
+            || (tablePattern != null && SHARD_GROUP.matcher(tablePattern).find());
     if (databasePattern != null && tablePattern != null && !hasGroup && shardMap.isEmpty()) {
-      problems.add("No shard-number rule: add a named group (?<shard>\\d+) to '" + RouterOptions.TABLES_TABLE_PATTERN.key() + "' or '"
-          + RouterOptions.TABLES_DATABASE_PATTERN.key() + "' (e.g. orders_(?<shard>\\d+)), or list every table in '" + mapKey + "'.");
+      problems.add(
+          "No shard-number rule: add a named group (?<shard>\\d+) to '"
+              + RouterOptions.TABLES_TABLE_PATTERN.key()
+              + "' or '"
+              + RouterOptions.TABLES_DATABASE_PATTERN.key()
+              + "' (e.g. orders_(?<shard>\\d+)), or list every table in '"
+              + mapKey
+              + "'.");
     }
   }
 
@@ -570,55 +780,100 @@ public final class ConfigLoader {
       Pattern.compile(pattern);
       return pattern;
     } catch (PatternSyntaxException e) {
-      problems.add("Cannot compile '" + option.key() + "' = '" + pattern + "' as a Java regex: " + e.getDescription()
-          + " near index " + e.getIndex() + ". Fix the regex (escape literal characters such as . ( [ with a backslash,"
-          + " and quote the value in YAML).");
+      problems.add(
+          "Cannot compile '"
+              + option.key()
+              + "' = '"
+              + pattern
+              + "' as a Java regex: "
+              + e.getDescription()
+              + " near index "
+              + e.getIndex()
+              + ". Fix the regex (escape literal characters such as . ( [ with a backslash,"
+              + " and quote the value in YAML).");
       return null;
     }
   }
 
   private void cdc(Configuration conf) {
-    StartupMode mode = invalid.contains(SOURCE_STARTUP_MODE.key()) ? null : conf.get(SOURCE_STARTUP_MODE);
+    StartupMode mode =
+        invalid.contains(SOURCE_STARTUP_MODE.key()) ? null : conf.get(SOURCE_STARTUP_MODE);
     String timestamp = conf.get(SOURCE_STARTUP_TIMESTAMP);
     if (timestamp != null) {
       try {
         ShardbergConfig.CdcConfig.parseTimestamp(timestamp);
       } catch (DateTimeException | NumberFormatException e) {
-        problems.add("Cannot parse '" + SOURCE_STARTUP_TIMESTAMP.key() + "' = '" + timestamp
-            + "': use an ISO-8601 instant such as 2026-01-31T12:00:00Z, or epoch milliseconds.");
+        problems.add(
+            "Cannot parse '"
+                + SOURCE_STARTUP_TIMESTAMP.key()
+                + "' = '"
+                + timestamp
+                + "': use an ISO-8601 instant such as 2026-01-31T12:00:00Z, or epoch milliseconds.");
       }
     }
     if (mode == StartupMode.TIMESTAMP && timestamp == null) {
-      problems.add("Missing key '" + SOURCE_STARTUP_TIMESTAMP.key() + "': '" + SOURCE_STARTUP_MODE.key() + "' is timestamp; set the"
-          + " instant to start reading the binlog from (e.g. 2026-01-31T12:00:00Z).");
+      problems.add(
+          "Missing key '"
+              + SOURCE_STARTUP_TIMESTAMP.key()
+              + "': '"
+              + SOURCE_STARTUP_MODE.key()
+              + "' is timestamp; set the"
+              + " instant to start reading the binlog from (e.g. 2026-01-31T12:00:00Z).");
     }
     if (mode != null && mode != StartupMode.TIMESTAMP && timestamp != null) {
-      problems.add("'" + SOURCE_STARTUP_TIMESTAMP.key() + "' is set but '" + SOURCE_STARTUP_MODE.key() + "' is " + mode
-          + ": set the mode to timestamp or remove the timestamp.");
+      problems.add(
+          "'"
+              + SOURCE_STARTUP_TIMESTAMP.key()
+              + "' is set but '"
+              + SOURCE_STARTUP_MODE.key()
+              + "' is "
+              + mode
+              + ": set the mode to timestamp or remove the timestamp.");
     }
     String zone = conf.get(SOURCE_SERVER_TIME_ZONE);
     try {
       ZoneId.of(zone);
     } catch (DateTimeException e) {
-      problems.add("Cannot use '" + SOURCE_SERVER_TIME_ZONE.key() + "' = '" + zone + "': not a time zone id; use e.g. UTC or Europe/Berlin.");
+      problems.add(
+          "Cannot use '"
+              + SOURCE_SERVER_TIME_ZONE.key()
+              + "' = '"
+              + zone
+              + "': not a time zone id; use e.g. UTC or Europe/Berlin.");
     }
     Map<String, String> debezium = conf.get(SOURCE_DEBEZIUM_PROPERTIES);
     for (String driverKey : new TreeSet<>(ExactSnapshotDriver.DEBEZIUM_PROPERTIES.keySet())) {
       if (debezium.containsKey(driverKey)) {
-        problems.add("Cannot set '" + SOURCE_DEBEZIUM_PROPERTIES.key() + "." + driverKey
-            + "': Shardberg sets it to its own driver, which reads MySQL FLOAT and TIME exactly in the snapshot"
-            + " (docs/sources.md); remove the key.");
+        problems.add(
+            "Cannot set '"
+                + SOURCE_DEBEZIUM_PROPERTIES.key()
+                + "."
+                + driverKey
+                + "': Shardberg sets it to its own driver, which reads MySQL FLOAT and TIME exactly in the snapshot"
+                + " (docs/sources.md); remove the key.");
       }
     }
     if (debezium.containsKey("connect.keep.alive.interval.ms")) {
-      problems.add("Cannot set '" + SOURCE_DEBEZIUM_PROPERTIES.key() + ".connect.keep.alive.interval.ms': use '"
-          + SOURCE_KEEP_ALIVE_INTERVAL.key() + "' instead.");
+      problems.add(
+          "Cannot set '"
+              + SOURCE_DEBEZIUM_PROPERTIES.key()
+              + ".connect.keep.alive.interval.ms': use '"
+              + SOURCE_KEEP_ALIVE_INTERVAL.key()
+              + "' instead.");
     }
     Duration healthCheck = conf.get(RouterOptions.SOURCE_HEALTH_CHECK_INTERVAL);
     Duration unreachable = conf.get(RouterOptions.SOURCE_UNREACHABLE_TIMEOUT);
     if (unreachable.compareTo(healthCheck) <= 0) {
-      problems.add("Cannot use '" + RouterOptions.SOURCE_UNREACHABLE_TIMEOUT.key() + "' = " + unreachable
-          + ": it must be longer than '" + RouterOptions.SOURCE_HEALTH_CHECK_INTERVAL.key() + "' (" + healthCheck + ").");
+      problems.add(
+          "Cannot use '"
+              + RouterOptions.SOURCE_UNREACHABLE_TIMEOUT.key()
+              + "' = "
+              + unreachable
+              + ": it must be longer than '"
+              + RouterOptions.SOURCE_HEALTH_CHECK_INTERVAL.key()
+              + "' ("
+              + healthCheck
+              + ").");
     }
     positive(conf, SOURCE_SNAPSHOT_CHUNK_SIZE);
     positive(conf, SOURCE_FETCH_SIZE);
@@ -628,34 +883,64 @@ public final class ConfigLoader {
   private void target(Configuration conf) {
     CatalogType type = conf.get(TARGET_CATALOG_TYPE);
     if (type == CatalogType.HADOOP && conf.get(TARGET_CATALOG_WAREHOUSE) == null) {
-      problems.add("Missing key '" + TARGET_CATALOG_WAREHOUSE.key() + "': a hadoop catalog needs its warehouse directory"
-          + " (e.g. hdfs://nn/warehouse or file:///tmp/warehouse).");
+      problems.add(
+          "Missing key '"
+              + TARGET_CATALOG_WAREHOUSE.key()
+              + "': a hadoop catalog needs its warehouse directory"
+              + " (e.g. hdfs://nn/warehouse or file:///tmp/warehouse).");
     }
-    if ((type == CatalogType.HIVE || type == CatalogType.REST) && conf.get(TARGET_CATALOG_URI) == null) {
-      problems.add("Missing key '" + TARGET_CATALOG_URI.key() + "': a " + type + " catalog needs its "
-          + (type == CatalogType.HIVE ? "metastore URI (thrift://host:9083)" : "REST endpoint (https://host/api/catalog)") + ".");
+    if ((type == CatalogType.HIVE || type == CatalogType.REST)
+        && conf.get(TARGET_CATALOG_URI) == null) {
+      problems.add(
+          "Missing key '"
+              + TARGET_CATALOG_URI.key()
+              + "': a "
+              + type
+              + " catalog needs its "
+              + (type == CatalogType.HIVE
+                  ? "metastore URI (thrift://host:9083)"
+                  : "REST endpoint (https://host/api/catalog)")
+              + ".");
     }
     String confDir = conf.get(TARGET_CATALOG_HADOOP_CONF_DIR);
     if (confDir != null && !Files.isDirectory(Path.of(confDir))) {
-      problems.add("'" + TARGET_CATALOG_HADOOP_CONF_DIR.key() + "' = '" + confDir + "' is not a directory: point it at the directory"
-          + " holding core-site.xml / hdfs-site.xml / hive-site.xml, or remove it.");
+      problems.add(
+          "'"
+              + TARGET_CATALOG_HADOOP_CONF_DIR.key()
+              + "' = '"
+              + confDir
+              + "' is not a directory: point it at the directory"
+              + " holding core-site.xml / hdfs-site.xml / hive-site.xml, or remove it.");
     }
     positive(conf, RouterOptions.TARGET_BUCKETS);
     String warehouse = conf.get(TARGET_CATALOG_WAREHOUSE);
     String scheme = warehouse == null ? null : objectStoreScheme(warehouse);
     if (type == CatalogType.HADOOP && scheme != null) {
-      problems.add("Cannot use '" + TARGET_CATALOG_TYPE.key() + "' = hadoop with '" + TARGET_CATALOG_WAREHOUSE.key() + "' = '"
-          + warehouse + "': the hadoop catalog commits by renaming a metadata file, which is not atomic on an object store ("
-          + scheme + "://), so two commits (the job's schema changes and checkpoints, maintenance, another writer) can"
-          + " overwrite each other and a checkpoint is lost silently. Use a catalog with an atomic swap (type hive or rest)"
-          + " with its warehouse on the object store, or a warehouse on HDFS or a local file system.");
+      problems.add(
+          "Cannot use '"
+              + TARGET_CATALOG_TYPE.key()
+              + "' = hadoop with '"
+              + TARGET_CATALOG_WAREHOUSE.key()
+              + "' = '"
+              + warehouse
+              + "': the hadoop catalog commits by renaming a metadata file, which is not atomic on an object store ("
+              + scheme
+              + "://), so two commits (the job's schema changes and checkpoints, maintenance, another writer) can"
+              + " overwrite each other and a checkpoint is lost silently. Use a catalog with an atomic swap (type hive or rest)"
+              + " with its warehouse on the object store, or a warehouse on HDFS or a local file system.");
     }
     String hiveLock = conf.get(RouterOptions.TARGET_TABLE_PROPERTIES).get(HIVE_LOCK_ENABLED);
     if (type == CatalogType.HIVE && hiveLock != null && !Boolean.parseBoolean(hiveLock.trim())) {
-      problems.add("Cannot set '" + RouterOptions.TARGET_TABLE_PROPERTIES.key() + "." + HIVE_LOCK_ENABLED + "' = " + hiveLock
-          + " with a hive catalog: without the metastore lock the commit's swap is atomic only on a Hive 4 metastore,"
-          + " and the bundled Hive client is 2.3, so two commits can overwrite each other and a checkpoint is lost silently."
-          + " Remove the key (the lock is on by default).");
+      problems.add(
+          "Cannot set '"
+              + RouterOptions.TARGET_TABLE_PROPERTIES.key()
+              + "."
+              + HIVE_LOCK_ENABLED
+              + "' = "
+              + hiveLock
+              + " with a hive catalog: without the metastore lock the commit's swap is atomic only on a Hive 4 metastore,"
+              + " and the bundled Hive client is 2.3, so two commits can overwrite each other and a checkpoint is lost silently."
+              + " Remove the key (the lock is on by default).");
     }
   }
 
@@ -669,13 +954,18 @@ public final class ConfigLoader {
       return null;
     }
     String scheme = location.substring(0, colon).toLowerCase(java.util.Locale.ROOT);
-    return Set.of("s3", "s3a", "s3n", "gs", "gcs", "abfs", "abfss", "wasb", "wasbs", "oss", "cos", "cosn", "obs", "r2")
+    return Set.of(
+                "s3", "s3a", "s3n", "gs", "gcs", "abfs", "abfss", "wasb", "wasbs", "oss", "cos",
+                "cosn", "obs", "r2")
             .contains(scheme)
         ? scheme
         : null;
   }
 
-  /** The {@code maintenance.*} ranges are checked where they are declared, by {@link MaintenanceSettings}. */
+  /**
+   * The {@code maintenance.*} ranges are checked where they are declared, by {@link
+   * MaintenanceSettings}.
+   */
   private void maintenance(Configuration conf) {
     MaintenanceSettings settings;
     try {
@@ -684,7 +974,9 @@ public final class ConfigLoader {
       problems.add(e.getMessage() + ". Fix the maintenance key in the config file.");
       return;
     }
-    if (settings.enabled() && settings.orphanFiles() && conf.containsKey(MaintenanceOptions.ORPHAN_FILES_MIN_AGE.key())) {
+    if (settings.enabled()
+        && settings.orphanFiles()
+        && conf.containsKey(MaintenanceOptions.ORPHAN_FILES_MIN_AGE.key())) {
       // A writer's file is closed at a barrier and staged when the checkpoint is taken: until then
       // only its age protects it from orphan removal. A checkpoint takes at most the timeout, and
       // files opened up to an interval before its barrier; three of those is the margin.
@@ -692,11 +984,19 @@ public final class ConfigLoader {
       Duration timeout = conf.get(ShardbergOptions.PIPELINE_CHECKPOINT_TIMEOUT);
       Duration safe = interval.plus(timeout).multipliedBy(3);
       if (settings.orphanMinAge().compareTo(safe) < 0) {
-        problems.add("Cannot use '" + MaintenanceOptions.ORPHAN_FILES_MIN_AGE.key() + "' = " + settings.orphanMinAge()
-            + ": orphan removal would delete files the writers wrote for checkpoints not yet taken, and the next commit"
-            + " would reference them (every scan of their partitions then fails). It must be at least 3 x ('"
-            + ShardbergOptions.PIPELINE_CHECKPOINT_INTERVAL.key() + "' + '" + ShardbergOptions.PIPELINE_CHECKPOINT_TIMEOUT.key()
-            + "') = " + safe + "; the default is 1 day.");
+        problems.add(
+            "Cannot use '"
+                + MaintenanceOptions.ORPHAN_FILES_MIN_AGE.key()
+                + "' = "
+                + settings.orphanMinAge()
+                + ": orphan removal would delete files the writers wrote for checkpoints not yet taken, and the next commit"
+                + " would reference them (every scan of their partitions then fails). It must be at least 3 x ('"
+                + ShardbergOptions.PIPELINE_CHECKPOINT_INTERVAL.key()
+                + "' + '"
+                + ShardbergOptions.PIPELINE_CHECKPOINT_TIMEOUT.key()
+                + "') = "
+                + safe
+                + "; the default is 1 day.");
       }
     }
   }
@@ -704,20 +1004,33 @@ public final class ConfigLoader {
   private void coordinator(Configuration conf) {
     String connect = conf.get(CoordinatorConfigOptions.ZK_CONNECT);
     if (connect == null) {
-      List<String> orphans = conf.keySet().stream().filter(k -> k.startsWith(CoordinatorConfigOptions.ZK_PREFIX)).sorted().toList();
+      List<String> orphans =
+          conf.keySet().stream()
+              .filter(k -> k.startsWith(CoordinatorConfigOptions.ZK_PREFIX))
+              .sorted()
+              .toList();
       if (!orphans.isEmpty()) {
-        problems.add("'" + String.join("', '", orphans) + "' set but '" + CoordinatorConfigOptions.ZK_CONNECT.key()
-            + "' is not: set the ZooKeeper connect string to enable HA mode, or remove the zookeeper keys.");
+        problems.add(
+            "'"
+                + String.join("', '", orphans)
+                + "' set but '"
+                + CoordinatorConfigOptions.ZK_CONNECT.key()
+                + "' is not: set the ZooKeeper connect string to enable HA mode, or remove the zookeeper keys.");
       }
       return;
     }
     String rootPath = conf.get(CoordinatorConfigOptions.ZK_ROOT_PATH);
     if (!rootPath.startsWith("/") || (rootPath.length() > 1 && rootPath.endsWith("/"))) {
-      problems.add("Cannot use '" + CoordinatorConfigOptions.ZK_ROOT_PATH.key() + "' = '" + rootPath
-          + "': a ZooKeeper path starts with '/' and does not end with one.");
+      problems.add(
+          "Cannot use '"
+              + CoordinatorConfigOptions.ZK_ROOT_PATH.key()
+              + "' = '"
+              + rootPath
+              + "': a ZooKeeper path starts with '/' and does not end with one.");
     }
     for (ConfigOption<?> option : topLevel()) {
-      if (ValueType.of(option) == ValueType.DURATION && option.key().startsWith(CoordinatorConfigOptions.ZK_PREFIX)) {
+      if (ValueType.of(option) == ValueType.DURATION
+          && option.key().startsWith(CoordinatorConfigOptions.ZK_PREFIX)) {
         longerThanZero(conf, top, option);
       }
     }
@@ -728,13 +1041,15 @@ public final class ConfigLoader {
 
   private void positive(Configuration conf, ConfigOption<Integer> option) {
     if (conf.containsKey(option.key()) && conf.get(option) < 1) {
-      problems.add("Cannot use '" + option.key() + "' = " + conf.get(option) + ": it must be at least 1.");
+      problems.add(
+          "Cannot use '" + option.key() + "' = " + conf.get(option) + ": it must be at least 1.");
     }
   }
 
   private void nonNegative(Configuration conf, ConfigOption<Integer> option) {
     if (conf.containsKey(option.key()) && conf.get(option) < 0) {
-      problems.add("Cannot use '" + option.key() + "' = " + conf.get(option) + ": it must be 0 or more.");
+      problems.add(
+          "Cannot use '" + option.key() + "' = " + conf.get(option) + ": it must be 0 or more.");
     }
   }
 

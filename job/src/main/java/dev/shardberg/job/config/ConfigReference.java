@@ -20,8 +20,15 @@ public final class ConfigReference {
     sb.append("| key | type | default | description |\n");
     sb.append("|---|---|---|---|\n");
     for (ConfigOption<?> option : ShardbergOptions.all()) {
-      sb.append("| `").append(option.key()).append("` | ").append(ValueType.of(option).label()).append(" | ")
-          .append(defaultOf(option)).append(" | ").append(description(option).replace("|", "\\|")).append(" |\n");
+      sb.append("| `")
+          .append(option.key())
+          .append("` | ")
+          .append(ValueType.of(option).label())
+          .append(" | ")
+          .append(defaultOf(option))
+          .append(" | ")
+          .append(description(option).replace("|", "\\|"))
+          .append(" |\n");
     }
     return sb.toString();
   }
@@ -74,7 +81,8 @@ public final class ConfigReference {
     }
 
     @Override
-    protected void formatText(StringBuilder state, String format, String[] elements, EnumSet<TextStyle> styles) {
+    protected void formatText(
+        StringBuilder state, String format, String[] elements, EnumSet<TextStyle> styles) {
       state.append(elements.length == 0 ? format : String.format(format, (Object[]) elements));
     }
 

@@ -2,7 +2,10 @@ package dev.shardberg.job.config;
 
 import java.util.Locale;
 
-/** {@code pipeline.on-stateless-start}: what a start without state does on a table this pipeline wrote. */
+/**
+ * {@code pipeline.on-stateless-start}: what a start without state does on a table this pipeline
+ * wrote.
+ */
 public enum OnStatelessStart {
   FAIL,
   RESNAPSHOT;

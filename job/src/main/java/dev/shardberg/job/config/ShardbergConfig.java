@@ -23,8 +23,8 @@ import org.apache.flink.configuration.Configuration;
  * One logical table's config, typed and validated: {@link #from} reads every record from the Flink
  * {@link Configuration} the {@link ConfigLoader} made of the YAML file, with {@code
  * configuration.get(OPTION)} (see {@link ShardbergOptions#all()} for every key and {@link
- * ConfigLoader} for the rules). Holds no secret: passwords are referenced by environment variable or
- * file and read only when a connection is opened.
+ * ConfigLoader} for the rules). Holds no secret: passwords are referenced by environment variable
+ * or file and read only when a connection is opened.
  */
 public record ShardbergConfig(
     PipelineConfig pipeline,
@@ -46,8 +46,8 @@ public record ShardbergConfig(
   }
 
   /**
-   * The records of a validated configuration: {@code conf} holds the top-level keys, {@code sources}
-   * one configuration per {@code sources[]} entry (keys {@code sources[].*}).
+   * The records of a validated configuration: {@code conf} holds the top-level keys, {@code
+   * sources} one configuration per {@code sources[]} entry (keys {@code sources[].*}).
    */
   static ShardbergConfig from(Configuration conf, List<Configuration> sources) {
     return new ShardbergConfig(
@@ -109,20 +109,35 @@ public record ShardbergConfig(
           source.get(RouterOptions.SOURCE_HOST),
           source.get(RouterOptions.SOURCE_PORT),
           source.get(RouterOptions.SOURCE_USER),
-          env != null ? PasswordRef.ofEnv(env) : PasswordRef.ofFile(source.get(RouterOptions.SOURCE_PASSWORD_FILE)),
+          env != null
+              ? PasswordRef.ofEnv(env)
+              : PasswordRef.ofFile(source.get(RouterOptions.SOURCE_PASSWORD_FILE)),
           source.get(RouterOptions.SOURCE_JDBC_PROPERTIES),
           ServerIdRange.parse(source.get(RouterOptions.SOURCE_SERVER_ID_RANGE)));
     }
 
     @Override
     public String toString() {
-      return "source '" + name + "' (" + user + "@" + host + ":" + port + ", password " + password + ", server ids " + serverIds + ")";
+      return "source '"
+          + name
+          + "' ("
+          + user
+          + "@"
+          + host
+          + ":"
+          + port
+          + ", password "
+          + password
+          + ", server ids "
+          + serverIds
+          + ")";
     }
   }
 
   /**
    * Where a password comes from: an environment variable or a file. The job reads it (through the
-   * router's {@code Secret}) when it assembles the sources; {@link #toString()} names the reference.
+   * router's {@code Secret}) when it assembles the sources; {@link #toString()} names the
+   * reference.
    */
   public record PasswordRef(String env, String file) implements Serializable {
     public static PasswordRef ofEnv(String variable) {
@@ -169,8 +184,12 @@ public record ShardbergConfig(
   }
 
   public record TablesConfig(
-      String databasePattern, String tablePattern, Map<String, Integer> shardMap, List<String> keyColumns,
-      java.util.Set<Integer> excludeShards, java.util.Set<Integer> rereadShards)
+      String databasePattern,
+      String tablePattern,
+      Map<String, Integer> shardMap,
+      List<String> keyColumns,
+      java.util.Set<Integer> excludeShards,
+      java.util.Set<Integer> rereadShards)
       implements Serializable {
     public TablesConfig {
       shardMap = Map.copyOf(shardMap);
@@ -181,7 +200,8 @@ public record ShardbergConfig(
 
     static TablesConfig from(Configuration conf) {
       Map<String, Integer> shardMap = new LinkedHashMap<>();
-      conf.get(RouterOptions.TABLES_SHARD_MAP).forEach((table, number) -> shardMap.put(table, Integer.parseInt(number.trim())));
+      conf.get(RouterOptions.TABLES_SHARD_MAP)
+          .forEach((table, number) -> shardMap.put(table, Integer.parseInt(number.trim())));
       return new TablesConfig(
           conf.get(RouterOptions.TABLES_DATABASE_PATTERN),
           conf.get(RouterOptions.TABLES_TABLE_PATTERN),
@@ -241,19 +261,42 @@ public record ShardbergConfig(
 
     /** {@code source.startup-timestamp}: epoch milliseconds or an ISO-8601 instant. */
     static Instant parseTimestamp(String text) {
-      return text.chars().allMatch(Character::isDigit) ? Instant.ofEpochMilli(Long.parseLong(text)) : Instant.parse(text);
+      return text.chars().allMatch(Character::isDigit)
+          ? Instant.ofEpochMilli(Long.parseLong(text))
+          : Instant.parse(text);
     }
 
     @Override
     public String toString() {
-      return "CdcConfig[startupMode=" + startupMode + ", startupTimestamp=" + startupTimestamp
-          + ", snapshotChunkSize=" + snapshotChunkSize + ", fetchSize=" + fetchSize
-          + ", connectionPoolSize=" + connectionPoolSize + ", pollInterval=" + pollInterval
-          + ", serverTimeZone=" + serverTimeZone + ", connectTimeout=" + connectTimeout
-          + ", heartbeatInterval=" + heartbeatInterval + ", binlogFormatCheckInterval=" + binlogFormatCheckInterval
-          + ", keepAliveInterval=" + keepAliveInterval + ", healthCheckInterval=" + healthCheckInterval
-          + ", unreachableTimeout=" + unreachableTimeout
-          + ", debeziumProperties=" + masked(debeziumProperties) + "]";
+      return "CdcConfig[startupMode="
+          + startupMode
+          + ", startupTimestamp="
+          + startupTimestamp
+          + ", snapshotChunkSize="
+          + snapshotChunkSize
+          + ", fetchSize="
+          + fetchSize
+          + ", connectionPoolSize="
+          + connectionPoolSize
+          + ", pollInterval="
+          + pollInterval
+          + ", serverTimeZone="
+          + serverTimeZone
+          + ", connectTimeout="
+          + connectTimeout
+          + ", heartbeatInterval="
+          + heartbeatInterval
+          + ", binlogFormatCheckInterval="
+          + binlogFormatCheckInterval
+          + ", keepAliveInterval="
+          + keepAliveInterval
+          + ", healthCheckInterval="
+          + healthCheckInterval
+          + ", unreachableTimeout="
+          + unreachableTimeout
+          + ", debeziumProperties="
+          + masked(debeziumProperties)
+          + "]";
     }
   }
 
@@ -279,11 +322,25 @@ public record ShardbergConfig(
           conf.get(TARGET_CATALOG_PROPERTIES));
     }
 
-    /** Pass-through properties may hold credentials (REST tokens, S3 keys): mask what looks like one. */
+    /**
+     * Pass-through properties may hold credentials (REST tokens, S3 keys): mask what looks like
+     * one.
+     */
     @Override
     public String toString() {
-      return "CatalogConfig[type=" + type + ", name=" + name + ", uri=" + uri + ", warehouse=" + warehouse
-          + ", hadoopConfDir=" + hadoopConfDir + ", properties=" + masked(properties) + "]";
+      return "CatalogConfig[type="
+          + type
+          + ", name="
+          + name
+          + ", uri="
+          + uri
+          + ", warehouse="
+          + warehouse
+          + ", hadoopConfDir="
+          + hadoopConfDir
+          + ", properties="
+          + masked(properties)
+          + "]";
     }
   }
 
@@ -330,21 +387,24 @@ public record ShardbergConfig(
       implements Serializable {}
 
   /** {@code zookeeper} is null unless {@code coordinator.zookeeper.connect} is set. */
-  public record CoordinatorConfig(Duration lockTimeout, ZooKeeperConfig zookeeper) implements Serializable {
+  public record CoordinatorConfig(Duration lockTimeout, ZooKeeperConfig zookeeper)
+      implements Serializable {
     static CoordinatorConfig from(Configuration conf) {
       Duration lockTimeout = conf.get(CoordinatorConfigOptions.LOCK_TIMEOUT);
       String connect = conf.get(CoordinatorConfigOptions.ZK_CONNECT);
       if (connect == null) {
         return new CoordinatorConfig(lockTimeout, null);
       }
-      return new CoordinatorConfig(lockTimeout, new ZooKeeperConfig(
-          connect,
-          conf.get(CoordinatorConfigOptions.ZK_ROOT_PATH),
-          conf.get(CoordinatorConfigOptions.ZK_SESSION_TIMEOUT),
-          conf.get(CoordinatorConfigOptions.ZK_CONNECTION_TIMEOUT),
-          conf.getOptional(CoordinatorConfigOptions.ZK_LOCK_TIMEOUT).orElse(lockTimeout),
-          conf.get(CoordinatorConfigOptions.ZK_RETRY_BASE_SLEEP),
-          conf.get(CoordinatorConfigOptions.ZK_RETRY_MAX_RETRIES)));
+      return new CoordinatorConfig(
+          lockTimeout,
+          new ZooKeeperConfig(
+              connect,
+              conf.get(CoordinatorConfigOptions.ZK_ROOT_PATH),
+              conf.get(CoordinatorConfigOptions.ZK_SESSION_TIMEOUT),
+              conf.get(CoordinatorConfigOptions.ZK_CONNECTION_TIMEOUT),
+              conf.getOptional(CoordinatorConfigOptions.ZK_LOCK_TIMEOUT).orElse(lockTimeout),
+              conf.get(CoordinatorConfigOptions.ZK_RETRY_BASE_SLEEP),
+              conf.get(CoordinatorConfigOptions.ZK_RETRY_MAX_RETRIES)));
     }
 
     public boolean haEnabled() {
@@ -369,7 +429,12 @@ public record ShardbergConfig(
 
   static boolean looksSecret(String propertyKey) {
     String k = propertyKey.toLowerCase(Locale.ROOT);
-    return k.contains("password") || k.contains("secret") || k.contains("token") || k.contains("credential")
-        || k.endsWith(".key") || k.contains("access-key") || k.contains("access.key");
+    return k.contains("password")
+        || k.contains("secret")
+        || k.contains("token")
+        || k.contains("credential")
+        || k.endsWith(".key")
+        || k.contains("access-key")
+        || k.contains("access.key");
   }
 }

@@ -14,21 +14,22 @@ import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.ConfigOptions;
 
 /**
- * The job's own config keys (checkpoints, restarts, parallelism, the CDC source's knobs, the catalog
- * and the table's name) as Flink {@link ConfigOption}s, and the register of every key of a Shardberg
- * config file, whichever module declares it.
+ * The job's own config keys (checkpoints, restarts, parallelism, the CDC source's knobs, the
+ * catalog and the table's name) as Flink {@link ConfigOption}s, and the register of every key of a
+ * Shardberg config file, whichever module declares it.
  *
  * <p>Keys live in the module that owns their behaviour: {@link RouterOptions} (shard-router: {@code
  * sources[].*}, {@code tables.*}, the table layout, the binlog watch), {@link
  * CoordinatorConfigOptions} (commit-coordinator: {@code pipeline.id}, heartbeats, the commit lock,
- * {@code coordinator.zookeeper.*}), {@link MaintenanceOptions} (commit-coordinator: {@code maintenance.*}) and this class (everything the job assembles itself).
+ * {@code coordinator.zookeeper.*}), {@link MaintenanceOptions} (commit-coordinator: {@code
+ * maintenance.*}) and this class (everything the job assembles itself).
  *
- * <p><b>To add a key</b>: declare a {@code ConfigOption} (type, default, description) in the options
- * class of the module that reads it, list it in {@link #all()} below (its place there is its place in
- * docs/config.md), add it to {@link #REQUIRED} if it has no default and must be set, read it with
- * {@code configuration.get(OPTION)} where {@link ShardbergConfig} builds its records, and regenerate
- * docs/config.md ({@code ConfigReferenceTest} says how). The loader then accepts, type-checks and
- * suggests it by itself; cross-key rules go into {@link ConfigLoader}.
+ * <p><b>To add a key</b>: declare a {@code ConfigOption} (type, default, description) in the
+ * options class of the module that reads it, list it in {@link #all()} below (its place there is
+ * its place in docs/config.md), add it to {@link #REQUIRED} if it has no default and must be set,
+ * read it with {@code configuration.get(OPTION)} where {@link ShardbergConfig} builds its records,
+ * and regenerate docs/config.md ({@code ConfigReferenceTest} says how). The loader then accepts,
+ * type-checks and suggests it by itself; cross-key rules go into {@link ConfigLoader}.
  */
 public final class ShardbergOptions {
   private ShardbergOptions() {}
@@ -89,7 +90,8 @@ public final class ShardbergOptions {
                   + " (needs source.startup-mode initial; readers see those shards empty until the snapshot"
                   + " commits).");
 
-  // ---- source: CDC knobs, the same for every host ------------------------------------------------
+  // ---- source: CDC knobs, the same for every host
+  // ------------------------------------------------
   public static final ConfigOption<StartupMode> SOURCE_STARTUP_MODE =
       ConfigOptions.key("source.startup-mode")
           .enumType(StartupMode.class)
@@ -158,19 +160,25 @@ public final class ShardbergOptions {
               "Pass-through Debezium properties; they win over the values derived from the keys above."
                   + " database.jdbc.driver and database.database.jdbc.driver are refused: Shardberg sets them (docs/sources.md).");
 
-  // ---- target: the catalog and the table's name ----------------------------------------------------
+  // ---- target: the catalog and the table's name
+  // ----------------------------------------------------
   public static final ConfigOption<CatalogType> TARGET_CATALOG_TYPE =
-      ConfigOptions.key("target.catalog.type").enumType(CatalogType.class).noDefaultValue().withDescription("hadoop | hive | rest.");
+      ConfigOptions.key("target.catalog.type")
+          .enumType(CatalogType.class)
+          .noDefaultValue()
+          .withDescription("hadoop | hive | rest.");
   public static final ConfigOption<String> TARGET_CATALOG_NAME =
       ConfigOptions.key("target.catalog.name")
           .stringType()
           .defaultValue("shardberg")
-          .withDescription("Name of the catalog inside the job (shows up in logs and in the commit-lock name).");
+          .withDescription(
+              "Name of the catalog inside the job (shows up in logs and in the commit-lock name).");
   public static final ConfigOption<String> TARGET_CATALOG_URI =
       ConfigOptions.key("target.catalog.uri")
           .stringType()
           .noDefaultValue()
-          .withDescription("Metastore URI (hive: thrift://host:9083) or REST catalog URL (rest). Required for hive and rest.");
+          .withDescription(
+              "Metastore URI (hive: thrift://host:9083) or REST catalog URL (rest). Required for hive and rest.");
   public static final ConfigOption<String> TARGET_CATALOG_WAREHOUSE =
       ConfigOptions.key("target.catalog.warehouse")
           .stringType()
@@ -199,9 +207,13 @@ public final class ShardbergOptions {
           .noDefaultValue()
           .withDescription("Iceberg namespace (Hive database) of the table; created when missing.");
   public static final ConfigOption<String> TARGET_TABLE =
-      ConfigOptions.key("target.table").stringType().noDefaultValue().withDescription("Iceberg table name; created when missing.");
+      ConfigOptions.key("target.table")
+          .stringType()
+          .noDefaultValue()
+          .withDescription("Iceberg table name; created when missing.");
 
-  // ---- the register: every key of a config file, in documentation order ---------------------------
+  // ---- the register: every key of a config file, in documentation order
+  // ---------------------------
 
   private static final List<ConfigOption<?>> ALL =
       List.of(
@@ -335,6 +347,8 @@ public final class ShardbergOptions {
   }
 
   private static Set<String> keys(ConfigOption<?>... options) {
-    return java.util.Arrays.stream(options).map(ConfigOption::key).collect(Collectors.toUnmodifiableSet());
+    return java.util.Arrays.stream(options)
+        .map(ConfigOption::key)
+        .collect(Collectors.toUnmodifiableSet());
   }
 }

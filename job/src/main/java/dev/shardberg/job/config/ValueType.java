@@ -9,9 +9,9 @@ import org.apache.flink.configuration.Configuration;
 
 /**
  * What kind of value a {@link ConfigOption} takes, for the loader (which YAML shape to accept, what
- * to say when Flink cannot parse a value) and the reference's type column. Nothing is declared here:
- * Flink keeps an option's class to itself, so the kind is read from the option's default value or,
- * without one, from what Flink parses a probe value into.
+ * to say when Flink cannot parse a value) and the reference's type column. Nothing is declared
+ * here: Flink keeps an option's class to itself, so the kind is read from the option's default
+ * value or, without one, from what Flink parses a probe value into.
  */
 enum ValueType {
   STRING("string"),
@@ -60,7 +60,9 @@ enum ValueType {
   /** The values of an enum option with a default, lower case as in YAML; empty when unknown. */
   static List<String> enumValues(ConfigOption<?> option) {
     if (option.hasDefaultValue() && option.defaultValue() instanceof Enum<?> e) {
-      return java.util.Arrays.stream(e.getDeclaringClass().getEnumConstants()).map(Object::toString).toList();
+      return java.util.Arrays.stream(e.getDeclaringClass().getEnumConstants())
+          .map(Object::toString)
+          .toList();
     }
     return List.of();
   }

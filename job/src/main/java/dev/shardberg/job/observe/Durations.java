@@ -3,8 +3,9 @@ package dev.shardberg.job.observe;
 import java.time.Duration;
 
 /**
- * Durations on the console and in reports, read by a person: {@code 850 ms}, {@code 4.2 s}, {@code 17 min},
- * {@code 3 h}. Each step holds below 120 of its unit, so a value never reads as "1 min" for 119 seconds.
+ * Durations on the console and in reports, read by a person: {@code 850 ms}, {@code 4.2 s}, {@code
+ * 17 min}, {@code 3 h}. Each step holds below 120 of its unit, so a value never reads as "1 min"
+ * for 119 seconds.
  */
 public final class Durations {
   private Durations() {}
@@ -15,8 +16,8 @@ public final class Durations {
   }
 
   /**
-   * As {@link #human} up to 2 hours, then still in minutes ({@code 185 min}): a live progress line, which
-   * keeps moving.
+   * As {@link #human} up to 2 hours, then still in minutes ({@code 185 min}): a live progress line,
+   * which keeps moving.
    */
   public static String humanToMinutes(Duration d) {
     if (d.toMillis() < 1000) {

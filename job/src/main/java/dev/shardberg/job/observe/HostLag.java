@@ -20,41 +20,62 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Per MySQL host, what the running job's host watch reports (its gauges, read through Flink's REST API
- * of the cluster or of a local {@code run --web-port}): reachable or not and for how long, the binlog
- * time of the newest change read, how long ago it was read and how far behind the binlog it was.
- * Flink's REST layer caches metrics (10 s by default), so the figures are at most that old.
+ * Per MySQL host, what the running job's host watch reports (its gauges, read through Flink's REST
+ * API of the cluster or of a local {@code run --web-port}): reachable or not and for how long, the
+ * binlog time of the newest change read, how long ago it was read and how far behind the binlog it
+ * was. Flink's REST layer caches metrics (10 s by default), so the figures are at most that old.
  *
  * @param connected "reachable", "unreachable" or "unknown"
  * @param newestChangeWritten binlog timestamp of the newest change read; null before the first
  * @param sinceLastChangeMillis time since a change was last read; -1 before the first
- * @param readLagMillis how long after it was written the newest change was read; -1 before the first
+ * @param readLagMillis how long after it was written the newest change was read; -1 before the
+ *     first
  * @param snapshotRows rows of the initial snapshot read from this host so far (sum over subtasks)
  * @param snapshotRowsByShard the same per shard number; a shard absent has no snapshot row read yet
  * @param droppedShards shards of the host whose MySQL table is gone (their rows stay in the table)
- * @param sampledAtMillis when the job read these gauges (epoch ms), which is when the figures above were
- *     true; -1 when the job does not say (the REST API answers from its cache of the job's metrics)
+ * @param sampledAtMillis when the job read these gauges (epoch ms), which is when the figures above
+ *     were true; -1 when the job does not say (the REST API answers from its cache of the job's
+ *     metrics)
  */
-public record HostLag(String host, String connected, long unreachableMillis, Instant newestChangeWritten,
-    long sinceLastChangeMillis, long readLagMillis, long snapshotRows, Map<Integer, Long> snapshotRowsByShard,
-    long droppedShards, long sampledAtMillis) {
+public record HostLag(
+    String host,
+    String connected,
+    long unreachableMillis,
+    Instant newestChangeWritten,
+    long sinceLastChangeMillis,
+    long readLagMillis,
+    long snapshotRows,
+    Map<Integer, Long> snapshotRowsByShard,
+    long droppedShards,
+    long sampledAtMillis) {
 
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final List<String> GAUGES =
-      List.of("connected", "unreachableMillis", "lastEventTime", "millisSinceLastEvent", "eventTimeLag", "droppedShards", "sampledAt");
-  /** Metric ids per REST request: Flink's REST server limits the request line (4 KiB by default). */
+      List.of(
+          "connected",
+          "unreachableMillis",
+          "lastEventTime",
+          "millisSinceLastEvent",
+          "eventTimeLag",
+          "droppedShards",
+          "sampledAt");
+
+  /**
+   * Metric ids per REST request: Flink's REST server limits the request line (4 KiB by default).
+   */
   private static final int IDS_PER_REQUEST = 30;
 
   /**
-   * The host lines of the running job of {@code pipelineId} at {@code restUrl}; empty when no job of
-   * that pipeline is running there.
+   * The host lines of the running job of {@code pipelineId} at {@code restUrl}; empty when no job
+   * of that pipeline is running there.
    */
   public static List<HostLag> read(String restUrl, String pipelineId) throws IOException {
     Rest rest = new Rest(restUrl);
     String prefix = "shardberg " + pipelineId + " \u2192 ";
     String jobId = null;
     for (JsonNode job : rest.get("/jobs/overview").path("jobs")) {
-      if (job.path("name").asText().startsWith(prefix) && "RUNNING".equals(job.path("state").asText())) {
+      if (job.path("name").asText().startsWith(prefix)
+          && "RUNNING".equals(job.path("state").asText())) {
         jobId = job.path("jid").asText();
       }
     }
@@ -69,12 +90,16 @@ public record HostLag(String host, String connected, long unreachableMillis, Ins
         continue;
       }
       String host = name.substring(at + "Host watch ".length()).split(" ")[0];
-      String base = "/jobs/" + jobId + "/vertices/" + vertex.path("id").asText() + "/subtasks/metrics";
-      // the ids end in host.<name>.<gauge> and host.<name>.shard.<n>.snapshotRows; the operator part
+      String base =
+          "/jobs/" + jobId + "/vertices/" + vertex.path("id").asText() + "/subtasks/metrics";
+      // the ids end in host.<name>.<gauge> and host.<name>.shard.<n>.snapshotRows; the operator
+      // part
       // of the id is Flink's business
       Map<String, String> idOf = new HashMap<>();
       Map<String, Integer> shardOf = new HashMap<>();
-      Pattern shardGauge = Pattern.compile(".*\\.host\\." + Pattern.quote(host) + "\\.shard\\.(\\d+)\\.snapshotRows$");
+      Pattern shardGauge =
+          Pattern.compile(
+              ".*\\.host\\." + Pattern.quote(host) + "\\.shard\\.(\\d+)\\.snapshotRows$");
       for (JsonNode metric : rest.get(base)) {
         String id = metric.path("id").asText();
         for (String gauge : GAUGES) {
@@ -96,7 +121,11 @@ public record HostLag(String host, String connected, long unreachableMillis, Ins
       // max over subtasks for the host's state (only subtask 0 probes, the binlog is read by one
       // subtask); sum for the snapshot rows (chunks are read by all subtasks)
       Map<String, Double> values = new HashMap<>();
-      for (JsonNode metric : rest.get(base + "?agg=max,sum&get=" + URLEncoder.encode(String.join(",", idOf.keySet()), StandardCharsets.UTF_8))) {
+      for (JsonNode metric :
+          rest.get(
+              base
+                  + "?agg=max,sum&get="
+                  + URLEncoder.encode(String.join(",", idOf.keySet()), StandardCharsets.UTF_8))) {
         String gauge = idOf.get(metric.path("id").asText());
         if (gauge != null) {
           values.put(gauge, metric.path("snapshotRows".equals(gauge) ? "sum" : "max").asDouble());
@@ -105,8 +134,11 @@ public record HostLag(String host, String connected, long unreachableMillis, Ins
       Map<Integer, Long> byShard = new TreeMap<>();
       List<String> shardIds = new ArrayList<>(shardOf.keySet());
       for (int from = 0; from < shardIds.size(); from += IDS_PER_REQUEST) {
-        String ids = String.join(",", shardIds.subList(from, Math.min(shardIds.size(), from + IDS_PER_REQUEST)));
-        for (JsonNode metric : rest.get(base + "?agg=sum&get=" + URLEncoder.encode(ids, StandardCharsets.UTF_8))) {
+        String ids =
+            String.join(
+                ",", shardIds.subList(from, Math.min(shardIds.size(), from + IDS_PER_REQUEST)));
+        for (JsonNode metric :
+            rest.get(base + "?agg=sum&get=" + URLEncoder.encode(ids, StandardCharsets.UTF_8))) {
           Integer shard = shardOf.get(metric.path("id").asText());
           if (shard != null) {
             byShard.put(shard, Math.round(metric.path("sum").asDouble()));
@@ -115,25 +147,28 @@ public record HostLag(String host, String connected, long unreachableMillis, Ins
       }
       long connected = Math.round(values.getOrDefault("connected", -1.0));
       long lastEvent = Math.round(values.getOrDefault("lastEventTime", -1.0));
-      hosts.add(new HostLag(host,
-          connected == 1 ? "reachable" : connected == 0 ? "unreachable" : "unknown",
-          Math.round(values.getOrDefault("unreachableMillis", 0.0)),
-          lastEvent > 0 ? Instant.ofEpochMilli(lastEvent) : null,
-          Math.round(values.getOrDefault("millisSinceLastEvent", -1.0)),
-          Math.round(values.getOrDefault("eventTimeLag", -1.0)),
-          Math.round(values.getOrDefault("snapshotRows", 0.0)),
-          byShard,
-          Math.round(values.getOrDefault("droppedShards", 0.0)),
-          Math.round(values.getOrDefault("sampledAt", -1.0))));
+      hosts.add(
+          new HostLag(
+              host,
+              connected == 1 ? "reachable" : connected == 0 ? "unreachable" : "unknown",
+              Math.round(values.getOrDefault("unreachableMillis", 0.0)),
+              lastEvent > 0 ? Instant.ofEpochMilli(lastEvent) : null,
+              Math.round(values.getOrDefault("millisSinceLastEvent", -1.0)),
+              Math.round(values.getOrDefault("eventTimeLag", -1.0)),
+              Math.round(values.getOrDefault("snapshotRows", 0.0)),
+              byShard,
+              Math.round(values.getOrDefault("droppedShards", 0.0)),
+              Math.round(values.getOrDefault("sampledAt", -1.0))));
     }
     return hosts;
   }
 
   /**
-   * This host on the console's progress line at {@code now}: "a reachable lag 120 ms", "b unreachable for
-   * 14 s". An unreachable host shows no lag: that is the lag of the last change read before the outage,
-   * not of now. A reading taken before {@code notBefore} (the moment the line was asked for: the REST API
-   * answered from its cache) counts the outage until {@code now} and says how old it is.
+   * This host on the console's progress line at {@code now}: "a reachable lag 120 ms", "b
+   * unreachable for 14 s". An unreachable host shows no lag: that is the lag of the last change
+   * read before the outage, not of now. A reading taken before {@code notBefore} (the moment the
+   * line was asked for: the REST API answered from its cache) counts the outage until {@code now}
+   * and says how old it is.
    */
   public String describe(Instant now, Instant notBefore) {
     long age = sampledAtMillis < 0 ? 0 : Math.max(0, now.toEpochMilli() - sampledAtMillis);
@@ -150,13 +185,18 @@ public record HostLag(String host, String connected, long unreachableMillis, Ins
     return sb.toString();
   }
 
-  /** Whether every host's reading was taken at or after {@code notBefore} (a job that does not say counts as yes). */
+  /**
+   * Whether every host's reading was taken at or after {@code notBefore} (a job that does not say
+   * counts as yes).
+   */
   public static boolean sampledSince(List<HostLag> hosts, Instant notBefore) {
-    return hosts.stream().allMatch(h -> h.sampledAtMillis() < 0 || h.sampledAtMillis() >= notBefore.toEpochMilli());
+    return hosts.stream()
+        .allMatch(h -> h.sampledAtMillis() < 0 || h.sampledAtMillis() >= notBefore.toEpochMilli());
   }
 
   private record Rest(String base) {
-    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private static final HttpClient HTTP =
+        HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
     Rest {
       base = base.endsWith("/") ? base.substring(0, base.length() - 1) : base;
@@ -164,11 +204,22 @@ public record HostLag(String host, String connected, long unreachableMillis, Ins
 
     JsonNode get(String path) throws IOException {
       try {
-        HttpResponse<String> response = HTTP.send(
-            HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(10)).GET().build(),
-            HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> response =
+            HTTP.send(
+                HttpRequest.newBuilder(URI.create(base + path))
+                    .timeout(Duration.ofSeconds(10))
+                    .GET()
+                    .build(),
+                HttpResponse.BodyHandlers.ofString());
         if (response.statusCode() != 200) {
-          throw new IOException("Flink REST " + base + path + " answered " + response.statusCode() + ": " + response.body());
+          throw new IOException(
+              "Flink REST "
+                  + base
+                  + path
+                  + " answered "
+                  + response.statusCode()
+                  + ": "
+                  + response.body());
         }
         return JSON.readTree(response.body());
       } catch (InterruptedException e) {

@@ -17,15 +17,18 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 
 /**
- * The lag part of {@code status}: per shard the newest committed change ({@link ShardFreshness}), per
- * host the running job's view of its binlog ({@link HostLag}, when a Flink REST address is given), as
- * text lines after the commit summary or as one JSON document with both.
+ * The lag part of {@code status}: per shard the newest committed change ({@link ShardFreshness}),
+ * per host the running job's view of its binlog ({@link HostLag}, when a Flink REST address is
+ * given), as text lines after the commit summary or as one JSON document with both.
  *
- * @param hosts null when no REST address was given; {@code hostsError} says why it is empty otherwise
+ * @param hosts null when no REST address was given; {@code hostsError} says why it is empty
+ *     otherwise
  */
-public record StatusReport(PipelineStatus status, List<ShardFreshness> shards, List<HostLag> hosts, String hostsError) {
+public record StatusReport(
+    PipelineStatus status, List<ShardFreshness> shards, List<HostLag> hosts, String hostsError) {
 
-  private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+  private static final ObjectMapper JSON =
+      new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
   public static StatusReport of(PipelineStatus status, List<HostLag> hosts, String hostsError) {
     return new StatusReport(status, ShardFreshness.of(status.commits()), hosts, hostsError);
@@ -56,41 +59,78 @@ public record StatusReport(PipelineStatus status, List<ShardFreshness> shards, L
     if (!shardNumbers.isEmpty()) {
       Map<Integer, ShardFreshness> freshness = new HashMap<>();
       shards.forEach(s -> freshness.put(s.shard(), s));
-      sb.append(String.format("%n  %-6s %-26s %-10s %s%n", "shard", "last change committed at", "ago", "snapshot rows read"));
+      sb.append(
+          String.format(
+              "%n  %-6s %-26s %-10s %s%n",
+              "shard", "last change committed at", "ago", "snapshot rows read"));
       for (int shard : shardNumbers) {
         ShardFreshness s = freshness.get(shard);
         Instant committed = s == null ? null : s.lastChangeCommitted();
-        sb.append(String.format("  %-6d %-26s %-10s %s%n", shard, committed == null ? "-" : committed,
-            committed == null ? "-" : Durations.human(Duration.between(committed, status.now())),
-            snapshotRows == null ? "-" : snapshotRows.getOrDefault(shard, 0L)));
+        sb.append(
+            String.format(
+                "  %-6d %-26s %-10s %s%n",
+                shard,
+                committed == null ? "-" : committed,
+                committed == null
+                    ? "-"
+                    : Durations.human(Duration.between(committed, status.now())),
+                snapshotRows == null ? "-" : snapshotRows.getOrDefault(shard, 0L)));
       }
     }
     if (hosts == null) {
-      sb.append(String.format("%n  hosts: pass --flink-rest <url> of the running job (a local `run --web-port N`: http://localhost:N)"
-          + " for the binlog lag per host%n"));
+      sb.append(
+          String.format(
+              "%n  hosts: pass --flink-rest <url> of the running job (a local `run --web-port N`: http://localhost:N)"
+                  + " for the binlog lag per host%n"));
     } else if (hosts.isEmpty()) {
-      sb.append(String.format("%n  hosts: %s%n", hostsError == null ? "no running job of this pipeline at the REST address" : hostsError));
+      sb.append(
+          String.format(
+              "%n  hosts: %s%n",
+              hostsError == null
+                  ? "no running job of this pipeline at the REST address"
+                  : hostsError));
     } else {
-      sb.append(String.format("%n  %-14s %-12s %-26s %14s %12s %14s%n", "host", "connection", "newest change read (written)",
-          "last read ago", "read lag", "snapshot rows"));
+      sb.append(
+          String.format(
+              "%n  %-14s %-12s %-26s %14s %12s %14s%n",
+              "host",
+              "connection",
+              "newest change read (written)",
+              "last read ago",
+              "read lag",
+              "snapshot rows"));
       for (HostLag h : hosts) {
-        sb.append(String.format("  %-14s %-12s %-26s %14s %12s %14d%n", h.host(),
-            h.connected() + ("unreachable".equals(h.connected()) ? " " + h.unreachableMillis() / 1000 + "s" : ""),
-            h.newestChangeWritten() == null ? "-" : h.newestChangeWritten(),
-            h.sinceLastChangeMillis() < 0 ? "-" : Durations.human(Duration.ofMillis(h.sinceLastChangeMillis())),
-            h.readLagMillis() < 0 ? "-" : h.readLagMillis() + " ms", h.snapshotRows()));
+        sb.append(
+            String.format(
+                "  %-14s %-12s %-26s %14s %12s %14d%n",
+                h.host(),
+                h.connected()
+                    + ("unreachable".equals(h.connected())
+                        ? " " + h.unreachableMillis() / 1000 + "s"
+                        : ""),
+                h.newestChangeWritten() == null ? "-" : h.newestChangeWritten(),
+                h.sinceLastChangeMillis() < 0
+                    ? "-"
+                    : Durations.human(Duration.ofMillis(h.sinceLastChangeMillis())),
+                h.readLagMillis() < 0 ? "-" : h.readLagMillis() + " ms",
+                h.snapshotRows()));
       }
       for (HostLag h : hosts) {
         if (h.droppedShards() > 0) {
-          sb.append(String.format("  WARNING host %s: %d shard table(s) dropped on MySQL; their rows stay in the table (the job's log names them)%n",
-              h.host(), h.droppedShards()));
+          sb.append(
+              String.format(
+                  "  WARNING host %s: %d shard table(s) dropped on MySQL; their rows stay in the table (the job's log names them)%n",
+                  h.host(), h.droppedShards()));
         }
       }
     }
     return sb.toString();
   }
 
-  /** Everything {@code status} knows, as one JSON document (field names are stable; times ISO-8601 UTC). */
+  /**
+   * Everything {@code status} knows, as one JSON document (field names are stable; times ISO-8601
+   * UTC).
+   */
   public String json() {
     ObjectNode root = JSON.createObjectNode();
     root.put("pipeline", status.pipelineId());
@@ -120,7 +160,9 @@ public record StatusReport(PipelineStatus status, List<ShardFreshness> shards, L
       n.put("commitsWithChanges", s.commitsWithChanges());
       if (s.lastChangeCommitted() != null) {
         n.put("lastChangeCommittedAt", s.lastChangeCommitted().toString());
-        n.put("sinceLastChangeMillis", Duration.between(s.lastChangeCommitted(), status.now()).toMillis());
+        n.put(
+            "sinceLastChangeMillis",
+            Duration.between(s.lastChangeCommitted(), status.now()).toMillis());
       } else {
         n.putNull("lastChangeCommittedAt");
       }

@@ -37,29 +37,37 @@ final class CanonicalRow {
    * @param mysqlColumns the shards' columns as discovery found them, in table order
    */
   CanonicalRow(Schema schema, List<MySqlColumn> mysqlColumns, String shardColumn) {
-    List<String> icebergNames = schema.columns().stream().map(Types.NestedField::name).filter(n -> !n.equals(shardColumn)).toList();
+    List<String> icebergNames =
+        schema.columns().stream()
+            .map(Types.NestedField::name)
+            .filter(n -> !n.equals(shardColumn))
+            .toList();
     List<String> mysqlNames = mysqlColumns.stream().map(MySqlColumn::name).toList();
     if (!icebergNames.containsAll(mysqlNames)) {
-      throw new IllegalArgumentException(String.format(
-          "Cannot verify table: its columns %s are not the shards' columns %s; the table and the shards differ in schema (run validate)",
-          icebergNames, mysqlNames));
+      throw new IllegalArgumentException(
+          String.format(
+              "Cannot verify table: its columns %s are not the shards' columns %s; the table and the shards differ in schema (run validate)",
+              icebergNames, mysqlNames));
     }
     // The table's columns, in its order; with schema evolution it may hold more than the shards (a
-    // column dropped on every shard, a renamed one): those are rendered by the MySQL type kept in the
+    // column dropped on every shard, a renamed one): those are rendered by the MySQL type kept in
+    // the
     // column's doc, and compare as NULL on every shard that lacks them.
     List<MySqlColumn> byTable = new ArrayList<>();
     for (Types.NestedField f : schema.columns()) {
       if (f.name().equals(shardColumn)) {
         continue;
       }
-      MySqlColumn c = mysqlColumns.stream().filter(m -> m.name().equals(f.name())).findFirst().orElse(null);
+      MySqlColumn c =
+          mysqlColumns.stream().filter(m -> m.name().equals(f.name())).findFirst().orElse(null);
       if ((c == null || !TypeMapping.toIcebergType(c).equals(f.type())) && f.doc() != null) {
         c = MySqlColumn.of(f.name(), f.doc(), true); // the widest MySQL type the table took
       }
       if (c == null) { // not a column schema evolution added: the table and the shards disagree
-        throw new IllegalArgumentException(String.format(
-            "Cannot verify table: its columns %s are not the shards' columns %s; the table and the shards differ in schema (run validate)",
-            icebergNames, mysqlNames));
+        throw new IllegalArgumentException(
+            String.format(
+                "Cannot verify table: its columns %s are not the shards' columns %s; the table and the shards differ in schema (run validate)",
+                icebergNames, mysqlNames));
       }
       byTable.add(c);
     }
@@ -69,18 +77,22 @@ final class CanonicalRow {
     for (int i = 0; i < columns.size(); i++) {
       position.put(columns.get(i).name(), i);
     }
-    this.keyPositions = schema.identifierFieldNames().stream()
-        .filter(n -> !n.equals(shardColumn))
-        .map(position::get)
-        .sorted()
-        .toList();
+    this.keyPositions =
+        schema.identifierFieldNames().stream()
+            .filter(n -> !n.equals(shardColumn))
+            .map(position::get)
+            .sorted()
+            .toList();
   }
 
   List<String> columnNames() {
     return columns.stream().map(MySqlColumn::name).toList();
   }
 
-  /** The SELECT list that {@link #values(ResultSet)} reads: per column, its type's select expression. */
+  /**
+   * The SELECT list that {@link #values(ResultSet)} reads: per column, its type's select
+   * expression.
+   */
   List<String> selectList() {
     return selectList(null);
   }
@@ -93,7 +105,10 @@ final class CanonicalRow {
     List<String> select = new ArrayList<>(columns.size());
     for (int i = 0; i < columns.size(); i++) {
       String name = columns.get(i).name();
-      select.add(present == null || present.contains(name) ? types.get(i).selectExpression(MySqlIdentifiers.quote(name)) : "NULL");
+      select.add(
+          present == null || present.contains(name)
+              ? types.get(i).selectExpression(MySqlIdentifiers.quote(name))
+              : "NULL");
     }
     return select;
   }
@@ -116,10 +131,15 @@ final class CanonicalRow {
     return values;
   }
 
-  /** Shown for a column that is not compared for a shard (it dropped it; its older values stay in the table). */
+  /**
+   * Shown for a column that is not compared for a shard (it dropped it; its older values stay in
+   * the table).
+   */
   static final String NOT_COMPARED = "(dropped on the shard: not compared)";
 
-  /** {@code values} with the columns named in {@code notCompared} replaced by {@link #NOT_COMPARED}. */
+  /**
+   * {@code values} with the columns named in {@code notCompared} replaced by {@link #NOT_COMPARED}.
+   */
   List<String> mask(List<String> values, java.util.Set<String> notCompared) {
     if (notCompared.isEmpty()) {
       return values;
@@ -135,7 +155,9 @@ final class CanonicalRow {
 
   /** "k1=v1, k2=v2" of the key columns. */
   String key(List<String> values) {
-    return keyPositions.stream().map(i -> columns.get(i).name() + "=" + values.get(i)).collect(Collectors.joining(", "));
+    return keyPositions.stream()
+        .map(i -> columns.get(i).name() + "=" + values.get(i))
+        .collect(Collectors.joining(", "));
   }
 
   /** "c1=v1, c2=v2, …" of every column. */
@@ -161,10 +183,13 @@ final class CanonicalRow {
     return columns.get(index).name();
   }
 
-  /** A 64-bit hash of a rendering; shard checksums add these up (order-independent, multiset-safe). */
+  /**
+   * A 64-bit hash of a rendering; shard checksums add these up (order-independent, multiset-safe).
+   */
   static long hash(String rendering) {
     try {
-      byte[] d = MessageDigest.getInstance("SHA-256").digest(rendering.getBytes(StandardCharsets.UTF_8));
+      byte[] d =
+          MessageDigest.getInstance("SHA-256").digest(rendering.getBytes(StandardCharsets.UTF_8));
       return ByteBuffer.wrap(d).getLong();
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException(e);

@@ -10,7 +10,8 @@ import java.sql.SQLException;
  *
  * @param label human-readable location for reports, e.g. {@code mysql-a:shop.orders_3}
  */
-public record ShardSource(int shard, String label, String database, String table, ConnectionFactory connections) {
+public record ShardSource(
+    int shard, String label, String database, String table, ConnectionFactory connections) {
 
   /** Opens a JDBC connection to the shard's host; the caller closes it. */
   @FunctionalInterface
@@ -18,8 +19,16 @@ public record ShardSource(int shard, String label, String database, String table
     Connection open() throws SQLException;
   }
 
-  /** {@code SELECT <expressions> FROM `db`.`table`}; the expressions are SQL, column names quoted by {@link dev.shardberg.router.MySqlIdentifiers#quote}. */
+  /**
+   * {@code SELECT <expressions> FROM `db`.`table`}; the expressions are SQL, column names quoted by
+   * {@link dev.shardberg.router.MySqlIdentifiers#quote}.
+   */
   String selectFrom(java.util.List<String> expressions) {
-    return "SELECT " + String.join(", ", expressions) + " FROM " + quote(database) + '.' + quote(table);
+    return "SELECT "
+        + String.join(", ", expressions)
+        + " FROM "
+        + quote(database)
+        + '.'
+        + quote(table);
   }
 }

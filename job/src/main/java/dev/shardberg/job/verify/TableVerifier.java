@@ -29,15 +29,16 @@ import org.slf4j.LoggerFactory;
 /**
  * Reconciles an Iceberg table against the MySQL shards it is fed from: per shard, row counts and an
  * order-independent content checksum (the sum of 64-bit hashes of each row's canonical rendering,
- * see {@link CanonicalRow}) on both sides; for every shard that differs, a second pass finds the first
- * differing keys, each with the first differing column. Reads the table's current snapshot with Iceberg's
- * generic reader (deletes applied) and every shard with a streaming server-side prepared {@code SELECT}
- * (binary protocol, so FLOAT is read as stored; the connection must use {@code useServerPrepStmts=true}, as
- * {@code Reconciliation}'s connections do).
+ * see {@link CanonicalRow}) on both sides; for every shard that differs, a second pass finds the
+ * first differing keys, each with the first differing column. Reads the table's current snapshot
+ * with Iceberg's generic reader (deletes applied) and every shard with a streaming server-side
+ * prepared {@code SELECT} (binary protocol, so FLOAT is read as stored; the connection must use
+ * {@code useServerPrepStmts=true}, as {@code Reconciliation}'s connections do).
  *
- * <p>Across schema versions: a table column a shard lacks compares as NULL, unless the shard dropped it
- * while the job ran ({@link TableSchemaEvolver#droppedColumns}): the table keeps the shard's older values
- * there, which MySQL no longer has, so that column is not compared for that shard.
+ * <p>Across schema versions: a table column a shard lacks compares as NULL, unless the shard
+ * dropped it while the job ran ({@link TableSchemaEvolver#droppedColumns}): the table keeps the
+ * shard's older values there, which MySQL no longer has, so that column is not compared for that
+ * shard.
  *
  * <p>Used by the CLI's {@code verify}, the demo, the end-to-end tests and the load harness.
  */
@@ -51,22 +52,34 @@ public final class TableVerifier {
   private final Map<Integer, Set<String>> present;
 
   /**
-   * @param mysqlColumns the shards' columns (the plan's schema): their MySQL types choose the rendering
+   * @param mysqlColumns the shards' columns (the plan's schema): their MySQL types choose the
+   *     rendering
    * @param shardColumn the table's shard-number column ({@code shard_number})
    * @param maxDifferences how many differing keys to report per shard
    */
-  public TableVerifier(Table table, List<MySqlColumn> mysqlColumns, String shardColumn, int maxDifferences) {
+  public TableVerifier(
+      Table table, List<MySqlColumn> mysqlColumns, String shardColumn, int maxDifferences) {
     this(table, mysqlColumns, shardColumn, maxDifferences, Map.of());
   }
 
   /**
-   * @param shardColumns per shard whose columns differ from {@code mysqlColumns} (the shards' union):
-   *     its own columns; a table column the shard lacks compares as NULL
+   * @param shardColumns per shard whose columns differ from {@code mysqlColumns} (the shards'
+   *     union): its own columns; a table column the shard lacks compares as NULL
    */
   public TableVerifier(
-      Table table, List<MySqlColumn> mysqlColumns, String shardColumn, int maxDifferences, Map<Integer, List<MySqlColumn>> shardColumns) {
+      Table table,
+      List<MySqlColumn> mysqlColumns,
+      String shardColumn,
+      int maxDifferences,
+      Map<Integer, List<MySqlColumn>> shardColumns) {
     this.present = new HashMap<>();
-    shardColumns.forEach((shard, columns) -> present.put(shard, columns.stream().map(MySqlColumn::name).collect(java.util.stream.Collectors.toSet())));
+    shardColumns.forEach(
+        (shard, columns) ->
+            present.put(
+                shard,
+                columns.stream()
+                    .map(MySqlColumn::name)
+                    .collect(java.util.stream.Collectors.toSet())));
     this.table = table;
     this.shardColumn = shardColumn;
     this.canonical = new CanonicalRow(table.schema(), mysqlColumns, shardColumn);
@@ -89,22 +102,31 @@ public final class TableVerifier {
       if (mysql.rows != ice.rows || mysql.sum != ice.sum) {
         differences = differences(shard);
       }
-      results.add(new ShardResult(shard.shard(), shard.label(), mysql.rows, ice.rows, mysql.sum, ice.sum, differences));
+      results.add(
+          new ShardResult(
+              shard.shard(), shard.label(), mysql.rows, ice.rows, mysql.sum, ice.sum, differences));
     }
     Set<Integer> planned = new TreeSet<>();
     shards.forEach(s -> planned.add(s.shard()));
     Map<Integer, Long> unexpected = new TreeMap<>();
     Map<Integer, Long> left = new TreeMap<>();
-    iceberg.forEach((shard, sum) -> {
-      if (excluded.contains(shard)) {
-        left.put(shard, sum.rows);
-      } else if (!planned.contains(shard)) {
-        unexpected.put(shard, sum.rows);
-      }
-    });
-    VerifyReport report = new VerifyReport(List.copyOf(results), Map.copyOf(unexpected), Map.copyOf(left));
-    LOG.info("Verified {} against {} shards: {} (MySQL {} rows, Iceberg {} rows)", table.name(), shards.size(),
-        report.matches() ? "match" : "MISMATCH", report.mysqlRows(), report.icebergRows());
+    iceberg.forEach(
+        (shard, sum) -> {
+          if (excluded.contains(shard)) {
+            left.put(shard, sum.rows);
+          } else if (!planned.contains(shard)) {
+            unexpected.put(shard, sum.rows);
+          }
+        });
+    VerifyReport report =
+        new VerifyReport(List.copyOf(results), Map.copyOf(unexpected), Map.copyOf(left));
+    LOG.info(
+        "Verified {} against {} shards: {} (MySQL {} rows, Iceberg {} rows)",
+        table.name(),
+        shards.size(),
+        report.matches() ? "match" : "MISMATCH",
+        report.mysqlRows(),
+        report.icebergRows());
     return report;
   }
 
@@ -133,7 +155,8 @@ public final class TableVerifier {
     try (CloseableIterable<Record> rows = IcebergGenerics.read(table).build()) {
       for (Record row : rows) {
         Integer shard = (Integer) row.getField(shardColumn);
-        List<String> values = canonical.mask(canonical.values(row), notCompared.getOrDefault(shard, Set.of()));
+        List<String> values =
+            canonical.mask(canonical.values(row), notCompared.getOrDefault(shard, Set.of()));
         sums.computeIfAbsent(shard, s -> new Checksum()).add(canonical.render(values));
       }
     } catch (IOException e) {
@@ -145,21 +168,26 @@ public final class TableVerifier {
   private Checksum mysqlChecksum(ShardSource shard) {
     Checksum sum = new Checksum();
     Set<String> notCompared = notCompared(shard.shard());
-    forEachMysqlRow(shard, rs -> sum.add(canonical.render(canonical.mask(canonical.values(rs), notCompared))));
+    forEachMysqlRow(
+        shard, rs -> sum.add(canonical.render(canonical.mask(canonical.values(rs), notCompared))));
     return sum;
   }
 
   private List<Difference> differences(ShardSource shard) {
     Set<String> notCompared = notCompared(shard.shard());
     Map<String, List<String>> mysql = new HashMap<>();
-    forEachMysqlRow(shard, rs -> {
-      List<String> values = canonical.mask(canonical.values(rs), notCompared);
-      mysql.put(canonical.key(values), values);
-    });
+    forEachMysqlRow(
+        shard,
+        rs -> {
+          List<String> values = canonical.mask(canonical.values(rs), notCompared);
+          mysql.put(canonical.key(values), values);
+        });
     Map<String, List<String>> iceberg = new HashMap<>();
     if (table.currentSnapshot() != null) {
       try (CloseableIterable<Record> rows =
-          IcebergGenerics.read(table).where(Expressions.equal(shardColumn, shard.shard())).build()) {
+          IcebergGenerics.read(table)
+              .where(Expressions.equal(shardColumn, shard.shard()))
+              .build()) {
         for (Record row : rows) {
           List<String> values = canonical.mask(canonical.values(row), notCompared);
           String key = canonical.key(values);
@@ -209,20 +237,29 @@ public final class TableVerifier {
    */
   private void forEachMysqlRow(ShardSource shard, RowHandler handler) {
     try (Connection c = shard.connections().open();
-        PreparedStatement s = c.prepareStatement(shard.selectFrom(canonical.selectList(present.get(shard.shard()))), ResultSet.TYPE_FORWARD_ONLY, ResultSet.CONCUR_READ_ONLY)) {
+        PreparedStatement s =
+            c.prepareStatement(
+                shard.selectFrom(canonical.selectList(present.get(shard.shard()))),
+                ResultSet.TYPE_FORWARD_ONLY,
+                ResultSet.CONCUR_READ_ONLY)) {
       if (!s.isWrapperFor(ServerPreparedStatement.class)) {
-        throw new IllegalStateException(String.format(
-            "Cannot verify shard %d (%s): its connection reads through the text protocol, which prints FLOAT with 6 digits; open it with the JDBC property useServerPrepStmts=true",
-            shard.shard(), shard.label()));
+        throw new IllegalStateException(
+            String.format(
+                "Cannot verify shard %d (%s): its connection reads through the text protocol, which prints FLOAT with 6 digits; open it with the JDBC property useServerPrepStmts=true",
+                shard.shard(), shard.label()));
       }
-      s.setFetchSize(Integer.MIN_VALUE); // MySQL Connector/J: stream the rows, do not buffer the shard
+      s.setFetchSize(
+          Integer.MIN_VALUE); // MySQL Connector/J: stream the rows, do not buffer the shard
       try (ResultSet rs = s.executeQuery()) {
         while (rs.next()) {
           handler.accept(rs);
         }
       }
     } catch (SQLException e) {
-      throw new IllegalStateException(String.format("Cannot read shard %d (%s): %s", shard.shard(), shard.label(), e.getMessage()), e);
+      throw new IllegalStateException(
+          String.format(
+              "Cannot read shard %d (%s): %s", shard.shard(), shard.label(), e.getMessage()),
+          e);
     }
   }
 }

@@ -18,7 +18,8 @@ class LocalRunTest {
   private static CommitRecord commit(long checkpoint, String flinkJob, int shard, long added) {
     SortedMap<Integer, ShardCounts> counts = new TreeMap<>();
     counts.put(shard, new ShardCounts(added, 0));
-    return new CommitRecord(100 + checkpoint, checkpoint, 1, 1_000 * checkpoint, flinkJob, false, counts);
+    return new CommitRecord(
+        100 + checkpoint, checkpoint, 1, 1_000 * checkpoint, flinkJob, false, counts);
   }
 
   /** {@code commits} newest first, as the table's history gives them. */
@@ -33,23 +34,36 @@ class LocalRunTest {
   @Test
   void theFirstCommitIsTheOldestOfThisRunEvenWhenSeveralLandedBetweenTwoLines() {
     // checkpoints 1 and 2 committed before the progress line looked
-    assertThat(LocalRun.firstCommitLine(status(commit(2, THIS_RUN, 1, 30), commit(1, THIS_RUN, 0, 20)), THIS_RUN))
+    assertThat(
+            LocalRun.firstCommitLine(
+                status(commit(2, THIS_RUN, 1, 30), commit(1, THIS_RUN, 0, 20)), THIS_RUN))
         .isEqualTo("First commit: checkpoint 1, 20 rows in 1 shards");
   }
 
   @Test
   void aResumedRunNamesItsOwnFirstCommitNotTheEarlierRunsLast() {
-    assertThat(LocalRun.firstCommitLine(status(commit(15, EARLIER_RUN, 0, 20), commit(14, EARLIER_RUN, 0, 5)), THIS_RUN))
-        .as("nothing committed by this run yet").isNull();
-    assertThat(LocalRun.firstCommitLine(
-            status(commit(17, THIS_RUN, 1, 7), commit(16, THIS_RUN, 0, 3), commit(15, EARLIER_RUN, 0, 20)), THIS_RUN))
+    assertThat(
+            LocalRun.firstCommitLine(
+                status(commit(15, EARLIER_RUN, 0, 20), commit(14, EARLIER_RUN, 0, 5)), THIS_RUN))
+        .as("nothing committed by this run yet")
+        .isNull();
+    assertThat(
+            LocalRun.firstCommitLine(
+                status(
+                    commit(17, THIS_RUN, 1, 7),
+                    commit(16, THIS_RUN, 0, 3),
+                    commit(15, EARLIER_RUN, 0, 20)),
+                THIS_RUN))
         .isEqualTo("First commit: checkpoint 16, 3 rows in 1 shards");
   }
 
   @Test
   void aResumedRunSnapshotsOnlyTheShardsItReadsAgain() {
-    assertThat(LocalRun.snapshotting(java.util.Set.of(0, 1, 2), false, java.util.Set.of())).containsExactlyInAnyOrder(0, 1, 2);
-    assertThat(LocalRun.snapshotting(java.util.Set.of(0, 1, 2), true, java.util.Set.of(1, 9))).containsExactly(1);
-    assertThat(LocalRun.snapshotting(java.util.Set.of(0, 1, 2), true, java.util.Set.of())).isEmpty();
+    assertThat(LocalRun.snapshotting(java.util.Set.of(0, 1, 2), false, java.util.Set.of()))
+        .containsExactlyInAnyOrder(0, 1, 2);
+    assertThat(LocalRun.snapshotting(java.util.Set.of(0, 1, 2), true, java.util.Set.of(1, 9)))
+        .containsExactly(1);
+    assertThat(LocalRun.snapshotting(java.util.Set.of(0, 1, 2), true, java.util.Set.of()))
+        .isEmpty();
   }
 }

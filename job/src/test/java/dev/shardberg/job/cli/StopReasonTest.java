@@ -16,43 +16,62 @@ class StopReasonTest {
 
   /** What a failed local job's result holds: Flink's wrappers around the operator's failure. */
   private static Throwable failed(Throwable cause) {
-    return new JobExecutionException(JOB, "Job execution failed.",
-        new JobException("Recovery is suppressed by NoRestartBackoffTimeStrategy", new RuntimeException("wrapped by the task", cause)));
+    return new JobExecutionException(
+        JOB,
+        "Job execution failed.",
+        new JobException(
+            "Recovery is suppressed by NoRestartBackoffTimeStrategy",
+            new RuntimeException("wrapped by the task", cause)));
   }
 
   @Test
   void ourExceptionInTheCauseChainIsTheReasonOnOneLine() {
-    StopReason reason = StopReason.of(failed(new PipelineConflictException(
-        "Cannot resume pipeline p on table t: shard(s) [1] are new to the restored state.\n  Resume with tables.reread-shards: [1]")));
+    StopReason reason =
+        StopReason.of(
+            failed(
+                new PipelineConflictException(
+                    "Cannot resume pipeline p on table t: shard(s) [1] are new to the restored state.\n  Resume with tables.reread-shards: [1]")));
     assertThat(reason.ours()).isTrue();
     assertThat(reason.message())
-        .isEqualTo("Cannot resume pipeline p on table t: shard(s) [1] are new to the restored state. Resume with tables.reread-shards: [1]");
+        .isEqualTo(
+            "Cannot resume pipeline p on table t: shard(s) [1] are new to the restored state. Resume with tables.reread-shards: [1]");
   }
 
   @Test
   void theOutermostOfOursWinsOverItsOwnCauses() {
-    StopReason reason = StopReason.of(failed(new dev.shardberg.router.ShardRouterException(
-        "Cannot convert column 'c' of shard 3: bad value", new IllegalArgumentException("deep"))));
+    StopReason reason =
+        StopReason.of(
+            failed(
+                new dev.shardberg.router.ShardRouterException(
+                    "Cannot convert column 'c' of shard 3: bad value",
+                    new IllegalArgumentException("deep"))));
     assertThat(reason.message()).isEqualTo("Cannot convert column 'c' of shard 3: bad value");
   }
 
   @Test
   void aSerializedCauseIsRecognisedByItsOriginalClass() {
-    StopReason reason = StopReason.of(failed(new SerializedThrowable(new PipelineConflictException("Cannot restore the coordinator"))));
+    StopReason reason =
+        StopReason.of(
+            failed(
+                new SerializedThrowable(
+                    new PipelineConflictException("Cannot restore the coordinator"))));
     assertThat(reason.ours()).isTrue();
     assertThat(reason.message()).isEqualTo("Cannot restore the coordinator");
   }
 
   @Test
   void aForeignFailureGivesItsInnermostCauseWithItsClass() {
-    StopReason reason = StopReason.of(failed(new IllegalStateException("outer", new IOException("No space left on device"))));
+    StopReason reason =
+        StopReason.of(
+            failed(new IllegalStateException("outer", new IOException("No space left on device"))));
     assertThat(reason.ours()).isFalse();
     assertThat(reason.message()).isEqualTo("IOException: No space left on device");
   }
 
   @Test
   void aCancelledJobSaysSo() {
-    StopReason reason = StopReason.of(new JobCancellationException(JOB, "Job was cancelled.", null));
+    StopReason reason =
+        StopReason.of(new JobCancellationException(JOB, "Job was cancelled.", null));
     assertThat(reason.cancelled()).isTrue();
     assertThat(reason.message()).contains("cancelled");
   }

@@ -1,7 +1,6 @@
 package dev.shardberg.job.config;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.shardberg.job.config.ShardbergConfig.PasswordRef;
 import dev.shardberg.job.config.ShardbergConfig.ServerIdRange;
@@ -80,7 +79,8 @@ class ConfigLoaderTest {
 
   @Test
   void zooKeeperLockTimeoutIsTheJobsCommitLockTimeout() {
-    String zk = minimal() + "coordinator:\n  lock-timeout: 45s\n  zookeeper:\n    connect: zk:2181\n";
+    String zk =
+        minimal() + "coordinator:\n  lock-timeout: 45s\n  zookeeper:\n    connect: zk:2181\n";
     assertThat(parse(zk).coordinator().commitLockTimeout()).isEqualTo(Duration.ofSeconds(45));
     assertThat(parse(zk + "    lock-timeout: 5s\n").coordinator().commitLockTimeout())
         .isEqualTo(Duration.ofSeconds(5));
@@ -88,15 +88,23 @@ class ConfigLoaderTest {
 
   @Test
   void statelessStartPolicy() {
-    String resnapshot = minimal().replace("  id: orders", "  id: orders\n  on-stateless-start: resnapshot");
-    assertThat(parse(resnapshot).pipeline().onStatelessStart()).isEqualTo(OnStatelessStart.RESNAPSHOT);
-    assertThat(messageOf(minimal().replace("  id: orders", "  id: orders\n  on-stateless-start: reset")))
+    String resnapshot =
+        minimal().replace("  id: orders", "  id: orders\n  on-stateless-start: resnapshot");
+    assertThat(parse(resnapshot).pipeline().onStatelessStart())
+        .isEqualTo(OnStatelessStart.RESNAPSHOT);
+    assertThat(
+            messageOf(
+                minimal().replace("  id: orders", "  id: orders\n  on-stateless-start: reset")))
         .contains("Cannot use 'pipeline.on-stateless-start' = 'reset': use fail or resnapshot.");
     assertThat(messageOf(resnapshot + "source:\n  startup-mode: latest\n"))
-        .contains("Cannot use 'pipeline.on-stateless-start' = resnapshot with 'source.startup-mode' = latest: a re-snapshot"
-            + " removes the shards' rows and reads them again, which needs the snapshot; set source.startup-mode to"
-            + " initial or pipeline.on-stateless-start to fail.");
-    assertThat(parse(minimal() + "source:\n  binlog-format-check-interval: 2s\n").cdc().binlogFormatCheckInterval())
+        .contains(
+            "Cannot use 'pipeline.on-stateless-start' = resnapshot with 'source.startup-mode' = latest: a re-snapshot"
+                + " removes the shards' rows and reads them again, which needs the snapshot; set source.startup-mode to"
+                + " initial or pipeline.on-stateless-start to fail.");
+    assertThat(
+            parse(minimal() + "source:\n  binlog-format-check-interval: 2s\n")
+                .cdc()
+                .binlogFormatCheckInterval())
         .isEqualTo(Duration.ofSeconds(2));
   }
 
@@ -104,18 +112,25 @@ class ConfigLoaderTest {
   void exampleConfigParses() throws Exception {
     Path confDir = Files.createDirectories(tmp.resolve("hadoop-conf"));
     Path passwordFile = Files.writeString(tmp.resolve("b.password"), "pw-b\n");
-    String yaml = Files.readString(Path.of("..", "docs", "example-config.yaml"))
-        .replace("/etc/hadoop/conf", confDir.toString())
-        .replace("/etc/shardberg/mysql-b.password", passwordFile.toString());
+    String yaml =
+        Files.readString(Path.of("..", "docs", "example-config.yaml"))
+            .replace("/etc/hadoop/conf", confDir.toString())
+            .replace("/etc/shardberg/mysql-b.password", passwordFile.toString());
     ShardbergConfig config =
-        ConfigLoader.parse(yaml, "example-config.yaml", Map.of("SHARDBERG_MYSQL_A_PASSWORD", "x")::get);
-    assertThat(config.sources()).extracting(ShardbergConfig.SourceConfig::name).containsExactly("mysql-a", "mysql-b");
+        ConfigLoader.parse(
+            yaml, "example-config.yaml", Map.of("SHARDBERG_MYSQL_A_PASSWORD", "x")::get);
+    assertThat(config.sources())
+        .extracting(ShardbergConfig.SourceConfig::name)
+        .containsExactly("mysql-a", "mysql-b");
     assertThat(config.sources().get(0).jdbcProperties()).containsEntry("sslMode", "VERIFY_CA");
-    assertThat(config.sources().get(1).password()).isEqualTo(PasswordRef.ofFile(passwordFile.toString()));
+    assertThat(config.sources().get(1).password())
+        .isEqualTo(PasswordRef.ofFile(passwordFile.toString()));
     assertThat(config.tables().databasePattern()).isEqualTo("shop_(?<shard>\\d+)");
     assertThat(config.target().catalog().type()).isEqualTo(CatalogType.HIVE);
-    assertThat(config.target().catalog().properties()).containsEntry("hive.metastore.sasl.enabled", "true");
-    assertThat(config.target().tableProperties()).containsEntry("write.target-file-size-bytes", "268435456");
+    assertThat(config.target().catalog().properties())
+        .containsEntry("hive.metastore.sasl.enabled", "true");
+    assertThat(config.target().tableProperties())
+        .containsEntry("write.target-file-size-bytes", "268435456");
     assertThat(config.coordinator().zookeeper().connect()).startsWith("zk1.internal:2181");
     assertThat(config.coordinator().zookeeper().retryMaxRetries()).isEqualTo(10);
     assertThat(config.cdc().debeziumProperties()).containsEntry("max.batch.size", "4096");
@@ -133,13 +148,23 @@ class ConfigLoaderTest {
 
   @Test
   void missingKeysAreNamed() {
-    String message = messageOf(minimal().replace("  id: orders\n", "  parallelism: 1\n").replace("  table: orders\n", ""));
-    assertThat(message).contains("Missing key 'pipeline.id'").contains("Missing key 'target.table'");
+    String message =
+        messageOf(
+            minimal()
+                .replace("  id: orders\n", "  parallelism: 1\n")
+                .replace("  table: orders\n", ""));
+    assertThat(message)
+        .contains("Missing key 'pipeline.id'")
+        .contains("Missing key 'target.table'");
   }
 
   @Test
   void overlappingServerIdRangesNameBothSources() {
-    String yaml = minimal().replace("tables:", """
+    String yaml =
+        minimal()
+            .replace(
+                "tables:",
+                """
           - name: b
             host: db-b
             user: cdc
@@ -147,23 +172,26 @@ class ConfigLoaderTest {
             server-id-range: 5402-5405
         tables:""");
     assertThat(messageOf(yaml))
-        .contains("Server-id ranges of sources 'a' (sources[0].server-id-range = 5400-5403) and 'b'"
-            + " (sources[1].server-id-range = 5402-5405) overlap: give every source its own range, e.g. 5406-5409 for 'b'.");
+        .contains(
+            "Server-id ranges of sources 'a' (sources[0].server-id-range = 5400-5403) and 'b'"
+                + " (sources[1].server-id-range = 5402-5405) overlap: give every source its own range, e.g. 5406-5409 for 'b'.");
   }
 
   @Test
   void serverIdRangeSmallerThanParallelism() {
     String yaml = minimal().replace("  id: orders", "  id: orders\n  parallelism: 6");
     assertThat(messageOf(yaml))
-        .contains("'sources[0].server-id-range' = 5400-5403 holds 4 server id(s) but pipeline.parallelism is 6"
-            + " (each source reader needs its own id): widen it to 5400-5405 or lower pipeline.parallelism.");
+        .contains(
+            "'sources[0].server-id-range' = 5400-5403 holds 4 server id(s) but pipeline.parallelism is 6"
+                + " (each source reader needs its own id): widen it to 5400-5405 or lower pipeline.parallelism.");
   }
 
   @Test
   void badRegexNamesKeyAndFix() {
     String yaml = minimal().replace("'orders_(?<shard>\\d+)'", "'orders_(?<shard>\\d+'");
     assertThat(messageOf(yaml))
-        .contains("Cannot compile 'tables.table-pattern' = 'orders_(?<shard>\\d+' as a Java regex: Unclosed group");
+        .contains(
+            "Cannot compile 'tables.table-pattern' = 'orders_(?<shard>\\d+' as a Java regex: Unclosed group");
   }
 
   @Test
@@ -175,102 +203,180 @@ class ConfigLoaderTest {
   @Test
   void passwordProblemsNeverShowSecrets() {
     assertThat(messageOf(minimal().replace("PW_A", "PW_MISSING")))
-        .contains("Cannot read the password of source 'a': environment variable 'PW_MISSING' (sources[0].password-env) is not set.");
+        .contains(
+            "Cannot read the password of source 'a': environment variable 'PW_MISSING' (sources[0].password-env) is not set.");
     assertThat(messageOf(minimal().replace("    password-env: PW_A\n", "")))
         .contains("Missing password for source 'a': set 'sources[0].password-env'");
-    String both = messageOf(minimal().replace("password-env: PW_A", "password-env: PW_A\n    password-file: /x"));
-    assertThat(both).contains("Both 'sources[0].password-env' and 'sources[0].password-file' are set for source 'a'");
+    String both =
+        messageOf(
+            minimal().replace("password-env: PW_A", "password-env: PW_A\n    password-file: /x"));
+    assertThat(both)
+        .contains(
+            "Both 'sources[0].password-env' and 'sources[0].password-file' are set for source 'a'");
     assertThat(parse(minimal()).toString()).doesNotContain("s3cr3t-a").contains("env:PW_A");
   }
 
-  /** Issue 26, item 4: settings that remove the catalog's atomic swap, or the files a commit needs. */
+  /**
+   * Issue 26, item 4: settings that remove the catalog's atomic swap, or the files a commit needs.
+   */
   @Test
   void settingsThatRemoveTheFenceOrTheFilesAreRefusedNamingTheKey() {
     assertThat(messageOf(minimal().replace("file:///tmp/wh", "s3a://lake/warehouse")))
-        .contains("Cannot use 'target.catalog.type' = hadoop with 'target.catalog.warehouse' = 's3a://lake/warehouse':"
-            + " the hadoop catalog commits by renaming a metadata file, which is not atomic on an object store (s3a://)")
+        .contains(
+            "Cannot use 'target.catalog.type' = hadoop with 'target.catalog.warehouse' = 's3a://lake/warehouse':"
+                + " the hadoop catalog commits by renaming a metadata file, which is not atomic on an object store (s3a://)")
         .contains("Use a catalog with an atomic swap (type hive or rest)");
-    assertThat(messageOf(minimal().replace("file:///tmp/wh", "gs://lake/wh"))).contains("object store (gs://)");
+    assertThat(messageOf(minimal().replace("file:///tmp/wh", "gs://lake/wh")))
+        .contains("object store (gs://)");
     // the same warehouse behind a catalog with an atomic swap is fine
-    parse(minimal().replace("type: hadoop", "type: hive\n    uri: thrift://hms:9083").replace("file:///tmp/wh", "s3://lake/wh"));
+    parse(
+        minimal()
+            .replace("type: hadoop", "type: hive\n    uri: thrift://hms:9083")
+            .replace("file:///tmp/wh", "s3://lake/wh"));
 
     String hive = minimal().replace("type: hadoop", "type: hive\n    uri: thrift://hms:9083");
-    assertThat(messageOf(hive.replace("  table: orders\n", "  table: orders\n  table-properties:\n    engine.hive.lock-enabled: 'false'\n")))
-        .contains("Cannot set 'target.table-properties.engine.hive.lock-enabled' = false with a hive catalog")
+    assertThat(
+            messageOf(
+                hive.replace(
+                    "  table: orders\n",
+                    "  table: orders\n  table-properties:\n    engine.hive.lock-enabled: 'false'\n")))
+        .contains(
+            "Cannot set 'target.table-properties.engine.hive.lock-enabled' = false with a hive catalog")
         .contains("Remove the key");
-    parse(hive.replace("  table: orders\n", "  table: orders\n  table-properties:\n    engine.hive.lock-enabled: 'true'\n"));
+    parse(
+        hive.replace(
+            "  table: orders\n",
+            "  table: orders\n  table-properties:\n    engine.hive.lock-enabled: 'true'\n"));
 
-    String withCheckpoints = minimal().replace("  id: orders", "  id: orders\n  checkpoint-interval: 1min\n  checkpoint-timeout: 10min");
+    String withCheckpoints =
+        minimal()
+            .replace(
+                "  id: orders",
+                "  id: orders\n  checkpoint-interval: 1min\n  checkpoint-timeout: 10min");
     assertThat(messageOf(withCheckpoints + "maintenance:\n  orphan-files:\n    min-age: 30min\n"))
-        .contains("Cannot use 'maintenance.orphan-files.min-age' = PT30M: orphan removal would delete files the writers"
-            + " wrote for checkpoints not yet taken")
-        .contains("It must be at least 3 x ('pipeline.checkpoint-interval' + 'pipeline.checkpoint-timeout') = PT33M");
+        .contains(
+            "Cannot use 'maintenance.orphan-files.min-age' = PT30M: orphan removal would delete files the writers"
+                + " wrote for checkpoints not yet taken")
+        .contains(
+            "It must be at least 3 x ('pipeline.checkpoint-interval' + 'pipeline.checkpoint-timeout') = PT33M");
     parse(withCheckpoints + "maintenance:\n  orphan-files:\n    min-age: 33min\n");
-    parse(withCheckpoints + "maintenance:\n  orphan-files:\n    enabled: false\n    min-age: 1min\n");
+    parse(
+        withCheckpoints + "maintenance:\n  orphan-files:\n    enabled: false\n    min-age: 1min\n");
   }
 
   @Test
   void typedValuesAreChecked() {
-    assertThat(messageOf(minimal().replace("  id: orders", "  id: orders\n  checkpoint-interval: soon")))
-        .contains("Cannot parse 'pipeline.checkpoint-interval' = 'soon' as a duration: write e.g. 500ms, 10s, 5min or 1h.");
+    assertThat(
+            messageOf(
+                minimal().replace("  id: orders", "  id: orders\n  checkpoint-interval: soon")))
+        .contains(
+            "Cannot parse 'pipeline.checkpoint-interval' = 'soon' as a duration: write e.g. 500ms, 10s, 5min or 1h.");
     assertThat(parse(minimal()).target().insertOnlyInitialLoad()).isTrue();
-    assertThat(parse(minimal().replace("  table: orders\n", "  table: orders\n  insert-only-initial-load: false\n"))
-            .target().insertOnlyInitialLoad())
+    assertThat(
+            parse(
+                    minimal()
+                        .replace(
+                            "  table: orders\n",
+                            "  table: orders\n  insert-only-initial-load: false\n"))
+                .target()
+                .insertOnlyInitialLoad())
         .isFalse();
-    assertThat(messageOf(minimal().replace("  table: orders\n", "  table: orders\n  insert-only-initial-load: maybe\n")))
-        .contains("Cannot parse 'target.insert-only-initial-load' = 'maybe': expected true or false.");
+    assertThat(
+            messageOf(
+                minimal()
+                    .replace(
+                        "  table: orders\n",
+                        "  table: orders\n  insert-only-initial-load: maybe\n")))
+        .contains(
+            "Cannot parse 'target.insert-only-initial-load' = 'maybe': expected true or false.");
     assertThat(messageOf(minimal().replace("type: hadoop", "type: glue")))
         .contains("Cannot use 'target.catalog.type' = 'glue': use hadoop, hive or rest.");
     assertThat(messageOf(minimal().replace("type: hadoop", "type: hive")))
-        .contains("Missing key 'target.catalog.uri': a hive catalog needs its metastore URI (thrift://host:9083).");
+        .contains(
+            "Missing key 'target.catalog.uri': a hive catalog needs its metastore URI (thrift://host:9083).");
     assertThat(messageOf(minimal() + "source:\n  startup-mode: timestamp\n"))
         .contains("Missing key 'source.startup-timestamp'");
-    ShardbergConfig ts = parse(minimal() + "source:\n  startup-mode: timestamp\n  startup-timestamp: 2026-01-31T12:00:00Z\n");
+    ShardbergConfig ts =
+        parse(
+            minimal()
+                + "source:\n  startup-mode: timestamp\n  startup-timestamp: 2026-01-31T12:00:00Z\n");
     assertThat(ts.cdc().startupTimestamp()).isEqualTo(Instant.parse("2026-01-31T12:00:00Z"));
-    assertThat(messageOf(minimal() + "source:\n  debezium-properties:\n    database.jdbc.driver: com.mysql.cj.jdbc.Driver\n"))
-        .contains("Cannot set 'source.debezium-properties.database.jdbc.driver': Shardberg sets it to its own driver");
-    assertThat(messageOf(minimal() + "source:\n  debezium-properties:\n    database.database.jdbc.driver: x.Driver\n"))
-        .contains("Cannot set 'source.debezium-properties.database.database.jdbc.driver': Shardberg sets it");
+    assertThat(
+            messageOf(
+                minimal()
+                    + "source:\n  debezium-properties:\n    database.jdbc.driver: com.mysql.cj.jdbc.Driver\n"))
+        .contains(
+            "Cannot set 'source.debezium-properties.database.jdbc.driver': Shardberg sets it to its own driver");
+    assertThat(
+            messageOf(
+                minimal()
+                    + "source:\n  debezium-properties:\n    database.database.jdbc.driver: x.Driver\n"))
+        .contains(
+            "Cannot set 'source.debezium-properties.database.database.jdbc.driver': Shardberg sets it");
     assertThat(messageOf(minimal() + "coordinator:\n  zookeeper:\n    root-path: /x\n"))
-        .contains("'coordinator.zookeeper.root-path' set but 'coordinator.zookeeper.connect' is not");
+        .contains(
+            "'coordinator.zookeeper.root-path' set but 'coordinator.zookeeper.connect' is not");
   }
 
   @Test
   void durationsParseInEveryWrittenForm() {
-    Map<String, Duration> forms = Map.of(
-        "500ms", Duration.ofMillis(500),
-        "500 ms", Duration.ofMillis(500),
-        "10s", Duration.ofSeconds(10),
-        "2 s", Duration.ofSeconds(2),
-        "5min", Duration.ofMinutes(5),
-        "1h", Duration.ofHours(1),
-        "2d", Duration.ofDays(2),
-        "PT10S", Duration.ofSeconds(10),
-        "250", Duration.ofMillis(250));
-    forms.forEach((text, expected) ->
-        assertThat(parse(minimal().replace("  id: orders", "  id: orders\n  checkpoint-interval: " + text))
-                .pipeline().checkpointInterval())
-            .as(text)
-            .isEqualTo(expected));
-    assertThat(messageOf(minimal().replace("  id: orders", "  id: orders\n  checkpoint-interval: 1.5s")))
+    Map<String, Duration> forms =
+        Map.of(
+            "500ms", Duration.ofMillis(500),
+            "500 ms", Duration.ofMillis(500),
+            "10s", Duration.ofSeconds(10),
+            "2 s", Duration.ofSeconds(2),
+            "5min", Duration.ofMinutes(5),
+            "1h", Duration.ofHours(1),
+            "2d", Duration.ofDays(2),
+            "PT10S", Duration.ofSeconds(10),
+            "250", Duration.ofMillis(250));
+    forms.forEach(
+        (text, expected) ->
+            assertThat(
+                    parse(
+                            minimal()
+                                .replace(
+                                    "  id: orders", "  id: orders\n  checkpoint-interval: " + text))
+                        .pipeline()
+                        .checkpointInterval())
+                .as(text)
+                .isEqualTo(expected));
+    assertThat(
+            messageOf(
+                minimal().replace("  id: orders", "  id: orders\n  checkpoint-interval: 1.5s")))
         .startsWith("Invalid config test.yaml: ")
-        .contains("Cannot parse 'pipeline.checkpoint-interval' = '1.5s' as a duration: write e.g. 500ms, 10s, 5min or 1h.");
-    assertThat(messageOf(minimal().replace("  id: orders", "  id: orders\n  checkpoint-interval: 0s")))
+        .contains(
+            "Cannot parse 'pipeline.checkpoint-interval' = '1.5s' as a duration: write e.g. 500ms, 10s, 5min or 1h.");
+    assertThat(
+            messageOf(minimal().replace("  id: orders", "  id: orders\n  checkpoint-interval: 0s")))
         .contains("Cannot use 'pipeline.checkpoint-interval' = '0s': it must be longer than 0.");
-    assertThat(parse(minimal().replace("  id: orders", "  id: orders\n  restart:\n    delay: 0s")).pipeline().restartDelay())
+    assertThat(
+            parse(minimal().replace("  id: orders", "  id: orders\n  restart:\n    delay: 0s"))
+                .pipeline()
+                .restartDelay())
         .isZero();
     assertThat(messageOf(minimal() + "coordinator:\n  zookeeper:\n    session-timeout: PT5S\n"))
-        .contains("'coordinator.zookeeper.session-timeout' set but 'coordinator.zookeeper.connect' is not");
+        .contains(
+            "'coordinator.zookeeper.session-timeout' set but 'coordinator.zookeeper.connect' is not");
   }
 
   @Test
   void valuesOfEveryKindReachTheRecords() {
-    ShardbergConfig config = parse(minimal()
-        .replace("  id: orders", "  id: orders\n  parallelism: 2\n  writer-parallelism: 3\n  on-stateless-start: RESNAPSHOT")
-        .replace("    server-id-range: 5400-5403", "    server-id-range: 5400-5403\n    port: 3307\n    jdbc-properties:\n      useSSL: false")
-        .replace("  table-pattern: 'orders_(?<shard>\\d+)'", "  table-pattern: 'orders_(?<shard>\\d+)'\n  key-columns: tenant_id, id")
-        + "  buckets: 3\n  table-properties:\n    write.format.default: orc\n"
-        + "coordinator:\n  zookeeper:\n    connect: zk:2181\n    session-timeout: 30s\n");
+    ShardbergConfig config =
+        parse(
+            minimal()
+                    .replace(
+                        "  id: orders",
+                        "  id: orders\n  parallelism: 2\n  writer-parallelism: 3\n  on-stateless-start: RESNAPSHOT")
+                    .replace(
+                        "    server-id-range: 5400-5403",
+                        "    server-id-range: 5400-5403\n    port: 3307\n    jdbc-properties:\n      useSSL: false")
+                    .replace(
+                        "  table-pattern: 'orders_(?<shard>\\d+)'",
+                        "  table-pattern: 'orders_(?<shard>\\d+)'\n  key-columns: tenant_id, id")
+                + "  buckets: 3\n  table-properties:\n    write.format.default: orc\n"
+                + "coordinator:\n  zookeeper:\n    connect: zk:2181\n    session-timeout: 30s\n");
     assertThat(config.pipeline().writerParallelism()).isEqualTo(3);
     assertThat(config.pipeline().onStatelessStart()).isEqualTo(OnStatelessStart.RESNAPSHOT);
     assertThat(config.sources().get(0).port()).isEqualTo(3307);
@@ -280,15 +386,27 @@ class ConfigLoaderTest {
     assertThat(config.target().tableProperties()).isEqualTo(Map.of("write.format.default", "orc"));
     assertThat(config.coordinator().zookeeper().sessionTimeout()).isEqualTo(Duration.ofSeconds(30));
     assertThat(config.coordinator().zookeeper().rootPath()).isEqualTo("/shardberg");
-    assertThat(messageOf(minimal().replace("    server-id-range: 5400-5403", "    server-id-range: 5400-5403\n    port: http")))
+    assertThat(
+            messageOf(
+                minimal()
+                    .replace(
+                        "    server-id-range: 5400-5403",
+                        "    server-id-range: 5400-5403\n    port: http")))
         .contains("Cannot parse 'sources[0].port' = 'http': expected a whole number.");
   }
 
   @Test
   void secretLookingPropertiesAreMasked() {
-    ShardbergConfig config = parse(minimal().replace("    warehouse: file:///tmp/wh",
-        "    warehouse: file:///tmp/wh\n    properties:\n      rest.auth.token: abc123\n      clients: 2"));
-    assertThat(config.target().catalog().toString()).doesNotContain("abc123").contains("rest.auth.token=******").contains("clients=2");
+    ShardbergConfig config =
+        parse(
+            minimal()
+                .replace(
+                    "    warehouse: file:///tmp/wh",
+                    "    warehouse: file:///tmp/wh\n    properties:\n      rest.auth.token: abc123\n      clients: 2"));
+    assertThat(config.target().catalog().toString())
+        .doesNotContain("abc123")
+        .contains("rest.auth.token=******")
+        .contains("clients=2");
   }
 
   @Test

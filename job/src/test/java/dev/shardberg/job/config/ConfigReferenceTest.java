@@ -13,8 +13,10 @@ class ConfigReferenceTest {
     Path generated = Files.writeString(Path.of("target", "config-reference.md"), table);
     String docs = Files.readString(Path.of("..", "docs", "config.md"));
     assertThat(docs)
-        .as("docs/config.md is out of date: replace its table under 'Every key' with job/" + generated
-            + " (written by this test from the ConfigOptions in ShardbergOptions.all())")
+        .as(
+            "docs/config.md is out of date: replace its table under 'Every key' with job/"
+                + generated
+                + " (written by this test from the ConfigOptions in ShardbergOptions.all())")
         .contains(table);
   }
 }

@@ -20,7 +20,8 @@ class DurationsTest {
   @Test
   void humanToMinutesStaysInMinutes() {
     assertThat(Durations.humanToMinutes(Duration.ofMillis(850))).isEqualTo("850 ms");
-    assertThat(Durations.humanToMinutes(Duration.ofMillis(4_230))).isEqualTo(String.format("%.1f s", 4.23));
+    assertThat(Durations.humanToMinutes(Duration.ofMillis(4_230)))
+        .isEqualTo(String.format("%.1f s", 4.23));
     assertThat(Durations.humanToMinutes(Duration.ofMinutes(185))).isEqualTo("185 min");
   }
 

@@ -36,9 +36,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Finds every shard of a logical table on every host over JDBC (information_schema), checks that the
- * binlog reader can work there (privileges, binlog format), assigns shard numbers and derives the one
- * schema all shards share.
+ * Finds every shard of a logical table on every host over JDBC (information_schema), checks that
+ * the binlog reader can work there (privileges, binlog format), assigns shard numbers and derives
+ * the one schema all shards share.
  */
 public final class ShardDiscovery {
   private static final Logger LOG = LoggerFactory.getLogger(ShardDiscovery.class);
@@ -70,9 +70,10 @@ public final class ShardDiscovery {
   }
 
   /**
-   * As {@link #discover(LogicalTableSpec)}; with {@code unionOfEvolvable} (schema.change-behavior=evolve)
-   * shards that differ only in evolvable ways are accepted, the schema being their union (a rollout
-   * half done when the job starts), and the plan keeps each shard's own columns.
+   * As {@link #discover(LogicalTableSpec)}; with {@code unionOfEvolvable}
+   * (schema.change-behavior=evolve) shards that differ only in evolvable ways are accepted, the
+   * schema being their union (a rollout half done when the job starts), and the plan keeps each
+   * shard's own columns.
    */
   public static ShardPlan discover(LogicalTableSpec spec, boolean unionOfEvolvable) {
     long start = System.nanoTime();
@@ -92,24 +93,32 @@ public final class ShardDiscovery {
       } catch (SQLException e) {
         throw queryFailure(host, e);
       }
-      LOG.debug("Discovered host {} in {} ms", host.name(), (System.nanoTime() - hostStart) / 1_000_000);
+      LOG.debug(
+          "Discovered host {} in {} ms", host.name(), (System.nanoTime() - hostStart) / 1_000_000);
     }
     if (!hostProblems.isEmpty()) {
       throw new ShardRouterException(
           String.format(
               "Cannot capture changes: %d problem(s) on the MySQL host(s):%n%s",
               hostProblems.size(),
-              hostProblems.stream().map(p -> "  - " + p).collect(Collectors.joining(System.lineSeparator()))));
+              hostProblems.stream()
+                  .map(p -> "  - " + p)
+                  .collect(Collectors.joining(System.lineSeparator()))));
     }
     Map<String, List<ShardTable>> assigned = exclude(spec, assign(spec, found));
     List<SchemaComparison.ShardColumns> shardColumns = new ArrayList<>();
     for (List<ShardTable> tables : assigned.values()) {
       for (ShardTable t : tables) {
-        TableColumns tc = columnsByHost.get(t.hostName()).get(new FoundTable(t.hostName(), t.database(), t.table()));
-        shardColumns.add(new SchemaComparison.ShardColumns(t, tc.columns(), tc.primaryKey(), tc.indexes()));
+        TableColumns tc =
+            columnsByHost
+                .get(t.hostName())
+                .get(new FoundTable(t.hostName(), t.database(), t.table()));
+        shardColumns.add(
+            new SchemaComparison.ShardColumns(t, tc.columns(), tc.primaryKey(), tc.indexes()));
       }
     }
-    ShardSchema schema = SchemaComparison.sharedSchema(shardColumns, spec.keyColumns(), unionOfEvolvable);
+    ShardSchema schema =
+        SchemaComparison.sharedSchema(shardColumns, spec.keyColumns(), unionOfEvolvable);
     if (schema.primaryKey().size() > 1) {
       schema = schema.withKeySample(sampleKey(spec, assigned, schema.primaryKey()));
     }
@@ -131,36 +140,43 @@ public final class ShardDiscovery {
   }
 
   /**
-   * Leaves out the shards of {@code tables.exclude-shards} (before their schema is compared with the
-   * others': a shard left out for a change the table cannot follow must not stop the start).
+   * Leaves out the shards of {@code tables.exclude-shards} (before their schema is compared with
+   * the others': a shard left out for a change the table cannot follow must not stop the start).
    */
-  static Map<String, List<ShardTable>> exclude(LogicalTableSpec spec, Map<String, List<ShardTable>> assigned) {
+  static Map<String, List<ShardTable>> exclude(
+      LogicalTableSpec spec, Map<String, List<ShardTable>> assigned) {
     if (spec.excludedShards().isEmpty()) {
       return assigned;
     }
     Set<Integer> seen = new TreeSet<>();
     Map<String, List<ShardTable>> kept = new LinkedHashMap<>();
-    assigned.forEach((host, tables) -> {
-      List<ShardTable> left = new ArrayList<>();
-      for (ShardTable t : tables) {
-        if (spec.excludedShards().contains(t.shard())) {
-          seen.add(t.shard());
-          LOG.info(
-              "Shard {} ({}) is excluded ({}): not read; its rows in the table stay as they are until it is"
-                  + " included again, then it is read from a fresh snapshot",
-              t.shard(), t.describe(), RouterOptions.TABLES_EXCLUDE_SHARDS.key());
-        } else {
-          left.add(t);
-        }
-      }
-      if (!left.isEmpty()) {
-        kept.put(host, left);
-      }
-    });
+    assigned.forEach(
+        (host, tables) -> {
+          List<ShardTable> left = new ArrayList<>();
+          for (ShardTable t : tables) {
+            if (spec.excludedShards().contains(t.shard())) {
+              seen.add(t.shard());
+              LOG.info(
+                  "Shard {} ({}) is excluded ({}): not read; its rows in the table stay as they are until it is"
+                      + " included again, then it is read from a fresh snapshot",
+                  t.shard(),
+                  t.describe(),
+                  RouterOptions.TABLES_EXCLUDE_SHARDS.key());
+            } else {
+              left.add(t);
+            }
+          }
+          if (!left.isEmpty()) {
+            kept.put(host, left);
+          }
+        });
     Set<Integer> unknown = new TreeSet<>(spec.excludedShards());
     unknown.removeAll(seen);
     if (!unknown.isEmpty()) {
-      LOG.warn("{} lists shard(s) {} that no table maps to; nothing to exclude for them", RouterOptions.TABLES_EXCLUDE_SHARDS.key(), unknown);
+      LOG.warn(
+          "{} lists shard(s) {} that no table maps to; nothing to exclude for them",
+          RouterOptions.TABLES_EXCLUDE_SHARDS.key(),
+          unknown);
     }
     if (kept.isEmpty()) {
       throw new ShardRouterException(
@@ -174,10 +190,11 @@ public final class ShardDiscovery {
   /**
    * Assigns shard numbers (pure logic). Hosts without a matching table are left out with a WARN.
    *
-   * @throws ShardRouterException for a matched table without number, two tables with one number, or no
-   *     table at all
+   * @throws ShardRouterException for a matched table without number, two tables with one number, or
+   *     no table at all
    */
-  static Map<String, List<ShardTable>> assign(LogicalTableSpec spec, Map<String, List<FoundTable>> found) {
+  static Map<String, List<ShardTable>> assign(
+      LogicalTableSpec spec, Map<String, List<FoundTable>> found) {
     List<FoundTable> unnumbered = new ArrayList<>();
     Map<Integer, List<FoundTable>> byNumber = new TreeMap<>();
     Map<String, List<ShardTable>> result = new LinkedHashMap<>();
@@ -185,7 +202,11 @@ public final class ShardDiscovery {
     for (Map.Entry<String, List<FoundTable>> e : found.entrySet()) {
       if (e.getValue().isEmpty()) {
         LOG.warn(
-            "Host '{}' has no table matching " + RouterOptions.TABLES_DATABASE_PATTERN.key() + " '{}' and " + RouterOptions.TABLES_TABLE_PATTERN.key() + " '{}'; it gets no CDC source (check the patterns if it should have shards)",
+            "Host '{}' has no table matching "
+                + RouterOptions.TABLES_DATABASE_PATTERN.key()
+                + " '{}' and "
+                + RouterOptions.TABLES_TABLE_PATTERN.key()
+                + " '{}'; it gets no CDC source (check the patterns if it should have shards)",
             e.getKey(),
             spec.databasePattern(),
             spec.tablePattern());
@@ -207,7 +228,11 @@ public final class ShardDiscovery {
     if (result.isEmpty()) {
       throw new ShardRouterException(
           String.format(
-              "Cannot find any table matching " + RouterOptions.TABLES_DATABASE_PATTERN.key() + " '%s' and " + RouterOptions.TABLES_TABLE_PATTERN.key() + " '%s' on host(s) %s; the patterns are anchored Java regexes matched against whole names (check them, the case of the names and the user's privileges)",
+              "Cannot find any table matching "
+                  + RouterOptions.TABLES_DATABASE_PATTERN.key()
+                  + " '%s' and "
+                  + RouterOptions.TABLES_TABLE_PATTERN.key()
+                  + " '%s' on host(s) %s; the patterns are anchored Java regexes matched against whole names (check them, the case of the names and the user's privileges)",
               spec.databasePattern(),
               spec.tablePattern(),
               spec.hostNames()));
@@ -215,7 +240,15 @@ public final class ShardDiscovery {
     if (!unnumbered.isEmpty()) {
       throw new ShardRouterException(
           String.format(
-              "Cannot assign a shard number to %d matched table(s): %s; the named group (?<shard>\\d+) captured nothing and " + RouterOptions.TABLES_SHARD_MAP.key() + " has no entry for them. Add them to " + RouterOptions.TABLES_SHARD_MAP.key() + " (key 'database.table') or tighten " + RouterOptions.TABLES_DATABASE_PATTERN.key() + " / " + RouterOptions.TABLES_TABLE_PATTERN.key() + " to leave them out",
+              "Cannot assign a shard number to %d matched table(s): %s; the named group (?<shard>\\d+) captured nothing and "
+                  + RouterOptions.TABLES_SHARD_MAP.key()
+                  + " has no entry for them. Add them to "
+                  + RouterOptions.TABLES_SHARD_MAP.key()
+                  + " (key 'database.table') or tighten "
+                  + RouterOptions.TABLES_DATABASE_PATTERN.key()
+                  + " / "
+                  + RouterOptions.TABLES_TABLE_PATTERN.key()
+                  + " to leave them out",
               unnumbered.size(),
               unnumbered.stream().map(FoundTable::describe).collect(Collectors.joining(", "))));
     }
@@ -227,29 +260,37 @@ public final class ShardDiscovery {
                 String.format(
                     "shard number %d is taken by %s",
                     number,
-                    tables.stream().map(FoundTable::describe).collect(Collectors.joining(" and "))));
+                    tables.stream()
+                        .map(FoundTable::describe)
+                        .collect(Collectors.joining(" and "))));
           }
         });
     if (!duplicates.isEmpty()) {
       throw new ShardRouterException(
           String.format(
-              "Cannot assign shard numbers: %s; every shard table needs its own number (fix the patterns or " + RouterOptions.TABLES_SHARD_MAP.key() + ")",
+              "Cannot assign shard numbers: %s; every shard table needs its own number (fix the patterns or "
+                  + RouterOptions.TABLES_SHARD_MAP.key()
+                  + ")",
               String.join("; ", duplicates)));
     }
     for (String unused : spec.unusedShardMapKeys(qualifiedNames)) {
-      LOG.warn(RouterOptions.TABLES_SHARD_MAP.key() + " entry '{}' names no matching table on any host; remove it or fix the name", unused);
+      LOG.warn(
+          RouterOptions.TABLES_SHARD_MAP.key()
+              + " entry '{}' names no matching table on any host; remove it or fix the name",
+          unused);
     }
     return result;
   }
 
   // ---------------------------------------------------------------- JDBC
 
-  private record TableColumns(List<MySqlColumn> columns, List<String> primaryKey, List<MySqlIndex> indexes) {}
+  private record TableColumns(
+      List<MySqlColumn> columns, List<String> primaryKey, List<MySqlIndex> indexes) {}
 
   /**
-   * MySQL's own estimate of each shard's row count ({@code information_schema.TABLES.TABLE_ROWS}; for
-   * InnoDB a sample, often off by tens of percent), for a snapshot's ETA on the console. A host that
-   * cannot be asked is left out (logged at DEBUG): an estimate is never worth failing for.
+   * MySQL's own estimate of each shard's row count ({@code information_schema.TABLES.TABLE_ROWS};
+   * for InnoDB a sample, often off by tens of percent), for a snapshot's ETA on the console. A host
+   * that cannot be asked is left out (logged at DEBUG): an estimate is never worth failing for.
    */
   public static Map<Integer, Long> estimatedRows(List<MySqlHost> hosts, ShardPlan plan) {
     Map<Integer, Long> rows = new TreeMap<>();
@@ -264,8 +305,11 @@ public final class ShardDiscovery {
       tables.forEach(t -> databases.add(t.database()));
       String in = databases.stream().map(d -> "?").collect(Collectors.joining(","));
       try (Connection c = connect(host);
-          PreparedStatement st = c.prepareStatement(
-              "SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA IN (" + in + ")")) {
+          PreparedStatement st =
+              c.prepareStatement(
+                  "SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA IN ("
+                      + in
+                      + ")")) {
         int i = 1;
         for (String database : databases) {
           st.setString(i++, database);
@@ -287,14 +331,16 @@ public final class ShardDiscovery {
   }
 
   /**
-   * The columns, primary key and indexes one shard table has on MySQL now, read as discovery reads them
-   * (information_schema), over a connection of the job's own that also works from a Flink task
-   * ({@link MySqlHost#openWatchConnection}). For the shard tagger, when a shard's rows carry a column
-   * no DDL record announced (see EvolvingLayout).
+   * The columns, primary key and indexes one shard table has on MySQL now, read as discovery reads
+   * them (information_schema), over a connection of the job's own that also works from a Flink task
+   * ({@link MySqlHost#openWatchConnection}). For the shard tagger, when a shard's rows carry a
+   * column no DDL record announced (see EvolvingLayout).
    *
-   * @throws ShardRouterException when the host cannot be asked, naming host, user and shard (never the password)
+   * @throws ShardRouterException when the host cannot be asked, naming host, user and shard (never
+   *     the password)
    */
-  public static SchemaComparison.ShardColumns currentColumns(MySqlHost host, ShardTable table, long timeoutMillis) {
+  public static SchemaComparison.ShardColumns currentColumns(
+      MySqlHost host, ShardTable table, long timeoutMillis) {
     FoundTable found = new FoundTable(host.name(), table.database(), table.table());
     try (Connection c = host.openWatchConnection(timeoutMillis)) {
       TableColumns tc = readColumns(c, List.of(found), List.of(table.database())).get(found);
@@ -322,14 +368,20 @@ public final class ShardDiscovery {
       if (state.equals("28000") || e.getErrorCode() == 1045) {
         throw new ShardRouterException(
             String.format(
-                "Cannot connect to MySQL host %s as user '%s': access denied; check " + RouterOptions.SOURCE_USER.key() + " and the password (from %s)",
+                "Cannot connect to MySQL host %s as user '%s': access denied; check "
+                    + RouterOptions.SOURCE_USER.key()
+                    + " and the password (from %s)",
                 host.describe(),
                 host.user(),
                 host.password().origin()));
       }
       throw new ShardRouterException(
           String.format(
-              "Cannot connect to MySQL host %s as user '%s': %s; check " + RouterOptions.SOURCE_HOST.key() + " and " + RouterOptions.SOURCE_PORT.key() + " and that the server is reachable",
+              "Cannot connect to MySQL host %s as user '%s': %s; check "
+                  + RouterOptions.SOURCE_HOST.key()
+                  + " and "
+                  + RouterOptions.SOURCE_PORT.key()
+                  + " and that the server is reachable",
               host.describe(),
               host.user(),
               safeMessage(e, host)),
@@ -358,7 +410,9 @@ public final class ShardDiscovery {
   private static List<String> checkBinlog(Connection c, MySqlHost host) throws SQLException {
     List<String> problems = new ArrayList<>();
     try (Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery("SELECT @@GLOBAL.log_bin, @@GLOBAL.binlog_format, @@GLOBAL.binlog_row_image")) {
+        ResultSet rs =
+            s.executeQuery(
+                "SELECT @@GLOBAL.log_bin, @@GLOBAL.binlog_format, @@GLOBAL.binlog_row_image")) {
       rs.next();
       if (!rs.getBoolean(1)) {
         problems.add(
@@ -372,26 +426,25 @@ public final class ShardDiscovery {
         problems.add(
             String.format(
                 "host %s: binlog_format is %s; set the server variable binlog_format=ROW (SET GLOBAL binlog_format = 'ROW' and in the server config)",
-                host.describe(),
-                format));
+                host.describe(), format));
       }
       String image = rs.getString(3);
       if (!"FULL".equalsIgnoreCase(image)) {
         problems.add(
             String.format(
                 "host %s: binlog_row_image is %s; set the server variable binlog_row_image=FULL (SET GLOBAL binlog_row_image = 'FULL' and in the server config)",
-                host.describe(),
-                image));
+                host.describe(), image));
       }
     }
     return problems;
   }
 
   /**
-   * Checks the privileges granted directly to the connected account (roles are not followed). MariaDB
-   * 10.5+ reports REPLICATION CLIENT as BINLOG MONITOR.
+   * Checks the privileges granted directly to the connected account (roles are not followed).
+   * MariaDB 10.5+ reports REPLICATION CLIENT as BINLOG MONITOR.
    */
-  private static List<String> checkPrivileges(Connection c, MySqlHost host, List<String> databases) throws SQLException {
+  private static List<String> checkPrivileges(Connection c, MySqlHost host, List<String> databases)
+      throws SQLException {
     String grantee;
     try (Statement s = c.createStatement();
         ResultSet rs = s.executeQuery("SELECT CURRENT_USER()")) {
@@ -402,7 +455,8 @@ public final class ShardDiscovery {
     }
     Set<String> global = new HashSet<>();
     try (PreparedStatement ps =
-        c.prepareStatement("SELECT PRIVILEGE_TYPE FROM information_schema.USER_PRIVILEGES WHERE GRANTEE = ?")) {
+        c.prepareStatement(
+            "SELECT PRIVILEGE_TYPE FROM information_schema.USER_PRIVILEGES WHERE GRANTEE = ?")) {
       ps.setString(1, grantee);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
@@ -449,11 +503,14 @@ public final class ShardDiscovery {
             account));
   }
 
-  private static List<String> matchingDatabases(Connection c, LogicalTableSpec spec) throws SQLException {
+  private static List<String> matchingDatabases(Connection c, LogicalTableSpec spec)
+      throws SQLException {
     List<String> result = new ArrayList<>();
     java.util.regex.Pattern p = java.util.regex.Pattern.compile(spec.databasePattern());
     try (Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery("SELECT SCHEMA_NAME FROM information_schema.SCHEMATA ORDER BY SCHEMA_NAME")) {
+        ResultSet rs =
+            s.executeQuery(
+                "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA ORDER BY SCHEMA_NAME")) {
       while (rs.next()) {
         String db = rs.getString(1);
         if (!SYSTEM_DATABASES.contains(db.toLowerCase(Locale.ROOT)) && p.matcher(db).matches()) {
@@ -465,7 +522,8 @@ public final class ShardDiscovery {
   }
 
   private static List<FoundTable> matchingTables(
-      Connection c, MySqlHost host, LogicalTableSpec spec, List<String> databases) throws SQLException {
+      Connection c, MySqlHost host, LogicalTableSpec spec, List<String> databases)
+      throws SQLException {
     List<FoundTable> result = new ArrayList<>();
     if (databases.isEmpty()) {
       return result;
@@ -490,13 +548,16 @@ public final class ShardDiscovery {
     return result;
   }
 
-  private static Map<FoundTable, TableColumns> readColumns(Connection c, List<FoundTable> tables, List<String> databases)
-      throws SQLException {
+  private static Map<FoundTable, TableColumns> readColumns(
+      Connection c, List<FoundTable> tables, List<String> databases) throws SQLException {
     Map<FoundTable, TableColumns> result = new HashMap<>();
     if (tables.isEmpty()) {
       return result;
     }
-    Set<String> wanted = tables.stream().map(FoundTable::qualifiedName).collect(Collectors.toCollection(LinkedHashSet::new));
+    Set<String> wanted =
+        tables.stream()
+            .map(FoundTable::qualifiedName)
+            .collect(Collectors.toCollection(LinkedHashSet::new));
     String hostName = tables.get(0).hostName();
     Map<String, List<MySqlColumn>> columns = new HashMap<>();
     String sql =
@@ -515,10 +576,18 @@ public final class ShardDiscovery {
           }
           String dataType = rs.getString(4).toLowerCase(Locale.ROOT);
           String columnType = rs.getString(5);
-          boolean temporal = dataType.equals("time") || dataType.equals("datetime") || dataType.equals("timestamp");
-          boolean sized = dataType.equals("char") || dataType.equals("varchar") || dataType.equals("binary") || dataType.equals("varbinary");
+          boolean temporal =
+              dataType.equals("time")
+                  || dataType.equals("datetime")
+                  || dataType.equals("timestamp");
+          boolean sized =
+              dataType.equals("char")
+                  || dataType.equals("varchar")
+                  || dataType.equals("binary")
+                  || dataType.equals("varbinary");
           long maxLength = rs.getLong(8);
-          Integer length = sized && !rs.wasNull() && maxLength <= Integer.MAX_VALUE ? (int) maxLength : null;
+          Integer length =
+              sized && !rs.wasNull() && maxLength <= Integer.MAX_VALUE ? (int) maxLength : null;
           Integer numericPrecision = intOrNull(rs, 9);
           Integer scale = intOrNull(rs, 10);
           Integer datetimePrecision = intOrNull(rs, 11);
@@ -583,9 +652,14 @@ public final class ShardDiscovery {
           tableIndexes.add(index);
         }
       }
-      tableIndexes.sort(Comparator.comparing((MySqlIndex i) -> !i.isPrimary()).thenComparing(MySqlIndex::name));
+      tableIndexes.sort(
+          Comparator.comparing((MySqlIndex i) -> !i.isPrimary()).thenComparing(MySqlIndex::name));
       List<String> primaryKey =
-          tableIndexes.stream().filter(MySqlIndex::isPrimary).findFirst().map(MySqlIndex::columns).orElse(List.of());
+          tableIndexes.stream()
+              .filter(MySqlIndex::isPrimary)
+              .findFirst()
+              .map(MySqlIndex::columns)
+              .orElse(List.of());
       result.put(t, new TableColumns(cols, primaryKey, tableIndexes));
     }
     LOG.debug("Read columns of {} table(s) on host {}", tables.size(), hostName);
@@ -598,21 +672,26 @@ public final class ShardDiscovery {
     return all;
   }
 
-  /** Shards whose rows are sampled for the default bucket column: the first, a middle and the last. */
+  /**
+   * Shards whose rows are sampled for the default bucket column: the first, a middle and the last.
+   */
   static final int SAMPLED_SHARDS = 3;
 
   /** Rows read per sampled shard. */
   static final int SAMPLE_ROWS = 10_000;
 
   /**
-   * Distinct values per key column in the first {@value #SAMPLE_ROWS} rows of up to
-   * {@value #SAMPLED_SHARDS} shards (summed over the shards): one cheap query per sampled shard that
-   * lets the bucket column default to the key column that spreads rows best.
+   * Distinct values per key column in the first {@value #SAMPLE_ROWS} rows of up to {@value
+   * #SAMPLED_SHARDS} shards (summed over the shards): one cheap query per sampled shard that lets
+   * the bucket column default to the key column that spreads rows best.
    */
   private static Map<String, Long> sampleKey(
       LogicalTableSpec spec, Map<String, List<ShardTable>> assigned, List<String> key) {
     List<ShardTable> all =
-        assigned.values().stream().flatMap(List::stream).sorted(Comparator.comparingInt(ShardTable::shard)).toList();
+        assigned.values().stream()
+            .flatMap(List::stream)
+            .sorted(Comparator.comparingInt(ShardTable::shard))
+            .toList();
     Set<ShardTable> sampled = new LinkedHashSet<>();
     sampled.add(all.get(0));
     sampled.add(all.get(all.size() / 2));
@@ -621,11 +700,22 @@ public final class ShardDiscovery {
     key.forEach(k -> distinct.put(k, 0L));
     for (ShardTable t : sampled) {
       MySqlHost host = spec.host(t.hostName());
-      String counts = key.stream().map(k -> "COUNT(DISTINCT " + quote(k) + ")").collect(Collectors.joining(", "));
+      String counts =
+          key.stream()
+              .map(k -> "COUNT(DISTINCT " + quote(k) + ")")
+              .collect(Collectors.joining(", "));
       String sql =
-          "SELECT " + counts + " FROM (SELECT "
+          "SELECT "
+              + counts
+              + " FROM (SELECT "
               + key.stream().map(k -> quote(k)).collect(Collectors.joining(", "))
-              + " FROM " + quote(t.database()) + "." + quote(t.table()) + " LIMIT " + SAMPLE_ROWS + ") s";
+              + " FROM "
+              + quote(t.database())
+              + "."
+              + quote(t.table())
+              + " LIMIT "
+              + SAMPLE_ROWS
+              + ") s";
       try (Connection c = connect(host);
           Statement s = c.createStatement();
           ResultSet rs = s.executeQuery(sql)) {
@@ -636,11 +726,17 @@ public final class ShardDiscovery {
       } catch (SQLException e) {
         throw new ShardRouterException(
             String.format(
-                "Cannot sample the key columns %s of shard %d (%s) as user '%s' to choose the bucket column: %s; grant SELECT on the table, or name the bucket column in " + RouterOptions.TARGET_KEY_COLUMN.key(),
-                key, t.shard(), t.describe(), host.user(), safeMessage(e, host)));
+                "Cannot sample the key columns %s of shard %d (%s) as user '%s' to choose the bucket column: %s; grant SELECT on the table, or name the bucket column in "
+                    + RouterOptions.TARGET_KEY_COLUMN.key(),
+                key,
+                t.shard(),
+                t.describe(),
+                host.user(),
+                safeMessage(e, host)));
       }
     }
-    LOG.info("Sampled the key columns of {} shard(s): distinct values {}", sampled.size(), distinct);
+    LOG.info(
+        "Sampled the key columns of {} shard(s): distinct values {}", sampled.size(), distinct);
     return distinct;
   }
 

@@ -13,11 +13,13 @@ import java.util.Map;
 import java.util.stream.Collectors;
 
 /**
- * The immutable result of discovery: every shard table per host (hosts in config order, tables by shard
- * number) and the schema they all share.
+ * The immutable result of discovery: every shard table per host (hosts in config order, tables by
+ * shard number) and the schema they all share.
  */
 public record ShardPlan(
-    Map<String, List<ShardTable>> tablesByHost, ShardSchema schema, Map<Integer, List<MySqlColumn>> shardColumns)
+    Map<String, List<ShardTable>> tablesByHost,
+    ShardSchema schema,
+    Map<Integer, List<MySqlColumn>> shardColumns)
     implements Serializable {
 
   /** Every shard has exactly the columns of {@code schema}. */
@@ -46,25 +48,34 @@ public record ShardPlan(
   }
 
   /**
-   * Per shard that differs from the union schema, its differences ("lacks column 'x'", "column 'q' is
-   * int NOT NULL, the table's bigint NOT NULL"); empty when every shard has the schema's columns.
+   * Per shard that differs from the union schema, its differences ("lacks column 'x'", "column 'q'
+   * is int NOT NULL, the table's bigint NOT NULL"); empty when every shard has the schema's
+   * columns.
    */
   public Map<Integer, List<String>> differences() {
     Map<Integer, List<String>> result = new java.util.TreeMap<>();
-    shardColumns.forEach((shard, columns) -> {
-      List<String> lines = new ArrayList<>();
-      for (MySqlColumn u : schema.columns()) {
-        MySqlColumn c = columns.stream().filter(x -> x.name().equals(u.name())).findFirst().orElse(null);
-        if (c == null) {
-          lines.add("lacks column '" + u.name() + "' (reads NULL)");
-        } else if (!c.signature().equals(u.signature())) {
-          lines.add("column '" + u.name() + "' is " + c.describeType() + ", the table's " + u.describeType());
-        }
-      }
-      if (!lines.isEmpty()) {
-        result.put(shard, lines);
-      }
-    });
+    shardColumns.forEach(
+        (shard, columns) -> {
+          List<String> lines = new ArrayList<>();
+          for (MySqlColumn u : schema.columns()) {
+            MySqlColumn c =
+                columns.stream().filter(x -> x.name().equals(u.name())).findFirst().orElse(null);
+            if (c == null) {
+              lines.add("lacks column '" + u.name() + "' (reads NULL)");
+            } else if (!c.signature().equals(u.signature())) {
+              lines.add(
+                  "column '"
+                      + u.name()
+                      + "' is "
+                      + c.describeType()
+                      + ", the table's "
+                      + u.describeType());
+            }
+          }
+          if (!lines.isEmpty()) {
+            result.put(shard, lines);
+          }
+        });
     return result;
   }
 
@@ -77,8 +88,8 @@ public record ShardPlan(
   }
 
   /**
-   * The shard tables of one host; empty when the host has none (such hosts are not keys of
-   * {@link #tablesByHost()}, so iterating it yields only hosts that need a CDC source).
+   * The shard tables of one host; empty when the host has none (such hosts are not keys of {@link
+   * #tablesByHost()}, so iterating it yields only hosts that need a CDC source).
    */
   public List<ShardTable> tablesOf(String hostName) {
     return tablesByHost.getOrDefault(hostName, List.of());
@@ -112,7 +123,9 @@ public record ShardPlan(
           }
         });
     sb.append(
-        String.format("schema (%d columns, key %s = %s):%n", schema.columns().size(), schema.primaryKey(), schema.keyIndex()));
+        String.format(
+            "schema (%d columns, key %s = %s):%n",
+            schema.columns().size(), schema.primaryKey(), schema.keyIndex()));
     for (MySqlColumn c : schema.columns()) {
       sb.append(String.format("  %-30s %s%n", c.name(), c.describeType()));
     }

@@ -4,10 +4,11 @@ import java.io.Serializable;
 import java.util.List;
 
 /**
- * An index of a shard table as information_schema.STATISTICS lists it: name, uniqueness and columns in
- * index order. The primary key is the unique index named {@code PRIMARY}.
+ * An index of a shard table as information_schema.STATISTICS lists it: name, uniqueness and columns
+ * in index order. The primary key is the unique index named {@code PRIMARY}.
  */
-public record MySqlIndex(String name, boolean unique, List<String> columns) implements Serializable {
+public record MySqlIndex(String name, boolean unique, List<String> columns)
+    implements Serializable {
   public static final String PRIMARY = "PRIMARY";
 
   public MySqlIndex {
@@ -31,7 +32,9 @@ public record MySqlIndex(String name, boolean unique, List<String> columns) impl
     return (unique ? "UNIQUE " : "INDEX ") + name + cols;
   }
 
-  /** "PRIMARY KEY (a, b)" or "UNIQUE INDEX uk_x (a)": how {@code validate} names the key's index. */
+  /**
+   * "PRIMARY KEY (a, b)" or "UNIQUE INDEX uk_x (a)": how {@code validate} names the key's index.
+   */
   public String describeAsKey() {
     String cols = " (" + String.join(", ", columns) + ")";
     return (isPrimary() ? "PRIMARY KEY" : "UNIQUE INDEX " + name) + cols;

@@ -27,25 +27,26 @@ public interface SchemaCommitLock extends Serializable {
   /**
    * Runs {@code action} holding the table's commit lock, and releases it after.
    *
-   * @throws Unavailable when the lock cannot be taken now (not reachable, timed out, lost before the
-   *     commit); nothing was committed and the caller may try again
+   * @throws Unavailable when the lock cannot be taken now (not reachable, timed out, lost before
+   *     the commit); nothing was committed and the caller may try again
    */
   <T> T runExclusive(Action<T> action) throws Exception;
 
   /** No lock: a single job on the table. */
-  SchemaCommitLock NONE = new SchemaCommitLock() {
-    private static final long serialVersionUID = 1L;
+  SchemaCommitLock NONE =
+      new SchemaCommitLock() {
+        private static final long serialVersionUID = 1L;
 
-    @Override
-    public <T> T runExclusive(Action<T> action) throws Exception {
-      return action.run(() -> {});
-    }
+        @Override
+        public <T> T runExclusive(Action<T> action) throws Exception {
+          return action.run(() -> {});
+        }
 
-    @Override
-    public String toString() {
-      return "no lock";
-    }
-  };
+        @Override
+        public String toString() {
+          return "no lock";
+        }
+      };
 
   /** The lock could not be taken or may be lost; nothing was committed. */
   final class Unavailable extends RuntimeException {

@@ -24,10 +24,18 @@ public final class SchemaComparison {
    * A shard table with the schema read from it; {@code primaryKey} is the real MySQL primary key,
    * {@code indexes} every index of the table (the primary key included).
    */
-  public record ShardColumns(ShardTable table, List<MySqlColumn> columns, List<String> primaryKey, List<MySqlIndex> indexes) {
+  public record ShardColumns(
+      ShardTable table,
+      List<MySqlColumn> columns,
+      List<String> primaryKey,
+      List<MySqlIndex> indexes) {
     /** A shard whose only index is its primary key (none when {@code primaryKey} is empty). */
     ShardColumns(ShardTable table, List<MySqlColumn> columns, List<String> primaryKey) {
-      this(table, columns, primaryKey, primaryKey.isEmpty() ? List.of() : List.of(MySqlIndex.primary(primaryKey)));
+      this(
+          table,
+          columns,
+          primaryKey,
+          primaryKey.isEmpty() ? List.of() : List.of(MySqlIndex.primary(primaryKey)));
     }
   }
 
@@ -42,10 +50,11 @@ public final class SchemaComparison {
   /**
    * As {@link #sharedSchema(List, List)}; with {@code union}, shards that differ only in evolvable
    * ways (a column some shards lack, a type one shard widened, NULL-able on some shards; the same
-   * primary key) share their union: every column of any shard, in the majority's order then by first
-   * appearance, of the widest type, NULL-able unless NOT NULL on every shard.
+   * primary key) share their union: every column of any shard, in the majority's order then by
+   * first appearance, of the widest type, NULL-able unless NOT NULL on every shard.
    */
-  public static ShardSchema sharedSchema(List<ShardColumns> shards, List<String> keyColumns, boolean union) {
+  public static ShardSchema sharedSchema(
+      List<ShardColumns> shards, List<String> keyColumns, boolean union) {
     Preconditions.checkArgument(!shards.isEmpty(), "Cannot compare schemas: no shard");
     List<ShardColumns> ordered = new ArrayList<>(shards);
     ordered.sort(Comparator.comparingInt(s -> s.table().shard()));
@@ -76,7 +85,9 @@ public final class SchemaComparison {
       for (ShardColumns s : ordered) {
         if (!signature(s).equals(signature(reference))) {
           for (String diff : differences(reference, s)) {
-            lines.add(String.format("  - shard %d (%s): %s", s.table().shard(), s.table().describe(), diff));
+            lines.add(
+                String.format(
+                    "  - shard %d (%s): %s", s.table().shard(), s.table().describe(), diff));
           }
         }
       }
@@ -101,7 +112,9 @@ public final class SchemaComparison {
               .toList();
       throw new ShardRouterException(
           String.format(
-              "Cannot use table %s as an upsert source: it has no primary key; add a primary key to every shard or name the columns of a UNIQUE index whose columns are all NOT NULL in " + RouterOptions.TABLES_KEY_COLUMNS.key() + " (%s)",
+              "Cannot use table %s as an upsert source: it has no primary key; add a primary key to every shard or name the columns of a UNIQUE index whose columns are all NOT NULL in "
+                  + RouterOptions.TABLES_KEY_COLUMNS.key()
+                  + " (%s)",
               reference.table().describe(),
               candidates.isEmpty()
                   ? "the table has no such index"
@@ -112,25 +125,32 @@ public final class SchemaComparison {
     for (String k : key) {
       Preconditions.checkState(
           names.contains(k),
-          "Cannot use key column '%s' from " + RouterOptions.TABLES_KEY_COLUMNS.key() + ": table %s has no such column (columns: %s)",
+          "Cannot use key column '%s' from "
+              + RouterOptions.TABLES_KEY_COLUMNS.key()
+              + ": table %s has no such column (columns: %s)",
           k,
           reference.table().describe(),
           reference.columns().stream().map(MySqlColumn::name).toList());
-      MySqlColumn col = reference.columns().stream().filter(c -> c.name().equals(k)).findFirst().orElseThrow();
+      MySqlColumn col =
+          reference.columns().stream().filter(c -> c.name().equals(k)).findFirst().orElseThrow();
       Preconditions.checkState(
           !col.nullable(),
-          "Cannot use column '%s' as a key column: it is nullable in table %s; Iceberg identifier fields must be NOT NULL (make the column NOT NULL or pick other " + RouterOptions.TABLES_KEY_COLUMNS.key() + ")",
+          "Cannot use column '%s' as a key column: it is nullable in table %s; Iceberg identifier fields must be NOT NULL (make the column NOT NULL or pick other "
+              + RouterOptions.TABLES_KEY_COLUMNS.key()
+              + ")",
           k,
           reference.table().describe());
     }
     MySqlIndex keyIndex = keyIndex(ordered, key);
-    return new ShardSchema(reference.columns(), key, keyIndex.describeAsKey(), reference.primaryKey(), Map.of());
+    return new ShardSchema(
+        reference.columns(), key, keyIndex.describeAsKey(), reference.primaryKey(), Map.of());
   }
 
   /**
-   * The index that makes {@code key} a row identity on every shard: the primary key or a UNIQUE index
-   * with exactly the key's columns (in any order), all NOT NULL. Throws one exception naming every
-   * shard without one and listing its indexes. Returns the index of the first shard (by number).
+   * The index that makes {@code key} a row identity on every shard: the primary key or a UNIQUE
+   * index with exactly the key's columns (in any order), all NOT NULL. Throws one exception naming
+   * every shard without one and listing its indexes. Returns the index of the first shard (by
+   * number).
    */
   static MySqlIndex keyIndex(List<ShardColumns> ordered, List<String> key) {
     Set<String> keySet = new HashSet<>(key);
@@ -139,7 +159,8 @@ public final class SchemaComparison {
     for (ShardColumns s : ordered) {
       MySqlIndex found = null;
       for (MySqlIndex index : s.indexes()) {
-        boolean sameColumns = index.columns().size() == key.size() && keySet.equals(new HashSet<>(index.columns()));
+        boolean sameColumns =
+            index.columns().size() == key.size() && keySet.equals(new HashSet<>(index.columns()));
         if (index.unique() && sameColumns && allNotNull(s, index.columns())) {
           if (found == null || index.isPrimary()) {
             found = index; // the primary key wins over a UNIQUE index on the same columns
@@ -155,7 +176,9 @@ public final class SchemaComparison {
                 String.join(", ", key),
                 s.indexes().isEmpty()
                     ? "(none)"
-                    : s.indexes().stream().map(MySqlIndex::describe).collect(Collectors.joining(", "))));
+                    : s.indexes().stream()
+                        .map(MySqlIndex::describe)
+                        .collect(Collectors.joining(", "))));
       } else if (first == null) {
         first = found;
       }
@@ -163,7 +186,11 @@ public final class SchemaComparison {
     if (!lines.isEmpty()) {
       throw new ShardRouterException(
           String.format(
-              "Cannot use " + RouterOptions.TABLES_KEY_COLUMNS.key() + " %s as the row key: on %d of %d shard(s) no PRIMARY KEY or UNIQUE index has exactly these columns, all NOT NULL, so two different rows could share one key and be merged into one:%n%s%nName the columns of the primary key or of such a UNIQUE index in " + RouterOptions.TABLES_KEY_COLUMNS.key() + ", or add the index on every shard.",
+              "Cannot use "
+                  + RouterOptions.TABLES_KEY_COLUMNS.key()
+                  + " %s as the row key: on %d of %d shard(s) no PRIMARY KEY or UNIQUE index has exactly these columns, all NOT NULL, so two different rows could share one key and be merged into one:%n%s%nName the columns of the primary key or of such a UNIQUE index in "
+                  + RouterOptions.TABLES_KEY_COLUMNS.key()
+                  + ", or add the index on every shard.",
               key,
               lines.size(),
               ordered.size(),
@@ -172,7 +199,10 @@ public final class SchemaComparison {
     return first;
   }
 
-  /** The union of the shards' columns, or null when two shards differ in a way the table cannot hold. */
+  /**
+   * The union of the shards' columns, or null when two shards differ in a way the table cannot
+   * hold.
+   */
   private static ShardColumns union(ShardColumns reference, List<ShardColumns> shards) {
     java.util.LinkedHashMap<String, MySqlColumn> columns = new java.util.LinkedHashMap<>();
     reference.columns().forEach(c -> columns.put(c.name(), c));
@@ -188,7 +218,8 @@ public final class SchemaComparison {
         }
         org.apache.iceberg.types.Type ut = TypeMapping.toIcebergType(u);
         org.apache.iceberg.types.Type ct = TypeMapping.toIcebergType(c);
-        // a DECIMAL of more than 38 digits (an Iceberg string) only grows its precision at the same scale
+        // a DECIMAL of more than 38 digits (an Iceberg string) only grows its precision at the same
+        // scale
         String wideUp = SchemaEvolution.wideDecimalChange(u, c);
         String wideDown = SchemaEvolution.wideDecimalChange(c, u);
         if (wideUp != null && wideDown != null) {
@@ -211,17 +242,22 @@ public final class SchemaComparison {
       }
     }
     for (ShardColumns s : shards) {
-      columns.replaceAll((name, c) -> s.columns().stream().anyMatch(x -> x.name().equals(name)) ? c : nullable(c));
+      columns.replaceAll(
+          (name, c) -> s.columns().stream().anyMatch(x -> x.name().equals(name)) ? c : nullable(c));
     }
-    return new ShardColumns(reference.table(), List.copyOf(columns.values()), reference.primaryKey(), reference.indexes());
+    return new ShardColumns(
+        reference.table(),
+        List.copyOf(columns.values()),
+        reference.primaryKey(),
+        reference.indexes());
   }
 
   /**
    * The refusal in evolve mode: only the differences the table cannot hold (another primary key, a
    * column type that is no widening of the others'), each against what most shards have. The
    * differences evolve takes (added, dropped or moved columns, wider types, NULL-able columns) are
-   * not listed: they do not stop the start, and "make every shard identical" would contradict the mode.
-   * Null when nothing blocks (then the union does not fail either).
+   * not listed: they do not stop the start, and "make every shard identical" would contradict the
+   * mode. Null when nothing blocks (then the union does not fail either).
    */
   private static ShardRouterException notEvolvable(List<ShardColumns> ordered) {
     java.util.SortedMap<Integer, List<String>> blocking = new java.util.TreeMap<>();
@@ -231,12 +267,19 @@ public final class SchemaComparison {
     List<ShardColumns> keyMajority = largest(byKey.values());
     for (ShardColumns s : ordered) {
       if (!s.primaryKey().equals(keyMajority.get(0).primaryKey())) {
-        blocking.computeIfAbsent(s.table().shard(), k -> new ArrayList<>()).add(String.format(
-            "primary key %s, and %s on %d other shard(s) (e.g. shard %d)",
-            s.primaryKey(), keyMajority.get(0).primaryKey(), keyMajority.size(), keyMajority.get(0).table().shard()));
+        blocking
+            .computeIfAbsent(s.table().shard(), k -> new ArrayList<>())
+            .add(
+                String.format(
+                    "primary key %s, and %s on %d other shard(s) (e.g. shard %d)",
+                    s.primaryKey(),
+                    keyMajority.get(0).primaryKey(),
+                    keyMajority.size(),
+                    keyMajority.get(0).table().shard()));
       }
     }
-    // per column, the shards' types in groups that widen to one another (INT/BIGINT, DECIMAL(p,s) of
+    // per column, the shards' types in groups that widen to one another (INT/BIGINT, DECIMAL(p,s)
+    // of
     // any p, ...): the group of most shards is what the others are measured against
     Map<String, List<List<Typed>>> groupsByColumn = new LinkedHashMap<>();
     for (ShardColumns s : ordered) {
@@ -249,33 +292,42 @@ public final class SchemaComparison {
             .ifPresentOrElse(g -> g.add(typed), () -> groups.add(new ArrayList<>(List.of(typed))));
       }
     }
-    groupsByColumn.forEach((name, groups) -> {
-      List<Typed> most = largest(groups);
-      Typed widest = most.get(0);
-      for (Typed t : most) {
-        if (widens(widest, t)) {
-          widest = t;
-        }
-      }
-      for (List<Typed> group : groups) {
-        if (group != most) {
-          for (Typed t : group) {
-            String note = SchemaEvolution.wideDecimalNote(widest.column(), t.column());
-            blocking.computeIfAbsent(t.shard().table().shard(), k -> new ArrayList<>()).add(String.format(
-                "column '%s' is %s, and %s on %d other shard(s) (e.g. shard %d): neither type widens to the other%s",
-                name, t.column().describeType(), widest.column().describeType(), most.size(), widest.shard().table().shard(),
-                note == null ? "" : " (" + note + ")"));
+    groupsByColumn.forEach(
+        (name, groups) -> {
+          List<Typed> most = largest(groups);
+          Typed widest = most.get(0);
+          for (Typed t : most) {
+            if (widens(widest, t)) {
+              widest = t;
+            }
           }
-        }
-      }
-    });
+          for (List<Typed> group : groups) {
+            if (group != most) {
+              for (Typed t : group) {
+                String note = SchemaEvolution.wideDecimalNote(widest.column(), t.column());
+                blocking
+                    .computeIfAbsent(t.shard().table().shard(), k -> new ArrayList<>())
+                    .add(
+                        String.format(
+                            "column '%s' is %s, and %s on %d other shard(s) (e.g. shard %d): neither type widens to the other%s",
+                            name,
+                            t.column().describeType(),
+                            widest.column().describeType(),
+                            most.size(),
+                            widest.shard().table().shard(),
+                            note == null ? "" : " (" + note + ")"));
+              }
+            }
+          }
+        });
     if (blocking.isEmpty()) {
       return null;
     }
     List<String> lines = new ArrayList<>();
     for (ShardColumns s : ordered) {
       for (String diff : blocking.getOrDefault(s.table().shard(), List.of())) {
-        lines.add(String.format("  - shard %d (%s): %s", s.table().shard(), s.table().describe(), diff));
+        lines.add(
+            String.format("  - shard %d (%s): %s", s.table().shard(), s.table().describe(), diff));
       }
     }
     return new ShardRouterException(
@@ -285,8 +337,11 @@ public final class SchemaComparison {
                 + " columns are taken, and are not listed here):%n%s%n"
                 + "Give these shards the primary key and column types of the others (a type may differ by a widening only:"
                 + " INT/BIGINT, FLOAT/DOUBLE, DECIMAL(p,s) with another precision p), or leave them out with"
-                + " " + RouterOptions.TABLES_EXCLUDE_SHARDS.key() + ": %s and read them again later with "
-                + RouterOptions.TABLES_REREAD_SHARDS.key() + " (docs/schema-evolution.md, \"Re-reading one shard\"); then start again.",
+                + " "
+                + RouterOptions.TABLES_EXCLUDE_SHARDS.key()
+                + ": %s and read them again later with "
+                + RouterOptions.TABLES_REREAD_SHARDS.key()
+                + " (docs/schema-evolution.md, \"Re-reading one shard\"); then start again.",
             blocking.size(),
             ordered.size(),
             String.join(System.lineSeparator(), lines),
@@ -294,26 +349,31 @@ public final class SchemaComparison {
   }
 
   /** A shard's column with its Iceberg type. */
-  private record Typed(ShardColumns shard, MySqlColumn column, org.apache.iceberg.types.Type type) {}
+  private record Typed(
+      ShardColumns shard, MySqlColumn column, org.apache.iceberg.types.Type type) {}
 
   /**
-   * Whether the table can go from {@code from}'s column to {@code to}'s, a different one: an Iceberg
-   * promotion, or a DECIMAL of more than 38 digits (an Iceberg string) that grows at the same scale.
+   * Whether the table can go from {@code from}'s column to {@code to}'s, a different one: an
+   * Iceberg promotion, or a DECIMAL of more than 38 digits (an Iceberg string) that grows at the
+   * same scale.
    */
   private static boolean widens(Typed from, Typed to) {
     if (SchemaEvolution.wideDecimalChange(from.column(), to.column()) != null) {
-      return false; // into, out of or between DECIMALs of more than 38 digits in a way the string cannot follow
+      return false; // into, out of or between DECIMALs of more than 38 digits in a way the string
+      // cannot follow
     }
     if (from.type().equals(to.type())) {
       return !from.column().describeType().equals(to.column().describeType())
-          && SchemaEvolution.wideDecimalChange(to.column(), from.column()) != null; // a wide DECIMAL that grows
+          && SchemaEvolution.wideDecimalChange(to.column(), from.column())
+              != null; // a wide DECIMAL that grows
     }
     return SchemaEvolution.promotable(from.type(), to.type());
   }
 
   /** Whether one of the two columns widens to the other (or they are the same). */
   private static boolean widensOneWay(Typed a, Typed b) {
-    return a.type().equals(b.type()) && SchemaEvolution.wideDecimalChange(a.column(), b.column()) == null
+    return a.type().equals(b.type())
+            && SchemaEvolution.wideDecimalChange(a.column(), b.column()) == null
             && SchemaEvolution.wideDecimalChange(b.column(), a.column()) == null
         || widens(a, b)
         || widens(b, a);
@@ -333,12 +393,22 @@ public final class SchemaComparison {
   private static MySqlColumn nullable(MySqlColumn c) {
     return c.nullable()
         ? c
-        : new MySqlColumn(c.name(), c.dataType(), c.columnType(), true, c.defaultValue(), c.length(), c.precision(), c.scale(), c.unsigned());
+        : new MySqlColumn(
+            c.name(),
+            c.dataType(),
+            c.columnType(),
+            true,
+            c.defaultValue(),
+            c.length(),
+            c.precision(),
+            c.scale(),
+            c.unsigned());
   }
 
   private static boolean allNotNull(ShardColumns shard, List<String> columns) {
     for (String name : columns) {
-      boolean notNull = shard.columns().stream().anyMatch(c -> c.name().equals(name) && !c.nullable());
+      boolean notNull =
+          shard.columns().stream().anyMatch(c -> c.name().equals(name) && !c.nullable());
       if (!notNull) {
         return false;
       }
@@ -364,7 +434,9 @@ public final class SchemaComparison {
         if (!e.signature().equals(f.signature())) {
           String note = SchemaEvolution.wideDecimalNote(e, f);
           diffs.add(
-              String.format("column '%s': expected %s, found %s", e.name(), e.describeType(), f.describeType())
+              String.format(
+                      "column '%s': expected %s, found %s",
+                      e.name(), e.describeType(), f.describeType())
                   + (note == null ? "" : " (" + note + ")"));
         }
       } else if (!Objects.equals(e, f)) {
@@ -377,7 +449,9 @@ public final class SchemaComparison {
       }
     }
     if (!expected.primaryKey().equals(found.primaryKey())) {
-      diffs.add(String.format("primary key: expected %s, found %s", expected.primaryKey(), found.primaryKey()));
+      diffs.add(
+          String.format(
+              "primary key: expected %s, found %s", expected.primaryKey(), found.primaryKey()));
     }
     return diffs;
   }

@@ -9,16 +9,17 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * The schema every shard shares: columns in table order and the key columns. {@code primaryKey} is the
- * effective key: the MySQL primary key, or the configured {@code tables.key-columns} when given (always
- * the columns of the primary key or of a UNIQUE index with NOT NULL columns on every shard).
+ * The schema every shard shares: columns in table order and the key columns. {@code primaryKey} is
+ * the effective key: the MySQL primary key, or the configured {@code tables.key-columns} when given
+ * (always the columns of the primary key or of a UNIQUE index with NOT NULL columns on every
+ * shard).
  *
  * @param keyIndex how {@code validate} names the index the key is, e.g. "PRIMARY KEY (id)" or
  *     "UNIQUE INDEX uq_entry (tenant_id, entry_id)"
- * @param tablePrimaryKey the MySQL primary key every shard has (empty: the tables have none, and Flink
- *     CDC needs a chunk key column for their snapshot)
- * @param keySample distinct values per key column in a sample of rows (key order; empty: not sampled);
- *     the default bucket column is the one with the most ({@link #defaultBucketColumn()})
+ * @param tablePrimaryKey the MySQL primary key every shard has (empty: the tables have none, and
+ *     Flink CDC needs a chunk key column for their snapshot)
+ * @param keySample distinct values per key column in a sample of rows (key order; empty: not
+ *     sampled); the default bucket column is the one with the most ({@link #defaultBucketColumn()})
  */
 public record ShardSchema(
     List<MySqlColumn> columns,

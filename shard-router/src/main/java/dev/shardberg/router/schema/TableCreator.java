@@ -41,11 +41,14 @@ public final class TableCreator {
   }
 
   /**
-   * @param namespaceProperties properties of a namespace created here (e.g. {@link #NAMESPACE_OWNER});
-   *     dropped for catalogs that keep no namespace metadata (Hadoop)
+   * @param namespaceProperties properties of a namespace created here (e.g. {@link
+   *     #NAMESPACE_OWNER}); dropped for catalogs that keep no namespace metadata (Hadoop)
    */
   public static Table createOrValidate(
-      Catalog catalog, TableIdentifier id, TableLayout layout, Map<String, String> namespaceProperties) {
+      Catalog catalog,
+      TableIdentifier id,
+      TableLayout layout,
+      Map<String, String> namespaceProperties) {
     Objects.requireNonNull(catalog, "catalog");
     Objects.requireNonNull(id, "id");
     if (catalog.tableExists(id)) {
@@ -78,15 +81,20 @@ public final class TableCreator {
   }
 
   /**
-   * schema.change-behavior=evolve: creates the table when missing; when it exists, checks everything
-   * but the columns as {@link #validate} does, and evolves its columns through Iceberg's schema API so
-   * that every shard's rows fit ({@link #evolvableChanges}): columns the shards gained while the job
-   * was down are added (optional), types widened, columns made optional. Never drops or narrows.
+   * schema.change-behavior=evolve: creates the table when missing; when it exists, checks
+   * everything but the columns as {@link #validate} does, and evolves its columns through Iceberg's
+   * schema API so that every shard's rows fit ({@link #evolvableChanges}): columns the shards
+   * gained while the job was down are added (optional), types widened, columns made optional. Never
+   * drops or narrows.
    *
    * @param columns the shards' (union) columns the layout was derived from
    */
   public static Table createOrEvolve(
-      Catalog catalog, TableIdentifier id, TableLayout layout, List<MySqlColumn> columns, Map<String, String> namespaceProperties) {
+      Catalog catalog,
+      TableIdentifier id,
+      TableLayout layout,
+      List<MySqlColumn> columns,
+      Map<String, String> namespaceProperties) {
     if (!catalog.tableExists(id)) {
       return createOrValidate(catalog, id, layout, namespaceProperties);
     }
@@ -97,7 +105,11 @@ public final class TableCreator {
       changes.forEach(c -> c.applyTo(update));
       update.commit();
       table.refresh();
-      LOG.info("Evolved Iceberg table {} at start-up to schema {} to fit the shards: {}", id, table.schema().schemaId(), changes);
+      LOG.info(
+          "Evolved Iceberg table {} at start-up to schema {} to fit the shards: {}",
+          id,
+          table.schema().schemaId(),
+          changes);
     } else {
       LOG.info("Iceberg table {} exists and holds every shard's columns", id);
     }
@@ -105,13 +117,15 @@ public final class TableCreator {
   }
 
   /**
-   * The column changes that make the existing table hold the shards' columns (empty: it does); throws
-   * {@link TableLayoutMismatchException} for differences other than columns (identifier fields, spec,
-   * format) and {@link dev.shardberg.router.ShardRouterException} for a column the table cannot follow. Writes nothing.
+   * The column changes that make the existing table hold the shards' columns (empty: it does);
+   * throws {@link TableLayoutMismatchException} for differences other than columns (identifier
+   * fields, spec, format) and {@link dev.shardberg.router.ShardRouterException} for a column the
+   * table cannot follow. Writes nothing.
    */
   public static List<SchemaEvolution.Change> evolvableChanges(
       Table table, TableIdentifier id, TableLayout layout, List<MySqlColumn> columns) {
-    List<String> diffs = differences(table, layout).stream().filter(d -> !d.startsWith("column")).toList();
+    List<String> diffs =
+        differences(table, layout).stream().filter(d -> !d.startsWith("column")).toList();
     if (!diffs.isEmpty()) {
       throw new TableLayoutMismatchException(
           String.format(
@@ -124,10 +138,18 @@ public final class TableCreator {
     Set<String> keys = new HashSet<>(layout.equalityColumns());
     keys.remove(TableLayout.SHARD_COLUMN);
     return SchemaEvolution.plan(
-        "the shards at start-up", "(the shards' current schemas)", columns, columns, null, null, keys, table.schema());
+        "the shards at start-up",
+        "(the shards' current schemas)",
+        columns,
+        columns,
+        null,
+        null,
+        keys,
+        table.schema());
   }
 
-  private static void ensureNamespace(Catalog catalog, Namespace namespace, Map<String, String> properties) {
+  private static void ensureNamespace(
+      Catalog catalog, Namespace namespace, Map<String, String> properties) {
     if (namespace.isEmpty() || !(catalog instanceof SupportsNamespaces namespaces)) {
       return;
     }
@@ -144,9 +166,10 @@ public final class TableCreator {
   }
 
   /**
-   * The source column of the table's bucket partition field (current spec), if it has one. An existing
-   * table keeps the bucket column it was created with: when {@code target.key-column} is unset, this is
-   * the column the layout is derived with, so a default that changed since creation never fails it.
+   * The source column of the table's bucket partition field (current spec), if it has one. An
+   * existing table keeps the bucket column it was created with: when {@code target.key-column} is
+   * unset, this is the column the layout is derived with, so a default that changed since creation
+   * never fails it.
    */
   public static Optional<String> bucketColumn(Table table) {
     for (PartitionField f : table.spec().fields()) {
@@ -157,7 +180,9 @@ public final class TableCreator {
     return Optional.empty();
   }
 
-  /** Throws {@link TableLayoutMismatchException} listing every difference between table and layout. */
+  /**
+   * Throws {@link TableLayoutMismatchException} listing every difference between table and layout.
+   */
   public static void validate(Table table, TableIdentifier id, TableLayout layout) {
     List<String> diffs = differences(table, layout);
     if (!diffs.isEmpty()) {
@@ -196,15 +221,20 @@ public final class TableCreator {
       } else if (af == null) {
         diffs.add(String.format("column #%d: expected %s, found (none)", i + 1, describe(ef)));
       } else if (!ef.name().equals(af.name())) {
-        diffs.add(String.format("column #%d: expected %s, found %s", i + 1, describe(ef), describe(af)));
+        diffs.add(
+            String.format("column #%d: expected %s, found %s", i + 1, describe(ef), describe(af)));
       } else if (!ef.type().equals(af.type()) || ef.isRequired() != af.isRequired()) {
-        diffs.add(String.format("column '%s': expected %s, found %s", ef.name(), describe(ef), describe(af)));
+        diffs.add(
+            String.format(
+                "column '%s': expected %s, found %s", ef.name(), describe(ef), describe(af)));
       }
     }
     Set<String> expectedIds = new HashSet<>(expected.identifierFieldNames());
     Set<String> actualIds = new HashSet<>(actual.identifierFieldNames());
     if (!expectedIds.equals(actualIds)) {
-      diffs.add(String.format("identifier fields: expected %s, found %s", sorted(expectedIds), sorted(actualIds)));
+      diffs.add(
+          String.format(
+              "identifier fields: expected %s, found %s", sorted(expectedIds), sorted(actualIds)));
     }
     List<String> expectedSpec = describe(layout.spec(), expected);
     List<String> actualSpec = describe(table.spec(), actual);
@@ -214,7 +244,10 @@ public final class TableCreator {
     if (table instanceof HasTableOperations ops) {
       int version = ops.operations().current().formatVersion();
       if (version < TableLayout.FORMAT_VERSION) {
-        diffs.add(String.format("format version: expected >= %d (row-level deletes), found %d", TableLayout.FORMAT_VERSION, version));
+        diffs.add(
+            String.format(
+                "format version: expected >= %d (row-level deletes), found %d",
+                TableLayout.FORMAT_VERSION, version));
       }
     }
     return diffs;

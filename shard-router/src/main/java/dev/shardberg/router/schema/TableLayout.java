@@ -21,10 +21,11 @@ import org.apache.iceberg.types.Type;
 import org.apache.iceberg.types.Types;
 
 /**
- * The Iceberg table every shard flows into: {@code shard_number} (required int) first, then the source
- * columns; identifier fields {@code shard_number} + key; spec {@code identity(shard_number)},
- * {@code bucket(B, keyColumn)}; the table properties of DESIGN decision 3 merged with overrides.
- * {@code rowType} is the Flink row the tagger emits and the writers consume (same field order).
+ * The Iceberg table every shard flows into: {@code shard_number} (required int) first, then the
+ * source columns; identifier fields {@code shard_number} + key; spec {@code
+ * identity(shard_number)}, {@code bucket(B, keyColumn)}; the table properties of DESIGN decision 3
+ * merged with overrides. {@code rowType} is the Flink row the tagger emits and the writers consume
+ * (same field order).
  */
 public record TableLayout(
     Schema icebergSchema,
@@ -41,10 +42,10 @@ public record TableLayout(
   public static final int FORMAT_VERSION = 2;
 
   /**
-   * DESIGN decision 3; every key can be overridden from config. {@code write.parquet.page-size-bytes}
-   * = 64 KiB bounds writer heap with many open partitions: each compressed Parquet column keeps a
-   * page-sized buffer, measured ≈ 4.3 MiB per open partition at Parquet's 1 MiB default vs ≈ 394 KiB
-   * at 64 KiB (docs/commit-coordinator.md).
+   * DESIGN decision 3; every key can be overridden from config. {@code
+   * write.parquet.page-size-bytes} = 64 KiB bounds writer heap with many open partitions: each
+   * compressed Parquet column keeps a page-sized buffer, measured ≈ 4.3 MiB per open partition at
+   * Parquet's 1 MiB default vs ≈ 394 KiB at 64 KiB (docs/commit-coordinator.md).
    */
   public static final Map<String, String> DEFAULT_PROPERTIES =
       Collections.unmodifiableMap(
@@ -68,15 +69,22 @@ public record TableLayout(
    * Derives the layout from the shared shard schema.
    *
    * @param buckets the bucket count B (> 0), usually {@link #DEFAULT_BUCKETS}
-   * @param keyColumnOrNull the bucketed key column; null = {@link ShardSchema#defaultBucketColumn()}
-   *     (the key column with the most distinct values in discovery's sample). For an existing table
-   *     the caller passes the column of its partition spec ({@link TableCreator#bucketColumn}).
+   * @param keyColumnOrNull the bucketed key column; null = {@link
+   *     ShardSchema#defaultBucketColumn()} (the key column with the most distinct values in
+   *     discovery's sample). For an existing table the caller passes the column of its partition
+   *     spec ({@link TableCreator#bucketColumn}).
    * @param propertyOverrides table properties that replace or add to {@link #DEFAULT_PROPERTIES}
    */
   public static TableLayout derive(
-      ShardSchema schema, int buckets, String keyColumnOrNull, Map<String, String> propertyOverrides) {
-    Preconditions.checkArgument(buckets > 0, "Cannot use %s buckets: the bucket count must be > 0", buckets);
-    Preconditions.checkArgument(!schema.primaryKey().isEmpty(), "Cannot derive a table layout: the schema has no key columns");
+      ShardSchema schema,
+      int buckets,
+      String keyColumnOrNull,
+      Map<String, String> propertyOverrides) {
+    Preconditions.checkArgument(
+        buckets > 0, "Cannot use %s buckets: the bucket count must be > 0", buckets);
+    Preconditions.checkArgument(
+        !schema.primaryKey().isEmpty(),
+        "Cannot derive a table layout: the schema has no key columns");
     Set<String> names = new HashSet<>(schema.columnNames());
     Preconditions.checkArgument(
         !names.contains(SHARD_COLUMN),

@@ -3,7 +3,10 @@ package dev.shardberg.router.schema;
 import dev.shardberg.router.ShardRouterException;
 import java.util.List;
 
-/** An existing Iceberg table does not match the layout derived from the shards; lists every difference. */
+/**
+ * An existing Iceberg table does not match the layout derived from the shards; lists every
+ * difference.
+ */
 public class TableLayoutMismatchException extends ShardRouterException {
   private static final long serialVersionUID = 1L;
 

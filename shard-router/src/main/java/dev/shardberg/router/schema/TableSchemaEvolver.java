@@ -17,8 +17,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Applies {@link SchemaEvolution} changes to the Iceberg table through Iceberg's {@link UpdateSchema}
- * API (so a Hive Metastore takes them whatever its {@code disallow.incompatible.col.type.changes}).
+ * Applies {@link SchemaEvolution} changes to the Iceberg table through Iceberg's {@link
+ * UpdateSchema} API (so a Hive Metastore takes them whatever its {@code
+ * disallow.incompatible.col.type.changes}).
  *
  * <p>The changes are planned again against the freshly refreshed schema on every attempt: a second
  * source that applied the same rollout first, or a replay after a restore, leaves nothing to do.
@@ -26,15 +27,17 @@ import org.slf4j.LoggerFactory;
  * <p>Each attempt runs holding the table's {@link SchemaCommitLock}: in HA mode the ZooKeeper lock
  * every committer of the table holds (the coordinators, maintenance), so refresh → plan → commit
  * happen with no other commit in between and the schema commit never meets a stale base, nor makes
- * another committer's base stale. Without it (a single job), a coordinator commit whose base changed
- * schema meanwhile is checked again on the new base (see CommitCoordinator).
+ * another committer's base stale. Without it (a single job), a coordinator commit whose base
+ * changed schema meanwhile is checked again on the new base (see CommitCoordinator).
  */
 public final class TableSchemaEvolver implements Serializable, AutoCloseable {
   private static final long serialVersionUID = 1L;
   private static final Logger LOG = LoggerFactory.getLogger(TableSchemaEvolver.class);
   static final int MAX_ATTEMPTS = 10;
 
-  /** Pause before the first retry when the lock is unavailable; doubled per attempt, at most 10 s. */
+  /**
+   * Pause before the first retry when the lock is unavailable; doubled per attempt, at most 10 s.
+   */
   static final long LOCK_RETRY_PAUSE_MS = 500;
 
   private final TableLoader loader;
@@ -46,7 +49,9 @@ public final class TableSchemaEvolver implements Serializable, AutoCloseable {
     this(loader, tableName, SchemaCommitLock.NONE);
   }
 
-  /** @param lock held around every schema commit (the table's ZooKeeper lock in HA mode) */
+  /**
+   * @param lock held around every schema commit (the table's ZooKeeper lock in HA mode)
+   */
   public TableSchemaEvolver(TableLoader loader, String tableName, SchemaCommitLock lock) {
     this.loader = loader;
     this.tableName = tableName;
@@ -74,52 +79,75 @@ public final class TableSchemaEvolver implements Serializable, AutoCloseable {
 
   /**
    * {@link #evolve(String, Function)}, and records in the same commit that {@code shard} dropped
-   * {@code droppedColumns} ({@link #DROPPED_COLUMNS_PREFIX}): their values in the shard's older rows stay
-   * in the table, so {@code verify} does not compare them for that shard.
+   * {@code droppedColumns} ({@link #DROPPED_COLUMNS_PREFIX}): their values in the shard's older
+   * rows stay in the table, so {@code verify} does not compare them for that shard.
    */
   public Schema evolve(
-      String why, Function<Schema, List<SchemaEvolution.Change>> planner, int shard, Set<String> droppedColumns) {
+      String why,
+      Function<Schema, List<SchemaEvolution.Change>> planner,
+      int shard,
+      Set<String> droppedColumns) {
     Table t = table();
     RuntimeException last = null;
     long pauseMs = LOCK_RETRY_PAUSE_MS;
     for (int attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
       try {
-        return lock.runExclusive(checkStillHeld -> {
-          t.refresh();
-          List<SchemaEvolution.Change> changes = planner.apply(t.schema());
-          String droppedKey = DROPPED_COLUMNS_PREFIX + shard;
-          Set<String> dropped = new TreeSet<>(droppedColumns(t.properties(), shard));
-          boolean newDrops = dropped.addAll(droppedColumns);
-          if (changes.isEmpty() && !newDrops) {
-            return t.schema();
-          }
-          Transaction transaction = t.newTransaction();
-          if (!changes.isEmpty()) {
-            UpdateSchema update = transaction.updateSchema();
-            changes.forEach(c -> c.applyTo(update));
-            update.commit();
-          }
-          if (newDrops) {
-            transaction.updateProperties().set(droppedKey, String.join(",", dropped)).commit();
-          }
-          checkStillHeld.run();
-          transaction.commitTransaction();
-          t.refresh();
-          LOG.info(
-              "Evolved Iceberg table {} to schema {} for {}: {}{}", tableName, t.schema().schemaId(), why, changes,
-              newDrops ? "; shard " + shard + " dropped columns " + dropped + " (verify does not compare them for it)" : "");
-          return t.schema();
-        });
+        return lock.runExclusive(
+            checkStillHeld -> {
+              t.refresh();
+              List<SchemaEvolution.Change> changes = planner.apply(t.schema());
+              String droppedKey = DROPPED_COLUMNS_PREFIX + shard;
+              Set<String> dropped = new TreeSet<>(droppedColumns(t.properties(), shard));
+              boolean newDrops = dropped.addAll(droppedColumns);
+              if (changes.isEmpty() && !newDrops) {
+                return t.schema();
+              }
+              Transaction transaction = t.newTransaction();
+              if (!changes.isEmpty()) {
+                UpdateSchema update = transaction.updateSchema();
+                changes.forEach(c -> c.applyTo(update));
+                update.commit();
+              }
+              if (newDrops) {
+                transaction.updateProperties().set(droppedKey, String.join(",", dropped)).commit();
+              }
+              checkStillHeld.run();
+              transaction.commitTransaction();
+              t.refresh();
+              LOG.info(
+                  "Evolved Iceberg table {} to schema {} for {}: {}{}",
+                  tableName,
+                  t.schema().schemaId(),
+                  why,
+                  changes,
+                  newDrops
+                      ? "; shard "
+                          + shard
+                          + " dropped columns "
+                          + dropped
+                          + " (verify does not compare them for it)"
+                      : "");
+              return t.schema();
+            });
       } catch (CommitFailedException | IllegalArgumentException e) {
         // another committer changed the schema meanwhile (without the lock: the same column added
         // first by another host's source): plan again
         last = e;
-        LOG.info("Schema update of table {} for {} met a concurrent change, planning again: {}", tableName, why, e.getMessage());
+        LOG.info(
+            "Schema update of table {} for {} met a concurrent change, planning again: {}",
+            tableName,
+            why,
+            e.getMessage());
       } catch (SchemaCommitLock.Unavailable e) {
         last = e;
         LOG.warn(
             "Cannot take the commit lock of table {} for {} (attempt {} of {}), trying again in {} ms: {}",
-            tableName, why, attempt, MAX_ATTEMPTS, pauseMs, e.getMessage());
+            tableName,
+            why,
+            attempt,
+            MAX_ATTEMPTS,
+            pauseMs,
+            e.getMessage());
         pause(pauseMs);
         pauseMs = Math.min(pauseMs * 2, 10_000);
       } catch (RuntimeException e) {
@@ -137,9 +165,10 @@ public final class TableSchemaEvolver implements Serializable, AutoCloseable {
   }
 
   /**
-   * Table property prefix: {@code shardberg.dropped-columns.<shard>} = the columns the shard dropped (or
-   * renamed away) while the job ran, comma-separated. The table keeps those columns and the shard's
-   * older values in them (no data is deleted because of a DDL), which MySQL no longer has.
+   * Table property prefix: {@code shardberg.dropped-columns.<shard>} = the columns the shard
+   * dropped (or renamed away) while the job ran, comma-separated. The table keeps those columns and
+   * the shard's older values in them (no data is deleted because of a DDL), which MySQL no longer
+   * has.
    */
   public static final String DROPPED_COLUMNS_PREFIX = "shardberg.dropped-columns.";
 

@@ -33,10 +33,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The evolving half of one host's shard tagger ({@code ShardTaggingDeserializer};
- * {@code schema.change-behavior=evolve}): lays rows out by the Iceberg table's current schema
- * ({@link VersionedRows}) and turns each shard's DDL into table changes ({@link SchemaEvolution})
- * applied before the shard's next row.
+ * The evolving half of one host's shard tagger ({@code ShardTaggingDeserializer}; {@code
+ * schema.change-behavior=evolve}): lays rows out by the Iceberg table's current schema ({@link
+ * VersionedRows}) and turns each shard's DDL into table changes ({@link SchemaEvolution}) applied
+ * before the shard's next row.
  *
  * <p>Order: the DDL record reaches this class after every row the shard wrote before it and before
  * every row after it (one binlog, read in order). The table change is committed to the catalog
@@ -44,65 +44,85 @@ import org.slf4j.LoggerFactory;
  * leaves the source after its column exists in the table, and every file the writers write uses a
  * schema the table already has. The coordinator commits those files later, in checkpoint order. A
  * restore from a checkpoint before the DDL replays it: the plan against the current table is then
- * empty, and the replayed rows are laid out by the current schema (NULL where the shard had no column yet).
+ * empty, and the replayed rows are laid out by the current schema (NULL where the shard had no
+ * column yet).
  *
- * <p>A change the binlog reader could not see — the shard's table altered after discovery but before
- * the CDC source read its definition for the snapshot — shows as rows with a column the table lacks
- * and no DDL record before them: the shard's columns are then read from MySQL and planned the same
- * way, in flight ({@link #adoptColumnsFromMySql}). The RENAME of an online schema-change tool's
- * cut-over arrives as a change of the shard's table whose columns are the shadow table's: it is
- * planned like any DDL (see ShardTaggingDeserializer#captureListOf).
+ * <p>A change the binlog reader could not see — the shard's table altered after discovery but
+ * before the CDC source read its definition for the snapshot — shows as rows with a column the
+ * table lacks and no DDL record before them: the shard's columns are then read from MySQL and
+ * planned the same way, in flight ({@link #adoptColumnsFromMySql}). The RENAME of an online
+ * schema-change tool's cut-over arrives as a change of the shard's table whose columns are the
+ * shadow table's: it is planned like any DDL (see ShardTaggingDeserializer#captureListOf).
  *
  * <p>State: none in Flink state. The table's schema is read from the catalog on first use (after a
  * failover: the newest); the shards' MySQL column definitions start from discovery and follow the
  * DDL records seen; a column added before a failover is converted by the MySQL type kept in the
  * Iceberg column's doc.
  *
- * <p>Works with what it is given ({@link HostShards}, the table's {@link TableSchemaEvolver}, a {@link
- * ColumnReader} for the shards' columns on MySQL), not with the tagger that creates it.
+ * <p>Works with what it is given ({@link HostShards}, the table's {@link TableSchemaEvolver}, a
+ * {@link ColumnReader} for the shards' columns on MySQL), not with the tagger that creates it.
  */
 final class EvolvingLayout {
   private static final Logger LOG = LoggerFactory.getLogger(EvolvingLayout.class);
   private static final ObjectMapper JSON = new ObjectMapper();
-  private static final Pattern TRUNCATE = Pattern.compile("^\\s*(/\\*.*?\\*/\\s*)*truncate\\b", Pattern.CASE_INSENSITIVE | Pattern.DOTALL);
+  private static final Pattern TRUNCATE =
+      Pattern.compile(
+          "^\\s*(/\\*.*?\\*/\\s*)*truncate\\b", Pattern.CASE_INSENSITIVE | Pattern.DOTALL);
 
   private final HostShards shards;
   private final TableSchemaEvolver evolver;
-  /** Reads a shard's columns from MySQL in flight; null when the host cannot be asked (unit tests). */
+
+  /**
+   * Reads a shard's columns from MySQL in flight; null when the host cannot be asked (unit tests).
+   */
   private final ColumnReader mySql;
+
   /** Per shard, its MySQL columns by name as last known. */
   private final Map<Integer, Map<String, MySqlColumn>> shardColumns = new HashMap<>();
+
   private final Map<Integer, List<String>> shardKeys = new HashMap<>();
   private final Set<Integer> loggedIgnored = new HashSet<>();
+
   /**
-   * Per shard, when this instance emitted its last snapshot row (wall clock): a TRUNCATE whose binlog
-   * event time is not clearly after it happened during the shard's snapshot, and stops the job.
+   * Per shard, when this instance emitted its last snapshot row (wall clock): a TRUNCATE whose
+   * binlog event time is not clearly after it happened during the shard's snapshot, and stops the
+   * job.
    */
   private final Map<Integer, Long> lastSnapshotRowMillis = new HashMap<>();
+
   /**
-   * How far the TRUNCATE's binlog event time must lie past the shard's last snapshot row: binlog times
-   * are whole seconds (up to 1 s early), plus 1 s for the clocks of the MySQL host and the task manager.
+   * How far the TRUNCATE's binlog event time must lie past the shard's last snapshot row: binlog
+   * times are whole seconds (up to 1 s early), plus 1 s for the clocks of the MySQL host and the
+   * task manager.
    */
   static final long SNAPSHOT_TRUNCATE_MARGIN_MS = 2_000;
+
   /** "shard.column" of the added columns with a DEFAULT already warned about. */
   private final Set<String> warnedDefaults = new HashSet<>();
+
   private final Map<LayoutKey, Layout> layouts = new HashMap<>();
   private Schema schema;
 
-  private record LayoutKey(int shard, org.apache.flink.cdc.connectors.shaded.org.apache.kafka.connect.data.Schema connect) {}
+  private record LayoutKey(
+      int shard,
+      org.apache.flink.cdc.connectors.shaded.org.apache.kafka.connect.data.Schema connect) {}
 
-  /** Per table position: the change record's field (null: the shard has no such column), its type. */
+  /**
+   * Per table position: the change record's field (null: the shard has no such column), its type.
+   */
   private record Layout(Field[] fields, MySqlColumn[] columns, MySqlType[] types, Type[] targets) {}
 
   /**
-   * What the layout knows of one host's shards, fixed when the tagger is built from the plan and the
-   * table layout.
+   * What the layout knows of one host's shards, fixed when the tagger is built from the plan and
+   * the table layout.
    *
    * @param hostName the host, for messages
    * @param shardByTable this host's shard tables, "db.table" → shard number
    * @param columns the plan's columns: every shard's at start-up, but for {@code ownColumns}
-   * @param ownColumns shards whose columns at start-up differ from {@code columns} (the start-up union; see ShardPlan)
-   * @param tablePrimaryKey the shards' primary key at start-up (Debezium reports the table's PRIMARY KEY with a DDL)
+   * @param ownColumns shards whose columns at start-up differ from {@code columns} (the start-up
+   *     union; see ShardPlan)
+   * @param tablePrimaryKey the shards' primary key at start-up (Debezium reports the table's
+   *     PRIMARY KEY with a DDL)
    * @param keyColumns the table's key columns, shard column excluded
    * @param buckets the table's bucket count B: a TRUNCATE of a shard sends one marker per bucket
    */
@@ -124,7 +144,9 @@ final class EvolvingLayout {
   /** Reads the columns, primary key and indexes one shard's table has on MySQL now. */
   @FunctionalInterface
   interface ColumnReader {
-    /** @throws ShardRouterException when the host cannot be asked */
+    /**
+     * @throws ShardRouterException when the host cannot be asked
+     */
     SchemaComparison.ShardColumns read(int shard);
   }
 
@@ -169,7 +191,12 @@ final class EvolvingLayout {
         throw new ShardRouterException(
             String.format(
                 "Cannot convert column '%s' of shard %d ('%s' on host '%s') to %s: %s",
-                field.name(), shard, qualifiedName, shards.hostName(), layout.targets()[i], e.getMessage()),
+                field.name(),
+                shard,
+                qualifiedName,
+                shards.hostName(),
+                layout.targets()[i],
+                e.getMessage()),
             e);
       }
     }
@@ -178,8 +205,8 @@ final class EvolvingLayout {
   }
 
   /**
-   * True when both rows (of the current schema) hold the same key values. The key columns' positions
-   * are the table's: they never move, as columns are only appended.
+   * True when both rows (of the current schema) hold the same key values. The key columns'
+   * positions are the table's: they never move, as columns are only appended.
    */
   boolean sameKey(RowData a, RowData b) {
     for (String column : shards.keyColumns()) {
@@ -193,7 +220,9 @@ final class EvolvingLayout {
     return true;
   }
 
-  /** A value of the shard's (narrower) type in the table's type, as Iceberg reads a promoted column. */
+  /**
+   * A value of the shard's (narrower) type in the table's type, as Iceberg reads a promoted column.
+   */
   static Object widen(Object value, Type target) {
     switch (target.typeId()) {
       case LONG:
@@ -212,7 +241,10 @@ final class EvolvingLayout {
   }
 
   private Layout layout(
-      int shard, String qualifiedName, boolean snapshotRead, org.apache.flink.cdc.connectors.shaded.org.apache.kafka.connect.data.Schema connect) {
+      int shard,
+      String qualifiedName,
+      boolean snapshotRead,
+      org.apache.flink.cdc.connectors.shaded.org.apache.kafka.connect.data.Schema connect) {
     List<String> unannounced = unannounced(connect);
     if (!unannounced.isEmpty()) {
       adoptColumnsFromMySql(shard, qualifiedName, snapshotRead, connect, unannounced);
@@ -231,8 +263,11 @@ final class EvolvingLayout {
         continue;
       }
       MySqlColumn def = known.get(column.name());
-      if (def != null && column.doc() != null && !TypeMapping.toIcebergType(def).equals(column.type())) {
-        // the table was widened past what this shard is known to hold (by another shard, or before a
+      if (def != null
+          && column.doc() != null
+          && !TypeMapping.toIcebergType(def).equals(column.type())) {
+        // the table was widened past what this shard is known to hold (by another shard, or before
+        // a
         // failover): convert by the widest definition, so a value of the wider type is never cut
         def = MySqlColumn.of(column.name(), column.doc(), true);
       }
@@ -244,7 +279,9 @@ final class EvolvingLayout {
                       + " has no doc with it). Restart the job so discovery reads it",
                   column.name(), shard, qualifiedName, shards.hostName()));
         }
-        def = MySqlColumn.of(column.name(), column.doc(), true); // a column added by an earlier run of the job
+        def =
+            MySqlColumn.of(
+                column.name(), column.doc(), true); // a column added by an earlier run of the job
       }
       fields[i] = field;
       defs[i] = def;
@@ -256,11 +293,12 @@ final class EvolvingLayout {
 
   /**
    * What the change record's columns say that no DDL record did: a column the table lacks, or a
-   * required table column the row does not have (dropped or renamed on the shard). Empty in the usual
-   * case, and for rows of an older version of the shard (a replay after a restore), whose columns the
-   * table already holds.
+   * required table column the row does not have (dropped or renamed on the shard). Empty in the
+   * usual case, and for rows of an older version of the shard (a replay after a restore), whose
+   * columns the table already holds.
    */
-  private List<String> unannounced(org.apache.flink.cdc.connectors.shaded.org.apache.kafka.connect.data.Schema connect) {
+  private List<String> unannounced(
+      org.apache.flink.cdc.connectors.shaded.org.apache.kafka.connect.data.Schema connect) {
     List<String> found = new ArrayList<>();
     for (Field f : connect.fields()) {
       if (schema.findField(f.name()) == null) {
@@ -277,13 +315,14 @@ final class EvolvingLayout {
 
   /**
    * A shard's rows carry columns no DDL record announced: the shard's table was changed where the
-   * binlog reader could not see it — between discovery and the moment the CDC source read the table's
-   * definition for its snapshot (the source then reads rows of the new definition, and its binlog
-   * starts after the DDL or replays it later), e.g. while the snapshot of other shards was being read.
-   * Reads the shard's current columns from MySQL and plans them like a DDL, against the table's
-   * current schema and through the same single schema update; the DDL record, should it arrive later,
-   * then plans nothing. The row's columns are taken with MySQL's definitions (types, nullability); a
-   * column of the row that MySQL no longer has, and the table never had, cannot be typed: the job stops.
+   * binlog reader could not see it — between discovery and the moment the CDC source read the
+   * table's definition for its snapshot (the source then reads rows of the new definition, and its
+   * binlog starts after the DDL or replays it later), e.g. while the snapshot of other shards was
+   * being read. Reads the shard's current columns from MySQL and plans them like a DDL, against the
+   * table's current schema and through the same single schema update; the DDL record, should it
+   * arrive later, then plans nothing. The row's columns are taken with MySQL's definitions (types,
+   * nullability); a column of the row that MySQL no longer has, and the table never had, cannot be
+   * typed: the job stops.
    */
   private void adoptColumnsFromMySql(
       int shard,
@@ -291,18 +330,22 @@ final class EvolvingLayout {
       boolean snapshotRead,
       org.apache.flink.cdc.connectors.shaded.org.apache.kafka.connect.data.Schema connect,
       List<String> unannounced) {
-    String where = String.format("shard %d ('%s' on host '%s')", shard, qualifiedName, shards.hostName());
-    String what = String.format(
-        "its %s rows have columns %s but table %s %s and no DDL record announced %s",
-        snapshotRead ? "snapshot" : "binlog",
-        connect.fields().stream().map(Field::name).toList(),
-        evolver.tableName(),
-        describeDifference(connect, unannounced),
-        unannounced.size() == 1 ? "it" : "them");
+    String where =
+        String.format("shard %d ('%s' on host '%s')", shard, qualifiedName, shards.hostName());
+    String what =
+        String.format(
+            "its %s rows have columns %s but table %s %s and no DDL record announced %s",
+            snapshotRead ? "snapshot" : "binlog",
+            connect.fields().stream().map(Field::name).toList(),
+            evolver.tableName(),
+            describeDifference(connect, unannounced),
+            unannounced.size() == 1 ? "it" : "them");
     if (mySql == null) {
       throw new ShardRouterException(
-          String.format("Cannot route a change of %s: %s, and the host's columns cannot be read here. Restart the job:"
-              + " start-up discovery reads the shard's columns", where, what));
+          String.format(
+              "Cannot route a change of %s: %s, and the host's columns cannot be read here. Restart the job:"
+                  + " start-up discovery reads the shard's columns",
+              where, what));
     }
     SchemaComparison.ShardColumns current = mySql.read(shard);
     Map<String, MySqlColumn> onMySql = new LinkedHashMap<>();
@@ -314,7 +357,9 @@ final class EvolvingLayout {
       if (column == null) {
         column = known.get(f.name());
       }
-      if (column == null && schema.findField(f.name()) != null && schema.findField(f.name()).doc() != null) {
+      if (column == null
+          && schema.findField(f.name()) != null
+          && schema.findField(f.name()).doc() != null) {
         column = MySqlColumn.of(f.name(), schema.findField(f.name()).doc(), true);
       }
       if (column == null) {
@@ -330,11 +375,19 @@ final class EvolvingLayout {
     List<String> keyBefore = shardKeys.getOrDefault(shard, shards.tablePrimaryKey());
     List<String> keyAfter = current.primaryKey();
     String why = "its columns read from MySQL (" + what + ")";
-    Schema evolved = evolver.evolve(
-        where + " by " + why,
-        table -> SchemaEvolution.plan(
-            where, "(none: " + why + ")", before, after, keyBefore.isEmpty() ? null : keyBefore,
-            keyAfter, shards.keyColumns(), table));
+    Schema evolved =
+        evolver.evolve(
+            where + " by " + why,
+            table ->
+                SchemaEvolution.plan(
+                    where,
+                    "(none: " + why + ")",
+                    before,
+                    after,
+                    keyBefore.isEmpty() ? null : keyBefore,
+                    keyAfter,
+                    shards.keyColumns(),
+                    table));
     schema = evolved;
     known.clear();
     after.forEach(c -> known.put(c.name(), c));
@@ -342,11 +395,15 @@ final class EvolvingLayout {
     layouts.clear();
     LOG.info(
         "Read the columns of {} from MySQL in flight: {}; the shard's rows now follow table {} schema {}",
-        where, what, evolver.tableName(), schema.schemaId());
+        where,
+        what,
+        evolver.tableName(),
+        schema.schemaId());
   }
 
   private String describeDifference(
-      org.apache.flink.cdc.connectors.shaded.org.apache.kafka.connect.data.Schema connect, List<String> unannounced) {
+      org.apache.flink.cdc.connectors.shaded.org.apache.kafka.connect.data.Schema connect,
+      List<String> unannounced) {
     List<String> lacks = unannounced.stream().filter(c -> connect.field(c) != null).toList();
     List<String> missing = unannounced.stream().filter(c -> connect.field(c) == null).toList();
     List<String> parts = new ArrayList<>();
@@ -360,11 +417,13 @@ final class EvolvingLayout {
   }
 
   private Map<String, MySqlColumn> columnsOf(int shard) {
-    return shardColumns.computeIfAbsent(shard, s -> {
-      Map<String, MySqlColumn> byName = new LinkedHashMap<>();
-      shards.startColumns(s).forEach(c -> byName.put(c.name(), c));
-      return byName;
-    });
+    return shardColumns.computeIfAbsent(
+        shard,
+        s -> {
+          Map<String, MySqlColumn> byName = new LinkedHashMap<>();
+          shards.startColumns(s).forEach(c -> byName.put(c.name(), c));
+          return byName;
+        });
   }
 
   /**
@@ -376,7 +435,10 @@ final class EvolvingLayout {
       history = JSON.readTree(value.getString("historyRecord"));
     } catch (IOException | RuntimeException e) {
       throw new ShardRouterException(
-          String.format("Cannot read a schema change record of host '%s': %s", shards.hostName(), e.getMessage()), e);
+          String.format(
+              "Cannot read a schema change record of host '%s': %s",
+              shards.hostName(), e.getMessage()),
+          e);
     }
     String ddl = history.path("ddl").asText("(statement not in the record)");
     String database = history.path("databaseName").asText("");
@@ -393,13 +455,16 @@ final class EvolvingLayout {
         continue; // another table of the database
       }
       any = true;
-      String where = String.format("shard %d ('%s' on host '%s')", shard, qualified, shards.hostName());
+      String where =
+          String.format("shard %d ('%s' on host '%s')", shard, qualified, shards.hostName());
       String type = change.path("type").asText("");
       if (type.equals("DROP")) {
         LOG.warn(
             "Shard {} was dropped by '{}': its rows stay in table {} (Shardberg never deletes data because of a DDL)."
                 + " Delete them from the table yourself if they must go",
-            where, ddl, evolver.tableName());
+            where,
+            ddl,
+            evolver.tableName());
         continue;
       }
       List<MySqlColumn> after = columns(change.path("table").path("columns"));
@@ -414,7 +479,16 @@ final class EvolvingLayout {
       Schema evolved =
           evolver.evolve(
               where + " by '" + ddl + "'",
-              current -> SchemaEvolution.plan(where, ddl, before, after, keyBefore.isEmpty() ? null : keyBefore, keyAfter, shards.keyColumns(), current),
+              current ->
+                  SchemaEvolution.plan(
+                      where,
+                      ddl,
+                      before,
+                      after,
+                      keyBefore.isEmpty() ? null : keyBefore,
+                      keyAfter,
+                      shards.keyColumns(),
+                      current),
               shard,
               dropped);
       boolean changed = evolved.schemaId() != schema.schemaId();
@@ -425,7 +499,11 @@ final class EvolvingLayout {
                   + " change event for any of them (an ALTER fills it in place, an online schema-change tool's copy writes"
                   + " it into the shadow table), so in table {} those rows hold NULL there until they change, and verify"
                   + " reports them. Give them their value with an UPDATE that changes them on the shard (docs/schema-evolution.md, 'Defaults')",
-              added.name(), where, ddl, added.defaultValue(), evolver.tableName());
+              added.name(),
+              where,
+              ddl,
+              added.defaultValue(),
+              evolver.tableName());
         }
       }
       schema = evolved;
@@ -438,10 +516,16 @@ final class EvolvingLayout {
           LOG.info(
               "Ignoring DDL on {} that changes nothing the table holds (no column change, or a replay): '{}' (logged"
                   + " once per shard; later ones are ignored silently)",
-              where, ddl);
+              where,
+              ddl);
         }
       } else {
-        LOG.info("Applied DDL on {} to table {}: '{}'; rows now follow schema {}", where, evolver.tableName(), ddl, schema.schemaId());
+        LOG.info(
+            "Applied DDL on {} to table {}: '{}'; rows now follow schema {}",
+            where,
+            evolver.tableName(),
+            ddl,
+            schema.schemaId());
       }
     }
     if (!any) {
@@ -451,25 +535,28 @@ final class EvolvingLayout {
 
   /**
    * {@code TRUNCATE TABLE} of a shard: its rows leave the table at this point of the stream. One
-   * marker per bucket ({@link VersionedRows#truncateMarker}) reaches the writer of each of the shard's
-   * partitions in order with that partition's rows; the writer drops what it wrote of the partition in
-   * this checkpoint and deletes the rest with the checkpoint's commit, so rows written after the
-   * TRUNCATE stay. A TRUNCATE replayed after a restore deletes the same rows again, and the rows
-   * written after it are replayed too.
+   * marker per bucket ({@link VersionedRows#truncateMarker}) reaches the writer of each of the
+   * shard's partitions in order with that partition's rows; the writer drops what it wrote of the
+   * partition in this checkpoint and deletes the rest with the checkpoint's commit, so rows written
+   * after the TRUNCATE stay. A TRUNCATE replayed after a restore deletes the same rows again, and
+   * the rows written after it are replayed too.
    *
    * <p>Not during the shard's snapshot: Flink CDC emits a DDL read in the binlog while the shard's
-   * chunks were being read whatever chunk it came before or after (it filters only row events by the
-   * chunks' high watermarks), so some snapshot rows may predate the TRUNCATE and others already reflect
-   * it. Deleting them all would lose rows, keeping them all could keep removed ones: the job stops. A
-   * chunk's high watermark is read before its rows are emitted, so a TRUNCATE whose binlog event time
-   * lies after the shard's last snapshot row came after every chunk of it. (Seen only by the instance
-   * that read the snapshot: a failover between the end of the snapshot and the TRUNCATE's record
-   * loses that knowledge; docs/schema-evolution.md says so.)
+   * chunks were being read whatever chunk it came before or after (it filters only row events by
+   * the chunks' high watermarks), so some snapshot rows may predate the TRUNCATE and others already
+   * reflect it. Deleting them all would lose rows, keeping them all could keep removed ones: the
+   * job stops. A chunk's high watermark is read before its rows are emitted, so a TRUNCATE whose
+   * binlog event time lies after the shard's last snapshot row came after every chunk of it. (Seen
+   * only by the instance that read the snapshot: a failover between the end of the snapshot and the
+   * TRUNCATE's record loses that knowledge; docs/schema-evolution.md says so.)
    */
-  private void truncate(Struct value, String ddl, String database, Collector<RowData> out, long eventMillis) {
+  private void truncate(
+      Struct value, String ddl, String database, Collector<RowData> out, long eventMillis) {
     Struct source = value.schema().field("source") == null ? null : value.getStruct("source");
-    String table = source == null || source.schema().field("table") == null ? null : source.getString("table");
-    String db = source == null || source.schema().field("db") == null ? database : source.getString("db");
+    String table =
+        source == null || source.schema().field("table") == null ? null : source.getString("table");
+    String db =
+        source == null || source.schema().field("db") == null ? database : source.getString("db");
     if (table == null) {
       throw new ShardRouterException(
           String.format(
@@ -484,10 +571,12 @@ final class EvolvingLayout {
       LOG.debug("TRUNCATE on host '{}' of a table outside the plan: '{}'", shards.hostName(), ddl);
       return;
     }
-    String where = String.format("shard %d ('%s' on host '%s')", shard, qualified, shards.hostName());
+    String where =
+        String.format("shard %d ('%s' on host '%s')", shard, qualified, shards.hostName());
     Long lastSnapshotRow = lastSnapshotRowMillis.get(shard);
     // binlog event times are whole seconds: "after the last snapshot row" needs a margin past it
-    if (lastSnapshotRow != null && (eventMillis < 0 || eventMillis <= lastSnapshotRow + SNAPSHOT_TRUNCATE_MARGIN_MS)) {
+    if (lastSnapshotRow != null
+        && (eventMillis < 0 || eventMillis <= lastSnapshotRow + SNAPSHOT_TRUNCATE_MARGIN_MS)) {
       throw new ShardRouterException(
           String.format(
               "Cannot replicate '%s' on %s: the TRUNCATE happened while this job was reading the shard's snapshot, so"
@@ -500,12 +589,14 @@ final class EvolvingLayout {
     }
     LOG.info(
         "TRUNCATE on {}: its rows leave table {} with the checkpoint that holds this point of the binlog ('{}')",
-        where, evolver.tableName(), ddl);
+        where,
+        evolver.tableName(),
+        ddl);
   }
 
   /**
-   * The columns of {@code after} that {@code before} lacks and that have a DEFAULT other than NULL: their
-   * value on the shard's existing rows never reaches the binlog.
+   * The columns of {@code after} that {@code before} lacks and that have a DEFAULT other than NULL:
+   * their value on the shard's existing rows never reaches the binlog.
    */
   static List<MySqlColumn> addedWithDefault(List<MySqlColumn> before, List<MySqlColumn> after) {
     Set<String> had = new HashSet<>();
@@ -542,8 +633,8 @@ final class EvolvingLayout {
   }
 
   /**
-   * Debezium's column documents as MySQL columns (the fields information_schema would give; the default
-   * is Debezium's {@code defaultValueExpression}).
+   * Debezium's column documents as MySQL columns (the fields information_schema would give; the
+   * default is Debezium's {@code defaultValueExpression}).
    */
   static List<MySqlColumn> columns(JsonNode columns) {
     List<MySqlColumn> result = new ArrayList<>();
@@ -563,7 +654,8 @@ final class EvolvingLayout {
           sc = scale == null ? 0 : scale;
         }
         case "bit" -> precision = length == null ? 1 : length;
-        case "time", "datetime", "timestamp" -> precision = length == null || length < 0 ? 0 : length;
+        case "time", "datetime", "timestamp" ->
+            precision = length == null || length < 0 ? 0 : length;
         default -> precision = length;
       }
       String columnType;
@@ -576,7 +668,8 @@ final class EvolvingLayout {
       } else if (len != null) {
         columnType = dataType + "(" + len + ")";
       } else if (precision != null
-          && (dataType.equals("bit") || (precision > 0 && (dataType.startsWith("time") || dataType.equals("datetime"))))) {
+          && (dataType.equals("bit")
+              || (precision > 0 && (dataType.startsWith("time") || dataType.equals("datetime"))))) {
         columnType = dataType + "(" + precision + ")";
       } else {
         columnType = dataType;
@@ -584,10 +677,21 @@ final class EvolvingLayout {
       if (unsigned) {
         columnType += " unsigned";
       }
-      String defaultValue = c.path("hasDefaultValue").asBoolean(false) ? c.path("defaultValueExpression").asText(null) : null;
+      String defaultValue =
+          c.path("hasDefaultValue").asBoolean(false)
+              ? c.path("defaultValueExpression").asText(null)
+              : null;
       result.add(
           new MySqlColumn(
-              c.path("name").asText(), dataType, columnType, c.path("optional").asBoolean(true), defaultValue, len, precision, sc, unsigned));
+              c.path("name").asText(),
+              dataType,
+              columnType,
+              c.path("optional").asBoolean(true),
+              defaultValue,
+              len,
+              precision,
+              sc,
+              unsigned));
     }
     return result;
   }

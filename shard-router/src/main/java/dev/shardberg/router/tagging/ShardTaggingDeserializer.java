@@ -36,26 +36,29 @@ import org.apache.flink.util.Collector;
 /**
  * Turns the Debezium change records of ONE host's {@code MySqlSource} into Flink {@link RowData} of
  * {@link TableLayout#rowType()}: {@code shard_number} at position 0 (from the record's database and
- * table, looked up in the {@link ShardPlan}), then the source columns converted by their {@link MySqlType}.
- * Row kinds: a snapshot read ({@code op = r}) is +I, a live insert ({@code op = c}) is +U (an upsert:
- * after a restore the key may already be in the table), an update is -U then +U, a delete -D. Only
- * snapshot reads are +I, which lets the sink write a first load insert-only (see ShardbergSink).
+ * table, looked up in the {@link ShardPlan}), then the source columns converted by their {@link
+ * MySqlType}. Row kinds: a snapshot read ({@code op = r}) is +I, a live insert ({@code op = c}) is
+ * +U (an upsert: after a restore the key may already be in the table), an update is -U then +U, a
+ * delete -D. Only snapshot reads are +I, which lets the sink write a first load insert-only (see
+ * ShardbergSink).
  *
  * <p>An update that changes the key ({@link TableLayout#equalityColumns()}: the before image's key
- * differs from the after image's) is -D of the before image, then +U: the writers drop -U (an upsert
- * +U deletes its own key), so only a -D removes the old key's row. This is the one place that sees
- * both images together; downstream, the -D and the +U may go to different writers (they are keyed by
- * the bucket of their own key), and each is in order with the other changes of its key. Debezium
- * already splits a change of the MySQL primary key into a delete and a create; this covers a key
- * that is a UNIQUE index (tables without a primary key, or {@code tables.key-columns} other than it).
+ * differs from the after image's) is -D of the before image, then +U: the writers drop -U (an
+ * upsert +U deletes its own key), so only a -D removes the old key's row. This is the one place
+ * that sees both images together; downstream, the -D and the +U may go to different writers (they
+ * are keyed by the bucket of their own key), and each is in order with the other changes of its
+ * key. Debezium already splits a change of the MySQL primary key into a delete and a create; this
+ * covers a key that is a UNIQUE index (tables without a primary key, or {@code tables.key-columns}
+ * other than it).
  *
- * <p>Fails, never drops: a record from a table outside the plan, a schema-change (DDL) record, a row whose
- * columns differ from the layout (a DDL that was not delivered as a record) and a value that cannot be
- * represented all throw {@link ShardRouterException}, which fails the job before the next checkpoint, so
- * nothing after the last completed checkpoint is lost. The one exception, with
+ * <p>Fails, never drops: a record from a table outside the plan, a schema-change (DDL) record, a
+ * row whose columns differ from the layout (a DDL that was not delivered as a record) and a value
+ * that cannot be represented all throw {@link ShardRouterException}, which fails the job before the
+ * next checkpoint, so nothing after the last completed checkpoint is lost. The one exception, with
  * {@code schema.change-behavior=evolve}: the rows of a shard's online-schema-change shadow table
- * ({@link #captureListOf}) are read only so that the binlog reader knows the shadow's definition when
- * the tool's {@code RENAME} swaps it in; they are dropped here (the shard's own rows carry every change).
+ * ({@link #captureListOf}) are read only so that the binlog reader knows the shadow's definition
+ * when the tool's {@code RENAME} swaps it in; they are dropped here (the shard's own rows carry
+ * every change).
  *
  * <p>Value conversion is {@link MySqlType#toFlink}, chosen per column from the plan's MySQL columns
  * (the one type table; docs/type-mapping.md).
@@ -66,51 +69,86 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
   private static final String SCHEMA_CHANGE_VALUE = "io.debezium.connector.mysql.SchemaChangeValue";
 
   /**
-   * Suffixes of the shadow tables that online schema-change tools build beside a table {@code T} and
-   * swap in with an atomic {@code RENAME TABLE T TO …, <shadow> TO T}: gh-ost's {@code _T_gho} and
-   * pt-online-schema-change's {@code _T_new} (pt-osc adds more leading underscores while the name is taken).
+   * Suffixes of the shadow tables that online schema-change tools build beside a table {@code T}
+   * and swap in with an atomic {@code RENAME TABLE T TO …, <shadow> TO T}: gh-ost's {@code _T_gho}
+   * and pt-online-schema-change's {@code _T_new} (pt-osc adds more leading underscores while the
+   * name is taken).
    */
   static final List<String> SHADOW_SUFFIXES = List.of("_gho", "_new");
 
   /** {@code _…_T_gho} / {@code _…_T_new} → T. */
   private static final Pattern SHADOW_NAME = Pattern.compile("_+(.+)(_gho|_new)");
+
   private static final ObjectMapper JSON = new ObjectMapper();
 
   /** Connect and socket timeout of the in-flight read of a shard's columns (see EvolvingLayout). */
   static final long COLUMN_READ_TIMEOUT_MS = 30_000;
 
   private final String hostName;
-  /** The host, to read a shard's columns when its rows carry one no DDL announced; null in unit tests. */
+
+  /**
+   * The host, to read a shard's columns when its rows carry one no DDL announced; null in unit
+   * tests.
+   */
   private final MySqlHost host;
+
   /** This host's shard tables by shard number. */
   private final Map<Integer, ShardTable> tables;
+
   private final RowType rowType;
   private final Map<String, Integer> shardByTable;
-  /** The source columns in row order (row position i + 1): their {@link MySqlType} converts the values. */
+
+  /**
+   * The source columns in row order (row position i + 1): their {@link MySqlType} converts the
+   * values.
+   */
   private final List<MySqlColumn> columns;
 
-  /** Positions in {@link #rowType} of the key columns (shard_number excluded: one record, one shard). */
+  /**
+   * Positions in {@link #rowType} of the key columns (shard_number excluded: one record, one
+   * shard).
+   */
   private final int[] keyPositions;
 
   private transient MySqlType[] types;
   private transient RowData.FieldGetter[] keyGetters;
   private transient Map<Schema, Boolean> verifiedSchemas;
 
-  /** Null: the fixed layout of {@link #rowType} (schema.change-behavior=fail). Else versioned rows. */
+  /**
+   * Null: the fixed layout of {@link #rowType} (schema.change-behavior=fail). Else versioned rows.
+   */
   private final TableSchemaEvolver evolver;
-  /** Shards of this host whose columns differ from {@link #columns} (start-up union; see ShardPlan). */
+
+  /**
+   * Shards of this host whose columns differ from {@link #columns} (start-up union; see ShardPlan).
+   */
   private final Map<Integer, List<MySqlColumn>> ownColumns = new HashMap<>();
+
   /** The shards' primary key at start-up (Debezium reports the table's PRIMARY KEY with a DDL). */
   private final List<String> tablePrimaryKey;
+
   private final Set<String> keyColumns;
-  /** The table's bucket count B: a TRUNCATE of a shard sends one marker per bucket (see EvolvingLayout). */
+
+  /**
+   * The table's bucket count B: a TRUNCATE of a shard sends one marker per bucket (see
+   * EvolvingLayout).
+   */
   private final int buckets;
+
   private transient EvolvingLayout evolving;
 
   private ShardTaggingDeserializer(
-      String hostName, MySqlHost host, Map<Integer, ShardTable> tables, RowType rowType, Map<String, Integer> shardByTable,
-      List<MySqlColumn> columns, int[] keyPositions, TableSchemaEvolver evolver, List<String> tablePrimaryKey,
-      Set<String> keyColumns, int buckets) {
+      String hostName,
+      MySqlHost host,
+      Map<Integer, ShardTable> tables,
+      RowType rowType,
+      Map<String, Integer> shardByTable,
+      List<MySqlColumn> columns,
+      int[] keyPositions,
+      TableSchemaEvolver evolver,
+      List<String> tablePrimaryKey,
+      Set<String> keyColumns,
+      int buckets) {
     this.host = host;
     this.tables = Map.copyOf(tables);
     this.evolver = evolver;
@@ -128,15 +166,16 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
    * The deserializer for the {@code MySqlSource} of {@code hostName} with the fixed layout: any DDL
    * stops the job ({@code schema.change-behavior=fail}).
    */
-  public static ShardTaggingDeserializer forHost(ShardPlan plan, String hostName, TableLayout layout) {
+  public static ShardTaggingDeserializer forHost(
+      ShardPlan plan, String hostName, TableLayout layout) {
     return forHost(plan, hostName, layout, null);
   }
 
   /**
    * The deserializer for the {@code MySqlSource} of {@code hostName}; with an {@code evolver}
    * ({@code schema.change-behavior=evolve}) it emits {@link VersionedRows} that follow the table's
-   * schema, and evolves the table on DDL ({@link dev.shardberg.router.schema.SchemaEvolution}); without,
-   * the fixed layout.
+   * schema, and evolves the table on DDL ({@link dev.shardberg.router.schema.SchemaEvolution});
+   * without, the fixed layout.
    */
   public static ShardTaggingDeserializer forHost(
       ShardPlan plan, String hostName, TableLayout layout, TableSchemaEvolver evolver) {
@@ -144,9 +183,9 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
   }
 
   /**
-   * As {@link #forHost(ShardPlan, String, TableLayout, TableSchemaEvolver)}, for the job: with the host
-   * itself, so that a shard whose rows carry a column no DDL record announced (one added while the
-   * snapshot was being read) has its columns read from MySQL and the table evolved in flight.
+   * As {@link #forHost(ShardPlan, String, TableLayout, TableSchemaEvolver)}, for the job: with the
+   * host itself, so that a shard whose rows carry a column no DDL record announced (one added while
+   * the snapshot was being read) has its columns read from MySQL and the table evolved in flight.
    */
   public static ShardTaggingDeserializer forHost(
       ShardPlan plan, MySqlHost host, TableLayout layout, TableSchemaEvolver evolver) {
@@ -155,12 +194,19 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
   }
 
   private static ShardTaggingDeserializer forHost(
-      ShardPlan plan, String hostName, MySqlHost host, TableLayout layout, TableSchemaEvolver evolver) {
+      ShardPlan plan,
+      String hostName,
+      MySqlHost host,
+      TableLayout layout,
+      TableSchemaEvolver evolver) {
     Objects.requireNonNull(plan, "plan");
     Objects.requireNonNull(layout, "layout");
     List<ShardTable> tables = plan.tablesOf(hostName);
     Preconditions.checkArgument(
-        !tables.isEmpty(), "Cannot read host '%s': it has no shard in the plan (hosts with shards: %s)", hostName, plan.hostNames());
+        !tables.isEmpty(),
+        "Cannot read host '%s': it has no shard in the plan (hosts with shards: %s)",
+        hostName,
+        plan.hostNames());
     Preconditions.checkArgument(
         layout.rowType().getFieldNames().get(0).equals(TableLayout.SHARD_COLUMN),
         "Cannot tag rows: the layout's first column is '%s', not '%s'",
@@ -179,15 +225,29 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
             .toArray();
     List<MySqlColumn> columns = plan.schema().columns();
     Preconditions.checkArgument(
-        layout.rowType().getFieldNames().subList(1, layout.rowType().getFieldCount()).equals(plan.schema().columnNames()),
+        layout
+            .rowType()
+            .getFieldNames()
+            .subList(1, layout.rowType().getFieldCount())
+            .equals(plan.schema().columnNames()),
         "Cannot tag rows: the layout's columns %s are not the plan's columns %s",
         layout.rowType().getFieldNames(),
         plan.schema().columnNames());
     Set<String> keyColumns = new java.util.HashSet<>(layout.equalityColumns());
     keyColumns.remove(TableLayout.SHARD_COLUMN);
-    ShardTaggingDeserializer deserializer = new ShardTaggingDeserializer(
-        hostName, host, byShard, layout.rowType(), shardByTable, columns, keyPositions, evolver,
-        plan.schema().tablePrimaryKey(), keyColumns, layout.buckets());
+    ShardTaggingDeserializer deserializer =
+        new ShardTaggingDeserializer(
+            hostName,
+            host,
+            byShard,
+            layout.rowType(),
+            shardByTable,
+            columns,
+            keyPositions,
+            evolver,
+            plan.schema().tablePrimaryKey(),
+            keyColumns,
+            layout.buckets());
     for (ShardTable t : tables) {
       if (plan.shardColumns().containsKey(t.shard())) {
         deserializer.ownColumns.put(t.shard(), List.copyOf(plan.columnsOf(t.shard())));
@@ -197,8 +257,8 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
   }
 
   /**
-   * The {@code tableList} for the host's {@code MySqlSource}: "db.table" per shard, regex metacharacters
-   * in the names escaped (Flink CDC treats the entries as anchored regexes).
+   * The {@code tableList} for the host's {@code MySqlSource}: "db.table" per shard, regex
+   * metacharacters in the names escaped (Flink CDC treats the entries as anchored regexes).
    */
   public static String[] tableListOf(ShardPlan plan, String hostName) {
     return plan.tablesOf(hostName).stream()
@@ -207,16 +267,17 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
   }
 
   /**
-   * The {@code tableList} for the host's {@code MySqlSource} with {@code schema.change-behavior=evolve}:
-   * {@link #tableListOf} plus, per shard table {@code T}, the shadow tables of gh-ost ({@code _T_gho})
-   * and pt-online-schema-change ({@code _T_new}, {@code __T_new} …). Why: the binlog reader only
-   * follows the definition of the tables it captures, and keeps only theirs in its checkpointed state.
-   * Without the shadow in the list, the cut-over {@code RENAME TABLE T TO _T_del, _T_gho TO T} still
-   * reaches the tagger while the job runs through the whole migration (the reader parsed the shadow's
-   * CREATE and ALTER), but after a restore or a start in the middle of the migration the reader does not
-   * know the shadow: the swap then reaches nobody and the binlog reader silently skips every later change
-   * of T as a table it does not know (seen with Flink CDC 3.5.0, see docs/schema-evolution.md). The
-   * shadow's rows are dropped by the tagger.
+   * The {@code tableList} for the host's {@code MySqlSource} with {@code
+   * schema.change-behavior=evolve}: {@link #tableListOf} plus, per shard table {@code T}, the
+   * shadow tables of gh-ost ({@code _T_gho}) and pt-online-schema-change ({@code _T_new}, {@code
+   * __T_new} …). Why: the binlog reader only follows the definition of the tables it captures, and
+   * keeps only theirs in its checkpointed state. Without the shadow in the list, the cut-over
+   * {@code RENAME TABLE T TO _T_del, _T_gho TO T} still reaches the tagger while the job runs
+   * through the whole migration (the reader parsed the shadow's CREATE and ALTER), but after a
+   * restore or a start in the middle of the migration the reader does not know the shadow: the swap
+   * then reaches nobody and the binlog reader silently skips every later change of T as a table it
+   * does not know (seen with Flink CDC 3.5.0, see docs/schema-evolution.md). The shadow's rows are
+   * dropped by the tagger.
    */
   public static String[] captureListOf(ShardPlan plan, String hostName) {
     List<String> list = new ArrayList<>(List.of(tableListOf(plan, hostName)));
@@ -230,7 +291,9 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
 
   /** The table-name regexes of the shadow tables of {@code t} (see {@link #captureListOf}). */
   public static List<String> shadowTablePatterns(ShardTable t) {
-    return SHADOW_SUFFIXES.stream().map(suffix -> "_+" + escapeRegex(t.table()) + escapeRegex(suffix)).toList();
+    return SHADOW_SUFFIXES.stream()
+        .map(suffix -> "_+" + escapeRegex(t.table()) + escapeRegex(suffix))
+        .toList();
   }
 
   /** The {@code databaseList} for the host's {@code MySqlSource} (regex-escaped, distinct). */
@@ -275,16 +338,16 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
     Struct source = value.getStruct("source");
     String qualifiedName = source.getString("db") + "." + source.getString("table");
     Integer shard = shardByTable.get(qualifiedName);
-    if (shard == null && evolver != null && isShadowTable(source.getString("db"), source.getString("table"))) {
+    if (shard == null
+        && evolver != null
+        && isShadowTable(source.getString("db"), source.getString("table"))) {
       return; // read for its definition only (captureListOf)
     }
     if (shard == null) {
       throw new ShardRouterException(
           String.format(
               "Cannot route a change of table '%s' on host '%s': it is not in the shard plan (this host's shards: %s). The source's table list and the plan disagree; restart the job so discovery runs again",
-              qualifiedName,
-              hostName,
-              shardByTable.keySet().stream().sorted().toList()));
+              qualifiedName, hostName, shardByTable.keySet().stream().sorted().toList()));
     }
     String op = value.getString("op");
     switch (op) {
@@ -295,10 +358,12 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
         out.collect(toRow(RowKind.UPDATE_AFTER, shard, qualifiedName, value.getStruct("after")));
         break;
       case "u":
-        RowData before = toRow(RowKind.UPDATE_BEFORE, shard, qualifiedName, value.getStruct("before"));
+        RowData before =
+            toRow(RowKind.UPDATE_BEFORE, shard, qualifiedName, value.getStruct("before"));
         RowData after = toRow(RowKind.UPDATE_AFTER, shard, qualifiedName, value.getStruct("after"));
         if (!sameKey(before, after)) {
-          before.setRowKind(RowKind.DELETE); // the key changed: the old key's row goes (see class doc)
+          before.setRowKind(
+              RowKind.DELETE); // the key changed: the old key's row goes (see class doc)
         }
         out.collect(before);
         out.collect(after);
@@ -310,10 +375,7 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
         throw new ShardRouterException(
             String.format(
                 "Cannot apply operation '%s' on shard %d ('%s' on host '%s'): only inserts, updates and deletes can be replicated (a TRUNCATE is not); re-snapshot the shard",
-                op,
-                shard,
-                qualifiedName,
-                hostName));
+                op, shard, qualifiedName, hostName));
     }
   }
 
@@ -338,13 +400,17 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
     return -1;
   }
 
-  /** True when {@code db.table} is the gh-ost / pt-osc shadow table of one of this host's shards. */
+  /**
+   * True when {@code db.table} is the gh-ost / pt-osc shadow table of one of this host's shards.
+   */
   boolean isShadowTable(String db, String table) {
     java.util.regex.Matcher m = SHADOW_NAME.matcher(table);
     return m.matches() && shardByTable.containsKey(db + "." + m.group(1));
   }
 
-  /** True when both rows hold the same key values (byte for byte: Iceberg compares keys exactly). */
+  /**
+   * True when both rows hold the same key values (byte for byte: Iceberg compares keys exactly).
+   */
   private boolean sameKey(RowData a, RowData b) {
     if (evolver != null) {
       return evolving().sameKey(a, b);
@@ -352,7 +418,8 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
     if (keyGetters == null) {
       keyGetters = new RowData.FieldGetter[keyPositions.length];
       for (int i = 0; i < keyPositions.length; i++) {
-        keyGetters[i] = RowData.createFieldGetter(rowType.getTypeAt(keyPositions[i]), keyPositions[i]);
+        keyGetters[i] =
+            RowData.createFieldGetter(rowType.getTypeAt(keyPositions[i]), keyPositions[i]);
       }
     }
     for (RowData.FieldGetter getter : keyGetters) {
@@ -365,7 +432,8 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
 
   private ShardRouterException schemaChange(Struct value) {
     String ddl = value.schema().field("ddl") == null ? null : value.getString("ddl");
-    String db = value.schema().field("databaseName") == null ? null : value.getString("databaseName");
+    String db =
+        value.schema().field("databaseName") == null ? null : value.getString("databaseName");
     if (ddl == null && value.schema().field("historyRecord") != null) {
       // Flink CDC carries Debezium's schema history record as JSON: {"databaseName":…,"ddl":…,…}
       try {
@@ -398,19 +466,19 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
     } else {
       List<Integer> shards = new ArrayList<>();
       final String database = db;
-      shardByTable.forEach((k, v) -> {
-        if (k.startsWith(database + ".")) {
-          shards.add(v);
-        }
-      });
+      shardByTable.forEach(
+          (k, v) -> {
+            if (k.startsWith(database + ".")) {
+              shards.add(v);
+            }
+          });
       shards.sort(null);
       where = String.format("database '%s' on host '%s' (shards %s)", db, hostName, shards);
     }
     return new ShardRouterException(
         String.format(
             "Cannot apply a schema change on %s: DDL '%s'. schema.change-behavior is 'fail', so the job stops here for good (no restarts); nothing after the last completed checkpoint is lost. To let the table follow the shards, set schema.change-behavior to 'evolve' and restore the job from its latest checkpoint (docs/schema-evolution.md)",
-            where,
-            ddl));
+            where, ddl));
   }
 
   private RowData toRow(RowKind kind, int shard, String qualifiedName, Struct row) {
@@ -447,16 +515,23 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
 
   private EvolvingLayout evolving() {
     if (evolving == null) {
-      EvolvingLayout.HostShards shards = new EvolvingLayout.HostShards(
-          hostName, shardByTable, columns, ownColumns, tablePrimaryKey, keyColumns, buckets);
+      EvolvingLayout.HostShards shards =
+          new EvolvingLayout.HostShards(
+              hostName, shardByTable, columns, ownColumns, tablePrimaryKey, keyColumns, buckets);
       EvolvingLayout.ColumnReader mySql =
-          host == null ? null : shard -> ShardDiscovery.currentColumns(host, tables.get(shard), COLUMN_READ_TIMEOUT_MS);
+          host == null
+              ? null
+              : shard ->
+                  ShardDiscovery.currentColumns(host, tables.get(shard), COLUMN_READ_TIMEOUT_MS);
       evolving = new EvolvingLayout(shards, evolver, mySql);
     }
     return evolving;
   }
 
-  /** A row whose columns differ from the layout means a DDL reached the binlog reader without a record. */
+  /**
+   * A row whose columns differ from the layout means a DDL reached the binlog reader without a
+   * record.
+   */
   private void verifyColumns(int shard, String qualifiedName, Schema schema) {
     if (verifiedSchemas.containsKey(schema)) {
       return;
@@ -467,11 +542,7 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
       throw new ShardRouterException(
           String.format(
               "Cannot apply a schema change on shard %d ('%s' on host '%s'): its change records have columns %s but the table layout has %s. schema.change-behavior is 'fail'; to let the table follow the shards, set it to 'evolve' and restore the job from its latest checkpoint (docs/schema-evolution.md)",
-              shard,
-              qualifiedName,
-              hostName,
-              found,
-              expected));
+              shard, qualifiedName, hostName, found, expected));
     }
     verifiedSchemas.put(schema, Boolean.TRUE);
   }

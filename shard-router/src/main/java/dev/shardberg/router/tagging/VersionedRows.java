@@ -21,9 +21,9 @@ import org.apache.flink.types.RowKind;
 /**
  * Rows whose layout follows the Iceberg table's schema as it evolves: a row of schema version
  * {@code v} holds the columns of Iceberg schema {@code v} in order (shard column first) and then
- * {@code v} itself as a last INT field. Iceberg only appends columns (a dropped MySQL column stays in
- * the table), so a column keeps its position in every later version and a reader pads an older row
- * with NULLs.
+ * {@code v} itself as a last INT field. Iceberg only appends columns (a dropped MySQL column stays
+ * in the table), so a column keeps its position in every later version and a reader pads an older
+ * row with NULLs.
  *
  * <p>Flink's {@code RowDataSerializer} has a fixed arity and fixed field types, so rows that change
  * shape in a running job travel with {@link #TYPE_INFO}: every field is written with a tag of its
@@ -41,14 +41,16 @@ public final class VersionedRows {
   }
 
   /**
-   * The "schema version" of a truncate marker: {@code [shard, bucket, TRUNCATE_MARKER]}, kind DELETE.
-   * It removes every row of partition (shard, bucket) written before it, committed or not; the rows
-   * after it stay. The commit coordinator's sink reads the same value ({@code
+   * The "schema version" of a truncate marker: {@code [shard, bucket, TRUNCATE_MARKER]}, kind
+   * DELETE. It removes every row of partition (shard, bucket) written before it, committed or not;
+   * the rows after it stay. The commit coordinator's sink reads the same value ({@code
    * ShardbergSink.TRUNCATE_MARKER}; the job checks that both agree).
    */
   public static final int TRUNCATE_MARKER = -1;
 
-  /** A truncate marker for bucket {@code bucket} of {@code shard} (see {@link #TRUNCATE_MARKER}). */
+  /**
+   * A truncate marker for bucket {@code bucket} of {@code shard} (see {@link #TRUNCATE_MARKER}).
+   */
   public static RowData truncateMarker(int shard, int bucket) {
     return GenericRowData.ofKind(RowKind.DELETE, shard, bucket, TRUNCATE_MARKER);
   }
@@ -66,7 +68,10 @@ public final class VersionedRows {
   private static final byte SHORT = 10;
   private static final byte BYTE = 11;
 
-  /** Writes rows field by field with a tag per value; stateless, so one instance serves every thread. */
+  /**
+   * Writes rows field by field with a tag per value; stateless, so one instance serves every
+   * thread.
+   */
   public static final class Serializer extends TypeSerializer<RowData> {
     private static final long serialVersionUID = 1L;
     static final Serializer INSTANCE = new Serializer();
@@ -154,7 +159,11 @@ public final class VersionedRows {
           out.writeByte(x);
         } else {
           throw new IOException(
-              "Cannot serialize a value of " + v.getClass().getName() + " at field " + i + " of a versioned row");
+              "Cannot serialize a value of "
+                  + v.getClass().getName()
+                  + " at field "
+                  + i
+                  + " of a versioned row");
         }
       }
     }
@@ -198,7 +207,9 @@ public final class VersionedRows {
               case BYTES -> readBytes(in);
               case SHORT -> in.readShort();
               case BYTE -> in.readByte();
-              default -> throw new IOException("Unknown value tag " + tag + " at field " + i + " of a versioned row");
+              default ->
+                  throw new IOException(
+                      "Unknown value tag " + tag + " at field " + i + " of a versioned row");
             };
         row.setField(i, v);
       }

@@ -6,9 +6,10 @@ import java.util.Objects;
 
 /**
  * One column as information_schema describes it. {@code dataType} is the lower-case base type
- * ("bigint", "varchar"), {@code columnType} the full declaration ("bigint(20) unsigned"). {@code length}
- * is the character length of string types; {@code precision} the numeric precision (decimal, bit) or the
- * fractional-seconds precision (time, datetime, timestamp); {@code scale} the decimal scale.
+ * ("bigint", "varchar"), {@code columnType} the full declaration ("bigint(20) unsigned"). {@code
+ * length} is the character length of string types; {@code precision} the numeric precision
+ * (decimal, bit) or the fractional-seconds precision (time, datetime, timestamp); {@code scale} the
+ * decimal scale.
  */
 public record MySqlColumn(
     String name,
@@ -62,9 +63,22 @@ public record MySqlColumn(
     return new MySqlColumn(name, dataType, ct, nullable, null, length, precision, scale, unsigned);
   }
 
-  /** The part of a column that must be equal on every shard: type details and nullability, not defaults. */
+  /**
+   * The part of a column that must be equal on every shard: type details and nullability, not
+   * defaults.
+   */
   public String signature() {
-    return dataType + "|" + length + "|" + precision + "|" + scale + "|" + unsigned + "|" + nullable
+    return dataType
+        + "|"
+        + length
+        + "|"
+        + precision
+        + "|"
+        + scale
+        + "|"
+        + unsigned
+        + "|"
+        + nullable
         + (dataType.equals("enum") || dataType.equals("set") ? "|" + columnType : "");
   }
 

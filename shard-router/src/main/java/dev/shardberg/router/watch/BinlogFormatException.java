@@ -4,8 +4,8 @@ import dev.shardberg.router.ShardRouterException;
 import dev.shardberg.router.discovery.MySqlHost;
 
 /**
- * A host's binlog stopped being full row images while the job was reading it: the binlog reader would
- * skip (lose) every later change. Non-recoverable, like every {@link ShardRouterException}.
+ * A host's binlog stopped being full row images while the job was reading it: the binlog reader
+ * would skip (lose) every later change. Non-recoverable, like every {@link ShardRouterException}.
  */
 public final class BinlogFormatException extends ShardRouterException {
   private static final long serialVersionUID = 1L;
@@ -14,7 +14,8 @@ public final class BinlogFormatException extends ShardRouterException {
     super(message);
   }
 
-  static BinlogFormatException changed(MySqlHost host, String variable, String found, String needed) {
+  static BinlogFormatException changed(
+      MySqlHost host, String variable, String found, String needed) {
     return new BinlogFormatException(
         String.format(
             "Cannot keep reading host %s: @@GLOBAL.%s changed to %s while the job was running; the binlog reader"

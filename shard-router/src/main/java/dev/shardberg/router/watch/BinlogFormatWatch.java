@@ -10,30 +10,30 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Objects;
+import org.apache.flink.api.common.operators.ProcessingTimeService.ProcessingTimeCallback;
 import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
 import org.apache.flink.streaming.api.operators.ChainingStrategy;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
-import org.apache.flink.api.common.operators.ProcessingTimeService.ProcessingTimeCallback;
 import org.apache.flink.table.data.RowData;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Pass-through operator chained after one host's MySQL source: every {@code interval} it reads the
- * host's {@code @@GLOBAL.binlog_format} and {@code @@GLOBAL.binlog_row_image} over JDBC and fails the
- * job for good ({@link BinlogFormatException}, non-recoverable) when they are not ROW / FULL.
+ * host's {@code @@GLOBAL.binlog_format} and {@code @@GLOBAL.binlog_row_image} over JDBC and fails
+ * the job for good ({@link BinlogFormatException}, non-recoverable) when they are not ROW / FULL.
  *
- * <p>Why: Flink CDC checks both when a source starts, but a {@code SET GLOBAL binlog_format='STATEMENT'}
- * on a live server makes the binlog reader skip every later change with only a Debezium WARN, while
- * the job keeps committing — silent loss. A restart cannot help (the skipped events are not in the
- * binlog as rows), hence non-recoverable.
+ * <p>Why: Flink CDC checks both when a source starts, but a {@code SET GLOBAL
+ * binlog_format='STATEMENT'} on a live server makes the binlog reader skip every later change with
+ * only a Debezium WARN, while the job keeps committing — silent loss. A restart cannot help (the
+ * skipped events are not in the binlog as rows), hence non-recoverable.
  *
- * <p>Only subtask 0 checks (one connection per host, whatever the source parallelism). A failed query
- * (host unreachable, failover) is logged and tried again at the next interval: losing the connection
- * is the source's concern, this operator only acts on a value it has read. Limits: a SESSION-level
- * {@code SET binlog_format} on one client connection is not visible to a global check, and changes
- * made between a switch and the next check are already lost when the job stops.
+ * <p>Only subtask 0 checks (one connection per host, whatever the source parallelism). A failed
+ * query (host unreachable, failover) is logged and tried again at the next interval: losing the
+ * connection is the source's concern, this operator only acts on a value it has read. Limits: a
+ * SESSION-level {@code SET binlog_format} on one client connection is not visible to a global
+ * check, and changes made between a switch and the next check are already lost when the job stops.
  */
 public final class BinlogFormatWatch extends AbstractStreamOperator<RowData>
     implements OneInputStreamOperator<RowData, RowData>, ProcessingTimeCallback {
@@ -51,7 +51,9 @@ public final class BinlogFormatWatch extends AbstractStreamOperator<RowData>
     this.host = Objects.requireNonNull(host, "host");
     Preconditions.checkArgument(
         interval != null && !interval.isNegative() && !interval.isZero(),
-        "Cannot watch the binlog format of host '%s': the check interval %s is not positive (" + RouterOptions.SOURCE_BINLOG_FORMAT_CHECK_INTERVAL.key() + ")",
+        "Cannot watch the binlog format of host '%s': the check interval %s is not positive ("
+            + RouterOptions.SOURCE_BINLOG_FORMAT_CHECK_INTERVAL.key()
+            + ")",
         host.name(),
         interval);
     this.intervalMillis = interval.toMillis();
@@ -83,7 +85,9 @@ public final class BinlogFormatWatch extends AbstractStreamOperator<RowData>
     getProcessingTimeService().registerTimer(now + intervalMillis, this);
   }
 
-  /** Reads both variables; throws when either is wrong, logs and returns when they cannot be read. */
+  /**
+   * Reads both variables; throws when either is wrong, logs and returns when they cannot be read.
+   */
   private void check() {
     String format;
     String rowImage;

@@ -69,7 +69,8 @@ public final class HostHealth {
 
   /** True when the host has not answered for longer than the limit at {@code nowMillis}. */
   public synchronized boolean pastLimit(long nowMillis) {
-    return state == State.UNREACHABLE && nowMillis - unreachableSinceMillis > unreachableLimit.toMillis();
+    return state == State.UNREACHABLE
+        && nowMillis - unreachableSinceMillis > unreachableLimit.toMillis();
   }
 
   /** A binlog change with event time {@code eventTimeMillis} was read at {@code nowMillis}. */
@@ -114,7 +115,9 @@ public final class HostHealth {
     return read < 0 ? -1 : nowMillis - read;
   }
 
-  /** How far behind the binlog the reading was when the newest change was read, -1 before the first. */
+  /**
+   * How far behind the binlog the reading was when the newest change was read, -1 before the first.
+   */
   public long eventTimeLagMillis() {
     long event = lastEventTimeMillis;
     long read = lastEventReadMillis;

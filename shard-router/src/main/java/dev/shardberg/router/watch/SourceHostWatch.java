@@ -10,10 +10,10 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
 import java.util.List;
-import java.util.Set;
-import java.util.TreeSet;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -34,22 +34,25 @@ import org.slf4j.LoggerFactory;
  * Pass-through operator chained after one host's MySQL source that makes the host's health visible:
  *
  * <ul>
- *   <li>subtask 0 probes the host ({@code SELECT 1} over its own JDBC connection, on a background thread
- *       so an unreachable host never blocks the task) every {@code probeInterval}; the first failed probe
- *       logs a WARN naming the host and the error, the first answer after that an INFO with the gap;
+ *   <li>subtask 0 probes the host ({@code SELECT 1} over its own JDBC connection, on a background
+ *       thread so an unreachable host never blocks the task) every {@code probeInterval}; the first
+ *       failed probe logs a WARN naming the host and the error, the first answer after that an INFO
+ *       with the gap;
  *   <li>a host that has not answered for {@code unreachableLimit} fails the job ({@link
  *       HostUnreachableException}) instead of a silent stall;
- *   <li>every subtask tracks the binlog changes that pass (their timestamp is the binlog event time, the
- *       snapshot's rows carry none) and exposes them, with the connection state, as gauges in the metric
- *       group {@code host=<name>}; a one-line summary per host goes to the log every {@link #SUMMARY_EVERY};
- *   <li>every subtask counts the snapshot's rows that pass (the deserializer makes a snapshot read, and
- *       only that, a +I row with {@code shard_number} at position 0): gauge {@code snapshotRows} per host
- *       and {@code shard=<n>.snapshotRows} per shard (sum over subtasks: snapshot chunks are read in
- *       parallel). Flink CDC 3.5.0's MySQL source exports no chunk counts of its own;
- *   <li>subtask 0 also checks, every {@link #TABLES_CHECK_EVERY}, that the host's shard tables still
- *       exist: a shard whose table is gone (a {@code DROP TABLE}) logs one WARN naming it (its rows stay
- *       in the Iceberg table: no data is deleted because of a DDL) and counts in gauge
- *       {@code droppedShards}; {@code status} lists such shards too.
+ *   <li>every subtask tracks the binlog changes that pass (their timestamp is the binlog event
+ *       time, the snapshot's rows carry none) and exposes them, with the connection state, as
+ *       gauges in the metric group {@code host=<name>}; a one-line summary per host goes to the log
+ *       every {@link #SUMMARY_EVERY};
+ *   <li>every subtask counts the snapshot's rows that pass (the deserializer makes a snapshot read,
+ *       and only that, a +I row with {@code shard_number} at position 0): gauge {@code
+ *       snapshotRows} per host and {@code shard=<n>.snapshotRows} per shard (sum over subtasks:
+ *       snapshot chunks are read in parallel). Flink CDC 3.5.0's MySQL source exports no chunk
+ *       counts of its own;
+ *   <li>subtask 0 also checks, every {@link #TABLES_CHECK_EVERY}, that the host's shard tables
+ *       still exist: a shard whose table is gone (a {@code DROP TABLE}) logs one WARN naming it
+ *       (its rows stay in the Iceberg table: no data is deleted because of a DDL) and counts in
+ *       gauge {@code droppedShards}; {@code status} lists such shards too.
  * </ul>
  *
  * <p>The binlog reader itself (Flink CDC / Debezium) fails its task when the server closes the
@@ -68,14 +71,17 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
   static final Duration TABLES_CHECK_EVERY = Duration.ofSeconds(30);
 
   private final MySqlHost host;
+
   /** The host's shard tables in the plan (empty: not checked). */
   private final List<ShardTable> tables;
+
   private final long probeMillis;
   private final Duration unreachableLimit;
 
   private transient HostHealth health;
   private transient ScheduledExecutorService prober;
-  private transient AtomicReference<Set<Integer>> latestMissing; // the prober's last look at the tables, for the task thread
+  private transient AtomicReference<Set<Integer>>
+      latestMissing; // the prober's last look at the tables, for the task thread
   private transient Connection connection; // used by the prober thread only
   private transient long lastSummaryMillis;
   private transient MetricGroup hostGroup;
@@ -90,17 +96,21 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
   }
 
   /** Watches {@code host} and checks that {@code tables} (its shards in the plan) still exist. */
-  public SourceHostWatch(MySqlHost host, List<ShardTable> tables, Duration probeInterval, Duration unreachableLimit) {
+  public SourceHostWatch(
+      MySqlHost host, List<ShardTable> tables, Duration probeInterval, Duration unreachableLimit) {
     this.host = Objects.requireNonNull(host, "host");
     this.tables = List.copyOf(tables);
     Preconditions.checkArgument(
         probeInterval != null && !probeInterval.isNegative() && !probeInterval.isZero(),
         "Cannot watch host '%s': the probe interval %s is not positive (source.health-check-interval)",
-        host.name(), probeInterval);
+        host.name(),
+        probeInterval);
     Preconditions.checkArgument(
         unreachableLimit != null && unreachableLimit.compareTo(probeInterval) > 0,
         "Cannot watch host '%s': source.unreachable-timeout (%s) must be longer than source.health-check-interval (%s)",
-        host.name(), unreachableLimit, probeInterval);
+        host.name(),
+        unreachableLimit,
+        probeInterval);
     this.probeMillis = probeInterval.toMillis();
     this.unreachableLimit = unreachableLimit;
     this.chainingStrategy = ChainingStrategy.ALWAYS;
@@ -118,11 +128,13 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
     hostGroup = getMetricGroup().addGroup("host", host.name());
     registerGauges(hostGroup, probing);
     if (probing) {
-      prober = Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread t = new Thread(r, "shardberg-host-probe-" + host.name());
-        t.setDaemon(true);
-        return t;
-      });
+      prober =
+          Executors.newSingleThreadScheduledExecutor(
+              r -> {
+                Thread t = new Thread(r, "shardberg-host-probe-" + host.name());
+                t.setDaemon(true);
+                return t;
+              });
       prober.scheduleWithFixedDelay(this::probe, 0, probeMillis, TimeUnit.MILLISECONDS);
       schedule();
     }
@@ -130,18 +142,25 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
 
   private void registerGauges(MetricGroup group, boolean probing) {
     // 1 reachable, 0 unreachable, -1 not known (yet, or on a subtask that does not probe)
-    group.gauge("connected", (Gauge<Integer>) () -> !probing ? -1 : switch (health.state()) {
-      case REACHABLE -> 1;
-      case UNREACHABLE -> 0;
-      case UNKNOWN -> -1;
-    });
+    group.gauge(
+        "connected",
+        (Gauge<Integer>)
+            () ->
+                !probing
+                    ? -1
+                    : switch (health.state()) {
+                      case REACHABLE -> 1;
+                      case UNREACHABLE -> 0;
+                      case UNKNOWN -> -1;
+                    });
     group.gauge("unreachableMillis", (Gauge<Long>) () -> health.unreachableMillis(now()));
     group.gauge("lastEventTime", (Gauge<Long>) health::lastEventTimeMillis);
     group.gauge("millisSinceLastEvent", (Gauge<Long>) () -> health.millisSinceLastEvent(now()));
     group.gauge("eventTimeLag", (Gauge<Long>) health::eventTimeLagMillis);
     group.gauge("snapshotRows", (Gauge<Long>) () -> snapshotRows);
     group.gauge("droppedShards", (Gauge<Integer>) () -> droppedShardCount);
-    // when the gauges are read: a reader of Flink's REST API, which caches metrics, knows how old they are
+    // when the gauges are read: a reader of Flink's REST API, which caches metrics, knows how old
+    // they are
     group.gauge("sampledAt", (Gauge<Long>) this::now);
   }
 
@@ -163,7 +182,9 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
       long[] created = new long[1];
       count = created;
       snapshotRowsByShard.put(shard, created);
-      hostGroup.addGroup("shard", Integer.toString(shard)).gauge("snapshotRows", (Gauge<Long>) () -> created[0]);
+      hostGroup
+          .addGroup("shard", Integer.toString(shard))
+          .gauge("snapshotRows", (Gauge<Long>) () -> created[0]);
     }
     count[0]++;
     snapshotRows++;
@@ -177,7 +198,11 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
     }
     long now = now();
     if (health.pastLimit(now)) {
-      throw new HostUnreachableException(host, Duration.ofMillis(health.unreachableMillis(now)), unreachableLimit, health.lastError());
+      throw new HostUnreachableException(
+          host,
+          Duration.ofMillis(health.unreachableMillis(now)),
+          unreachableLimit,
+          health.lastError());
     }
     if (now - lastSummaryMillis >= SUMMARY_EVERY.toMillis()) {
       lastSummaryMillis = now;
@@ -187,19 +212,24 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
   }
 
   /**
-   * A probe's outcome, applied on the prober thread as soon as it is known (the gauges and the log say so
-   * at once, not at the task's next timer); {@code error} null when the host answered.
+   * A probe's outcome, applied on the prober thread as soon as it is known (the gauges and the log
+   * say so at once, not at the task's next timer); {@code error} null when the host answered.
    */
   private void apply(long atMillis, String error) {
     if (error == null) {
       if (health.probeSucceeded(atMillis) == HostHealth.Transition.BACK) {
-        LOG.info("MySQL host {} is back after {} s unreachable; the binlog reader resumes from its last position",
-            host.describe(), String.format("%.1f", health.lastGapMillis() / 1000.0));
+        LOG.info(
+            "MySQL host {} is back after {} s unreachable; the binlog reader resumes from its last position",
+            host.describe(),
+            String.format("%.1f", health.lastGapMillis() / 1000.0));
       }
     } else if (health.probeFailed(atMillis, error) == HostHealth.Transition.LOST) {
-      LOG.warn("Lost MySQL host {}: {}. Its shards get no changes until it is back (the binlog reader reconnects by itself);"
+      LOG.warn(
+          "Lost MySQL host {}: {}. Its shards get no changes until it is back (the binlog reader reconnects by itself);"
               + " the job fails if it stays unreachable for {} (source.unreachable-timeout)",
-          host.describe(), error, unreachableLimit);
+          host.describe(),
+          error,
+          unreachableLimit);
     }
   }
 
@@ -210,9 +240,16 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
             "Shard {} ('{}') no longer exists on MySQL host {} (dropped?): its rows stay in the Iceberg table, Shardberg"
                 + " never deletes data because of a DDL. Delete them yourself if they must go (DELETE … WHERE shard_number = {}),"
                 + " and remove the shard from the config at the next restart",
-            t.shard(), t.qualifiedName(), host.describe(), t.shard());
+            t.shard(),
+            t.qualifiedName(),
+            host.describe(),
+            t.shard());
       } else if (!missing.contains(t.shard()) && droppedShards.remove(t.shard())) {
-        LOG.info("Shard {} ('{}') exists again on MySQL host {}", t.shard(), t.qualifiedName(), host.describe());
+        LOG.info(
+            "Shard {} ('{}') exists again on MySQL host {}",
+            t.shard(),
+            t.qualifiedName(),
+            host.describe());
       }
     }
     droppedShardCount = droppedShards.size();
@@ -221,7 +258,8 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
   /** The per-host line logged every {@link #SUMMARY_EVERY}. */
   String summary(long now) {
     long lastEvent = health.lastEventTimeMillis();
-    return String.format("MySQL host %s: %s; %d snapshot rows of %d shards and %d binlog changes read%s",
+    return String.format(
+        "MySQL host %s: %s; %d snapshot rows of %d shards and %d binlog changes read%s",
         host.describe(),
         switch (health.state()) {
           case REACHABLE -> "reachable";
@@ -231,19 +269,28 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
         snapshotRows,
         snapshotRowsByShard.size(),
         health.eventsRead(),
-        lastEvent < 0 ? "" : String.format(", newest written %s, read %d s ago, %d ms after it was written",
-            Instant.ofEpochMilli(lastEvent), health.millisSinceLastEvent(now) / 1000, health.eventTimeLagMillis()));
+        lastEvent < 0
+            ? ""
+            : String.format(
+                ", newest written %s, read %d s ago, %d ms after it was written",
+                Instant.ofEpochMilli(lastEvent),
+                health.millisSinceLastEvent(now) / 1000,
+                health.eventTimeLagMillis()));
   }
 
   private void schedule() {
-    getProcessingTimeService().registerTimer(getProcessingTimeService().getCurrentProcessingTime() + probeMillis, this);
+    getProcessingTimeService()
+        .registerTimer(getProcessingTimeService().getCurrentProcessingTime() + probeMillis, this);
   }
 
   private long now() {
     return System.currentTimeMillis();
   }
 
-  /** Runs on the prober thread: one round trip, applied; the tables found missing left for the task thread. */
+  /**
+   * Runs on the prober thread: one round trip, applied; the tables found missing left for the task
+   * thread.
+   */
   private void probe() {
     String error = null;
     try {
@@ -258,7 +305,9 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
       closeQuietly();
     }
     Set<Integer> missing = null;
-    if (error == null && !tables.isEmpty() && now() - lastTablesCheckMillis >= TABLES_CHECK_EVERY.toMillis()) {
+    if (error == null
+        && !tables.isEmpty()
+        && now() - lastTablesCheckMillis >= TABLES_CHECK_EVERY.toMillis()) {
       lastTablesCheckMillis = now();
       try {
         missing = missingShards();
@@ -278,8 +327,11 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
     tables.forEach(t -> databases.add(t.database()));
     String placeholders = String.join(",", java.util.Collections.nCopies(databases.size(), "?"));
     Set<String> existing = new java.util.HashSet<>();
-    try (java.sql.PreparedStatement st = connection.prepareStatement(
-        "SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA IN (" + placeholders + ")")) {
+    try (java.sql.PreparedStatement st =
+        connection.prepareStatement(
+            "SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA IN ("
+                + placeholders
+                + ")")) {
       int i = 1;
       for (String db : databases) {
         st.setString(i++, db);

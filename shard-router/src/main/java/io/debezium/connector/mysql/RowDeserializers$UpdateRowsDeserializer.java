@@ -9,32 +9,39 @@ import java.io.Serializable;
 import java.util.Map;
 
 /**
- * Shardberg's stand-in for Debezium's {@code RowDeserializers.UpdateRowsDeserializer} (same binary name, so
- * Debezium's binlog reader creates this one when shard-router comes first on the class path): every value
- * is decoded by Debezium's {@link RowDeserializers}, as in Debezium's class, except TIME2, which
- * {@link BinlogTime2} decodes exactly (Debezium's decoding reads a negative TIME with a zero fraction as
- * another value). {@link BinlogTime2#requireInstalled} checks that this class is the one in use.
+ * Shardberg's stand-in for Debezium's {@code RowDeserializers.UpdateRowsDeserializer} (same binary
+ * name, so Debezium's binlog reader creates this one when shard-router comes first on the class
+ * path): every value is decoded by Debezium's {@link RowDeserializers}, as in Debezium's class,
+ * except TIME2, which {@link BinlogTime2} decodes exactly (Debezium's decoding reads a negative
+ * TIME with a zero fraction as another value). {@link BinlogTime2#requireInstalled} checks that
+ * this class is the one in use.
  */
-public class RowDeserializers$UpdateRowsDeserializer extends UpdateRowsEventDataDeserializer implements BinlogTime2.Installed {
+public class RowDeserializers$UpdateRowsDeserializer extends UpdateRowsEventDataDeserializer
+    implements BinlogTime2.Installed {
 
-  public RowDeserializers$UpdateRowsDeserializer(Map<Long, TableMapEventData> tableMapEventByTableId) {
+  public RowDeserializers$UpdateRowsDeserializer(
+      Map<Long, TableMapEventData> tableMapEventByTableId) {
     super(tableMapEventByTableId);
   }
 
   @Override
-  protected Serializable deserializeTimeV2(int meta, ByteArrayInputStream inputStream) throws IOException {
+  protected Serializable deserializeTimeV2(int meta, ByteArrayInputStream inputStream)
+      throws IOException {
     return BinlogTime2.read(meta, inputStream);
   }
 
-  // ----------------------------------------------------------------- as Debezium's class: Debezium's decoding
+  // ----------------------------------------------------------------- as Debezium's class:
+  // Debezium's decoding
 
   @Override
-  protected Serializable deserializeString(int length, ByteArrayInputStream inputStream) throws IOException {
+  protected Serializable deserializeString(int length, ByteArrayInputStream inputStream)
+      throws IOException {
     return RowDeserializers.deserializeString(length, inputStream);
   }
 
   @Override
-  protected Serializable deserializeVarString(int meta, ByteArrayInputStream inputStream) throws IOException {
+  protected Serializable deserializeVarString(int meta, ByteArrayInputStream inputStream)
+      throws IOException {
     return RowDeserializers.deserializeVarString(meta, inputStream);
   }
 
@@ -49,7 +56,8 @@ public class RowDeserializers$UpdateRowsDeserializer extends UpdateRowsEventData
   }
 
   @Override
-  protected Serializable deserializeDatetimeV2(int meta, ByteArrayInputStream inputStream) throws IOException {
+  protected Serializable deserializeDatetimeV2(int meta, ByteArrayInputStream inputStream)
+      throws IOException {
     return RowDeserializers.deserializeDatetimeV2(meta, inputStream);
   }
 
@@ -64,7 +72,8 @@ public class RowDeserializers$UpdateRowsDeserializer extends UpdateRowsEventData
   }
 
   @Override
-  protected Serializable deserializeTimestampV2(int meta, ByteArrayInputStream inputStream) throws IOException {
+  protected Serializable deserializeTimestampV2(int meta, ByteArrayInputStream inputStream)
+      throws IOException {
     return RowDeserializers.deserializeTimestampV2(meta, inputStream);
   }
 

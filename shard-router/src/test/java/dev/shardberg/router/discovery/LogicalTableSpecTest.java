@@ -12,8 +12,10 @@ import org.junit.jupiter.api.Test;
 
 class LogicalTableSpecTest {
 
-  static final MySqlHost A = new MySqlHost("a", "127.0.0.1", 3306, "cdc", Secret.of("pw"), Map.of());
-  static final MySqlHost B = new MySqlHost("b", "127.0.0.1", 3307, "cdc", Secret.of("pw"), Map.of());
+  static final MySqlHost A =
+      new MySqlHost("a", "127.0.0.1", 3306, "cdc", Secret.of("pw"), Map.of());
+  static final MySqlHost B =
+      new MySqlHost("b", "127.0.0.1", 3307, "cdc", Secret.of("pw"), Map.of());
 
   static LogicalTableSpec spec(String dbPattern, String tablePattern, Map<String, Integer> map) {
     return new LogicalTableSpec(List.of(A, B), dbPattern, tablePattern, map, List.of());
@@ -38,7 +40,8 @@ class LogicalTableSpecTest {
 
   @Test
   void tableGroupWinsAndMapFillsTheGaps() {
-    LogicalTableSpec s = spec("shop", "orders_(?<shard>\\d+)|orders_legacy", Map.of("shop.orders_legacy", 99));
+    LogicalTableSpec s =
+        spec("shop", "orders_(?<shard>\\d+)|orders_legacy", Map.of("shop.orders_legacy", 99));
     assertThat(s.shardNumber("shop", "orders_1")).contains(1);
     assertThat(s.shardNumber("shop", "orders_legacy")).contains(99);
     LogicalTableSpec noMap = spec("shop", "orders_(?<shard>\\d+)|orders_legacy", Map.of());
@@ -47,7 +50,8 @@ class LogicalTableSpecTest {
 
   @Test
   void explicitMapAlone() {
-    LogicalTableSpec s = spec("shop", "orders|orders_eu", Map.of("shop.orders", 0, "shop.orders_eu", 1));
+    LogicalTableSpec s =
+        spec("shop", "orders|orders_eu", Map.of("shop.orders", 0, "shop.orders_eu", 1));
     assertThat(s.shardNumber("shop", "orders_eu")).contains(1);
   }
 
@@ -77,14 +81,19 @@ class LogicalTableSpecTest {
         .hasMessage("Cannot use tables.shard-map key 'orders': it must be 'database.table'");
     assertThatThrownBy(() -> spec("shop", "orders", Map.of("shop.orders", -1)))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("Cannot use tables.shard-map entry 'shop.orders': shard number -1 must be an int >= 0");
+        .hasMessage(
+            "Cannot use tables.shard-map entry 'shop.orders': shard number -1 must be an int >= 0");
   }
 
   @Test
   void hostNamesAreUnique() {
-    assertThatThrownBy(() -> new LogicalTableSpec(List.of(A, A), "shop", "orders_(?<shard>\\d+)", Map.of(), List.of()))
+    assertThatThrownBy(
+            () ->
+                new LogicalTableSpec(
+                    List.of(A, A), "shop", "orders_(?<shard>\\d+)", Map.of(), List.of()))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("Cannot define the logical table: two sources are named 'a'; give each a unique sources[].name");
+        .hasMessage(
+            "Cannot define the logical table: two sources are named 'a'; give each a unique sources[].name");
   }
 
   @Test

@@ -22,26 +22,38 @@ class ShardAssignmentTest {
 
   @Test
   void assignsNumbersAcrossHostsAndSkipsEmptyHosts() {
-    LogicalTableSpec spec = LogicalTableSpecTest.spec("shop_\\d+", "orders_(?<shard>\\d+)", Map.of());
+    LogicalTableSpec spec =
+        LogicalTableSpecTest.spec("shop_\\d+", "orders_(?<shard>\\d+)", Map.of());
     Map<String, List<ShardTable>> plan =
         ShardDiscovery.assign(
             spec,
-            found(List.of(new FoundTable("a", "shop_1", "orders_2"), new FoundTable("a", "shop_1", "orders_0")), List.of()));
+            found(
+                List.of(
+                    new FoundTable("a", "shop_1", "orders_2"),
+                    new FoundTable("a", "shop_1", "orders_0")),
+                List.of()));
     assertThat(plan).containsOnlyKeys("a");
     assertThat(plan.get("a"))
-        .containsExactly(new ShardTable("a", "shop_1", "orders_2", 2), new ShardTable("a", "shop_1", "orders_0", 0));
+        .containsExactly(
+            new ShardTable("a", "shop_1", "orders_2", 2),
+            new ShardTable("a", "shop_1", "orders_0", 0));
   }
 
   @Test
   void duplicateNumbersNameBothTablesWithHost() {
-    LogicalTableSpec spec = LogicalTableSpecTest.spec("shop_\\d+", "orders_(?<shard>\\d+)", Map.of());
+    LogicalTableSpec spec =
+        LogicalTableSpecTest.spec("shop_\\d+", "orders_(?<shard>\\d+)", Map.of());
     assertThatThrownBy(
             () ->
                 ShardDiscovery.assign(
                     spec,
                     found(
-                        List.of(new FoundTable("a", "shop_1", "orders_3"), new FoundTable("a", "shop_1", "orders_4")),
-                        List.of(new FoundTable("b", "shop_2", "orders_03"), new FoundTable("b", "shop_2", "orders_4")))))
+                        List.of(
+                            new FoundTable("a", "shop_1", "orders_3"),
+                            new FoundTable("a", "shop_1", "orders_4")),
+                        List.of(
+                            new FoundTable("b", "shop_2", "orders_03"),
+                            new FoundTable("b", "shop_2", "orders_4")))))
         .isInstanceOf(ShardRouterException.class)
         .hasMessage(
             "Cannot assign shard numbers: shard number 3 is taken by 'shop_1.orders_3' on host 'a' and 'shop_2.orders_03' on host 'b'; shard number 4 is taken by 'shop_1.orders_4' on host 'a' and 'shop_2.orders_4' on host 'b'; every shard table needs its own number (fix the patterns or tables.shard-map)");
@@ -49,9 +61,12 @@ class ShardAssignmentTest {
 
   @Test
   void matchedTableWithoutNumberIsNamed() {
-    LogicalTableSpec spec = LogicalTableSpecTest.spec("shop", "orders_(?<shard>\\d+)|orders_x", Map.of());
+    LogicalTableSpec spec =
+        LogicalTableSpecTest.spec("shop", "orders_(?<shard>\\d+)|orders_x", Map.of());
     assertThatThrownBy(
-            () -> ShardDiscovery.assign(spec, found(List.of(new FoundTable("a", "shop", "orders_x")), List.of())))
+            () ->
+                ShardDiscovery.assign(
+                    spec, found(List.of(new FoundTable("a", "shop", "orders_x")), List.of())))
         .isInstanceOf(ShardRouterException.class)
         .hasMessage(
             "Cannot assign a shard number to 1 matched table(s): 'shop.orders_x' on host 'a'; the named group (?<shard>\\d+) captured nothing and tables.shard-map has no entry for them. Add them to tables.shard-map (key 'database.table') or tighten tables.database-pattern / tables.table-pattern to leave them out");

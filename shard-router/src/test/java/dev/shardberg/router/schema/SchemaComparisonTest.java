@@ -19,12 +19,15 @@ class SchemaComparisonTest {
           MySqlColumn.of("note", "varchar(20)", true));
 
   static ShardColumns shard(int n, List<MySqlColumn> columns, List<String> pk) {
-    return new ShardColumns(new ShardTable(n % 2 == 0 ? "a" : "b", "shop", "orders_" + n, n), columns, pk);
+    return new ShardColumns(
+        new ShardTable(n % 2 == 0 ? "a" : "b", "shop", "orders_" + n, n), columns, pk);
   }
 
   @Test
   void identicalShardsShareTheirSchema() {
-    ShardSchema s = SchemaComparison.sharedSchema(List.of(shard(0, COLUMNS, List.of("id")), shard(1, COLUMNS, List.of("id"))), List.of());
+    ShardSchema s =
+        SchemaComparison.sharedSchema(
+            List.of(shard(0, COLUMNS, List.of("id")), shard(1, COLUMNS, List.of("id"))), List.of());
     assertThat(s.columns()).isEqualTo(COLUMNS);
     assertThat(s.primaryKey()).containsExactly("id");
   }
@@ -60,16 +63,20 @@ class SchemaComparisonTest {
   }
 
   /**
-   * With schema.change-behavior evolve, shards that differ in evolvable ways are one table; when some
-   * shard also differs in a way the table cannot follow, the refusal names only what blocks (not the
-   * added, widened or moved columns evolve takes) and a way on that fits evolve.
+   * With schema.change-behavior evolve, shards that differ in evolvable ways are one table; when
+   * some shard also differs in a way the table cannot follow, the refusal names only what blocks
+   * (not the added, widened or moved columns evolve takes) and a way on that fits evolve.
    */
   @Test
   void inEvolveModeTheRefusalNamesOnlyTheDifferencesThatBlock() {
     List<MySqlColumn> widerAmount =
         List.of(COLUMNS.get(0), MySqlColumn.of("amount", "decimal(12,2)", false), COLUMNS.get(2));
     List<MySqlColumn> taxAfterId =
-        List.of(COLUMNS.get(0), MySqlColumn.of("tax", "decimal(5,2)", true), COLUMNS.get(1), COLUMNS.get(2));
+        List.of(
+            COLUMNS.get(0),
+            MySqlColumn.of("tax", "decimal(5,2)", true),
+            COLUMNS.get(1),
+            COLUMNS.get(2));
     List<MySqlColumn> missingNote = List.of(COLUMNS.get(0), COLUMNS.get(1));
     List<MySqlColumn> textAmount =
         List.of(COLUMNS.get(0), MySqlColumn.of("amount", "varchar(20)", false), COLUMNS.get(2));
@@ -105,38 +112,63 @@ class SchemaComparisonTest {
   @Test
   void inEvolveModeShardsThatDifferOnlyInEvolvableWaysShareTheirUnion() {
     List<MySqlColumn> taxAfterId =
-        List.of(COLUMNS.get(0), MySqlColumn.of("tax", "decimal(5,2)", true), MySqlColumn.of("amount", "decimal(12,2)", false), COLUMNS.get(2));
-    ShardSchema s = SchemaComparison.sharedSchema(
-        List.of(shard(0, COLUMNS, List.of("id")), shard(1, taxAfterId, List.of("id")), shard(2, COLUMNS, List.of("id"))), List.of(), true);
-    assertThat(s.columns()).extracting(MySqlColumn::name).containsExactly("id", "amount", "note", "tax");
+        List.of(
+            COLUMNS.get(0),
+            MySqlColumn.of("tax", "decimal(5,2)", true),
+            MySqlColumn.of("amount", "decimal(12,2)", false),
+            COLUMNS.get(2));
+    ShardSchema s =
+        SchemaComparison.sharedSchema(
+            List.of(
+                shard(0, COLUMNS, List.of("id")),
+                shard(1, taxAfterId, List.of("id")),
+                shard(2, COLUMNS, List.of("id"))),
+            List.of(),
+            true);
+    assertThat(s.columns())
+        .extracting(MySqlColumn::name)
+        .containsExactly("id", "amount", "note", "tax");
     assertThat(s.columns().get(1).columnType()).isEqualTo("decimal(12,2)");
   }
 
   static ShardColumns shard(int n, List<String> pk, MySqlIndex... indexes) {
     return new ShardColumns(
-        new ShardTable(n % 2 == 0 ? "a" : "b", "shop", "orders_" + n, n), COLUMNS, pk, List.of(indexes));
+        new ShardTable(n % 2 == 0 ? "a" : "b", "shop", "orders_" + n, n),
+        COLUMNS,
+        pk,
+        List.of(indexes));
   }
 
-  static final MySqlIndex UNIQUE_ID_AMOUNT = new MySqlIndex("uq_id_amount", true, List.of("amount", "id"));
+  static final MySqlIndex UNIQUE_ID_AMOUNT =
+      new MySqlIndex("uq_id_amount", true, List.of("amount", "id"));
   static final MySqlIndex INDEX_ID = new MySqlIndex("ix_id", false, List.of("id"));
   static final MySqlIndex UNIQUE_NOTE = new MySqlIndex("uq_note", true, List.of("note"));
 
   @Test
   void noPrimaryKeyWithoutKeyColumnsIsAnError() {
-    assertThatThrownBy(() -> SchemaComparison.sharedSchema(List.of(shard(0, COLUMNS, List.of())), List.of()))
+    assertThatThrownBy(
+            () -> SchemaComparison.sharedSchema(List.of(shard(0, COLUMNS, List.of())), List.of()))
         .isInstanceOf(ShardRouterException.class)
         .hasMessage(
             "Cannot use table 'shop.orders_0' on host 'a' as an upsert source: it has no primary key; add a primary key to every shard or name the columns of a UNIQUE index whose columns are all NOT NULL in tables.key-columns (the table has no such index)");
-    assertThatThrownBy(() -> SchemaComparison.sharedSchema(List.of(shard(0, List.of(), UNIQUE_ID_AMOUNT, INDEX_ID, UNIQUE_NOTE)), List.of()))
+    assertThatThrownBy(
+            () ->
+                SchemaComparison.sharedSchema(
+                    List.of(shard(0, List.of(), UNIQUE_ID_AMOUNT, INDEX_ID, UNIQUE_NOTE)),
+                    List.of()))
         .isInstanceOf(ShardRouterException.class)
-        .hasMessageEndingWith("in tables.key-columns (candidates: UNIQUE uq_id_amount(amount, id))");
+        .hasMessageEndingWith(
+            "in tables.key-columns (candidates: UNIQUE uq_id_amount(amount, id))");
   }
 
   @Test
   void keyColumnsMayNameAUniqueNotNullIndexInAnyOrder() {
     ShardSchema s =
         SchemaComparison.sharedSchema(
-            List.of(shard(0, List.of(), INDEX_ID, UNIQUE_ID_AMOUNT), shard(1, List.of(), UNIQUE_ID_AMOUNT)), List.of("id", "amount"));
+            List.of(
+                shard(0, List.of(), INDEX_ID, UNIQUE_ID_AMOUNT),
+                shard(1, List.of(), UNIQUE_ID_AMOUNT)),
+            List.of("id", "amount"));
     assertThat(s.primaryKey()).containsExactly("id", "amount");
     assertThat(s.keyIndex()).isEqualTo("UNIQUE INDEX uq_id_amount (amount, id)");
     assertThat(s.tablePrimaryKey()).isEmpty();
@@ -144,7 +176,8 @@ class SchemaComparisonTest {
 
   @Test
   void thePrimaryKeyIsNamedAsTheKeyIndex() {
-    ShardSchema s = SchemaComparison.sharedSchema(List.of(shard(0, COLUMNS, List.of("id"))), List.of());
+    ShardSchema s =
+        SchemaComparison.sharedSchema(List.of(shard(0, COLUMNS, List.of("id"))), List.of());
     assertThat(s.keyIndex()).isEqualTo("PRIMARY KEY (id)");
     assertThat(s.tablePrimaryKey()).containsExactly("id");
   }
@@ -155,7 +188,10 @@ class SchemaComparisonTest {
     assertThatThrownBy(
             () ->
                 SchemaComparison.sharedSchema(
-                    List.of(shard(0, List.of("id", "amount"), primary, INDEX_ID), shard(1, List.of("id", "amount"), primary), shard(2, List.of("id", "amount"), primary, INDEX_ID)),
+                    List.of(
+                        shard(0, List.of("id", "amount"), primary, INDEX_ID),
+                        shard(1, List.of("id", "amount"), primary),
+                        shard(2, List.of("id", "amount"), primary, INDEX_ID)),
                     List.of("id")))
         .isInstanceOf(ShardRouterException.class)
         .hasMessage(
@@ -173,7 +209,10 @@ class SchemaComparisonTest {
     assertThatThrownBy(
             () ->
                 SchemaComparison.sharedSchema(
-                    List.of(shard(0, List.of(), UNIQUE_ID_AMOUNT), shard(1, List.of(), INDEX_ID), shard(2, List.of(), UNIQUE_ID_AMOUNT)),
+                    List.of(
+                        shard(0, List.of(), UNIQUE_ID_AMOUNT),
+                        shard(1, List.of(), INDEX_ID),
+                        shard(2, List.of(), UNIQUE_ID_AMOUNT)),
                     List.of("id", "amount")))
         .isInstanceOf(ShardRouterException.class)
         .hasMessageContaining("on 1 of 3 shard(s)")
@@ -183,11 +222,17 @@ class SchemaComparisonTest {
 
   @Test
   void keyColumnsMustExistAndBeNotNull() {
-    assertThatThrownBy(() -> SchemaComparison.sharedSchema(List.of(shard(0, COLUMNS, List.of())), List.of("nope")))
+    assertThatThrownBy(
+            () ->
+                SchemaComparison.sharedSchema(
+                    List.of(shard(0, COLUMNS, List.of())), List.of("nope")))
         .isInstanceOf(ShardRouterException.class)
         .hasMessage(
             "Cannot use key column 'nope' from tables.key-columns: table 'shop.orders_0' on host 'a' has no such column (columns: [id, amount, note])");
-    assertThatThrownBy(() -> SchemaComparison.sharedSchema(List.of(shard(0, COLUMNS, List.of())), List.of("note")))
+    assertThatThrownBy(
+            () ->
+                SchemaComparison.sharedSchema(
+                    List.of(shard(0, COLUMNS, List.of())), List.of("note")))
         .isInstanceOf(ShardRouterException.class)
         .hasMessage(
             "Cannot use column 'note' as a key column: it is nullable in table 'shop.orders_0' on host 'a'; Iceberg identifier fields must be NOT NULL (make the column NOT NULL or pick other tables.key-columns)");
@@ -195,12 +240,16 @@ class SchemaComparisonTest {
 
   @Test
   void aShardWhoseDecimalHasMoreThan38DigitsCannotShareTheColumnOfShardsWithFewer() {
-    List<MySqlColumn> wide = List.of(COLUMNS.get(0), MySqlColumn.of("amount", "decimal(40,2)", false), COLUMNS.get(2));
+    List<MySqlColumn> wide =
+        List.of(COLUMNS.get(0), MySqlColumn.of("amount", "decimal(40,2)", false), COLUMNS.get(2));
     for (boolean union : new boolean[] {false, true}) {
       assertThatThrownBy(
               () ->
                   SchemaComparison.sharedSchema(
-                      List.of(shard(0, COLUMNS, List.of("id")), shard(1, wide, List.of("id")), shard(2, COLUMNS, List.of("id"))),
+                      List.of(
+                          shard(0, COLUMNS, List.of("id")),
+                          shard(1, wide, List.of("id")),
+                          shard(2, COLUMNS, List.of("id"))),
                       List.of(),
                       union))
           .isInstanceOf(ShardRouterException.class)
@@ -215,17 +264,28 @@ class SchemaComparisonTest {
                   + " Iceberg decimal, and Iceberg cannot change a decimal column into a string: give the column 38 digits or"
                   + " fewer on this shard, or more than 38 on every shard)");
     }
-    // more than 38 digits on every shard: the union has the most digits; a different scale is refused
-    List<MySqlColumn> wider = List.of(COLUMNS.get(0), MySqlColumn.of("amount", "decimal(50,2)", false), COLUMNS.get(2));
+    // more than 38 digits on every shard: the union has the most digits; a different scale is
+    // refused
+    List<MySqlColumn> wider =
+        List.of(COLUMNS.get(0), MySqlColumn.of("amount", "decimal(50,2)", false), COLUMNS.get(2));
     ShardSchema shared =
         SchemaComparison.sharedSchema(
-            List.of(shard(0, wide, List.of("id")), shard(1, wider, List.of("id")), shard(2, wide, List.of("id"))), List.of(), true);
+            List.of(
+                shard(0, wide, List.of("id")),
+                shard(1, wider, List.of("id")),
+                shard(2, wide, List.of("id"))),
+            List.of(),
+            true);
     assertThat(shared.columns().get(1).columnType()).isEqualTo("decimal(50,2)");
-    List<MySqlColumn> otherScale = List.of(COLUMNS.get(0), MySqlColumn.of("amount", "decimal(40,4)", false), COLUMNS.get(2));
+    List<MySqlColumn> otherScale =
+        List.of(COLUMNS.get(0), MySqlColumn.of("amount", "decimal(40,4)", false), COLUMNS.get(2));
     assertThatThrownBy(
             () ->
                 SchemaComparison.sharedSchema(
-                    List.of(shard(0, wide, List.of("id")), shard(1, otherScale, List.of("id")), shard(2, wide, List.of("id"))),
+                    List.of(
+                        shard(0, wide, List.of("id")),
+                        shard(1, otherScale, List.of("id")),
+                        shard(2, wide, List.of("id"))),
                     List.of(),
                     true))
         .hasMessageContaining(

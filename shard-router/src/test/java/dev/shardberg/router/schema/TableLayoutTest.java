@@ -36,14 +36,16 @@ class TableLayoutTest {
                 + "  4: amount: optional decimal(10, 2)\n"
                 + "  5: created: required timestamp\n"
                 + "}");
-    assertThat(layout.icebergSchema().identifierFieldNames()).containsExactlyInAnyOrder("shard_number", "tenant", "id");
+    assertThat(layout.icebergSchema().identifierFieldNames())
+        .containsExactlyInAnyOrder("shard_number", "tenant", "id");
     assertThat(layout.equalityColumns()).containsExactly("shard_number", "tenant", "id");
     assertThat(layout.keyColumn()).isEqualTo("tenant");
     assertThat(layout.buckets()).isEqualTo(5);
     assertThat(layout.spec().fields().stream().map(PartitionField::toString).toList())
         .containsExactly("1000: shard_number: identity(1)", "1001: tenant_bucket: bucket[5](2)");
     assertThat(layout.rowType().asSummaryString())
-        .isEqualTo("ROW<`shard_number` INT NOT NULL, `tenant` INT NOT NULL, `id` DECIMAL(20, 0) NOT NULL, `amount` DECIMAL(10, 2), `created` TIMESTAMP(6) NOT NULL> NOT NULL");
+        .isEqualTo(
+            "ROW<`shard_number` INT NOT NULL, `tenant` INT NOT NULL, `id` DECIMAL(20, 0) NOT NULL, `amount` DECIMAL(10, 2), `created` TIMESTAMP(6) NOT NULL> NOT NULL");
     assertThat(layout.properties())
         .containsExactlyInAnyOrderEntriesOf(
             Map.of(
@@ -60,52 +62,74 @@ class TableLayoutTest {
 
   @Test
   void theDefaultBucketColumnIsTheKeyColumnWithTheMostSampledDistinctValues() {
-    assertThat(TableLayout.derive(SCHEMA.withKeySample(Map.of("tenant", 8L, "id", 10_000L))).keyColumn()).isEqualTo("id");
-    assertThat(TableLayout.derive(SCHEMA.withKeySample(Map.of("tenant", 30L, "id", 30L))).keyColumn())
+    assertThat(
+            TableLayout.derive(SCHEMA.withKeySample(Map.of("tenant", 8L, "id", 10_000L)))
+                .keyColumn())
+        .isEqualTo("id");
+    assertThat(
+            TableLayout.derive(SCHEMA.withKeySample(Map.of("tenant", 30L, "id", 30L))).keyColumn())
         .as("a tie goes to the earlier key column")
         .isEqualTo("tenant");
     assertThat(TableLayout.derive(SCHEMA.withKeySample(Map.of("tenant", 0L, "id", 0L))).keyColumn())
         .as("empty shards: the first key column")
         .isEqualTo("tenant");
-    assertThat(TableLayout.derive(SCHEMA.withKeySample(Map.of("tenant", 8L, "id", 10_000L)), 5, "tenant", Map.of()).keyColumn())
+    assertThat(
+            TableLayout.derive(
+                    SCHEMA.withKeySample(Map.of("tenant", 8L, "id", 10_000L)),
+                    5,
+                    "tenant",
+                    Map.of())
+                .keyColumn())
         .as("target.key-column overrides the sample")
         .isEqualTo("tenant");
   }
 
   @Test
   void bucketsKeyColumnAndPropertiesAreConfigurable() {
-    TableLayout layout = TableLayout.derive(SCHEMA, 16, "id", Map.of("write.parquet.compression-codec", "snappy", "x.y", "z"));
-    assertThat(layout.spec().fields().get(1).toString()).isEqualTo("1001: id_bucket: bucket[16](3)");
-    assertThat(layout.properties()).containsEntry("write.parquet.compression-codec", "snappy").containsEntry("x.y", "z");
+    TableLayout layout =
+        TableLayout.derive(
+            SCHEMA, 16, "id", Map.of("write.parquet.compression-codec", "snappy", "x.y", "z"));
+    assertThat(layout.spec().fields().get(1).toString())
+        .isEqualTo("1001: id_bucket: bucket[16](3)");
+    assertThat(layout.properties())
+        .containsEntry("write.parquet.compression-codec", "snappy")
+        .containsEntry("x.y", "z");
   }
 
   @Test
   void badChoicesAreNamed() {
     assertThatThrownBy(() -> TableLayout.derive(SCHEMA, 5, "amount", Map.of()))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("Cannot bucket by column 'amount': it is not a key column (key columns: [tenant, id]); choose one of them");
+        .hasMessage(
+            "Cannot bucket by column 'amount': it is not a key column (key columns: [tenant, id]); choose one of them");
     assertThatThrownBy(() -> TableLayout.derive(SCHEMA, 0, null, Map.of()))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("Cannot use 0 buckets: the bucket count must be > 0");
-    ShardSchema clash = new ShardSchema(List.of(MySqlColumn.of("shard_number", "int", false)), List.of("shard_number"));
+    ShardSchema clash =
+        new ShardSchema(
+            List.of(MySqlColumn.of("shard_number", "int", false)), List.of("shard_number"));
     assertThatThrownBy(() -> TableLayout.derive(clash))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("Cannot add column 'shard_number': the source table already has a column of that name; rename it in MySQL");
+        .hasMessage(
+            "Cannot add column 'shard_number': the source table already has a column of that name; rename it in MySQL");
   }
 
   @Test
   void layoutIsSerializable() throws Exception {
     TableLayout layout =
-        TableLayout.derive(SCHEMA.withKeySample(Map.of("tenant", 8L, "id", 10_000L)), 7, null, Map.of("x.y", "z"));
+        TableLayout.derive(
+            SCHEMA.withKeySample(Map.of("tenant", 8L, "id", 10_000L)), 7, null, Map.of("x.y", "z"));
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
     try (ObjectOutputStream out = new ObjectOutputStream(bytes)) {
       out.writeObject(layout);
     }
     TableLayout copy;
-    try (ObjectInputStream in = new ObjectInputStream(new ByteArrayInputStream(bytes.toByteArray()))) {
+    try (ObjectInputStream in =
+        new ObjectInputStream(new ByteArrayInputStream(bytes.toByteArray()))) {
       copy = (TableLayout) in.readObject();
     }
-    // The copy describes the same table (Iceberg's Schema has no equals: compared as the layout test does).
+    // The copy describes the same table (Iceberg's Schema has no equals: compared as the layout
+    // test does).
     assertThat(copy.icebergSchema().toString()).isEqualTo(layout.icebergSchema().toString());
     assertThat(copy.icebergSchema().identifierFieldIds()).containsExactlyInAnyOrder(1, 2, 3);
     assertThat(copy.icebergSchema().sameSchema(layout.icebergSchema())).isTrue();
@@ -115,7 +139,9 @@ class TableLayoutTest {
     assertThat(copy.equalityColumns()).containsExactly("shard_number", "tenant", "id");
     assertThat(copy.keyColumn()).isEqualTo("id");
     assertThat(copy.buckets()).isEqualTo(7);
-    assertThat(copy.properties()).containsExactlyEntriesOf(layout.properties()).containsEntry("x.y", "z");
+    assertThat(copy.properties())
+        .containsExactlyEntriesOf(layout.properties())
+        .containsEntry("x.y", "z");
     assertThat(copy.createProperties()).isEqualTo(layout.createProperties());
   }
 }

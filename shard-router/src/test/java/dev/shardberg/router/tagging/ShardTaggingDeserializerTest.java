@@ -47,7 +47,10 @@ class ShardTaggingDeserializerTest {
   static final ShardPlan PLAN =
       new ShardPlan(
           Map.of(
-              "a", List.of(new ShardTable("a", "shop", "orders_1", 1), new ShardTable("a", "shop", "orders_7", 7)),
+              "a",
+                  List.of(
+                      new ShardTable("a", "shop", "orders_1", 1),
+                      new ShardTable("a", "shop", "orders_7", 7)),
               "b", List.of(new ShardTable("b", "shop", "orders_2", 2))),
           SCHEMA);
 
@@ -92,7 +95,8 @@ class ShardTaggingDeserializerTest {
             .put("after", after)
             .put("source", new Struct(SOURCE).put("db", "shop").put("table", table))
             .put("op", op);
-    return new SourceRecord(Map.of(), Map.of(), "srv.shop." + table, null, null, null, ENVELOPE, value);
+    return new SourceRecord(
+        Map.of(), Map.of(), "srv.shop." + table, null, null, null, ENVELOPE, value);
   }
 
   static List<RowData> run(ShardTaggingDeserializer d, SourceRecord r) {
@@ -122,9 +126,13 @@ class ShardTaggingDeserializerTest {
     assertThat(read.get(0).getInt(0)).isEqualTo(7);
     assertThat(insert).extracting(RowData::getRowKind).containsExactly(RowKind.UPDATE_AFTER);
     assertThat(insert.get(0).getInt(0)).isEqualTo(1);
-    assertThat(update).extracting(RowData::getRowKind).containsExactly(RowKind.UPDATE_BEFORE, RowKind.UPDATE_AFTER);
-    assertThat(update.get(0).getDecimal(2, 10, 2)).isEqualTo(DecimalData.fromBigDecimal(new BigDecimal("2.00"), 10, 2));
-    assertThat(update.get(1).getDecimal(2, 10, 2)).isEqualTo(DecimalData.fromBigDecimal(new BigDecimal("3.00"), 10, 2));
+    assertThat(update)
+        .extracting(RowData::getRowKind)
+        .containsExactly(RowKind.UPDATE_BEFORE, RowKind.UPDATE_AFTER);
+    assertThat(update.get(0).getDecimal(2, 10, 2))
+        .isEqualTo(DecimalData.fromBigDecimal(new BigDecimal("2.00"), 10, 2));
+    assertThat(update.get(1).getDecimal(2, 10, 2))
+        .isEqualTo(DecimalData.fromBigDecimal(new BigDecimal("3.00"), 10, 2));
     assertThat(delete).extracting(RowData::getRowKind).containsExactly(RowKind.DELETE);
   }
 
@@ -132,41 +140,75 @@ class ShardTaggingDeserializerTest {
   void anUpdateThatChangesTheKeyDeletesTheOldKey() {
     ShardTaggingDeserializer d = ShardTaggingDeserializer.forHost(PLAN, "a", LAYOUT);
     List<RowData> rekeyed = run(d, record("orders_1", "u", row(2, "2.00"), row(5, "2.00")));
-    assertThat(rekeyed).extracting(RowData::getRowKind).containsExactly(RowKind.DELETE, RowKind.UPDATE_AFTER);
+    assertThat(rekeyed)
+        .extracting(RowData::getRowKind)
+        .containsExactly(RowKind.DELETE, RowKind.UPDATE_AFTER);
     assertThat(rekeyed).extracting(r -> r.getInt(0)).containsExactly(1, 1);
-    assertThat(rekeyed).extracting(r -> r.getDecimal(1, 20, 0).toBigDecimal().longValueExact()).containsExactly(2L, 5L);
+    assertThat(rekeyed)
+        .extracting(r -> r.getDecimal(1, 20, 0).toBigDecimal().longValueExact())
+        .containsExactly(2L, 5L);
     // the same key, other values: -U (dropped by the writers), no extra delete
     List<RowData> sameKey = run(d, record("orders_1", "u", row(5, "2.00"), row(5, "9.00")));
-    assertThat(sameKey).extracting(RowData::getRowKind).containsExactly(RowKind.UPDATE_BEFORE, RowKind.UPDATE_AFTER);
+    assertThat(sameKey)
+        .extracting(RowData::getRowKind)
+        .containsExactly(RowKind.UPDATE_BEFORE, RowKind.UPDATE_AFTER);
   }
 
   @Test
   void aKeyOfBytesIsComparedByValue() {
     ShardSchema schema =
         new ShardSchema(
-            List.of(MySqlColumn.of("code", "varbinary(8)", false), MySqlColumn.of("note", "varchar(10)", true)),
+            List.of(
+                MySqlColumn.of("code", "varbinary(8)", false),
+                MySqlColumn.of("note", "varchar(10)", true)),
             List.of("code"));
     TableLayout layout = TableLayout.derive(schema);
-    ShardPlan plan = new ShardPlan(Map.of("a", List.of(new ShardTable("a", "shop", "codes_1", 1))), schema);
+    ShardPlan plan =
+        new ShardPlan(Map.of("a", List.of(new ShardTable("a", "shop", "codes_1", 1))), schema);
     Schema rowSchema =
-        SchemaBuilder.struct().name("srv.shop.codes.Value").optional()
-            .field("code", Schema.BYTES_SCHEMA).field("note", Schema.OPTIONAL_STRING_SCHEMA).build();
+        SchemaBuilder.struct()
+            .name("srv.shop.codes.Value")
+            .optional()
+            .field("code", Schema.BYTES_SCHEMA)
+            .field("note", Schema.OPTIONAL_STRING_SCHEMA)
+            .build();
     Schema envelope =
-        SchemaBuilder.struct().name("srv.shop.codes.Envelope")
-            .field("before", rowSchema).field("after", rowSchema).field("source", SOURCE).field("op", Schema.STRING_SCHEMA)
+        SchemaBuilder.struct()
+            .name("srv.shop.codes.Envelope")
+            .field("before", rowSchema)
+            .field("after", rowSchema)
+            .field("source", SOURCE)
+            .field("op", Schema.STRING_SCHEMA)
             .build();
     java.util.function.BiFunction<byte[], String, Struct> row =
-        (code, note) -> new Struct(rowSchema).put("code", java.nio.ByteBuffer.wrap(code)).put("note", note);
+        (code, note) ->
+            new Struct(rowSchema).put("code", java.nio.ByteBuffer.wrap(code)).put("note", note);
     java.util.function.BiFunction<Struct, Struct, SourceRecord> update =
         (before, after) ->
-            new SourceRecord(Map.of(), Map.of(), "srv.shop.codes_1", null, null, null, envelope,
-                new Struct(envelope).put("before", before).put("after", after)
-                    .put("source", new Struct(SOURCE).put("db", "shop").put("table", "codes_1")).put("op", "u"));
+            new SourceRecord(
+                Map.of(),
+                Map.of(),
+                "srv.shop.codes_1",
+                null,
+                null,
+                null,
+                envelope,
+                new Struct(envelope)
+                    .put("before", before)
+                    .put("after", after)
+                    .put("source", new Struct(SOURCE).put("db", "shop").put("table", "codes_1"))
+                    .put("op", "u"));
     ShardTaggingDeserializer d = ShardTaggingDeserializer.forHost(plan, "a", layout);
-    assertThat(run(d, update.apply(row.apply(new byte[] {1, 2}, "x"), row.apply(new byte[] {1, 2}, "y"))))
+    assertThat(
+            run(
+                d,
+                update.apply(row.apply(new byte[] {1, 2}, "x"), row.apply(new byte[] {1, 2}, "y"))))
         .extracting(RowData::getRowKind)
         .containsExactly(RowKind.UPDATE_BEFORE, RowKind.UPDATE_AFTER);
-    assertThat(run(d, update.apply(row.apply(new byte[] {1, 2}, "y"), row.apply(new byte[] {1, 3}, "y"))))
+    assertThat(
+            run(
+                d,
+                update.apply(row.apply(new byte[] {1, 2}, "y"), row.apply(new byte[] {1, 3}, "y"))))
         .extracting(RowData::getRowKind)
         .containsExactly(RowKind.DELETE, RowKind.UPDATE_AFTER);
   }
@@ -174,12 +216,17 @@ class ShardTaggingDeserializerTest {
   @Test
   void convertsValuesFaithfully() {
     ShardTaggingDeserializer d = ShardTaggingDeserializer.forHost(PLAN, "a", LAYOUT);
-    RowData r = run(d, record("orders_1", "c", null, row(-1L, null))).get(0); // -1L = 2^64-1 unsigned
-    assertThat(r.getDecimal(1, 20, 0).toBigDecimal()).isEqualTo(new BigDecimal("18446744073709551615"));
+    RowData r =
+        run(d, record("orders_1", "c", null, row(-1L, null))).get(0); // -1L = 2^64-1 unsigned
+    assertThat(r.getDecimal(1, 20, 0).toBigDecimal())
+        .isEqualTo(new BigDecimal("18446744073709551615"));
     assertThat(r.isNullAt(2)).isTrue();
     assertThat(r.getBinary(3)).containsExactly(0x02, 0x01);
-    assertThat(r.getTimestamp(4, 6)).isEqualTo(TimestampData.fromLocalDateTime(LocalDateTime.parse("2023-11-14T22:13:20.123456")));
-    assertThat(r.getTimestamp(5, 6)).isEqualTo(TimestampData.fromInstant(Instant.parse("2023-11-14T22:13:20.654321Z")));
+    assertThat(r.getTimestamp(4, 6))
+        .isEqualTo(
+            TimestampData.fromLocalDateTime(LocalDateTime.parse("2023-11-14T22:13:20.123456")));
+    assertThat(r.getTimestamp(5, 6))
+        .isEqualTo(TimestampData.fromInstant(Instant.parse("2023-11-14T22:13:20.654321Z")));
   }
 
   @Test
@@ -205,7 +252,8 @@ class ShardTaggingDeserializerTest {
             .put("source", new Struct(SOURCE).put("db", "shop").put("table", "orders_7"))
             .put("databaseName", "shop")
             .put("ddl", "ALTER TABLE orders_7 ADD COLUMN x INT");
-    SourceRecord r = new SourceRecord(Map.of(), Map.of(), "srv", null, null, null, ddlSchema, value);
+    SourceRecord r =
+        new SourceRecord(Map.of(), Map.of(), "srv", null, null, null, ddlSchema, value);
     assertThatThrownBy(() -> run(ShardTaggingDeserializer.forHost(PLAN, "a", LAYOUT), r))
         .isInstanceOf(ShardRouterException.class)
         .hasMessage(
@@ -223,18 +271,34 @@ class ShardTaggingDeserializerTest {
     Struct value =
         new Struct(ddlSchema)
             .put("source", new Struct(SOURCE).put("db", "shop").put("table", "orders_1"))
-            .put("historyRecord", "{\"databaseName\":\"shop\",\"ddl\":\"ALTER TABLE orders_1 DROP COLUMN amount\",\"tableChanges\":[]}");
-    SourceRecord r = new SourceRecord(Map.of(), Map.of(), "srv", null, null, null, ddlSchema, value);
+            .put(
+                "historyRecord",
+                "{\"databaseName\":\"shop\",\"ddl\":\"ALTER TABLE orders_1 DROP COLUMN amount\",\"tableChanges\":[]}");
+    SourceRecord r =
+        new SourceRecord(Map.of(), Map.of(), "srv", null, null, null, ddlSchema, value);
     assertThatThrownBy(() -> run(ShardTaggingDeserializer.forHost(PLAN, "a", LAYOUT), r))
         .isInstanceOf(ShardRouterException.class)
-        .hasMessageStartingWith("Cannot apply a schema change on shard 1 ('shop.orders_1' on host 'a'): DDL 'ALTER TABLE orders_1 DROP COLUMN amount'.");
+        .hasMessageStartingWith(
+            "Cannot apply a schema change on shard 1 ('shop.orders_1' on host 'a'): DDL 'ALTER TABLE orders_1 DROP COLUMN amount'.");
   }
 
   @Test
   void rowWithOtherColumnsIsASchemaChange() {
-    Schema wider = SchemaBuilder.struct().name("v").optional().field("id", Schema.INT64_SCHEMA).field("x", Schema.OPTIONAL_INT32_SCHEMA).build();
+    Schema wider =
+        SchemaBuilder.struct()
+            .name("v")
+            .optional()
+            .field("id", Schema.INT64_SCHEMA)
+            .field("x", Schema.OPTIONAL_INT32_SCHEMA)
+            .build();
     Schema env =
-        SchemaBuilder.struct().name("e").field("before", wider).field("after", wider).field("source", SOURCE).field("op", Schema.STRING_SCHEMA).build();
+        SchemaBuilder.struct()
+            .name("e")
+            .field("before", wider)
+            .field("after", wider)
+            .field("source", SOURCE)
+            .field("op", Schema.STRING_SCHEMA)
+            .build();
     Struct value =
         new Struct(env)
             .put("after", new Struct(wider).put("id", 1L).put("x", 2))
@@ -250,15 +314,30 @@ class ShardTaggingDeserializerTest {
   @Test
   void tableListsEscapeRegexMetacharacters() {
     ShardPlan plan =
-        new ShardPlan(Map.of("a", List.of(new ShardTable("a", "app.v2", "orders$1", 1), new ShardTable("a", "app.v2", "orders_2", 2))), SCHEMA);
-    assertThat(ShardTaggingDeserializer.tableListOf(plan, "a")).containsExactly("app\\.v2.orders\\$1", "app\\.v2.orders_2");
+        new ShardPlan(
+            Map.of(
+                "a",
+                List.of(
+                    new ShardTable("a", "app.v2", "orders$1", 1),
+                    new ShardTable("a", "app.v2", "orders_2", 2))),
+            SCHEMA);
+    assertThat(ShardTaggingDeserializer.tableListOf(plan, "a"))
+        .containsExactly("app\\.v2.orders\\$1", "app\\.v2.orders_2");
     assertThat(ShardTaggingDeserializer.databaseListOf(plan, "a")).containsExactly("app\\.v2");
-    assertThat(ShardTaggingDeserializer.forHost(PLAN, "a", LAYOUT).getProducedType().toString()).contains("shard_number");
+    assertThat(ShardTaggingDeserializer.forHost(PLAN, "a", LAYOUT).getProducedType().toString())
+        .contains("shard_number");
   }
+
   @Test
   void theEvolvingCaptureListAddsEachShardsGhOstAndPtOscShadowTables() {
     ShardPlan plan =
-        new ShardPlan(Map.of("a", List.of(new ShardTable("a", "app.v2", "orders$1", 1), new ShardTable("a", "app.v2", "orders_2", 2))), SCHEMA);
+        new ShardPlan(
+            Map.of(
+                "a",
+                List.of(
+                    new ShardTable("a", "app.v2", "orders$1", 1),
+                    new ShardTable("a", "app.v2", "orders_2", 2))),
+            SCHEMA);
     String[] list = ShardTaggingDeserializer.captureListOf(plan, "a");
     assertThat(list)
         .containsExactly(
@@ -267,25 +346,47 @@ class ShardTaggingDeserializerTest {
             "app\\.v2._+orders_2_gho", "app\\.v2._+orders_2_new");
     // Flink CDC and Debezium match each entry against the whole "db.table"
     java.util.function.Predicate<String> captured =
-        name -> java.util.Arrays.stream(list).anyMatch(regex -> java.util.regex.Pattern.matches(regex, name));
-    assertThat(List.of("app.v2._orders_2_gho", "app.v2._orders_2_new", "app.v2.__orders_2_new", "app.v2._orders$1_gho"))
+        name ->
+            java.util.Arrays.stream(list)
+                .anyMatch(regex -> java.util.regex.Pattern.matches(regex, name));
+    assertThat(
+            List.of(
+                "app.v2._orders_2_gho",
+                "app.v2._orders_2_new",
+                "app.v2.__orders_2_new",
+                "app.v2._orders$1_gho"))
         .allMatch(captured);
-    assertThat(List.of("app.v2._orders_2_ghc", "app.v2._orders_2_del", "app.v2._orders_2_old", "app.v2._orders_20_gho", "app.v2.orders_2_new"))
+    assertThat(
+            List.of(
+                "app.v2._orders_2_ghc",
+                "app.v2._orders_2_del",
+                "app.v2._orders_2_old",
+                "app.v2._orders_20_gho",
+                "app.v2.orders_2_new"))
         .noneMatch(captured);
   }
 
   @Test
   void rowsOfAShadowTableAreDroppedWhenEvolvingAndRefusedOtherwise() {
-    TableSchemaEvolver evolver = new TableSchemaEvolver(org.apache.iceberg.flink.TableLoader.fromHadoopTable("file:/nonexistent"), "t");
-    ShardTaggingDeserializer evolving = ShardTaggingDeserializer.forHost(PLAN, "a", LAYOUT, evolver);
+    TableSchemaEvolver evolver =
+        new TableSchemaEvolver(
+            org.apache.iceberg.flink.TableLoader.fromHadoopTable("file:/nonexistent"), "t");
+    ShardTaggingDeserializer evolving =
+        ShardTaggingDeserializer.forHost(PLAN, "a", LAYOUT, evolver);
     assertThat(run(evolving, record("_orders_7_gho", "c", null, row(1, "1.50")))).isEmpty();
     assertThat(run(evolving, record("__orders_1_new", "r", null, row(1, "1.50")))).isEmpty();
     assertThatThrownBy(() -> run(evolving, record("_orders_2_gho", "c", null, row(1, "1.50"))))
         .as("shard 2 is on host b")
         .isInstanceOf(ShardRouterException.class)
-        .hasMessageStartingWith("Cannot route a change of table 'shop._orders_2_gho' on host 'a': it is not in the shard plan");
-    assertThatThrownBy(() -> run(ShardTaggingDeserializer.forHost(PLAN, "a", LAYOUT), record("_orders_7_gho", "c", null, row(1, "1.50"))))
+        .hasMessageStartingWith(
+            "Cannot route a change of table 'shop._orders_2_gho' on host 'a': it is not in the shard plan");
+    assertThatThrownBy(
+            () ->
+                run(
+                    ShardTaggingDeserializer.forHost(PLAN, "a", LAYOUT),
+                    record("_orders_7_gho", "c", null, row(1, "1.50"))))
         .isInstanceOf(ShardRouterException.class)
-        .hasMessageStartingWith("Cannot route a change of table 'shop._orders_7_gho' on host 'a': it is not in the shard plan");
+        .hasMessageStartingWith(
+            "Cannot route a change of table 'shop._orders_7_gho' on host 'a': it is not in the shard plan");
   }
 }

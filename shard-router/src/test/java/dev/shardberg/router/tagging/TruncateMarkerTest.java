@@ -28,10 +28,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A {@code TRUNCATE TABLE} of a shard in {@code schema.change-behavior=evolve}: one truncate marker per
- * bucket, in the stream where the DDL was; a TRUNCATE that cannot be told apart from the shard's
- * snapshot stops the job, naming the shard (hand-built records as Flink CDC 3.5.0 delivers them: a DDL
- * record with the table in {@code source} and no table changes).
+ * A {@code TRUNCATE TABLE} of a shard in {@code schema.change-behavior=evolve}: one truncate marker
+ * per bucket, in the stream where the DDL was; a TRUNCATE that cannot be told apart from the
+ * shard's snapshot stops the job, naming the shard (hand-built records as Flink CDC 3.5.0 delivers
+ * them: a DDL record with the table in {@code source} and no table changes).
  */
 class TruncateMarkerTest {
   static final Schema DDL =
@@ -48,18 +48,35 @@ class TruncateMarkerTest {
   void table() {
     String location = dir.resolve("orders").toString();
     Configuration conf = new Configuration();
-    new HadoopTables(conf).create(LAYOUT.icebergSchema(), LAYOUT.spec(), LAYOUT.properties(), location);
-    tagger = ShardTaggingDeserializer.forHost(
-        PLAN, "a", LAYOUT, new TableSchemaEvolver(TableLoader.fromHadoopTable(location, conf), "hadoop.shop.orders"));
+    new HadoopTables(conf)
+        .create(LAYOUT.icebergSchema(), LAYOUT.spec(), LAYOUT.properties(), location);
+    tagger =
+        ShardTaggingDeserializer.forHost(
+            PLAN,
+            "a",
+            LAYOUT,
+            new TableSchemaEvolver(
+                TableLoader.fromHadoopTable(location, conf), "hadoop.shop.orders"));
   }
 
   static SourceRecord truncate(String table, long binlogMillis) {
     Struct value =
         new Struct(DDL)
             .put("source", new Struct(SOURCE).put("db", "shop").put("table", table))
-            .put("historyRecord", "{\"databaseName\":\"shop\",\"ddl\":\"TRUNCATE TABLE shop." + table + "\",\"tableChanges\":[]}");
-    return new SourceRecord(Map.of(), Map.of("file", "mariadb-bin.000001", "pos", 1936L, "ts_sec", binlogMillis / 1000),
-        "srv", null, null, null, DDL, value);
+            .put(
+                "historyRecord",
+                "{\"databaseName\":\"shop\",\"ddl\":\"TRUNCATE TABLE shop."
+                    + table
+                    + "\",\"tableChanges\":[]}");
+    return new SourceRecord(
+        Map.of(),
+        Map.of("file", "mariadb-bin.000001", "pos", 1936L, "ts_sec", binlogMillis / 1000),
+        "srv",
+        null,
+        null,
+        null,
+        DDL,
+        value);
   }
 
   @Test
@@ -74,7 +91,9 @@ class TruncateMarkerTest {
       assertThat(marker.getInt(1)).isEqualTo(bucket);
       assertThat(VersionedRows.schemaId(marker)).isEqualTo(VersionedRows.TRUNCATE_MARKER);
     }
-    assertThat(run(tagger, truncate("audit_log", System.currentTimeMillis()))).as("not a shard").isEmpty();
+    assertThat(run(tagger, truncate("audit_log", System.currentTimeMillis())))
+        .as("not a shard")
+        .isEmpty();
   }
 
   @Test

@@ -26,12 +26,12 @@ import org.apache.flink.types.RowKind;
 import org.junit.jupiter.api.Test;
 
 /**
- * What schema evolution costs on the wire between the taggers and the writers: {@link VersionedRows}
- * (a tag per value, any arity) against Flink's {@link RowDataSerializer} (fixed layout, the
- * {@code schema.change-behavior=fail} path), serialising and deserialising the same orders rows.
- * Not a CI test (no *Test suffix): run with
- * {@code mvn -pl shard-router -am test -Dtest=VersionedRowsBenchmark -Dsurefire.failIfNoSpecifiedTests=false}.
- * Prints ns per row and bytes per row for both; asserts only that both round-trip the rows.
+ * What schema evolution costs on the wire between the taggers and the writers: {@link
+ * VersionedRows} (a tag per value, any arity) against Flink's {@link RowDataSerializer} (fixed
+ * layout, the {@code schema.change-behavior=fail} path), serialising and deserialising the same
+ * orders rows. Not a CI test (no *Test suffix): run with {@code mvn -pl shard-router -am test
+ * -Dtest=VersionedRowsBenchmark -Dsurefire.failIfNoSpecifiedTests=false}. Prints ns per row and
+ * bytes per row for both; asserts only that both round-trip the rows.
  */
 class VersionedRowsBenchmark {
   private static final int ROWS = 200_000;
@@ -39,17 +39,33 @@ class VersionedRowsBenchmark {
 
   @Test
   void versionedRowsAgainstTheFixedLayout() throws Exception {
-    RowType fixed = RowType.of(new LogicalType[] {
-        new IntType(false), new BigIntType(false), new IntType(), new VarCharType(16), new DecimalType(12, 2),
-        new VarCharType(3), new VarCharType(255), new TimestampType(6), new TimestampType(6)});
+    RowType fixed =
+        RowType.of(
+            new LogicalType[] {
+              new IntType(false),
+              new BigIntType(false),
+              new IntType(),
+              new VarCharType(16),
+              new DecimalType(12, 2),
+              new VarCharType(3),
+              new VarCharType(255),
+              new TimestampType(6),
+              new TimestampType(6)
+            });
     List<RowData> plain = new ArrayList<>(ROWS);
     List<RowData> versioned = new ArrayList<>(ROWS);
     for (int i = 0; i < ROWS; i++) {
       Object[] v = {
-          i % 16, (long) i, i % 100_000, StringData.fromString("PAID"),
-          DecimalData.fromBigDecimal(BigDecimal.valueOf(i * 7L, 2), 12, 2), StringData.fromString("EUR"),
-          i % 3 == 0 ? null : StringData.fromString("order note " + i),
-          TimestampData.fromEpochMillis(1_700_000_000_000L + i), TimestampData.fromEpochMillis(1_700_000_000_000L + i)};
+        i % 16,
+        (long) i,
+        i % 100_000,
+        StringData.fromString("PAID"),
+        DecimalData.fromBigDecimal(BigDecimal.valueOf(i * 7L, 2), 12, 2),
+        StringData.fromString("EUR"),
+        i % 3 == 0 ? null : StringData.fromString("order note " + i),
+        TimestampData.fromEpochMillis(1_700_000_000_000L + i),
+        TimestampData.fromEpochMillis(1_700_000_000_000L + i)
+      };
       GenericRowData p = GenericRowData.ofKind(RowKind.UPDATE_AFTER, v);
       GenericRowData w = new GenericRowData(RowKind.UPDATE_AFTER, v.length + 1);
       for (int f = 0; f < v.length; f++) {
@@ -61,16 +77,24 @@ class VersionedRowsBenchmark {
     }
     Result fixedLayout = measure(new RowDataSerializer(fixed), plain);
     Result tagged = measure(VersionedRows.Serializer.INSTANCE, versioned);
-    System.out.printf(Locale.ROOT,
+    System.out.printf(
+        Locale.ROOT,
         "VersionedRowsBenchmark (%,d rows x %d rounds, best round): fixed layout %.0f ns/row, %.1f B/row; versioned rows %.0f ns/row,"
             + " %.1f B/row; ratio %.2fx time, %.2fx bytes%n",
-        ROWS, ROUNDS, fixedLayout.nsPerRow, fixedLayout.bytesPerRow, tagged.nsPerRow, tagged.bytesPerRow,
-        tagged.nsPerRow / fixedLayout.nsPerRow, tagged.bytesPerRow / fixedLayout.bytesPerRow);
+        ROWS,
+        ROUNDS,
+        fixedLayout.nsPerRow,
+        fixedLayout.bytesPerRow,
+        tagged.nsPerRow,
+        tagged.bytesPerRow,
+        tagged.nsPerRow / fixedLayout.nsPerRow,
+        tagged.bytesPerRow / fixedLayout.bytesPerRow);
   }
 
   record Result(double nsPerRow, double bytesPerRow) {}
 
-  private static Result measure(TypeSerializer<RowData> serializer, List<RowData> rows) throws Exception {
+  private static Result measure(TypeSerializer<RowData> serializer, List<RowData> rows)
+      throws Exception {
     double best = Double.MAX_VALUE;
     long bytes = 0;
     DataOutputSerializer out = new DataOutputSerializer(64 * 1024 * 1024);

@@ -20,11 +20,22 @@ class VersionedRowsTest {
     GenericRowData row =
         GenericRowData.ofKind(
             RowKind.UPDATE_AFTER,
-            7, 1L << 40, Float.intBitsToFloat(0x7f7fffff), -0.0d, true,
-            StringData.fromString("é✓"), DecimalData.fromBigDecimal(new BigDecimal("-12345678901234567890.12"), 38, 2),
-            TimestampData.fromEpochMillis(-1_000_000_000_000L, 999_999), new byte[] {0, -1, 2}, null, (short) 3, (byte) -4,
+            7,
+            1L << 40,
+            Float.intBitsToFloat(0x7f7fffff),
+            -0.0d,
+            true,
+            StringData.fromString("é✓"),
+            DecimalData.fromBigDecimal(new BigDecimal("-12345678901234567890.12"), 38, 2),
+            TimestampData.fromEpochMillis(-1_000_000_000_000L, 999_999),
+            new byte[] {0, -1, 2},
+            null,
+            (short) 3,
+            (byte) -4,
             5);
-    TypeSerializer<RowData> serializer = VersionedRows.TYPE_INFO.createSerializer(new org.apache.flink.api.common.serialization.SerializerConfigImpl());
+    TypeSerializer<RowData> serializer =
+        VersionedRows.TYPE_INFO.createSerializer(
+            new org.apache.flink.api.common.serialization.SerializerConfigImpl());
     DataOutputSerializer out = new DataOutputSerializer(64);
     serializer.serialize(row, out);
     RowData back = serializer.deserialize(new DataInputDeserializer(out.getCopyOfBuffer()));
@@ -42,7 +53,8 @@ class VersionedRowsTest {
     }
     assertThat(VersionedRows.schemaId(back)).isEqualTo(5);
     assertThat(Float.floatToRawIntBits(back.getFloat(2))).isEqualTo(0x7f7fffff);
-    assertThat(Double.doubleToRawLongBits(back.getDouble(3))).isEqualTo(Double.doubleToRawLongBits(-0.0d));
+    assertThat(Double.doubleToRawLongBits(back.getDouble(3)))
+        .isEqualTo(Double.doubleToRawLongBits(-0.0d));
     assertThat(serializer.copy(row)).isEqualTo(row);
   }
 }

@@ -11,9 +11,9 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@link BinlogTime2} against bytes MySQL writes (published examples) and against an encoder written here
- * from MySQL's format, for every precision and the values whose decoding Debezium got wrong; the
- * round trip through a real binlog is TypeRoundTripTest's.
+ * {@link BinlogTime2} against bytes MySQL writes (published examples) and against an encoder
+ * written here from MySQL's format, for every precision and the values whose decoding Debezium got
+ * wrong; the round trip through a real binlog is TypeRoundTripTest's.
  */
 class BinlogTime2Test {
 
@@ -21,10 +21,11 @@ class BinlogTime2Test {
   private static final long MAX = (838 * 3600 + 59 * 60 + 59) * S;
 
   /**
-   * MySQL's {@code my_time_packed_to_binary}: the packed value is ±((hour << 12 | minute << 6 | second) << 24
-   * + microseconds); TIME(5..6) stores it plus 0x800000000000 in 6 bytes; TIME(0..4) stores its integer part
-   * (arithmetic shift) plus 0x800000 in 3 bytes, then its fraction part (C remainder: negative for a negative
-   * value) in hundredths (1 byte) or ten-thousandths (2 bytes), two's complement.
+   * MySQL's {@code my_time_packed_to_binary}: the packed value is ±((hour << 12 | minute << 6 |
+   * second) << 24 + microseconds); TIME(5..6) stores it plus 0x800000000000 in 6 bytes; TIME(0..4)
+   * stores its integer part (arithmetic shift) plus 0x800000 in 3 bytes, then its fraction part (C
+   * remainder: negative for a negative value) in hundredths (1 byte) or ten-thousandths (2 bytes),
+   * two's complement.
    */
   static byte[] encode(long micros, int fsp) {
     long abs = Math.abs(micros);
@@ -56,14 +57,16 @@ class BinlogTime2Test {
 
   @Test
   void bytesMySqlWritesDecodeToTheirValues() {
-    // from mysql-server's my_time.cc (TIME(1..2): the fraction of a negative value counts down from 0x100)
+    // from mysql-server's my_time.cc (TIME(1..2): the fraction of a negative value counts down from
+    // 0x100)
     assertThat(decode("80000000", 2)).isZero();
     assertThat(decode("7fffffff", 2)).isEqualTo(-10_000); // -00:00:00.01
     assertThat(decode("7fffff9d", 2)).isEqualTo(-990_000); // -00:00:00.99
     assertThat(decode("7fffff00", 2)).isEqualTo(-S); // -00:00:01.00
     assertThat(decode("7ffffeff", 2)).isEqualTo(-1_010_000); // -00:00:01.01
     assertThat(decode("7ffffef6", 2)).isEqualTo(-1_100_000); // -00:00:01.10
-    // written by MySQL 8.0 (osheroff/mysql-binlog-connector-java#181): -16:08:04 as TIME, TIME(3), TIME(6)
+    // written by MySQL 8.0 (osheroff/mysql-binlog-connector-java#181): -16:08:04 as TIME, TIME(3),
+    // TIME(6)
     long t = (16 * 3600 + 8 * 60 + 4) * S;
     assertThat(decode("7efdfc", 0)).isEqualTo(-t);
     assertThat(decode("7efdfbf63c", 3)).isEqualTo(-t - 250_000);
@@ -78,14 +81,20 @@ class BinlogTime2Test {
   void everyPrecisionDecodesEveryValueOfTheFirstHoursAndTheBoundariesExactly() {
     for (int fsp = 0; fsp <= 6; fsp++) {
       long unit = (long) Math.pow(10, 6 - fsp);
-      List<Long> values = new ArrayList<>(List.of(MAX, -MAX, MAX + S - unit, -(MAX + S - unit), 838 * 3600 * S, -838 * 3600 * S));
+      List<Long> values =
+          new ArrayList<>(
+              List.of(
+                  MAX, -MAX, MAX + S - unit, -(MAX + S - unit), 838 * 3600 * S, -838 * 3600 * S));
       for (long seconds = -2 * 3600 - 5; seconds <= 2 * 3600 + 5; seconds++) {
-        for (long fraction : new long[] {0, unit, S - unit, 48_576 / unit * unit, 500_000 / unit * unit}) {
+        for (long fraction :
+            new long[] {0, unit, S - unit, 48_576 / unit * unit, 500_000 / unit * unit}) {
           values.add(seconds * S + (seconds < 0 ? -fraction : fraction));
         }
       }
       for (long v : values) {
-        assertThat(BinlogTime2.micros(encode(v, fsp), fsp)).as("TIME(%d) %d µs", fsp, v).isEqualTo(v);
+        assertThat(BinlogTime2.micros(encode(v, fsp), fsp))
+            .as("TIME(%d) %d µs", fsp, v)
+            .isEqualTo(v);
       }
     }
   }
@@ -110,6 +119,7 @@ class BinlogTime2Test {
 
   @Test
   void shardRoutersRowDeserializersAreTheOnesTheBinlogReaderUses() {
-    BinlogTime2.requireInstalled(); // the test class path has shard-router's classes before the CDC jar
+    BinlogTime2
+        .requireInstalled(); // the test class path has shard-router's classes before the CDC jar
   }
 }

@@ -9,11 +9,18 @@ import java.util.List;
 import java.util.Properties;
 import org.junit.jupiter.api.Test;
 
-/** The SQL rewrite of {@link ExactSnapshotDriver} as pure logic; TypeRoundTripTest runs it against MariaDB. */
+/**
+ * The SQL rewrite of {@link ExactSnapshotDriver} as pure logic; TypeRoundTripTest runs it against
+ * MariaDB.
+ */
 class ExactSnapshotDriverTest {
 
   private static final List<Column> WITH_FLOAT =
-      List.of(new Column("id", "int"), new Column("price", "float"), new Column("d", "double"), new Column("name", "varchar"));
+      List.of(
+          new Column("id", "int"),
+          new Column("price", "float"),
+          new Column("d", "double"),
+          new Column("name", "varchar"));
 
   private static String rewrite(String sql, List<Column> columns) {
     Scan scan = ExactSnapshotDriver.scannedTable(sql).orElseThrow();
@@ -22,23 +29,43 @@ class ExactSnapshotDriverTest {
 
   @Test
   void chunkScanOfATableWithFloatListsTheColumnsWithFloatAsExactDouble() {
-    assertThat(rewrite("SELECT * FROM `shop`.`orders_0` WHERE `id` >= ? AND NOT (`id` = ?) AND `id` <= ?", WITH_FLOAT))
-        .isEqualTo("SELECT `id`, (`price` * 1E0) AS `price`, `d`, `name` FROM `shop`.`orders_0`"
-            + " WHERE `id` >= ? AND NOT (`id` = ?) AND `id` <= ?");
+    assertThat(
+            rewrite(
+                "SELECT * FROM `shop`.`orders_0` WHERE `id` >= ? AND NOT (`id` = ?) AND `id` <= ?",
+                WITH_FLOAT))
+        .isEqualTo(
+            "SELECT `id`, (`price` * 1E0) AS `price`, `d`, `name` FROM `shop`.`orders_0`"
+                + " WHERE `id` >= ? AND NOT (`id` = ?) AND `id` <= ?");
     // the whole table (one split), and FLOAT in any case as information_schema may spell it
-    assertThat(rewrite("SELECT * FROM `shop`.`orders_0`", List.of(new Column("id", "int"), new Column("f", "FLOAT"))))
+    assertThat(
+            rewrite(
+                "SELECT * FROM `shop`.`orders_0`",
+                List.of(new Column("id", "int"), new Column("f", "FLOAT"))))
         .isEqualTo("SELECT `id`, (`f` * 1E0) AS `f` FROM `shop`.`orders_0`");
   }
 
   @Test
   void chunkScanOfATableWithTimeListsTheColumnsWithTimeAsTheTextTimeConverterReads() {
-    List<Column> columns = List.of(new Column("id", "int"), new Column("t", "time"), new Column("f", "float"), new Column("d", "datetime"));
+    List<Column> columns =
+        List.of(
+            new Column("id", "int"),
+            new Column("t", "time"),
+            new Column("f", "float"),
+            new Column("d", "datetime"));
     assertThat(rewrite("SELECT * FROM `shop`.`orders_0` WHERE `id` <= ?", columns))
-        .isEqualTo("SELECT `id`, CONCAT(IF(`t` < 0, 1000, 0) + HOUR(`t`), ':', MINUTE(`t`), ':', SECOND(`t`), '.',"
-            + " LPAD(MICROSECOND(`t`), 6, '0')) AS `t`, (`f` * 1E0) AS `f`, `d` FROM `shop`.`orders_0` WHERE `id` <= ?");
-    // a table with TIME and no FLOAT is rewritten too; TIME in any case as information_schema may spell it
-    assertThat(rewrite("SELECT * FROM `shop`.`orders_0`", List.of(new Column("id", "int"), new Column("t`", "TIME"))))
-        .isEqualTo("SELECT `id`, " + TimeConverter.snapshotSelect("`t```") + " AS `t``` FROM `shop`.`orders_0`");
+        .isEqualTo(
+            "SELECT `id`, CONCAT(IF(`t` < 0, 1000, 0) + HOUR(`t`), ':', MINUTE(`t`), ':', SECOND(`t`), '.',"
+                + " LPAD(MICROSECOND(`t`), 6, '0')) AS `t`, (`f` * 1E0) AS `f`, `d` FROM `shop`.`orders_0` WHERE `id` <= ?");
+    // a table with TIME and no FLOAT is rewritten too; TIME in any case as information_schema may
+    // spell it
+    assertThat(
+            rewrite(
+                "SELECT * FROM `shop`.`orders_0`",
+                List.of(new Column("id", "int"), new Column("t`", "TIME"))))
+        .isEqualTo(
+            "SELECT `id`, "
+                + TimeConverter.snapshotSelect("`t```")
+                + " AS `t``` FROM `shop`.`orders_0`");
   }
 
   @Test
@@ -47,14 +74,23 @@ class ExactSnapshotDriverTest {
     Scan scan = ExactSnapshotDriver.scannedTable(sql).orElseThrow();
     assertThat(scan.database()).isEqualTo("my`db");
     assertThat(scan.table()).isEqualTo("t.1");
-    assertThat(ExactSnapshotDriver.rewrite(scan, sql, List.of(new Column("a`b", "int"), new Column("f`", "float"))))
+    assertThat(
+            ExactSnapshotDriver.rewrite(
+                scan, sql, List.of(new Column("a`b", "int"), new Column("f`", "float"))))
         .isEqualTo("SELECT `a``b`, (`f``` * 1E0) AS `f``` FROM `my``db`.`t.1` WHERE `a``b` <= ?");
   }
 
   @Test
   void tableWithoutFloatAndTimeOrWithoutVisibleColumnsIsLeftAlone() {
     String sql = "SELECT * FROM `shop`.`orders_0` WHERE `id` <= ?";
-    assertThat(rewrite(sql, List.of(new Column("id", "int"), new Column("d", "double"), new Column("x", "decimal"), new Column("ts", "timestamp"))))
+    assertThat(
+            rewrite(
+                sql,
+                List.of(
+                    new Column("id", "int"),
+                    new Column("d", "double"),
+                    new Column("x", "decimal"),
+                    new Column("ts", "timestamp"))))
         .isSameAs(sql);
     assertThat(rewrite(sql, List.of())).isSameAs(sql);
   }

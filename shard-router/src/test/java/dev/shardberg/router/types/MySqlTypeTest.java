@@ -19,32 +19,41 @@ import org.apache.flink.table.data.StringData;
 import org.junit.jupiter.api.Test;
 
 /**
- * The canonical rendering of every type family, from both sides verify compares: the value Iceberg's
- * generic reader returns and what MySQL's JDBC driver returns for the same MySQL value (a fake
- * {@link ResultSet} answering the getter the family uses, with what Connector/J returns in the binary
- * protocol).
+ * The canonical rendering of every type family, from both sides verify compares: the value
+ * Iceberg's generic reader returns and what MySQL's JDBC driver returns for the same MySQL value (a
+ * fake {@link ResultSet} answering the getter the family uses, with what Connector/J returns in the
+ * binary protocol).
  */
 class MySqlTypeTest {
 
   /** A one-column result set whose getters return {@code value} (getObject: {@code object}). */
   private static ResultSet row(Object object, Object value) {
-    return (ResultSet) Proxy.newProxyInstance(getClass(ResultSet.class), new Class<?>[] {ResultSet.class}, (proxy, method, args) -> {
-      if (method.getName().equals("getObject")) {
-        return object;
-      }
-      return value;
-    });
+    return (ResultSet)
+        Proxy.newProxyInstance(
+            getClass(ResultSet.class),
+            new Class<?>[] {ResultSet.class},
+            (proxy, method, args) -> {
+              if (method.getName().equals("getObject")) {
+                return object;
+              }
+              return value;
+            });
   }
 
   private static ClassLoader getClass(Class<?> c) {
     return c.getClassLoader() == null ? MySqlTypeTest.class.getClassLoader() : c.getClassLoader();
   }
 
-  private static void renders(String columnType, Object icebergValue, Object jdbcValue, String canonical) throws Exception {
+  private static void renders(
+      String columnType, Object icebergValue, Object jdbcValue, String canonical) throws Exception {
     MySqlColumn c = MySqlColumn.of("c", columnType, true);
     MySqlType type = MySqlType.of(c);
-    assertThat(type.renderIcebergOrNull(icebergValue)).as("%s from Iceberg", columnType).isEqualTo(canonical);
-    assertThat(type.renderJdbc(row(jdbcValue, jdbcValue), 1, c)).as("%s from JDBC", columnType).isEqualTo(canonical);
+    assertThat(type.renderIcebergOrNull(icebergValue))
+        .as("%s from Iceberg", columnType)
+        .isEqualTo(canonical);
+    assertThat(type.renderJdbc(row(jdbcValue, jdbcValue), 1, c))
+        .as("%s from JDBC", columnType)
+        .isEqualTo(canonical);
   }
 
   @Test
@@ -56,33 +65,48 @@ class MySqlTypeTest {
 
   @Test
   void bigintUnsignedAndDecimals() throws Exception {
-    renders("bigint unsigned", new BigDecimal("18446744073709551615"), new BigDecimal("18446744073709551615"), "18446744073709551615");
-    renders("decimal(38,10)", new BigDecimal("-9999999999999999999999999999.9999999999"),
-        new BigDecimal("-9999999999999999999999999999.9999999999"), "-9999999999999999999999999999.9999999999");
+    renders(
+        "bigint unsigned",
+        new BigDecimal("18446744073709551615"),
+        new BigDecimal("18446744073709551615"),
+        "18446744073709551615");
+    renders(
+        "decimal(38,10)",
+        new BigDecimal("-9999999999999999999999999999.9999999999"),
+        new BigDecimal("-9999999999999999999999999999.9999999999"),
+        "-9999999999999999999999999999.9999999999");
     renders("decimal(10,2)", new BigDecimal("1.50"), new BigDecimal("1.5"), "1.50");
   }
 
   @Test
   void decimalsOfMoreThan38DigitsAreTheirExactDigitsAsText() throws Exception {
-    String digits = "1234567890123456789012345678901234567890123456789012345678901234.5"; // 65 digits
+    String digits =
+        "1234567890123456789012345678901234567890123456789012345678901234.5"; // 65 digits
     renders("decimal(65,1)", digits, new BigDecimal(digits), digits);
     renders("decimal(65,1)", "-" + digits, new BigDecimal("-" + digits), "-" + digits);
     renders("decimal(65,1)", "0.0", BigDecimal.ZERO, "0.0");
-    renders("decimal(65,30)", "-0.000000000000000000000000000001", new BigDecimal("-1E-30"), "-0.000000000000000000000000000001");
+    renders(
+        "decimal(65,30)",
+        "-0.000000000000000000000000000001",
+        new BigDecimal("-1E-30"),
+        "-0.000000000000000000000000000001");
     // the tagger: Debezium's BigDecimal (or text) at the column's scale, never with an exponent
     MySqlColumn c = MySqlColumn.of("c", "decimal(65,30)", true);
     assertThat(MySqlType.of(c).toFlink(new BigDecimal("1E+3"), null, c))
         .isEqualTo(StringData.fromString("1000.000000000000000000000000000000"));
-    assertThat(MySqlType.of(c).toFlink("-1E-30", null, c)).isEqualTo(StringData.fromString("-0.000000000000000000000000000001"));
+    assertThat(MySqlType.of(c).toFlink("-1E-30", null, c))
+        .isEqualTo(StringData.fromString("-0.000000000000000000000000000001"));
     MySqlColumn one = MySqlColumn.of("c", "decimal(40,1)", true);
-    org.assertj.core.api.Assertions.assertThatThrownBy(() -> MySqlType.of(one).toFlink(new BigDecimal("0.05"), null, one))
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+            () -> MySqlType.of(one).toFlink(new BigDecimal("0.05"), null, one))
         .hasMessage("value 0.05 has more than 1 fraction digits");
   }
 
   @Test
   void floatIsExactToTheBitAndDouble() throws Exception {
     renders("float", 707.14288330078125f, 707.14288330078125f, "707.1429 (0x4430c925)");
-    assertThat(MySqlType.FLOAT.renderIceberg(Math.nextUp(707.14288330078125f))).isEqualTo("707.14294 (0x4430c926)");
+    assertThat(MySqlType.FLOAT.renderIceberg(Math.nextUp(707.14288330078125f)))
+        .isEqualTo("707.14294 (0x4430c926)");
     renders("double", -Double.MAX_VALUE, -Double.MAX_VALUE, "-1.7976931348623157E308");
   }
 
@@ -110,8 +134,16 @@ class MySqlTypeTest {
   void datesAndZeroDates() throws Exception {
     renders("date", LocalDate.of(1000, 1, 1), "1000-01-01", "1000-01-01");
     renders("date", null, "0000-00-00", MySqlType.NULL);
-    renders("datetime(6)", LocalDateTime.parse("9999-12-31T23:59:59.999999"), "9999-12-31 23:59:59.999999", "9999-12-31T23:59:59.999999");
-    renders("datetime", LocalDateTime.parse("2024-02-29T12:00"), "2024-02-29 12:00:00", "2024-02-29T12:00:00.000000");
+    renders(
+        "datetime(6)",
+        LocalDateTime.parse("9999-12-31T23:59:59.999999"),
+        "9999-12-31 23:59:59.999999",
+        "9999-12-31T23:59:59.999999");
+    renders(
+        "datetime",
+        LocalDateTime.parse("2024-02-29T12:00"),
+        "2024-02-29 12:00:00",
+        "2024-02-29T12:00:00.000000");
     renders("datetime(3)", null, "0000-00-00 00:00:00.000", MySqlType.NULL);
   }
 
@@ -138,7 +170,9 @@ class MySqlTypeTest {
 
   @Test
   void timestampIsTheInstant() {
-    assertThat(MySqlType.TIMESTAMP.renderIceberg(OffsetDateTime.parse("2038-01-19T03:14:07.999999Z"))).isEqualTo("2038-01-19T03:14:07.999999Z");
+    assertThat(
+            MySqlType.TIMESTAMP.renderIceberg(OffsetDateTime.parse("2038-01-19T03:14:07.999999Z")))
+        .isEqualTo("2038-01-19T03:14:07.999999Z");
   }
 
   @Test
@@ -154,39 +188,56 @@ class MySqlTypeTest {
   void timeConvertsFromEveryDebeziumRepresentation() {
     MySqlColumn c = MySqlColumn.of("c", "time(6)", true);
     Schema micro = MicroTime.builder().optional().build();
-    assertThat(MySqlType.TIME.toFlink(-3_020_399_999_999L, micro, c)).isEqualTo(-3_020_399_999_999L);
-    assertThat(MySqlType.TIME.toFlink(-90_000_500, io.debezium.time.Time.builder().build(), c)).isEqualTo(-90_000_500_000L);
+    assertThat(MySqlType.TIME.toFlink(-3_020_399_999_999L, micro, c))
+        .isEqualTo(-3_020_399_999_999L);
+    assertThat(MySqlType.TIME.toFlink(-90_000_500, io.debezium.time.Time.builder().build(), c))
+        .isEqualTo(-90_000_500_000L);
   }
 
   /**
-   * MySQL 8 stores JSON in its binary format and the binlog carries those bytes; Debezium renders them
-   * with the binlog client's formatter. With Flink CDC's non-legacy JSON format (what every Shardberg
-   * source sets) that text is MySQL's own rendering — the one a snapshot {@code SELECT} returns — so a
-   * row's JSON does not change text on its next update. MySQL 8 cannot run here (MariaDB stores JSON as
-   * text), so this builds the binary document MySQL 8 writes for {@code {"a": [1, "x"]}}.
+   * MySQL 8 stores JSON in its binary format and the binlog carries those bytes; Debezium renders
+   * them with the binlog client's formatter. With Flink CDC's non-legacy JSON format (what every
+   * Shardberg source sets) that text is MySQL's own rendering — the one a snapshot {@code SELECT}
+   * returns — so a row's JSON does not change text on its next update. MySQL 8 cannot run here
+   * (MariaDB stores JSON as text), so this builds the binary document MySQL 8 writes for {@code
+   * {"a": [1, "x"]}}.
    */
   @Test
   void mysql8BinaryJsonFromTheBinlogReadsAsTheSnapshotText() throws Exception {
     new MySqlSourceConfigFactory()
-        .hostname("localhost").port(3306).username("u").password("p").databaseList("db").tableList("db.t")
-        .serverTimeZone("UTC").useLegacyJsonFormat(false)
-        .createConfig(0); // the formatter reads this setting (a JVM-wide flag set by the source config)
-    byte[] document = HexFormat.of().parseHex(
-        "00" // small object
-            + "0100" + "1800" // 1 member, 24 bytes
-            + "0b00" + "0100" // key at 11, length 1
-            + "020c00" // value: small array at 12
-            + "61" // "a"
-            + "0200" + "0c00" // array: 2 elements, 12 bytes
-            + "050100" // int16 1, inlined
-            + "0c0a00" // string at 10
-            + "0178"); // "x"
+        .hostname("localhost")
+        .port(3306)
+        .username("u")
+        .password("p")
+        .databaseList("db")
+        .tableList("db.t")
+        .serverTimeZone("UTC")
+        .useLegacyJsonFormat(false)
+        .createConfig(
+            0); // the formatter reads this setting (a JVM-wide flag set by the source config)
+    byte[] document =
+        HexFormat.of()
+            .parseHex(
+                "00" // small object
+                    + "0100"
+                    + "1800" // 1 member, 24 bytes
+                    + "0b00"
+                    + "0100" // key at 11, length 1
+                    + "020c00" // value: small array at 12
+                    + "61" // "a"
+                    + "0200"
+                    + "0c00" // array: 2 elements, 12 bytes
+                    + "050100" // int16 1, inlined
+                    + "0c0a00" // string at 10
+                    + "0178"); // "x"
     String text = JsonBinary.parseAsString(document);
     assertThat(text).isEqualTo("{\"a\": [1, \"x\"]}");
 
     // and the tagger keeps it verbatim
     MySqlColumn c = MySqlColumn.of("doc", "json", true);
-    assertThat(MySqlType.of(c).toFlink(text, Json.builder().optional().build(), c)).isEqualTo(StringData.fromString(text));
-    assertThat(MySqlType.JSON.renderJdbc(row(text, text), 1, c)).isEqualTo(MySqlType.JSON.renderIceberg(text));
+    assertThat(MySqlType.of(c).toFlink(text, Json.builder().optional().build(), c))
+        .isEqualTo(StringData.fromString(text));
+    assertThat(MySqlType.JSON.renderJdbc(row(text, text), 1, c))
+        .isEqualTo(MySqlType.JSON.renderIceberg(text));
   }
 }

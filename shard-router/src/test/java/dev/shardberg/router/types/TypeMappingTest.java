@@ -11,9 +11,9 @@ import java.util.List;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.LogicalTypeRoot;
 import org.apache.iceberg.flink.FlinkSchemaUtil;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
-import org.junit.jupiter.api.Test;
 
 class TypeMappingTest {
 
@@ -68,14 +68,17 @@ class TypeMappingTest {
     TypeMapping.Mapped m = TypeMapping.map(c);
     assertThat(m.flinkType().asSummaryString()).isEqualTo(flink);
     assertThat(m.icebergType().toString()).isEqualTo(iceberg);
-    assertThat(TypeMapping.map(MySqlColumn.of("c", mysql, false)).flinkType().isNullable()).isFalse();
+    assertThat(TypeMapping.map(MySqlColumn.of("c", mysql, false)).flinkType().isNullable())
+        .isFalse();
   }
 
   @Test
   void flinkAndIcebergSidesAgreeForIcebergsOwnConverter() {
     String[] types = {
-      "tinyint", "int unsigned", "bigint", "bigint unsigned", "decimal(20,4)", "decimal(65,1)", "float", "double", "bit(1)",
-      "bit(7)", "varchar(3)", "blob", "date", "time(3)", "time(6)", "datetime(6)", "timestamp(6)", "year"
+      "tinyint", "int unsigned", "bigint", "bigint unsigned", "decimal(20,4)", "decimal(65,1)",
+          "float", "double", "bit(1)",
+      "bit(7)", "varchar(3)", "blob", "date", "time(3)", "time(6)", "datetime(6)", "timestamp(6)",
+          "year"
     };
     List<MySqlColumn> columns = new ArrayList<>();
     columns.add(MySqlColumn.of("id", "bigint", false));
@@ -84,12 +87,23 @@ class TypeMappingTest {
     }
     TableLayout layout = TableLayout.derive(new ShardSchema(columns, List.of("id")));
     // Iceberg's own Flink -> Iceberg conversion of our row type gives our Iceberg schema
-    org.apache.iceberg.Schema converted = FlinkSchemaUtil.convert(FlinkSchemaUtil.toSchema(layout.rowType()));
-    assertThat(converted.asStruct().fields().stream().map(f -> f.name() + ":" + f.type() + ":" + f.isOptional()).toList())
-        .isEqualTo(layout.icebergSchema().asStruct().fields().stream().map(f -> f.name() + ":" + f.type() + ":" + f.isOptional()).toList());
+    org.apache.iceberg.Schema converted =
+        FlinkSchemaUtil.convert(FlinkSchemaUtil.toSchema(layout.rowType()));
+    assertThat(
+            converted.asStruct().fields().stream()
+                .map(f -> f.name() + ":" + f.type() + ":" + f.isOptional())
+                .toList())
+        .isEqualTo(
+            layout.icebergSchema().asStruct().fields().stream()
+                .map(f -> f.name() + ":" + f.type() + ":" + f.isOptional())
+                .toList());
     // and back: Iceberg -> Flink gives the same type roots
-    List<LogicalTypeRoot> back = FlinkSchemaUtil.convert(layout.icebergSchema()).getChildren().stream().map(LogicalType::getTypeRoot).toList();
-    assertThat(back).isEqualTo(layout.rowType().getChildren().stream().map(LogicalType::getTypeRoot).toList());
+    List<LogicalTypeRoot> back =
+        FlinkSchemaUtil.convert(layout.icebergSchema()).getChildren().stream()
+            .map(LogicalType::getTypeRoot)
+            .toList();
+    assertThat(back)
+        .isEqualTo(layout.rowType().getChildren().stream().map(LogicalType::getTypeRoot).toList());
   }
 
   @Test

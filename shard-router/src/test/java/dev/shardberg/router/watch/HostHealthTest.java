@@ -37,7 +37,8 @@ class HostHealthTest {
     assertThat(health.eventTimeLagMillis()).isEqualTo(-1);
     assertThat(health.millisSinceLastEvent(5)).isEqualTo(-1);
     health.eventRead(1_000, 1_250);
-    health.eventRead(900, 1_300); // an older event (another transaction order) does not move the newest back
+    health.eventRead(
+        900, 1_300); // an older event (another transaction order) does not move the newest back
     assertThat(health.lastEventTimeMillis()).isEqualTo(1_000);
     assertThat(health.eventTimeLagMillis()).isEqualTo(300);
     assertThat(health.millisSinceLastEvent(2_300)).isEqualTo(1_000);

@@ -20,7 +20,10 @@ import org.apache.flink.table.data.RowData;
 import org.apache.flink.types.RowKind;
 import org.junit.jupiter.api.Test;
 
-/** The host watch against a port nobody listens on; the restart of a real host is in SourceReconnectTest. */
+/**
+ * The host watch against a port nobody listens on; the restart of a real host is in
+ * SourceReconnectTest.
+ */
 class SourceHostWatchTest {
 
   @Test
@@ -30,31 +33,41 @@ class SourceHostWatchTest {
       port = socket.getLocalPort(); // closed again: connections are refused
     }
     MySqlHost host = new MySqlHost("gone", "127.0.0.1", port, "cdc", Secret.of("pw"), Map.of());
-    SourceHostWatch watch = new SourceHostWatch(host, Duration.ofMillis(100), Duration.ofMillis(600));
+    SourceHostWatch watch =
+        new SourceHostWatch(host, Duration.ofMillis(100), Duration.ofMillis(600));
     AtomicReference<Throwable> failure = new AtomicReference<>();
-    try (OneInputStreamOperatorTestHarness<RowData, RowData> harness = new OneInputStreamOperatorTestHarness<>(watch)) {
+    try (OneInputStreamOperatorTestHarness<RowData, RowData> harness =
+        new OneInputStreamOperatorTestHarness<>(watch)) {
       harness.open();
       AtomicLong time = new AtomicLong();
-      await().atMost(Duration.ofSeconds(60)).until(() -> {
-        try {
-          harness.setProcessingTime(time.addAndGet(100));
-        } catch (Exception e) {
-          failure.set(e);
-        }
-        return failure.get() != null;
-      });
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .until(
+              () -> {
+                try {
+                  harness.setProcessingTime(time.addAndGet(100));
+                } catch (Exception e) {
+                  failure.set(e);
+                }
+                return failure.get() != null;
+              });
     }
-    Throwable unreachable = ThrowableClassifier.findThrowableOfThrowableType(failure.get(), ThrowableType.NonRecoverableError).orElseThrow();
+    Throwable unreachable =
+        ThrowableClassifier.findThrowableOfThrowableType(
+                failure.get(), ThrowableType.NonRecoverableError)
+            .orElseThrow();
     assertThat(unreachable).isInstanceOf(HostUnreachableException.class);
     assertThat(unreachable.getMessage())
-        .startsWith("Cannot keep reading host 'gone' (127.0.0.1:" + port + "): it has not answered for ")
-        .contains("longer than source.unreachable-timeout (PT0.6S); last error: CommunicationsException: ")
+        .startsWith(
+            "Cannot keep reading host 'gone' (127.0.0.1:" + port + "): it has not answered for ")
+        .contains(
+            "longer than source.unreachable-timeout (PT0.6S); last error: CommunicationsException: ")
         .endsWith("raise source.unreachable-timeout to wait longer.");
   }
 
   /**
-   * A probe's outcome is the host's state as soon as it is known (the gauges the console and status read),
-   * not at the task's next timer, up to a probe interval later: here no timer fires at all.
+   * A probe's outcome is the host's state as soon as it is known (the gauges the console and status
+   * read), not at the task's next timer, up to a probe interval later: here no timer fires at all.
    */
   @Test
   void aFailedProbeMakesTheHostUnreachableWithoutWaitingForTheTasksTimer() throws Exception {
@@ -63,34 +76,44 @@ class SourceHostWatchTest {
       port = socket.getLocalPort(); // closed again: connections are refused
     }
     MySqlHost host = new MySqlHost("gone", "127.0.0.1", port, "cdc", Secret.of("pw"), Map.of());
-    SourceHostWatch watch = new SourceHostWatch(host, Duration.ofMinutes(1), Duration.ofMinutes(10));
-    try (OneInputStreamOperatorTestHarness<RowData, RowData> harness = new OneInputStreamOperatorTestHarness<>(watch)) {
+    SourceHostWatch watch =
+        new SourceHostWatch(host, Duration.ofMinutes(1), Duration.ofMinutes(10));
+    try (OneInputStreamOperatorTestHarness<RowData, RowData> harness =
+        new OneInputStreamOperatorTestHarness<>(watch)) {
       harness.open(); // the first probe runs at once; the processing time stays where it is
-      await().atMost(Duration.ofSeconds(30)).until(() -> watch.summary(System.currentTimeMillis()).contains(": UNREACHABLE for "));
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .until(() -> watch.summary(System.currentTimeMillis()).contains(": UNREACHABLE for "));
     }
   }
 
   @Test
   void countsTheSnapshotRowsPerShardAndTheBinlogChangesApart() throws Exception {
     MySqlHost host = new MySqlHost("a", "127.0.0.1", 1, "cdc", Secret.of("pw"), Map.of());
-    SourceHostWatch watch = new SourceHostWatch(host, Duration.ofMinutes(1), Duration.ofMinutes(10));
-    try (OneInputStreamOperatorTestHarness<RowData, RowData> harness = new OneInputStreamOperatorTestHarness<>(watch)) {
+    SourceHostWatch watch =
+        new SourceHostWatch(host, Duration.ofMinutes(1), Duration.ofMinutes(10));
+    try (OneInputStreamOperatorTestHarness<RowData, RowData> harness =
+        new OneInputStreamOperatorTestHarness<>(watch)) {
       harness.open();
-      harness.processElement(GenericRowData.ofKind(RowKind.INSERT, 3, 1L), 0); // snapshot reads carry no time
+      harness.processElement(
+          GenericRowData.ofKind(RowKind.INSERT, 3, 1L), 0); // snapshot reads carry no time
       harness.processElement(GenericRowData.ofKind(RowKind.INSERT, 3, 2L), 0);
       harness.processElement(GenericRowData.ofKind(RowKind.INSERT, 5, 1L), 0);
       harness.processElement(GenericRowData.ofKind(RowKind.UPDATE_AFTER, 3, 1L), 1_000);
       harness.processElement(GenericRowData.ofKind(RowKind.DELETE, 5, 1L), 2_000);
       assertThat(harness.extractOutputValues()).hasSize(5);
-      assertThat(watch.summary(3_000)).contains("; 3 snapshot rows of 2 shards and 2 binlog changes read, newest written ");
+      assertThat(watch.summary(3_000))
+          .contains("; 3 snapshot rows of 2 shards and 2 binlog changes read, newest written ");
     }
   }
 
   @Test
   void theLimitMustBeLongerThanTheProbeInterval() {
     MySqlHost host = new MySqlHost("a", "db-a", 3306, "cdc", Secret.of("pw"), Map.of());
-    assertThatThrownBy(() -> new SourceHostWatch(host, Duration.ofSeconds(5), Duration.ofSeconds(5)))
+    assertThatThrownBy(
+            () -> new SourceHostWatch(host, Duration.ofSeconds(5), Duration.ofSeconds(5)))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("Cannot watch host 'a': source.unreachable-timeout (PT5S) must be longer than source.health-check-interval (PT5S)");
+        .hasMessage(
+            "Cannot watch host 'a': source.unreachable-timeout (PT5S) must be longer than source.health-check-interval (PT5S)");
   }
 }

@@ -1,5 +1,6 @@
 package dev.shardberg.tests.bench;
 
+import dev.shardberg.tests.cluster.MiniHdfs;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -10,21 +11,24 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import dev.shardberg.tests.cluster.MiniHdfs;
 import org.apache.iceberg.catalog.Catalog;
 
 /**
  * The load-test harness: the same MySQL workload through every mode, one report. See {@link
  * BenchCommand} for the flags and BENCHMARKS.md for a run on the reference machine.
  *
- * <p>Order of a run: start K servers; for each mode, reload the N shards (same seeded rows), run the
- * mode ({@link ModeRunner}); then the query-side comparison on the consolidated result; then the
- * scale sweep; then write the report. A mode whose correctness check fails is FAILED and is reported
- * as such, never folded into the ratios.
+ * <p>Order of a run: start K servers; for each mode, reload the N shards (same seeded rows), run
+ * the mode ({@link ModeRunner}); then the query-side comparison on the consolidated result; then
+ * the scale sweep; then write the report. A mode whose correctness check fails is FAILED and is
+ * reported as such, never folded into the ratios.
  */
 public final class Bench {
-  /** Held so the level sticks: the binlog client logs every connect at INFO through java.util.logging. */
-  private static final java.util.logging.Logger BINLOG_CLIENT_LOG = java.util.logging.Logger.getLogger("com.github.shyiko.mysql.binlog");
+  /**
+   * Held so the level sticks: the binlog client logs every connect at INFO through
+   * java.util.logging.
+   */
+  private static final java.util.logging.Logger BINLOG_CLIENT_LOG =
+      java.util.logging.Logger.getLogger("com.github.shyiko.mysql.binlog");
 
   /** DataNodes of the HDFS of {@code --warehouse hdfs} (replication = 1). */
   static final int HDFS_DATANODES = 1;
@@ -52,25 +56,36 @@ public final class Bench {
     MiniHdfs hdfs = null;
     if (config.warehouseFs() == BenchConfig.WarehouseFs.HDFS) {
       hdfs = MiniHdfs.start(out.resolve("hdfs"), HDFS_DATANODES);
-      progress.line("hdfs", "HDFS (MiniDFSCluster, %d DataNode, own JVM) at %s, started in %,d ms", HDFS_DATANODES,
-          hdfs.uri(), hdfs.startUpTime().toMillis());
+      progress.line(
+          "hdfs",
+          "HDFS (MiniDFSCluster, %d DataNode, own JVM) at %s, started in %,d ms",
+          HDFS_DATANODES,
+          hdfs.uri(),
+          hdfs.startUpTime().toMillis());
     }
     try (Workload workload = Workload.start(config.hosts(), progress)) {
       ModeRunner runner = new ModeRunner(workload, progress);
-      for (BenchConfig.Mode mode : config.sweepOnly() ? List.<BenchConfig.Mode>of() : config.modes()) {
+      for (BenchConfig.Mode mode :
+          config.sweepOnly() ? List.<BenchConfig.Mode>of() : config.modes()) {
         String warehouse = warehouse(hdfs, out, "", mode, config.shards());
         ModeResult result = runner.run(mode, config, warehouse);
         modes.add(result);
-        if (mode == BenchConfig.Mode.CONSOLIDATED && config.querySide() && result.status().equals(ModeResult.PASSED)) {
+        if (mode == BenchConfig.Mode.CONSOLIDATED
+            && config.querySide()
+            && result.status().equals(ModeResult.PASSED)) {
           progress.mode("query N=" + config.shards());
           Catalog catalog = ModeRunner.catalogLoader(warehouse).loadCatalog();
           query = QuerySide.run(catalog, catalog.loadTable(ModeRunner.TABLE), progress);
         }
       }
       for (int n : config.sweep()) {
-        List<BenchConfig.Mode> sweepModes = config.modes().stream()
-            .filter(m -> m == BenchConfig.Mode.CONSOLIDATED || m == BenchConfig.Mode.PER_SHARD).toList();
-        BenchConfig sized = config.resized(n, (int) (config.sweepTotalRows() / n), config.sweepDuration(), sweepModes);
+        List<BenchConfig.Mode> sweepModes =
+            config.modes().stream()
+                .filter(m -> m == BenchConfig.Mode.CONSOLIDATED || m == BenchConfig.Mode.PER_SHARD)
+                .toList();
+        BenchConfig sized =
+            config.resized(
+                n, (int) (config.sweepTotalRows() / n), config.sweepDuration(), sweepModes);
         for (BenchConfig.Mode mode : sweepModes) {
           sweep.add(runner.run(mode, sized, warehouse(hdfs, out, "sweep/", mode, n)));
         }
@@ -80,17 +95,37 @@ public final class Bench {
         hdfs.close();
       }
     }
-    Report.Results results = new Report.Results(
-        config.command(), machine, Report.versions(), settings(), modes, query, sweep, ratios(modes, query), methods(),
-        startedAt, System.currentTimeMillis() - start);
+    Report.Results results =
+        new Report.Results(
+            config.command(),
+            machine,
+            Report.versions(),
+            settings(),
+            modes,
+            query,
+            sweep,
+            ratios(modes, query),
+            methods(),
+            startedAt,
+            System.currentTimeMillis() - start);
     Report.write(out, results);
     progress.mode("report");
-    progress.line("done", "report in %s (%s, %s, %d charts)", out, Report.RESULTS_JSON, Report.REPORT_MD, Report.CHARTS.size());
+    progress.line(
+        "done",
+        "report in %s (%s, %s, %d charts)",
+        out,
+        Report.RESULTS_JSON,
+        Report.REPORT_MD,
+        Report.CHARTS.size());
     return results;
   }
 
-  /** A fresh warehouse location per mode and N: on HDFS a new directory of this run's HDFS, locally an emptied directory. */
-  private static String warehouse(MiniHdfs hdfs, Path out, String sub, BenchConfig.Mode mode, int shards) throws IOException {
+  /**
+   * A fresh warehouse location per mode and N: on HDFS a new directory of this run's HDFS, locally
+   * an emptied directory.
+   */
+  private static String warehouse(
+      MiniHdfs hdfs, Path out, String sub, BenchConfig.Mode mode, int shards) throws IOException {
     String name = mode.label().replace('+', '-') + "-N" + shards;
     if (hdfs != null) {
       return hdfs.path("/bench/" + sub + "warehouse/" + name);
@@ -121,9 +156,13 @@ public final class Bench {
     s.put("sweepTotalRows", config.sweepTotalRows());
     s.put("sweepDurationSeconds", config.sweepDuration().toSeconds());
     s.put("sweepOnly", config.sweepOnly());
-    s.put("warehouse", config.warehouseFs() == BenchConfig.WarehouseFs.HDFS
-        ? "hdfs: Hadoop 3.4.1 MiniDFSCluster, 1 NameNode + " + HDFS_DATANODES + " DataNode (replication 1) in its own JVM on this machine"
-        : "local: a directory under --output (ForklessLocalFileSystem)");
+    s.put(
+        "warehouse",
+        config.warehouseFs() == BenchConfig.WarehouseFs.HDFS
+            ? "hdfs: Hadoop 3.4.1 MiniDFSCluster, 1 NameNode + "
+                + HDFS_DATANODES
+                + " DataNode (replication 1) in its own JVM on this machine"
+            : "local: a directory under --output (ForklessLocalFileSystem)");
     s.put("tableProperties", dev.shardberg.router.schema.TableLayout.DEFAULT_PROPERTIES);
     return s;
   }
@@ -137,28 +176,47 @@ public final class Bench {
       ModeResult a = ours.get();
       ModeResult b = base.get();
       if (a.snapshot() != null && b.snapshot() != null) {
-        r.put("snapshot throughput consolidated / per-shard", round(a.snapshot().rowsPerSecond() / b.snapshot().rowsPerSecond()));
+        r.put(
+            "snapshot throughput consolidated / per-shard",
+            round(a.snapshot().rowsPerSecond() / b.snapshot().rowsPerSecond()));
       }
       if (a.freshness() != null && b.freshness() != null && a.freshness().p99Millis() > 0) {
-        r.put("freshness p50 per-shard / consolidated", round(b.freshness().p50Millis() / (double) Math.max(1, a.freshness().p50Millis())));
-        r.put("freshness p99 per-shard / consolidated", round(b.freshness().p99Millis() / (double) Math.max(1, a.freshness().p99Millis())));
+        r.put(
+            "freshness p50 per-shard / consolidated",
+            round(b.freshness().p50Millis() / (double) Math.max(1, a.freshness().p50Millis())));
+        r.put(
+            "freshness p99 per-shard / consolidated",
+            round(b.freshness().p99Millis() / (double) Math.max(1, a.freshness().p99Millis())));
       }
       if (a.commits() != null && b.commits() != null) {
-        r.put("commits per-shard / consolidated", round(b.commits().snapshots() / (double) Math.max(1, a.commits().snapshots())));
-        r.put("CommitFailedException retries consolidated vs per-shard", a.commits().commitFailedRetries() + " vs " + b.commits().commitFailedRetries());
+        r.put(
+            "commits per-shard / consolidated",
+            round(b.commits().snapshots() / (double) Math.max(1, a.commits().snapshots())));
+        r.put(
+            "CommitFailedException retries consolidated vs per-shard",
+            a.commits().commitFailedRetries() + " vs " + b.commits().commitFailedRetries());
       }
       if (a.files() != null && b.files() != null) {
-        r.put("live files per-shard / consolidated", round((b.files().liveDataFiles() + b.files().liveDeleteFiles())
-            / (double) Math.max(1, a.files().liveDataFiles() + a.files().liveDeleteFiles())));
+        r.put(
+            "live files per-shard / consolidated",
+            round(
+                (b.files().liveDataFiles() + b.files().liveDeleteFiles())
+                    / (double)
+                        Math.max(1, a.files().liveDataFiles() + a.files().liveDeleteFiles())));
       }
     }
     // issue 7's target: the consolidated snapshot phase reaches >= 0.8 of the source's own rate
     Optional<ModeResult> sourceOnly = passed(modes, "source-only");
     for (String mode : List.of("consolidated", "consolidated+zk")) {
       Optional<ModeResult> m = passed(modes, mode);
-      if (m.isPresent() && sourceOnly.isPresent() && m.get().snapshot() != null && sourceOnly.get().snapshot() != null) {
-        r.put("snapshot rows/s " + mode + " / source-only",
-            round(m.get().snapshot().rowsPerSecond() / sourceOnly.get().snapshot().rowsPerSecond()));
+      if (m.isPresent()
+          && sourceOnly.isPresent()
+          && m.get().snapshot() != null
+          && sourceOnly.get().snapshot() != null) {
+        r.put(
+            "snapshot rows/s " + mode + " / source-only",
+            round(
+                m.get().snapshot().rowsPerSecond() / sourceOnly.get().snapshot().rowsPerSecond()));
       }
     }
     if (query != null) {
@@ -168,7 +226,9 @@ public final class Bench {
   }
 
   private static Optional<ModeResult> passed(List<ModeResult> modes, String label) {
-    return modes.stream().filter(m -> m.mode().equals(label) && m.status().equals(ModeResult.PASSED)).findFirst();
+    return modes.stream()
+        .filter(m -> m.mode().equals(label) && m.status().equals(ModeResult.PASSED))
+        .findFirst();
   }
 
   private static double round(double v) {
@@ -177,20 +237,46 @@ public final class Bench {
 
   static Map<String, String> methods() {
     Map<String, String> m = new LinkedHashMap<>();
-    m.put("snapshot throughput", "rows loaded / (when the table watcher first saw the first snapshot holding every loaded row as a distinct live row, counted with Iceberg's generic reader with deletes applied, not the total-records summary, which includes rows hidden by deletes - job submission), so job start-up is included; per source parallelism divides by the sum of the sources' parallelism; 'after first commit' excludes start-up: live rows added after the first commit with rows / time since the watcher saw that commit");
-    m.put("snapshot phase deletes", "commits, added-delete-files and added-equality-deletes of the snapshot that first held every loaded row and its ancestors: what the initial load left for readers to merge (0 when it was written insert-only)");
-    m.put("source-only", "the consolidated mode's sources (the job's ShardbergPipeline.buildSources, same generated config) feeding a counting map and a discarding sink, no table: snapshot throughput = rows loaded / (time the count reached them - job submission); 'after first commit' holds the rate after the first counted row; passes only when exactly shards x rows-per-shard rows were counted by the time the job ended; no change phase");
-    m.put("change throughput", "changes applied in MySQL / (stream time + time until the table showed every shard's last change)");
-    m.put("freshness", "for every row in the data files a snapshot adds during the change phase: the time the table watcher first saw the snapshot (visible to a reader; polled every 200 ms, so up to 200 ms late; not the snapshot's timestampMillis, stamped before the metadata swap) - the row's mysql_commit_ts (MariaDB clock, same machine); deletes carry no row and are not timed");
-    m.put("writer flush", "consolidated modes, change phase: per Flink checkpoint, the files the writers closed (sum over writer subtasks) and the time of the slowest writer's close (DeltaTaskWriter.complete: closing every open data/delete file of the checkpoint), from the writers' own log line; coordinator commit ms: the duration the coordinator logs per data commit of the change phase (refresh, lock, RowDelta + progress record in one transaction)");
+    m.put(
+        "snapshot throughput",
+        "rows loaded / (when the table watcher first saw the first snapshot holding every loaded row as a distinct live row, counted with Iceberg's generic reader with deletes applied, not the total-records summary, which includes rows hidden by deletes - job submission), so job start-up is included; per source parallelism divides by the sum of the sources' parallelism; 'after first commit' excludes start-up: live rows added after the first commit with rows / time since the watcher saw that commit");
+    m.put(
+        "snapshot phase deletes",
+        "commits, added-delete-files and added-equality-deletes of the snapshot that first held every loaded row and its ancestors: what the initial load left for readers to merge (0 when it was written insert-only)");
+    m.put(
+        "source-only",
+        "the consolidated mode's sources (the job's ShardbergPipeline.buildSources, same generated config) feeding a counting map and a discarding sink, no table: snapshot throughput = rows loaded / (time the count reached them - job submission); 'after first commit' holds the rate after the first counted row; passes only when exactly shards x rows-per-shard rows were counted by the time the job ended; no change phase");
+    m.put(
+        "change throughput",
+        "changes applied in MySQL / (stream time + time until the table showed every shard's last change)");
+    m.put(
+        "freshness",
+        "for every row in the data files a snapshot adds during the change phase: the time the table watcher first saw the snapshot (visible to a reader; polled every 200 ms, so up to 200 ms late; not the snapshot's timestampMillis, stamped before the metadata swap) - the row's mysql_commit_ts (MariaDB clock, same machine); deletes carry no row and are not timed");
+    m.put(
+        "writer flush",
+        "consolidated modes, change phase: per Flink checkpoint, the files the writers closed (sum over writer subtasks) and the time of the slowest writer's close (DeltaTaskWriter.complete: closing every open data/delete file of the checkpoint), from the writers' own log line; coordinator commit ms: the duration the coordinator logs per data commit of the change phase (refresh, lock, RowDelta + progress record in one transaction)");
     m.put("commits", "snapshots observed on the table (polled every 200 ms)");
-    m.put("commit duration and CommitFailedException retries", "per-shard: Iceberg's own CommitReport (catalog metrics-reporter-impl) of every successful commit: totalDuration, and attempts - 1 (Iceberg retries only on CommitFailedException); a commit out of retries fails its job and shows as a restart. Consolidated modes: Iceberg's CommitReport does not cover the coordinator's transactional commits, so the duration is the coordinator's commitDurationMs histogram (every data and heartbeat commit of the run, from the refresh under the lock to the committed transaction; the last 1,024 per job attempt) and the retries are its commitRetries counter plus the CommitReport retries of other committers (consolidated+zk's maintenance)");
+    m.put(
+        "commit duration and CommitFailedException retries",
+        "per-shard: Iceberg's own CommitReport (catalog metrics-reporter-impl) of every successful commit: totalDuration, and attempts - 1 (Iceberg retries only on CommitFailedException); a commit out of retries fails its job and shows as a restart. Consolidated modes: Iceberg's CommitReport does not cover the coordinator's transactional commits, so the duration is the coordinator's commitDurationMs histogram (every data and heartbeat commit of the run, from the refresh under the lock to the committed transaction; the last 1,024 per job attempt) and the retries are its commitRetries counter plus the CommitReport retries of other committers (consolidated+zk's maintenance)");
     m.put("restarts", "the job's numRestarts gauge, through a Flink metric reporter");
-    m.put("files and bytes per commit", "added-data-files + added-delete-files and added-files-size of the snapshot summaries, over commits that added files");
-    m.put("small files", "live data and delete files of the final snapshot smaller than " + (ModeRunner.SMALL_FILE_BYTES >> 20) + " MiB");
-    m.put("peak heap", "JVM heap used, sampled every 100 ms during the mode (MiniCluster runs in this JVM; MariaDB does not)");
-    m.put("correctness", "per shard, row count and order-independent checksum of MySQL vs the table's current snapshot read with Iceberg's generic reader");
-    m.put("query side", "the consolidated result rewritten as one table partitioned by shard and as N tables, one Parquet file per shard each; both scanned once to warm up, then timed, with Iceberg's generic reader");
+    m.put(
+        "files and bytes per commit",
+        "added-data-files + added-delete-files and added-files-size of the snapshot summaries, over commits that added files");
+    m.put(
+        "small files",
+        "live data and delete files of the final snapshot smaller than "
+            + (ModeRunner.SMALL_FILE_BYTES >> 20)
+            + " MiB");
+    m.put(
+        "peak heap",
+        "JVM heap used, sampled every 100 ms during the mode (MiniCluster runs in this JVM; MariaDB does not)");
+    m.put(
+        "correctness",
+        "per shard, row count and order-independent checksum of MySQL vs the table's current snapshot read with Iceberg's generic reader");
+    m.put(
+        "query side",
+        "the consolidated result rewritten as one table partitioned by shard and as N tables, one Parquet file per shard each; both scanned once to warm up, then timed, with Iceberg's generic reader");
     return m;
   }
 }

@@ -28,75 +28,155 @@ import picocli.CommandLine.Option;
     })
 public final class BenchCommand implements Callable<Integer> {
 
-  @Option(names = "--shards", defaultValue = "8", description = "Number of shards N (default ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--shards",
+      defaultValue = "8",
+      description = "Number of shards N (default ${DEFAULT-VALUE}).")
   int shards;
 
-  @Option(names = "--rows-per-shard", defaultValue = "10000", description = "Rows loaded into each shard before the job starts (default ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--rows-per-shard",
+      defaultValue = "10000",
+      description = "Rows loaded into each shard before the job starts (default ${DEFAULT-VALUE}).")
   int rowsPerShard;
 
-  @Option(names = "--hosts", defaultValue = "2", description = "Embedded MariaDB servers K; shard n lives on host n mod K (default ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--hosts",
+      defaultValue = "2",
+      description =
+          "Embedded MariaDB servers K; shard n lives on host n mod K (default ${DEFAULT-VALUE}).")
   int hosts;
 
-  @Option(names = "--duration", defaultValue = "45s", description = "How long the change stream runs: 45s, 2m, 500ms (default ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--duration",
+      defaultValue = "45s",
+      description = "How long the change stream runs: 45s, 2m, 500ms (default ${DEFAULT-VALUE}).")
   String duration;
 
-  @Option(names = "--modes", defaultValue = "consolidated,per-shard,consolidated+zk", split = ",",
-      description = "Modes to run, in order: consolidated, per-shard, consolidated+zk, source-only (default ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--modes",
+      defaultValue = "consolidated,per-shard,consolidated+zk",
+      split = ",",
+      description =
+          "Modes to run, in order: consolidated, per-shard, consolidated+zk, source-only (default ${DEFAULT-VALUE}).")
   List<String> modes;
 
-  @Option(names = "--output", defaultValue = "bench-report", description = "Report directory (default ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--output",
+      defaultValue = "bench-report",
+      description = "Report directory (default ${DEFAULT-VALUE}).")
   Path output;
 
-  @Option(names = "--change-rate", defaultValue = "200", description = "Changes per second over all shards (default ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--change-rate",
+      defaultValue = "200",
+      description = "Changes per second over all shards (default ${DEFAULT-VALUE}).")
   int changeRate;
 
-  @Option(names = "--mix", defaultValue = "96/2/2", description = "Update/insert/delete percentages of the changes (default ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--mix",
+      defaultValue = "96/2/2",
+      description = "Update/insert/delete percentages of the changes (default ${DEFAULT-VALUE}).")
   String mix;
 
-  @Option(names = "--skew", defaultValue = "0", description = "Share of the changes sent to shard 0, the hot shard; 0 = uniform (default ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--skew",
+      defaultValue = "0",
+      description =
+          "Share of the changes sent to shard 0, the hot shard; 0 = uniform (default ${DEFAULT-VALUE}).")
   double skew;
 
-  @Option(names = "--checkpoint-interval", defaultValue = "5s", description = "Flink checkpoint interval (default ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--checkpoint-interval",
+      defaultValue = "5s",
+      description = "Flink checkpoint interval (default ${DEFAULT-VALUE}).")
   String checkpointInterval;
 
-  @Option(names = "--source-parallelism", defaultValue = "2", description = "Parallelism of each host's source (consolidated modes, source-only) and of the writers (consolidated modes) (default ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--source-parallelism",
+      defaultValue = "2",
+      description =
+          "Parallelism of each host's source (consolidated modes, source-only) and of the writers (consolidated modes) (default ${DEFAULT-VALUE}).")
   int sourceParallelism;
 
-  @Option(names = "--buckets", defaultValue = "5", description = "Buckets of the key in the table's partition spec, identity(shard_number) then bucket(B, key), in every mode (default ${DEFAULT-VALUE}, the job's target.buckets default).")
+  @Option(
+      names = "--buckets",
+      defaultValue = "5",
+      description =
+          "Buckets of the key in the table's partition spec, identity(shard_number) then bucket(B, key), in every mode (default ${DEFAULT-VALUE}, the job's target.buckets default).")
   int buckets;
 
-  @Option(names = "--sweep", split = ",", description = "Shard counts of the scale sweep, e.g. 8,32,128 (consolidated and per-shard; default: none).")
+  @Option(
+      names = "--sweep",
+      split = ",",
+      description =
+          "Shard counts of the scale sweep, e.g. 8,32,128 (consolidated and per-shard; default: none).")
   List<Integer> sweep = new ArrayList<>();
 
-  @Option(names = "--sweep-total-rows", defaultValue = "64000", description = "Total rows of every sweep run (default ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--sweep-total-rows",
+      defaultValue = "64000",
+      description = "Total rows of every sweep run (default ${DEFAULT-VALUE}).")
   long sweepTotalRows;
 
-  @Option(names = "--sweep-duration", defaultValue = "20s", description = "Change-stream duration of every sweep run (default ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--sweep-duration",
+      defaultValue = "20s",
+      description = "Change-stream duration of every sweep run (default ${DEFAULT-VALUE}).")
   String sweepDuration;
 
-  @Option(names = "--phase-timeout", defaultValue = "5m", description = "A snapshot or catch-up phase that takes longer fails the mode (default ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--phase-timeout",
+      defaultValue = "5m",
+      description =
+          "A snapshot or catch-up phase that takes longer fails the mode (default ${DEFAULT-VALUE}).")
   String phaseTimeout;
 
-  @Option(names = "--no-query-side", negatable = false, description = "Skip the query-side comparison (one table vs N tables).")
+  @Option(
+      names = "--no-query-side",
+      negatable = false,
+      description = "Skip the query-side comparison (one table vs N tables).")
   boolean noQuerySide;
 
-  @Option(names = "--sweep-only", negatable = false, description = "Run only the scale sweep (--sweep), not the modes at --shards.")
+  @Option(
+      names = "--sweep-only",
+      negatable = false,
+      description = "Run only the scale sweep (--sweep), not the modes at --shards.")
   boolean sweepOnly;
 
-  @Option(names = "--warehouse", defaultValue = "local", description = "File system of the tables: local (a directory under"
-      + " --output, Shardberg's fork-free local FS) or hdfs (a real HDFS, Hadoop's MiniDFSCluster with 1 DataNode in its own JVM) (default ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--warehouse",
+      defaultValue = "local",
+      description =
+          "File system of the tables: local (a directory under"
+              + " --output, Shardberg's fork-free local FS) or hdfs (a real HDFS, Hadoop's MiniDFSCluster with 1 DataNode in its own JVM) (default ${DEFAULT-VALUE}).")
   String warehouse;
 
-  @Option(names = "--long-run", description = "Long-run mode: the change stream runs this long (e.g. 30m), once with the job's maintenance off and once on; replaces the modes (default: off).")
+  @Option(
+      names = "--long-run",
+      description =
+          "Long-run mode: the change stream runs this long (e.g. 30m), once with the job's maintenance off and once on; replaces the modes (default: off).")
   String longRun;
 
-  @Option(names = "--sample-interval", defaultValue = "1m", description = "Long-run mode: how often the table is measured (scan times, files, bytes) (default ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--sample-interval",
+      defaultValue = "1m",
+      description =
+          "Long-run mode: how often the table is measured (scan times, files, bytes) (default ${DEFAULT-VALUE}).")
   String sampleInterval;
 
-  @Option(names = "--maintenance-interval", defaultValue = "30s", description = "Long-run mode: maintenance.interval of the maintenance-on run; its maintenance.expire-snapshots.max-age is 4 times this (default ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--maintenance-interval",
+      defaultValue = "30s",
+      description =
+          "Long-run mode: maintenance.interval of the maintenance-on run; its maintenance.expire-snapshots.max-age is 4 times this (default ${DEFAULT-VALUE}).")
   String maintenanceInterval;
 
-  @Option(names = "--scan-budget", defaultValue = "90s", description = "Long-run mode: once a full scan of a run takes longer, that run's later scans, its end check and its compacted copy are not done (an unmaintained table's scan grows with data files times delete files) (default ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--scan-budget",
+      defaultValue = "90s",
+      description =
+          "Long-run mode: once a full scan of a run takes longer, that run's later scans, its end check and its compacted copy are not done (an unmaintained table's scan grows with data files times delete files) (default ${DEFAULT-VALUE}).")
   String scanBudget;
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
@@ -106,21 +186,36 @@ public final class BenchCommand implements Callable<Integer> {
     BenchConfig config = toConfig(commandLine());
     if (longRun != null) {
       Duration interval = parseDuration("--maintenance-interval", maintenanceInterval);
-      LongRun.Result result = new LongRun(config, parseDuration("--long-run", longRun),
-          parseDuration("--sample-interval", sampleInterval), new LongRun.MaintenanceSettings(interval, interval.multipliedBy(4)),
-          parseDuration("--scan-budget", scanBudget), new Progress(System.out)).run();
+      LongRun.Result result =
+          new LongRun(
+                  config,
+                  parseDuration("--long-run", longRun),
+                  parseDuration("--sample-interval", sampleInterval),
+                  new LongRun.MaintenanceSettings(interval, interval.multipliedBy(4)),
+                  parseDuration("--scan-budget", scanBudget),
+                  new Progress(System.out))
+              .run();
       boolean passed = LongRun.passed(result);
-      System.out.println(passed
-          ? "bench: both long runs passed (table == shards where checked, no stale-base commit retry, no restart)"
-          : "bench: a long run FAILED; see " + LongRun.MD);
-      result.runs().stream().filter(r -> r.notRead() != null)
-          .forEach(r -> System.out.println("bench: " + r.run() + ": " + r.notRead() + "; table == shards not checked"));
+      System.out.println(
+          passed
+              ? "bench: both long runs passed (table == shards where checked, no stale-base commit retry, no restart)"
+              : "bench: a long run FAILED; see " + LongRun.MD);
+      result.runs().stream()
+          .filter(r -> r.notRead() != null)
+          .forEach(
+              r ->
+                  System.out.println(
+                      "bench: " + r.run() + ": " + r.notRead() + "; table == shards not checked"));
       return passed ? 0 : 1;
     }
     Report.Results results = new Bench(config, System.out).run();
-    boolean allPassed = results.modes().stream().allMatch(m -> !m.status().equals(ModeResult.FAILED))
-        && results.sweep().stream().allMatch(m -> !m.status().equals(ModeResult.FAILED));
-    System.out.println(allPassed ? "bench: every mode that ran passed its correctness check" : "bench: a mode FAILED; see report.md");
+    boolean allPassed =
+        results.modes().stream().allMatch(m -> !m.status().equals(ModeResult.FAILED))
+            && results.sweep().stream().allMatch(m -> !m.status().equals(ModeResult.FAILED));
+    System.out.println(
+        allPassed
+            ? "bench: every mode that ran passed its correctness check"
+            : "bench: a mode FAILED; see report.md");
     return allPassed ? 0 : 1;
   }
 
@@ -150,7 +245,10 @@ public final class BenchCommand implements Callable<Integer> {
   }
 
   private String commandLine() {
-    List<String> args = spec == null ? List.of() : new ArrayList<>(spec.commandLine().getParseResult().originalArgs());
+    List<String> args =
+        spec == null
+            ? List.of()
+            : new ArrayList<>(spec.commandLine().getParseResult().originalArgs());
     // under the full CLI the parse result still starts with the subcommand's own name
     if (!args.isEmpty() && args.get(0).equals(spec.name())) {
       args.remove(0);
@@ -174,7 +272,9 @@ public final class BenchCommand implements Callable<Integer> {
       return Duration.ofSeconds(Long.parseLong(t));
     } catch (NumberFormatException e) {
       throw new IllegalArgumentException(
-          String.format("Cannot parse %s '%s': write a number with ms, s, m or h, e.g. 45s", option, text), e);
+          String.format(
+              "Cannot parse %s '%s': write a number with ms, s, m or h, e.g. 45s", option, text),
+          e);
     }
   }
 

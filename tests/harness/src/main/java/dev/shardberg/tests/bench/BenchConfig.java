@@ -17,7 +17,8 @@ import java.util.List;
  * @param mix update/insert/delete percentages (sum 100)
  * @param skew share of the changes sent to shard 0 (the hot shard); 0 = uniform
  * @param checkpointInterval Flink checkpoint interval (one commit per checkpoint per committer)
- * @param sourceParallelism parallelism of each host's source in {@code consolidated} and {@code source-only} modes
+ * @param sourceParallelism parallelism of each host's source in {@code consolidated} and {@code
+ *     source-only} modes
  * @param sweep shard counts of the scale sweep; empty = no sweep
  * @param sweepTotalRows total rows of every sweep run (rows per shard = this / N)
  * @param sweepDuration change-stream duration of every sweep run
@@ -25,7 +26,8 @@ import java.util.List;
  * @param querySide whether to run the query-side comparison
  * @param sweepOnly run only the scale sweep, not the modes at {@code shards}
  * @param command the exact command line, recorded in the report
- * @param warehouseFs the file system of the warehouse: a local directory, or HDFS ({@code MiniHdfs})
+ * @param warehouseFs the file system of the warehouse: a local directory, or HDFS ({@code
+ *     MiniHdfs})
  */
 public record BenchConfig(
     int shards,
@@ -51,17 +53,31 @@ public record BenchConfig(
 
   public BenchConfig {
     check(shards > 0, "Cannot run the bench: --shards must be > 0, got %s", shards);
-    check(rowsPerShard >= 0, "Cannot run the bench: --rows-per-shard must be >= 0, got %s", rowsPerShard);
-    check(hosts > 0 && hosts <= shards, "Cannot run the bench: --hosts must be in 1..--shards (%s), got %s", shards, hosts);
-    check(!duration.isNegative(), "Cannot run the bench: --duration must be >= 0, got %s", duration);
-    check(!modes.isEmpty(), "Cannot run the bench: --modes is empty; give at least one of %s", List.of(Mode.values()));
+    check(
+        rowsPerShard >= 0,
+        "Cannot run the bench: --rows-per-shard must be >= 0, got %s",
+        rowsPerShard);
+    check(
+        hosts > 0 && hosts <= shards,
+        "Cannot run the bench: --hosts must be in 1..--shards (%s), got %s",
+        shards,
+        hosts);
+    check(
+        !duration.isNegative(), "Cannot run the bench: --duration must be >= 0, got %s", duration);
+    check(
+        !modes.isEmpty(),
+        "Cannot run the bench: --modes is empty; give at least one of %s",
+        List.of(Mode.values()));
     check(changeRate >= 0, "Cannot run the bench: --change-rate must be >= 0, got %s", changeRate);
     check(skew >= 0 && skew < 1, "Cannot run the bench: --skew must be in [0, 1), got %s", skew);
     check(
         checkpointInterval.toMillis() >= 100,
         "Cannot run the bench: --checkpoint-interval must be >= 100ms, got %s",
         checkpointInterval);
-    check(sourceParallelism > 0, "Cannot run the bench: --source-parallelism must be > 0, got %s", sourceParallelism);
+    check(
+        sourceParallelism > 0,
+        "Cannot run the bench: --source-parallelism must be > 0, got %s",
+        sourceParallelism);
     check(buckets > 0, "Cannot run the bench: --buckets must be > 0, got %s", buckets);
     for (int n : sweep) {
       check(n > 0, "Cannot run the bench: --sweep shard counts must be > 0, got %s", sweep);
@@ -71,7 +87,9 @@ public record BenchConfig(
           sweepTotalRows,
           n);
     }
-    check(!sweepOnly || !sweep.isEmpty(), "Cannot run the bench: --sweep-only needs --sweep, e.g. --sweep 8,32,128");
+    check(
+        !sweepOnly || !sweep.isEmpty(),
+        "Cannot run the bench: --sweep-only needs --sweep, e.g. --sweep 8,32,128");
     modes = List.copyOf(modes);
     sweep = List.copyOf(sweep);
   }
@@ -81,7 +99,8 @@ public record BenchConfig(
   }
 
   /** The same run with another shard count and size (the scale sweep). */
-  BenchConfig resized(int newShards, int newRowsPerShard, Duration newDuration, List<Mode> newModes) {
+  BenchConfig resized(
+      int newShards, int newRowsPerShard, Duration newDuration, List<Mode> newModes) {
     return new BenchConfig(
         newShards,
         newRowsPerShard,
@@ -111,7 +130,10 @@ public record BenchConfig(
     }
   }
 
-  /** Where the tables live: {@code local} (a directory under --output) or {@code hdfs} (a MiniDFSCluster in its own JVM). */
+  /**
+   * Where the tables live: {@code local} (a directory under --output) or {@code hdfs} (a
+   * MiniDFSCluster in its own JVM).
+   */
   public enum WarehouseFs {
     LOCAL("local"),
     HDFS("hdfs");
@@ -132,7 +154,8 @@ public record BenchConfig(
           return w;
         }
       }
-      throw new IllegalArgumentException(String.format("Cannot use --warehouse '%s': use local or hdfs", label));
+      throw new IllegalArgumentException(
+          String.format("Cannot use --warehouse '%s': use local or hdfs", label));
     }
 
     @Override
@@ -147,11 +170,13 @@ public record BenchConfig(
     CONSOLIDATED("consolidated"),
     /** The baseline: one CDC source + one stock Iceberg upsert sink (own committer) per shard. */
     PER_SHARD("per-shard"),
-    /** {@link #CONSOLIDATED} with the ZooKeeper commit lock and a concurrent maintenance committer. */
+    /**
+     * {@link #CONSOLIDATED} with the ZooKeeper commit lock and a concurrent maintenance committer.
+     */
     CONSOLIDATED_ZK("consolidated+zk"),
     /**
-     * {@link #CONSOLIDATED} with a schema rollout during the change phase: {@code ADD COLUMN} on every
-     * shard, one after the other, spread over the change stream (issue 15).
+     * {@link #CONSOLIDATED} with a schema rollout during the change phase: {@code ADD COLUMN} on
+     * every shard, one after the other, spread over the change stream (issue 15).
      */
     CONSOLIDATED_DDL("consolidated+ddl"),
     /**
@@ -189,13 +214,15 @@ public record BenchConfig(
   }
 
   /**
-   * Update/insert/delete percentages of the change stream, written {@code 96/2/2} (updates first, as
-   * in the update-heavy table the seeds describe).
+   * Update/insert/delete percentages of the change stream, written {@code 96/2/2} (updates first,
+   * as in the update-heavy table the seeds describe).
    */
   public record Mix(int updatePercent, int insertPercent, int deletePercent) {
     public Mix {
       check(
-          insertPercent >= 0 && updatePercent >= 0 && deletePercent >= 0
+          insertPercent >= 0
+              && updatePercent >= 0
+              && deletePercent >= 0
               && insertPercent + updatePercent + deletePercent == 100,
           "Cannot use change mix %s/%s/%s: give update/insert/delete percentages >= 0 that sum to 100 (e.g. 96/2/2)",
           updatePercent,
@@ -211,10 +238,16 @@ public record BenchConfig(
           "Cannot parse change mix '%s': write update/insert/delete percentages, e.g. 96/2/2",
           text);
       try {
-        return new Mix(Integer.parseInt(parts[0].trim()), Integer.parseInt(parts[1].trim()), Integer.parseInt(parts[2].trim()));
+        return new Mix(
+            Integer.parseInt(parts[0].trim()),
+            Integer.parseInt(parts[1].trim()),
+            Integer.parseInt(parts[2].trim()));
       } catch (NumberFormatException e) {
         throw new IllegalArgumentException(
-            String.format("Cannot parse change mix '%s': write update/insert/delete percentages, e.g. 96/2/2", text), e);
+            String.format(
+                "Cannot parse change mix '%s': write update/insert/delete percentages, e.g. 96/2/2",
+                text),
+            e);
       }
     }
 

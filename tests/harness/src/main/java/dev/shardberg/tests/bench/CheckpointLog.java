@@ -15,21 +15,24 @@ import org.apache.logging.log4j.core.config.LoggerConfig;
 import org.apache.logging.log4j.core.config.Property;
 
 /**
- * The pipeline's own account of each checkpoint, from its log lines (the bench's MiniCluster runs in this
- * JVM, so every subtask logs here): {@code ShardbergWriter} logs at DEBUG, per writer subtask and
- * checkpoint, how many files it closed and how long {@code DeltaTaskWriter.complete()} took;
- * {@code CommitCoordinator} logs at INFO each data commit with its duration (refresh, lock, RowDelta and
- * progress record in one transaction). Iceberg's CommitReport does not cover the coordinator's
- * transactional commits, so this is where the consolidated modes' commit time comes from.
+ * The pipeline's own account of each checkpoint, from its log lines (the bench's MiniCluster runs
+ * in this JVM, so every subtask logs here): {@code ShardbergWriter} logs at DEBUG, per writer
+ * subtask and checkpoint, how many files it closed and how long {@code DeltaTaskWriter.complete()}
+ * took; {@code CommitCoordinator} logs at INFO each data commit with its duration (refresh, lock,
+ * RowDelta and progress record in one transaction). Iceberg's CommitReport does not cover the
+ * coordinator's transactional commits, so this is where the consolidated modes' commit time comes
+ * from.
  *
- * <p>While open, the writer logger's DEBUG events go only here (not additive: they stay out of the log
- * file); the coordinator's INFO lines go here and to the log file as before.
+ * <p>While open, the writer logger's DEBUG events go only here (not additive: they stay out of the
+ * log file); the coordinator's INFO lines go here and to the log file as before.
  */
 final class CheckpointLog implements AutoCloseable {
   private static final String WRITER_LOGGER = "dev.shardberg.coordinator.ShardbergWriter";
   private static final String COORDINATOR_LOGGER = "dev.shardberg.coordinator.CheckpointCommitter";
-  private static final String FLUSH_MESSAGE = "Writer {} of {} closed {} files for checkpoint {} in {} ms";
-  private static final String COMMIT_MESSAGE_START = "Committed checkpoint {} (Flink checkpoint {})";
+  private static final String FLUSH_MESSAGE =
+      "Writer {} of {} closed {} files for checkpoint {} in {} ms";
+  private static final String COMMIT_MESSAGE_START =
+      "Committed checkpoint {} (Flink checkpoint {})";
 
   /** One writer subtask's flush of one checkpoint. */
   record Flush(long atMillis, int subtask, long checkpointId, long files, long millis) {}
@@ -61,9 +64,9 @@ final class CheckpointLog implements AutoCloseable {
   }
 
   /**
-   * Per checkpoint whose flushes happened at or after {@code fromMillis} and closed at least one file:
-   * the files of every writer subtask together, and the slowest subtask's time (the checkpoint waits for
-   * it); and the coordinator's data commits from then on.
+   * Per checkpoint whose flushes happened at or after {@code fromMillis} and closed at least one
+   * file: the files of every writer subtask together, and the slowest subtask's time (the
+   * checkpoint waits for it); and the coordinator's data commits from then on.
    */
   ModeResult.WriterFlush figures(long fromMillis) {
     Map<Long, long[]> byCheckpoint = new TreeMap<>(); // checkpoint -> {files, max ms}
@@ -76,18 +79,31 @@ final class CheckpointLog implements AutoCloseable {
     }
     List<long[]> withFiles = new ArrayList<>();
     byCheckpoint.values().stream().filter(c -> c[0] > 0).forEach(withFiles::add);
-    long[] commitMillis = commits.stream().filter(c -> c.atMillis() >= fromMillis).mapToLong(Commit::millis).sorted().toArray();
+    long[] commitMillis =
+        commits.stream()
+            .filter(c -> c.atMillis() >= fromMillis)
+            .mapToLong(Commit::millis)
+            .sorted()
+            .toArray();
     long commitP50 = commitMillis.length == 0 ? -1 : ModeRunner.percentile(commitMillis, 50);
     long commitP99 = commitMillis.length == 0 ? -1 : ModeRunner.percentile(commitMillis, 99);
     if (withFiles.isEmpty()) {
-      return new ModeResult.WriterFlush(0, 0, -1, -1, -1, 0, commitMillis.length, commitP50, commitP99);
+      return new ModeResult.WriterFlush(
+          0, 0, -1, -1, -1, 0, commitMillis.length, commitP50, commitP99);
     }
     long[] millis = withFiles.stream().mapToLong(c -> c[1]).sorted().toArray();
     long files = withFiles.stream().mapToLong(c -> c[0]).sum();
     long totalMillis = withFiles.stream().mapToLong(c -> c[1]).sum();
-    return new ModeResult.WriterFlush(withFiles.size(), files / (double) withFiles.size(),
-        ModeRunner.percentile(millis, 50), ModeRunner.percentile(millis, 99), millis[millis.length - 1],
-        totalMillis / (double) files, commitMillis.length, commitP50, commitP99);
+    return new ModeResult.WriterFlush(
+        withFiles.size(),
+        files / (double) withFiles.size(),
+        ModeRunner.percentile(millis, 50),
+        ModeRunner.percentile(millis, 99),
+        millis[millis.length - 1],
+        totalMillis / (double) files,
+        commitMillis.length,
+        commitP50,
+        commitP99);
   }
 
   @Override
@@ -114,10 +130,17 @@ final class CheckpointLog implements AutoCloseable {
       String format = event.getMessage().getFormat();
       Object[] p = event.getMessage().getParameters();
       if (FLUSH_MESSAGE.equals(format)) {
-        flushes.add(new Flush(event.getTimeMillis(), ((Number) p[0]).intValue(), ((Number) p[3]).longValue(),
-            ((Number) p[2]).longValue(), ((Number) p[4]).longValue()));
+        flushes.add(
+            new Flush(
+                event.getTimeMillis(),
+                ((Number) p[0]).intValue(),
+                ((Number) p[3]).longValue(),
+                ((Number) p[2]).longValue(),
+                ((Number) p[4]).longValue()));
       } else if (format != null && format.startsWith(COMMIT_MESSAGE_START) && p.length >= 10) {
-        commits.add(new Commit(event.getTimeMillis(), ((Number) p[0]).longValue(), ((Number) p[9]).longValue()));
+        commits.add(
+            new Commit(
+                event.getTimeMillis(), ((Number) p[0]).longValue(), ((Number) p[9]).longValue()));
       }
     }
   }

@@ -24,7 +24,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
-import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
@@ -54,24 +53,34 @@ import org.apache.iceberg.io.DataWriter;
  * {@code bench --long-run}: issue 14's "the seed's week, simulated". The consolidated pipeline runs
  * the same update-heavy change stream twice on freshly reloaded shards, once with the job's own
  * maintenance off and once on, and every {@code --sample-interval} measures the table as a reader
- * finds it: full-scan time with Iceberg's generic reader and with Flink's batch source (a bounded {@link
- * FlinkSource} job on its own local cluster), live data files, equality and position delete files,
- * bytes of live files and bytes on disk under the table location. At the end (job stopped) it
- * measures once more, verifies table == shards, and writes a freshly compacted copy of the table (same
- * schema and spec, one file per partition, no deletes) whose scan time is the yardstick. Output:
- * {@code long-run.json}, {@code long-run.csv}, {@code long-run.png} (both runs on one chart, {@link
- * LongRunChart}) and {@code long-run.md}.
+ * finds it: full-scan time with Iceberg's generic reader and with Flink's batch source (a bounded
+ * {@link FlinkSource} job on its own local cluster), live data files, equality and position delete
+ * files, bytes of live files and bytes on disk under the table location. At the end (job stopped)
+ * it measures once more, verifies table == shards, and writes a freshly compacted copy of the table
+ * (same schema and spec, one file per partition, no deletes) whose scan time is the yardstick.
+ * Output: {@code long-run.json}, {@code long-run.csv}, {@code long-run.png} (both runs on one
+ * chart, {@link LongRunChart}) and {@code long-run.md}.
  */
 final class LongRun {
   static final String JSON = "long-run.json";
   static final String CSV = "long-run.csv";
   static final String CHART = "long-run.png";
   static final String MD = "long-run.md";
-  /** The issue's target: scan time at the end with maintenance within this factor of a compacted table. */
+
+  /**
+   * The issue's target: scan time at the end with maintenance within this factor of a compacted
+   * table.
+   */
   static final double SCAN_TARGET = 1.5;
+
   private static final int CHANGE_THREADS = 4;
-  /** Held so the level sticks: the binlog client logs every connect at INFO through java.util.logging. */
-  private static final java.util.logging.Logger BINLOG_CLIENT_LOG = java.util.logging.Logger.getLogger("com.github.shyiko.mysql.binlog");
+
+  /**
+   * Held so the level sticks: the binlog client logs every connect at INFO through
+   * java.util.logging.
+   */
+  private static final java.util.logging.Logger BINLOG_CLIENT_LOG =
+      java.util.logging.Logger.getLogger("com.github.shyiko.mysql.binlog");
 
   /** A scan time that stands for "not read": the run's tables passed the scan budget. */
   static final long NOT_READ = -1;
@@ -95,7 +104,8 @@ final class LongRun {
       long flinkScanMillis) {}
 
   /** A freshly compacted copy of a run's final table: the scan-time yardstick. */
-  record Compacted(long rows, long dataFiles, long bytes, long genericScanMillis, long flinkScanMillis) {}
+  record Compacted(
+      long rows, long dataFiles, long bytes, long genericScanMillis, long flinkScanMillis) {}
 
   /** One run (maintenance off or on). */
   record RunResult(
@@ -139,8 +149,13 @@ final class LongRun {
 
     void record(double elapsedSeconds, long genericMillis, long flinkMillis) {
       if (exceeded == null && Math.max(genericMillis, flinkMillis) > limitMillis) {
-        exceeded = String.format(Locale.ROOT, "not read after t=%.0f s: a full scan took %,d ms, over the scan budget of %,d ms",
-            elapsedSeconds, Math.max(genericMillis, flinkMillis), limitMillis);
+        exceeded =
+            String.format(
+                Locale.ROOT,
+                "not read after t=%.0f s: a full scan took %,d ms, over the scan budget of %,d ms",
+                elapsedSeconds,
+                Math.max(genericMillis, flinkMillis),
+                limitMillis);
       }
     }
 
@@ -169,7 +184,12 @@ final class LongRun {
   private final Duration scanBudget;
   private final Progress progress;
 
-  LongRun(BenchConfig config, Duration longRun, Duration sampleInterval, MaintenanceSettings maintenance, Duration scanBudget,
+  LongRun(
+      BenchConfig config,
+      Duration longRun,
+      Duration sampleInterval,
+      MaintenanceSettings maintenance,
+      Duration scanBudget,
       Progress progress) {
     this.config = config;
     this.longRun = longRun;
@@ -193,8 +213,17 @@ final class LongRun {
       runs.add(runOnce(workload, runner, false, out));
       runs.add(runOnce(workload, runner, true, out));
     }
-    Result result = new Result(config.command(), machine, Report.versions(), settings(), runs, comparison(runs), methods(),
-        startedAt, System.currentTimeMillis() - start);
+    Result result =
+        new Result(
+            config.command(),
+            machine,
+            Report.versions(),
+            settings(),
+            runs,
+            comparison(runs),
+            methods(),
+            startedAt,
+            System.currentTimeMillis() - start);
     write(out, result);
     progress.mode("report");
     progress.line("done", "long-run report in %s (%s, %s, %s, %s)", out, MD, JSON, CSV, CHART);
@@ -205,7 +234,8 @@ final class LongRun {
     return result.runs().stream().allMatch(r -> r.status().equals(ModeResult.PASSED));
   }
 
-  private RunResult runOnce(Workload workload, ModeRunner runner, boolean on, Path out) throws Exception {
+  private RunResult runOnce(Workload workload, ModeRunner runner, boolean on, Path out)
+      throws Exception {
     String run = on ? "maintenance on" : "maintenance off";
     progress.mode("long-run " + run);
     Path warehouse = out.resolve("warehouse").resolve(on ? "long-run-on" : "long-run-off");
@@ -214,14 +244,22 @@ final class LongRun {
     CommitReports.drain();
     CatalogLoader loader = ModeRunner.catalogLoader(warehouse.toUri().toString());
     Catalog catalog = loader.loadCatalog();
-    String runId = "long-run-" + (on ? "on" : "off") + "-n" + config.shards() + "-" + System.nanoTime();
-    ShardbergConfig jobConfig = ShardbergConfig.load(
-        runner.writeJobConfig(config, warehouse.toUri().toString(), runId, null, on ? maintenance : null));
+    String runId =
+        "long-run-" + (on ? "on" : "off") + "-n" + config.shards() + "-" + System.nanoTime();
+    ShardbergConfig jobConfig =
+        ShardbergConfig.load(
+            runner.writeJobConfig(
+                config, warehouse.toUri().toString(), runId, null, on ? maintenance : null));
     StreamExecutionEnvironment env = runner.environment(config.sourceParallelism());
     ShardbergPipeline.Assembled assembled = ShardbergPipeline.build(env, jobConfig);
     String jobName = assembled.jobName();
     Table table = catalog.loadTable(ModeRunner.TABLE);
-    Path tableDir = Path.of(java.net.URI.create(table.location().startsWith("file:") ? table.location() : "file:" + table.location()));
+    Path tableDir =
+        Path.of(
+            java.net.URI.create(
+                table.location().startsWith("file:")
+                    ? table.location()
+                    : "file:" + table.location()));
     List<String> failures = new ArrayList<>();
     List<Sample> samples = new ArrayList<>();
     ScanBudget budget = new ScanBudget(scanBudget);
@@ -240,54 +278,117 @@ final class LongRun {
     List<TableWatcher.Commit> commits;
     try (TableWatcher watcher = new TableWatcher(table, config.shards())) {
       JobClient job = env.executeAsync(jobName);
-      progress.line("job", "submitted %s, maintenance %s", jobName, on
-          ? "on (interval " + maintenance.interval() + ", snapshots expire after " + maintenance.expireAfter() + ")" : "off");
+      progress.line(
+          "job",
+          "submitted %s, maintenance %s",
+          jobName,
+          on
+              ? "on (interval "
+                  + maintenance.interval()
+                  + ", snapshots expire after "
+                  + maintenance.expireAfter()
+                  + ")"
+              : "off");
       try {
-        boolean loaded = ModeRunner.await(config.phaseTimeout(), job, watcher::checkHealthy,
-            () -> watcher.totalRecords() >= expectedRows && watcher.firstWithLiveRows(expectedRows) != null,
-            () -> progress.line("snapshot", "rows in data files %,d of %,d", watcher.totalRecords(), expectedRows));
+        boolean loaded =
+            ModeRunner.await(
+                config.phaseTimeout(),
+                job,
+                watcher::checkHealthy,
+                () ->
+                    watcher.totalRecords() >= expectedRows
+                        && watcher.firstWithLiveRows(expectedRows) != null,
+                () ->
+                    progress.line(
+                        "snapshot",
+                        "rows in data files %,d of %,d",
+                        watcher.totalRecords(),
+                        expectedRows));
         if (!loaded) {
-          failures.add(String.format("snapshot phase did not commit %,d distinct rows within %s", expectedRows, config.phaseTimeout()));
+          failures.add(
+              String.format(
+                  "snapshot phase did not commit %,d distinct rows within %s",
+                  expectedRows, config.phaseTimeout()));
         } else {
           long streamStart = System.currentTimeMillis();
           watcher.trackFreshness(streamStart * 1000);
           AtomicLong lastLine = new AtomicLong();
-          CompletableFuture<Workload.ChangeCounts> stream = CompletableFuture.supplyAsync(() -> workload.changeStream(
-              config.changeRate(), longRun.toMillis(), config.mix(), config.skew(), CHANGE_THREADS, () -> {
-                long now = System.currentTimeMillis();
-                if (now - lastLine.get() >= 10_000) {
-                  lastLine.set(now);
-                  progress.line("changes", "%,d s of %,d s, lag %s, commits %d", (now - streamStart) / 1000,
-                      longRun.toSeconds(), ModeRunner.lagText(watcher.visibleLagMillis()), watcher.commitCount());
-                }
-              }));
+          CompletableFuture<Workload.ChangeCounts> stream =
+              CompletableFuture.supplyAsync(
+                  () ->
+                      workload.changeStream(
+                          config.changeRate(),
+                          longRun.toMillis(),
+                          config.mix(),
+                          config.skew(),
+                          CHANGE_THREADS,
+                          () -> {
+                            long now = System.currentTimeMillis();
+                            if (now - lastLine.get() >= 10_000) {
+                              lastLine.set(now);
+                              progress.line(
+                                  "changes",
+                                  "%,d s of %,d s, lag %s, commits %d",
+                                  (now - streamStart) / 1000,
+                                  longRun.toSeconds(),
+                                  ModeRunner.lagText(watcher.visibleLagMillis()),
+                                  watcher.commitCount());
+                            }
+                          }));
           samples.add(sample(run, "changes", 0, table, loader, tableDir, budget));
           long next = streamStart + sampleInterval.toMillis();
           while (true) {
             try {
               // paces the samples; returns as soon as the stream ends
-              counts = stream.get(Math.max(0, next - System.currentTimeMillis()), TimeUnit.MILLISECONDS);
+              counts =
+                  stream.get(Math.max(0, next - System.currentTimeMillis()), TimeUnit.MILLISECONDS);
               break;
             } catch (TimeoutException e) {
               watcher.checkHealthy();
-              samples.add(sample(run, "changes", (System.currentTimeMillis() - streamStart) / 1000.0, table, loader, tableDir, budget));
+              samples.add(
+                  sample(
+                      run,
+                      "changes",
+                      (System.currentTimeMillis() - streamStart) / 1000.0,
+                      table,
+                      loader,
+                      tableDir,
+                      budget));
               next = Math.max(next + sampleInterval.toMillis(), System.currentTimeMillis());
             }
           }
           long[] marks = workload.markAndReadNewest();
-          boolean caughtUp = ModeRunner.await(config.phaseTimeout(), job, watcher::checkHealthy, () -> watcher.caughtUp(marks),
-              () -> progress.line("catch-up", "lag %s", ModeRunner.lagText(watcher.visibleLagMillis())));
+          boolean caughtUp =
+              ModeRunner.await(
+                  config.phaseTimeout(),
+                  job,
+                  watcher::checkHealthy,
+                  () -> watcher.caughtUp(marks),
+                  () ->
+                      progress.line(
+                          "catch-up", "lag %s", ModeRunner.lagText(watcher.visibleLagMillis())));
           if (!caughtUp) {
-            failures.add("the table did not catch up with the change stream within " + config.phaseTimeout());
+            failures.add(
+                "the table did not catch up with the change stream within "
+                    + config.phaseTimeout());
           }
-          progress.line("changes", "applied %,d changes (%,.0f/s)", counts.total(), counts.ratePerSecond());
+          progress.line(
+              "changes", "applied %,d changes (%,.0f/s)", counts.total(), counts.ratePerSecond());
           if (job.getJobStatus().get(30, TimeUnit.SECONDS).isGloballyTerminalState()) {
             failures.add("the Flink job ended early");
           }
           // the end state, job stopped: the same table for both runs' last measurement and the copy
           ModeRunner.cancelQuietly(job);
           ModeRunner.awaitEnd(job);
-          end = sample(run, "end", (System.currentTimeMillis() - streamStart) / 1000.0, table, loader, tableDir, budget);
+          end =
+              sample(
+                  run,
+                  "end",
+                  (System.currentTimeMillis() - streamStart) / 1000.0,
+                  table,
+                  loader,
+                  tableDir,
+                  budget);
           samples.add(end);
           if (budget.exceeded() == null) {
             verify = runner.verify(table);
@@ -296,8 +397,10 @@ final class LongRun {
             }
             compacted = compactedCopy(catalog, loader, table, on);
           } else {
-            // verify and the compacted copy read the whole table like a scan: not done past the budget
-            progress.line("end", "table == shards not checked and no compacted copy: %s", budget.exceeded());
+            // verify and the compacted copy read the whole table like a scan: not done past the
+            // budget
+            progress.line(
+                "end", "table == shards not checked and no compacted copy: %s", budget.exceeded());
             if (on) {
               failures.add("with maintenance on the table " + budget.exceeded());
             }
@@ -319,15 +422,24 @@ final class LongRun {
         c.close();
       }
     }
-    List<CommitReports.Sample> reports = CommitReports.drain().stream()
-        .filter(r -> r.table() != null && r.table().endsWith(ModeRunner.TABLE.toString())).toList();
-    // Iceberg's CommitReport retries (maintenance commits) + the coordinator's own, which no CommitReport covers
-    long retries = reports.stream().mapToLong(r -> Math.max(0, r.attempts() - 1)).sum() + coordinatorRetries;
+    List<CommitReports.Sample> reports =
+        CommitReports.drain().stream()
+            .filter(r -> r.table() != null && r.table().endsWith(ModeRunner.TABLE.toString()))
+            .toList();
+    // Iceberg's CommitReport retries (maintenance commits) + the coordinator's own, which no
+    // CommitReport covers
+    long retries =
+        reports.stream().mapToLong(r -> Math.max(0, r.attempts() - 1)).sum() + coordinatorRetries;
     long maintenanceCommits = commits.stream().filter(c -> "replace".equals(c.operation())).count();
-    // compactions as the table records them (the snapshot summary's shardberg.maintenance), not only the job's metric
-    compactions = Math.max(compactions, commits.stream().filter(c -> "compaction".equals(c.maintenance())).count());
+    // compactions as the table records them (the snapshot summary's shardberg.maintenance), not
+    // only the job's metric
+    compactions =
+        Math.max(
+            compactions,
+            commits.stream().filter(c -> "compaction".equals(c.maintenance())).count());
     long merges = commits.stream().filter(c -> "merge".equals(c.maintenance())).count();
-    progress.line("metrics", "maintenance counters seen: %s", RestartCounter.maintenanceCounterIds());
+    progress.line(
+        "metrics", "maintenance counters seen: %s", RestartCounter.maintenanceCounterIds());
     long ingestCommits = commits.stream().filter(c -> !"replace".equals(c.operation())).count();
     if (retries > 0) {
       failures.add(retries + " commit attempts retried on a stale base (CommitFailedException)");
@@ -338,19 +450,52 @@ final class LongRun {
     if (restarts > 0) {
       failures.add("the job restarted " + restarts + " times");
     }
-    RunResult result = new RunResult(run, on, failures.isEmpty() ? ModeResult.PASSED : ModeResult.FAILED,
-        String.join("; ", failures), counts.total(), counts.ratePerSecond(), ModeRunner.freshness(fresh),
-        ingestCommits, maintenanceCommits, retries, compactions, merges, dropped, compactionsFailed, expired, restarts,
-        verify != null && verify.matches(), verify == null ? -1 : verify.mysqlRows(), verify == null ? -1 : verify.icebergRows(),
-        samples, end, compacted, budget.exceeded());
-    progress.line("result", "%s%s; freshness p99 %,d ms; stale-base retries %d; compactions %d, merges %d (dropped %d)",
-        result.status(), result.reason().isEmpty() ? "" : ": " + result.reason(), result.freshness().p99Millis(),
-        retries, compactions, merges, dropped);
+    RunResult result =
+        new RunResult(
+            run,
+            on,
+            failures.isEmpty() ? ModeResult.PASSED : ModeResult.FAILED,
+            String.join("; ", failures),
+            counts.total(),
+            counts.ratePerSecond(),
+            ModeRunner.freshness(fresh),
+            ingestCommits,
+            maintenanceCommits,
+            retries,
+            compactions,
+            merges,
+            dropped,
+            compactionsFailed,
+            expired,
+            restarts,
+            verify != null && verify.matches(),
+            verify == null ? -1 : verify.mysqlRows(),
+            verify == null ? -1 : verify.icebergRows(),
+            samples,
+            end,
+            compacted,
+            budget.exceeded());
+    progress.line(
+        "result",
+        "%s%s; freshness p99 %,d ms; stale-base retries %d; compactions %d, merges %d (dropped %d)",
+        result.status(),
+        result.reason().isEmpty() ? "" : ": " + result.reason(),
+        result.freshness().p99Millis(),
+        retries,
+        compactions,
+        merges,
+        dropped);
     return result;
   }
 
   /** Measures the table's current snapshot: files, bytes, and a full scan with both readers. */
-  private Sample sample(String run, String phase, double elapsed, Table table, CatalogLoader loader, Path tableDir,
+  private Sample sample(
+      String run,
+      String phase,
+      double elapsed,
+      Table table,
+      CatalogLoader loader,
+      Path tableDir,
       ScanBudget budget) {
     table.refresh();
     Snapshot current = table.currentSnapshot();
@@ -358,12 +503,16 @@ final class LongRun {
     long liveBytes = 0;
     Set<String> eq = new HashSet<>();
     Set<String> pos = new HashSet<>();
-    try (CloseableIterable<FileScanTask> tasks = table.newScan().useSnapshot(current.snapshotId()).planFiles()) {
+    try (CloseableIterable<FileScanTask> tasks =
+        table.newScan().useSnapshot(current.snapshotId()).planFiles()) {
       for (FileScanTask task : tasks) {
         dataFiles++;
         liveBytes += task.file().fileSizeInBytes();
         for (DeleteFile d : task.deletes()) {
-          boolean added = d.content() == FileContent.EQUALITY_DELETES ? eq.add(d.location()) : pos.add(d.location());
+          boolean added =
+              d.content() == FileContent.EQUALITY_DELETES
+                  ? eq.add(d.location())
+                  : pos.add(d.location());
           if (added) {
             liveBytes += d.fileSizeInBytes();
           }
@@ -383,12 +532,37 @@ final class LongRun {
     for (Snapshot ignored : table.snapshots()) {
       snapshots++;
     }
-    Sample s = new Sample(run, Math.round(elapsed * 10) / 10.0, phase, snapshots, generic[0], dataFiles, eq.size(), pos.size(),
-        liveBytes, diskBytes(tableDir), generic[1], flink);
-    progress.line("sample", "t=%.0f s: %,d data files, %,d equality + %,d position delete files, %s live / %s on disk; %s",
-        s.elapsedSeconds(), dataFiles, eq.size(), pos.size(), ModeRunner.mb(liveBytes), ModeRunner.mb(s.diskBytes()),
-        s.genericScanMillis() == NOT_READ ? "scans skipped (" + budget.exceeded() + ")"
-            : String.format(Locale.ROOT, "scan generic %,d ms, Flink %,d ms (%,d rows)", s.genericScanMillis(), s.flinkScanMillis(), s.liveRows()));
+    Sample s =
+        new Sample(
+            run,
+            Math.round(elapsed * 10) / 10.0,
+            phase,
+            snapshots,
+            generic[0],
+            dataFiles,
+            eq.size(),
+            pos.size(),
+            liveBytes,
+            diskBytes(tableDir),
+            generic[1],
+            flink);
+    progress.line(
+        "sample",
+        "t=%.0f s: %,d data files, %,d equality + %,d position delete files, %s live / %s on disk; %s",
+        s.elapsedSeconds(),
+        dataFiles,
+        eq.size(),
+        pos.size(),
+        ModeRunner.mb(liveBytes),
+        ModeRunner.mb(s.diskBytes()),
+        s.genericScanMillis() == NOT_READ
+            ? "scans skipped (" + budget.exceeded() + ")"
+            : String.format(
+                Locale.ROOT,
+                "scan generic %,d ms, Flink %,d ms (%,d rows)",
+                s.genericScanMillis(),
+                s.flinkScanMillis(),
+                s.liveRows()));
     return s;
   }
 
@@ -397,7 +571,8 @@ final class LongRun {
     long start = System.nanoTime();
     long rows = 0;
     long sink = 0;
-    try (CloseableIterable<Record> all = IcebergGenerics.read(table).useSnapshot(snapshotId).build()) {
+    try (CloseableIterable<Record> all =
+        IcebergGenerics.read(table).useSnapshot(snapshotId).build()) {
       for (Record r : all) {
         rows++;
         sink += r.size();
@@ -412,13 +587,14 @@ final class LongRun {
   }
 
   /**
-   * Full scan with Flink's batch source: a {@link FlinkSource} job (parallelism 1, like the
-   * generic reader's one thread) on its own local cluster; the job's net runtime, not the cluster's
+   * Full scan with Flink's batch source: a {@link FlinkSource} job (parallelism 1, like the generic
+   * reader's one thread) on its own local cluster; the job's net runtime, not the cluster's
    * start-up.
    */
   static long flinkScan(TableLoader loader, long snapshotId) {
     StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(1);
-    org.apache.flink.configuration.Configuration conf = new org.apache.flink.configuration.Configuration();
+    org.apache.flink.configuration.Configuration conf =
+        new org.apache.flink.configuration.Configuration();
     conf.setString("table.exec.iceberg.infer-source-parallelism", "false");
     // FlinkSource (the InputFormat-based bounded source): IcebergSource (FLIP-27) needs
     // flink-connector-files, which the harness does not carry
@@ -429,18 +605,20 @@ final class LongRun {
         .streaming(false)
         .flinkConf(conf)
         .build()
-        .sinkTo(new DiscardingSink<>()).setParallelism(1);
+        .sinkTo(new DiscardingSink<>())
+        .setParallelism(1);
     try {
       return env.execute("long-run full scan").getNetRuntime(TimeUnit.MILLISECONDS);
     } catch (Exception e) {
-      throw new IllegalStateException("Cannot scan the table with Flink's batch source: " + e.getMessage(), e);
+      throw new IllegalStateException(
+          "Cannot scan the table with Flink's batch source: " + e.getMessage(), e);
     }
   }
 
   /**
    * A freshly compacted copy of {@code table}: same schema, spec and properties, its live rows
-   * written as one data file per partition, no delete files; scanned with both readers (each once to
-   * warm up, then timed).
+   * written as one data file per partition, no delete files; scanned with both readers (each once
+   * to warm up, then timed).
    */
   private Compacted compactedCopy(Catalog catalog, CatalogLoader loader, Table table, boolean on) {
     TableIdentifier id = TableIdentifier.of(ModeRunner.TABLE.namespace(), "orders_compacted");
@@ -465,9 +643,14 @@ final class LongRun {
     AppendFiles append = copy.newAppend();
     long bytes = 0;
     for (Map.Entry<PartitionKey, List<Record>> e : byPartition.entrySet()) {
-      String location = copy.locationProvider().newDataLocation(copy.spec(), e.getKey(), UUID.randomUUID() + ".parquet");
-      DataWriter<Record> writer = factory.newDataWriter(
-          EncryptedFiles.plainAsEncryptedOutput(copy.io().newOutputFile(location)), FileFormat.PARQUET, e.getKey());
+      String location =
+          copy.locationProvider()
+              .newDataLocation(copy.spec(), e.getKey(), UUID.randomUUID() + ".parquet");
+      DataWriter<Record> writer =
+          factory.newDataWriter(
+              EncryptedFiles.plainAsEncryptedOutput(copy.io().newOutputFile(location)),
+              FileFormat.PARQUET,
+              e.getKey());
       try (writer) {
         e.getValue().forEach(writer::write);
       } catch (IOException ex) {
@@ -484,8 +667,14 @@ final class LongRun {
     long generic = genericScan(copy, snapshot)[1];
     flinkScan(copyLoader, snapshot);
     long flink = flinkScan(copyLoader, snapshot);
-    progress.line("compacted", "a compacted copy (%,d rows, %d files, %s): scan generic %,d ms, Flink %,d ms",
-        rows, byPartition.size(), ModeRunner.mb(bytes), generic, flink);
+    progress.line(
+        "compacted",
+        "a compacted copy (%,d rows, %d files, %s): scan generic %,d ms, Flink %,d ms",
+        rows,
+        byPartition.size(),
+        ModeRunner.mb(bytes),
+        generic,
+        flink);
     return new Compacted(rows, byPartition.size(), bytes, generic, flink);
   }
 
@@ -535,28 +724,51 @@ final class LongRun {
         continue;
       }
       Sample first = r.samples().get(0);
-      c.put(r.run() + ": data files start -> end", first.dataFiles() + " -> " + r.end().dataFiles());
-      c.put(r.run() + ": delete files start -> end", (first.equalityDeleteFiles() + first.positionDeleteFiles())
-          + " -> " + (r.end().equalityDeleteFiles() + r.end().positionDeleteFiles()));
-      c.put(r.run() + ": generic scan ms start -> end", first.genericScanMillis() + " -> " + scanText(r, Sample::genericScanMillis));
-      c.put(r.run() + ": Flink scan ms start -> end", first.flinkScanMillis() + " -> " + scanText(r, Sample::flinkScanMillis));
+      c.put(
+          r.run() + ": data files start -> end", first.dataFiles() + " -> " + r.end().dataFiles());
+      c.put(
+          r.run() + ": delete files start -> end",
+          (first.equalityDeleteFiles() + first.positionDeleteFiles())
+              + " -> "
+              + (r.end().equalityDeleteFiles() + r.end().positionDeleteFiles()));
+      c.put(
+          r.run() + ": generic scan ms start -> end",
+          first.genericScanMillis() + " -> " + scanText(r, Sample::genericScanMillis));
+      c.put(
+          r.run() + ": Flink scan ms start -> end",
+          first.flinkScanMillis() + " -> " + scanText(r, Sample::flinkScanMillis));
       if (r.compacted() != null) {
-        c.put(r.run() + ": end generic scan / compacted copy", round(r.end().genericScanMillis() / (double) Math.max(1, r.compacted().genericScanMillis())));
-        c.put(r.run() + ": end Flink scan / compacted copy", round(r.end().flinkScanMillis() / (double) Math.max(1, r.compacted().flinkScanMillis())));
+        c.put(
+            r.run() + ": end generic scan / compacted copy",
+            round(
+                r.end().genericScanMillis()
+                    / (double) Math.max(1, r.compacted().genericScanMillis())));
+        c.put(
+            r.run() + ": end Flink scan / compacted copy",
+            round(
+                r.end().flinkScanMillis() / (double) Math.max(1, r.compacted().flinkScanMillis())));
       }
       c.put(r.run() + ": freshness p99 ms", r.freshness().p99Millis());
       c.put(r.run() + ": stale-base commit retries (must be 0)", r.commitFailedRetries());
     }
     if (on != null && on.end() != null && on.compacted() != null) {
-      double ratio = on.end().genericScanMillis() / (double) Math.max(1, on.compacted().genericScanMillis());
-      c.put("target: with maintenance, end scan within " + SCAN_TARGET + "x of a compacted table (generic reader)",
+      double ratio =
+          on.end().genericScanMillis() / (double) Math.max(1, on.compacted().genericScanMillis());
+      c.put(
+          "target: with maintenance, end scan within "
+              + SCAN_TARGET
+              + "x of a compacted table (generic reader)",
           ratio <= SCAN_TARGET ? "met (" + round(ratio) + "x)" : "NOT met (" + round(ratio) + "x)");
     }
     if (off != null && on != null && off.end() != null && on.end() != null) {
-      long offFiles = off.end().dataFiles() + off.end().equalityDeleteFiles() + off.end().positionDeleteFiles();
-      long onFiles = on.end().dataFiles() + on.end().equalityDeleteFiles() + on.end().positionDeleteFiles();
+      long offFiles =
+          off.end().dataFiles() + off.end().equalityDeleteFiles() + off.end().positionDeleteFiles();
+      long onFiles =
+          on.end().dataFiles() + on.end().equalityDeleteFiles() + on.end().positionDeleteFiles();
       c.put("live files at the end, off / on", offFiles + " / " + onFiles);
-      c.put("freshness p99 on - off (ms; target <= 2000)", on.freshness().p99Millis() - off.freshness().p99Millis());
+      c.put(
+          "freshness p99 on - off (ms; target <= 2000)",
+          on.freshness().p99Millis() - off.freshness().p99Millis());
     }
     return c;
   }
@@ -567,8 +779,13 @@ final class LongRun {
       return Long.toString(scan.applyAsLong(r.end()));
     }
     Sample last = lastRead(r);
-    return last == null ? "not read" : String.format(Locale.ROOT, "not read (over the scan budget; last read at t=%.0f s: %d)",
-        last.elapsedSeconds(), scan.applyAsLong(last));
+    return last == null
+        ? "not read"
+        : String.format(
+            Locale.ROOT,
+            "not read (over the scan budget; last read at t=%.0f s: %d)",
+            last.elapsedSeconds(),
+            scan.applyAsLong(last));
   }
 
   /** The run's last sample whose scans were measured. */
@@ -588,30 +805,71 @@ final class LongRun {
 
   static Map<String, String> methods() {
     Map<String, String> m = new LinkedHashMap<>();
-    m.put("runs", "the consolidated pipeline (the job's own code, from a generated config) on freshly reloaded shards, the same seeded rows and change stream, once with maintenance.enabled false and once true with a shorter maintenance.interval and expire-snapshots.max-age for the run");
-    m.put("generic scan", "every row and column of the current snapshot read with Iceberg's generic reader (IcebergGenerics, deletes applied), one thread, in this JVM while the job runs");
-    m.put("Flink scan", "a batch job with Iceberg's bounded FlinkSource at parallelism 1 on its own local cluster: the job's net runtime (cluster start-up excluded)");
-    m.put("files", "distinct live data files, equality and position delete files of the current snapshot (its scan plan)");
-    m.put("bytes", "live: sizes of those files; on disk: every file under the table location (data, deletes, manifests, metadata; what expiry and orphan removal reclaim)");
-    m.put("end", "measured after the change stream ended, the table caught up and the job was stopped");
-    m.put("scan budget", "once a full scan of a run took longer than --scan-budget, that run's later scans, its end check (table == shards) and its compacted copy are not done (they read the whole table too); shown as not read, -1 in the CSV and JSON");
-    m.put("compacted copy", "the end table's live rows written to a new table with the same schema, spec and properties, one Parquet file per partition and no deletes; each reader scans it once to warm up, then timed");
-    m.put("stale-base retries", "Iceberg's CommitReport attempts - 1 over the commits that report one (maintenance's; Iceberg retries only on CommitFailedException) + the coordinator's commitRetries (its checkpoint commits are transactions, which no CommitReport covers)");
-    m.put("compactions", "the job's maintenance counters (compactions, compactionsDropped: planned on a snapshot whose inputs changed, dropped and planned again; compactionsFailed)");
-    m.put("merges", "maintenance snapshots that merged a partition's files newer than its last compaction into one data file and one equality-delete file (after checkpoint commits, between cycles; maintenance.compaction.merge-min-files)");
-    m.put("freshness", "the watcher's first sight of a snapshot (visible to a reader, polled every 200 ms) - the row's mysql_commit_ts, every row the change phase's snapshots add");
+    m.put(
+        "runs",
+        "the consolidated pipeline (the job's own code, from a generated config) on freshly reloaded shards, the same seeded rows and change stream, once with maintenance.enabled false and once true with a shorter maintenance.interval and expire-snapshots.max-age for the run");
+    m.put(
+        "generic scan",
+        "every row and column of the current snapshot read with Iceberg's generic reader (IcebergGenerics, deletes applied), one thread, in this JVM while the job runs");
+    m.put(
+        "Flink scan",
+        "a batch job with Iceberg's bounded FlinkSource at parallelism 1 on its own local cluster: the job's net runtime (cluster start-up excluded)");
+    m.put(
+        "files",
+        "distinct live data files, equality and position delete files of the current snapshot (its scan plan)");
+    m.put(
+        "bytes",
+        "live: sizes of those files; on disk: every file under the table location (data, deletes, manifests, metadata; what expiry and orphan removal reclaim)");
+    m.put(
+        "end",
+        "measured after the change stream ended, the table caught up and the job was stopped");
+    m.put(
+        "scan budget",
+        "once a full scan of a run took longer than --scan-budget, that run's later scans, its end check (table == shards) and its compacted copy are not done (they read the whole table too); shown as not read, -1 in the CSV and JSON");
+    m.put(
+        "compacted copy",
+        "the end table's live rows written to a new table with the same schema, spec and properties, one Parquet file per partition and no deletes; each reader scans it once to warm up, then timed");
+    m.put(
+        "stale-base retries",
+        "Iceberg's CommitReport attempts - 1 over the commits that report one (maintenance's; Iceberg retries only on CommitFailedException) + the coordinator's commitRetries (its checkpoint commits are transactions, which no CommitReport covers)");
+    m.put(
+        "compactions",
+        "the job's maintenance counters (compactions, compactionsDropped: planned on a snapshot whose inputs changed, dropped and planned again; compactionsFailed)");
+    m.put(
+        "merges",
+        "maintenance snapshots that merged a partition's files newer than its last compaction into one data file and one equality-delete file (after checkpoint commits, between cycles; maintenance.compaction.merge-min-files)");
+    m.put(
+        "freshness",
+        "the watcher's first sight of a snapshot (visible to a reader, polled every 200 ms) - the row's mysql_commit_ts, every row the change phase's snapshots add");
     return m;
   }
 
   private static void write(Path out, Result result) throws IOException {
-    new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(out.resolve(JSON).toFile(), result);
-    StringBuilder csv = new StringBuilder("run,phase,elapsed_s,snapshots,live_rows,data_files,equality_delete_files,"
-        + "position_delete_files,live_bytes,disk_bytes,generic_scan_ms,flink_scan_ms\n");
+    new ObjectMapper()
+        .enable(SerializationFeature.INDENT_OUTPUT)
+        .writeValue(out.resolve(JSON).toFile(), result);
+    StringBuilder csv =
+        new StringBuilder(
+            "run,phase,elapsed_s,snapshots,live_rows,data_files,equality_delete_files,"
+                + "position_delete_files,live_bytes,disk_bytes,generic_scan_ms,flink_scan_ms\n");
     for (RunResult r : result.runs()) {
       for (Sample s : r.samples()) {
-        csv.append(String.format(Locale.ROOT, "%s,%s,%.1f,%d,%d,%d,%d,%d,%d,%d,%d,%d%n", s.run(), s.phase(), s.elapsedSeconds(),
-            s.snapshots(), s.liveRows(), s.dataFiles(), s.equalityDeleteFiles(), s.positionDeleteFiles(), s.liveBytes(),
-            s.diskBytes(), s.genericScanMillis(), s.flinkScanMillis()));
+        csv.append(
+            String.format(
+                Locale.ROOT,
+                "%s,%s,%.1f,%d,%d,%d,%d,%d,%d,%d,%d,%d%n",
+                s.run(),
+                s.phase(),
+                s.elapsedSeconds(),
+                s.snapshots(),
+                s.liveRows(),
+                s.dataFiles(),
+                s.equalityDeleteFiles(),
+                s.positionDeleteFiles(),
+                s.liveBytes(),
+                s.diskBytes(),
+                s.genericScanMillis(),
+                s.flinkScanMillis()));
       }
     }
     Files.writeString(out.resolve(CSV), csv);
@@ -626,40 +884,93 @@ final class LongRun {
   static String markdown(Result result) {
     StringBuilder md = new StringBuilder("# Shardberg long-run report: maintenance off vs on\n\n");
     md.append("Command: `").append(result.command()).append("`  \n");
-    md.append("Started ").append(result.startedAt()).append(", took ").append(result.wallMillis() / 1000).append(" s. Machine: ")
-        .append(result.machine()).append(". Versions: ").append(result.versions()).append(".\n\n");
+    md.append("Started ")
+        .append(result.startedAt())
+        .append(", took ")
+        .append(result.wallMillis() / 1000)
+        .append(" s. Machine: ")
+        .append(result.machine())
+        .append(". Versions: ")
+        .append(result.versions())
+        .append(".\n\n");
     md.append("Settings: ").append(result.settings()).append("\n\n");
-    md.append("![scan time, files, delete files, bytes over time](").append(CHART).append(")  \nSeries: [").append(CSV).append("](").append(CSV).append(")\n\n");
-    md.append("| run | status | changes | freshness p50 / p99 ms | ingest commits | maintenance commits | compactions / merges (dropped) | stale-base retries | restarts | table == shards |\n");
+    md.append("![scan time, files, delete files, bytes over time](")
+        .append(CHART)
+        .append(")  \nSeries: [")
+        .append(CSV)
+        .append("](")
+        .append(CSV)
+        .append(")\n\n");
+    md.append(
+        "| run | status | changes | freshness p50 / p99 ms | ingest commits | maintenance commits | compactions / merges (dropped) | stale-base retries | restarts | table == shards |\n");
     md.append("|---|---|---|---|---|---|---|---|---|---|\n");
     for (RunResult r : result.runs()) {
-      md.append(String.format(Locale.ROOT, "| %s | %s%s | %,d (%,.0f/s) | %,d / %,d | %d | %d | %d / %d (%d) | %d | %d | %s |%n", r.run(),
-          r.status(), r.reason().isEmpty() ? "" : ": " + r.reason(), r.changesApplied(), r.changesPerSecond(),
-          r.freshness().p50Millis(), r.freshness().p99Millis(), r.ingestCommits(), r.maintenanceCommits(), r.compactions(), r.merges(),
-          r.compactionsDropped(), r.commitFailedRetries(), r.restarts(),
-          r.notRead() != null ? "not checked" : String.format(Locale.ROOT, "%s (%,d rows)", r.verified() ? "yes" : "NO", r.icebergRows())));
+      md.append(
+          String.format(
+              Locale.ROOT,
+              "| %s | %s%s | %,d (%,.0f/s) | %,d / %,d | %d | %d | %d / %d (%d) | %d | %d | %s |%n",
+              r.run(),
+              r.status(),
+              r.reason().isEmpty() ? "" : ": " + r.reason(),
+              r.changesApplied(),
+              r.changesPerSecond(),
+              r.freshness().p50Millis(),
+              r.freshness().p99Millis(),
+              r.ingestCommits(),
+              r.maintenanceCommits(),
+              r.compactions(),
+              r.merges(),
+              r.compactionsDropped(),
+              r.commitFailedRetries(),
+              r.restarts(),
+              r.notRead() != null
+                  ? "not checked"
+                  : String.format(
+                      Locale.ROOT, "%s (%,d rows)", r.verified() ? "yes" : "NO", r.icebergRows())));
     }
-    md.append("\n| run | t (s) | data files | eq. delete files | pos. delete files | live MiB | on disk MiB | generic scan ms | Flink scan ms |\n");
+    md.append(
+        "\n| run | t (s) | data files | eq. delete files | pos. delete files | live MiB | on disk MiB | generic scan ms | Flink scan ms |\n");
     md.append("|---|---|---|---|---|---|---|---|---|\n");
     for (RunResult r : result.runs()) {
       for (Sample s : r.samples()) {
-        md.append(String.format(Locale.ROOT, "| %s | %s%.0f | %,d | %,d | %,d | %.1f | %.1f | %s | %s |%n", r.run(),
-            s.phase().equals("end") ? "end " : "", s.elapsedSeconds(), s.dataFiles(), s.equalityDeleteFiles(),
-            s.positionDeleteFiles(), s.liveBytes() / 1048576.0, s.diskBytes() / 1048576.0, millis(s.genericScanMillis()),
-            millis(s.flinkScanMillis())));
+        md.append(
+            String.format(
+                Locale.ROOT,
+                "| %s | %s%.0f | %,d | %,d | %,d | %.1f | %.1f | %s | %s |%n",
+                r.run(),
+                s.phase().equals("end") ? "end " : "",
+                s.elapsedSeconds(),
+                s.dataFiles(),
+                s.equalityDeleteFiles(),
+                s.positionDeleteFiles(),
+                s.liveBytes() / 1048576.0,
+                s.diskBytes() / 1048576.0,
+                millis(s.genericScanMillis()),
+                millis(s.flinkScanMillis())));
       }
       if (r.notRead() != null) {
         md.append(String.format(Locale.ROOT, "| %s: %s | | | | | | | | |%n", r.run(), r.notRead()));
       }
       if (r.compacted() != null) {
-        md.append(String.format(Locale.ROOT, "| %s: compacted copy | | %,d | 0 | 0 | %.1f | | %,d | %,d |%n", r.run(),
-            r.compacted().dataFiles(), r.compacted().bytes() / 1048576.0, r.compacted().genericScanMillis(), r.compacted().flinkScanMillis()));
+        md.append(
+            String.format(
+                Locale.ROOT,
+                "| %s: compacted copy | | %,d | 0 | 0 | %.1f | | %,d | %,d |%n",
+                r.run(),
+                r.compacted().dataFiles(),
+                r.compacted().bytes() / 1048576.0,
+                r.compacted().genericScanMillis(),
+                r.compacted().flinkScanMillis()));
       }
     }
     md.append("\n## Comparison\n\n| | |\n|---|---|\n");
-    result.comparison().forEach((k, v) -> md.append("| ").append(k).append(" | ").append(v).append(" |\n"));
+    result
+        .comparison()
+        .forEach((k, v) -> md.append("| ").append(k).append(" | ").append(v).append(" |\n"));
     md.append("\n## How each figure is measured\n\n");
-    result.methods().forEach((k, v) -> md.append("- **").append(k).append("**: ").append(v).append('\n'));
+    result
+        .methods()
+        .forEach((k, v) -> md.append("- **").append(k).append("**: ").append(v).append('\n'));
     return md.toString();
   }
 }

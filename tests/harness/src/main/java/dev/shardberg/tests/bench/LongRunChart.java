@@ -18,11 +18,12 @@ import org.knowm.xchart.style.lines.SeriesLines;
 import org.knowm.xchart.style.markers.SeriesMarkers;
 
 /**
- * The long-run chart, drawn with XChart like the bench's other charts: one PNG of four panels over the
- * same time axis (seconds since the change stream started), each with the maintenance-off run in red and
- * the maintenance-on run in blue: full-scan time (Iceberg's generic reader solid, Flink's batch source dashed,
- * the compacted copy's generic scan dotted), live data files, live delete files (equality + position), bytes
- * (on disk solid, live dashed). The legend under each panel names the line styles.
+ * The long-run chart, drawn with XChart like the bench's other charts: one PNG of four panels over
+ * the same time axis (seconds since the change stream started), each with the maintenance-off run
+ * in red and the maintenance-on run in blue: full-scan time (Iceberg's generic reader solid,
+ * Flink's batch source dashed, the compacted copy's generic scan dotted), live data files, live
+ * delete files (equality + position), bytes (on disk solid, live dashed). The legend under each
+ * panel names the line styles.
  */
 final class LongRunChart {
   private static final int WIDTH = 900;
@@ -39,24 +40,56 @@ final class LongRunChart {
         maxT = Math.max(maxT, s.elapsedSeconds());
       }
     }
-    XYChart scans = panel("Long run, maintenance off (red) vs on (blue): full-scan time", "ms", maxT);
+    XYChart scans =
+        panel("Long run, maintenance off (red) vs on (blue): full-scan time", "ms", maxT);
     XYChart dataFiles = panel("live data files", "files", maxT);
     XYChart deleteFiles = panel("live delete files (equality + position)", "files", maxT);
     XYChart bytes = panel("bytes on disk and of the live files", "MiB", maxT);
     for (LongRun.RunResult r : result.runs()) {
       Color color = r.maintenance() ? ON : OFF;
       String run = r.maintenance() ? "on" : "off";
-      add(scans, run + ": generic", color, SeriesLines.SOLID, points(r, s -> s.genericScanMillis()));
-      add(scans, run + ": Flink", color, SeriesLines.DASH_DASH, points(r, s -> s.flinkScanMillis()));
+      add(
+          scans,
+          run + ": generic",
+          color,
+          SeriesLines.SOLID,
+          points(r, s -> s.genericScanMillis()));
+      add(
+          scans,
+          run + ": Flink",
+          color,
+          SeriesLines.DASH_DASH,
+          points(r, s -> s.flinkScanMillis()));
       if (r.compacted() != null && !r.samples().isEmpty()) {
         double end = r.samples().get(r.samples().size() - 1).elapsedSeconds();
-        add(scans, run + ": compacted", color, SeriesLines.DOT_DOT,
-            List.of(new double[] {0, r.compacted().genericScanMillis()}, new double[] {end, r.compacted().genericScanMillis()}));
+        add(
+            scans,
+            run + ": compacted",
+            color,
+            SeriesLines.DOT_DOT,
+            List.of(
+                new double[] {0, r.compacted().genericScanMillis()},
+                new double[] {end, r.compacted().genericScanMillis()}));
       }
       add(dataFiles, "maintenance " + run, color, SeriesLines.SOLID, points(r, s -> s.dataFiles()));
-      add(deleteFiles, "maintenance " + run, color, SeriesLines.SOLID, points(r, s -> s.equalityDeleteFiles() + s.positionDeleteFiles()));
-      add(bytes, run + ": on disk", color, SeriesLines.SOLID, points(r, s -> s.diskBytes() / 1048576.0));
-      add(bytes, run + ": live files", color, SeriesLines.DASH_DASH, points(r, s -> s.liveBytes() / 1048576.0));
+      add(
+          deleteFiles,
+          "maintenance " + run,
+          color,
+          SeriesLines.SOLID,
+          points(r, s -> s.equalityDeleteFiles() + s.positionDeleteFiles()));
+      add(
+          bytes,
+          run + ": on disk",
+          color,
+          SeriesLines.SOLID,
+          points(r, s -> s.diskBytes() / 1048576.0));
+      add(
+          bytes,
+          run + ": live files",
+          color,
+          SeriesLines.DASH_DASH,
+          points(r, s -> s.liveBytes() / 1048576.0));
     }
     List<XYChart> panels = List.of(scans, dataFiles, deleteFiles, bytes);
     for (XYChart panel : panels) {
@@ -70,22 +103,36 @@ final class LongRunChart {
   }
 
   private static XYChart panel(String title, String yAxis, double maxT) {
-    XYChart chart = new XYChartBuilder().width(WIDTH).height(PANEL_HEIGHT).title(title)
-        .xAxisTitle("seconds since the change stream started").yAxisTitle(yAxis).build();
+    XYChart chart =
+        new XYChartBuilder()
+            .width(WIDTH)
+            .height(PANEL_HEIGHT)
+            .title(title)
+            .xAxisTitle("seconds since the change stream started")
+            .yAxisTitle(yAxis)
+            .build();
     chart.getStyler().setXAxisMin(0.0).setXAxisMax(maxT).setYAxisMin(0.0);
-    // the legend under the plot: every panel's plot as wide as the others, the time axes one under the other
-    chart.getStyler().setLegendPosition(Styler.LegendPosition.OutsideS).setLegendLayout(Styler.LegendLayout.Horizontal);
+    // the legend under the plot: every panel's plot as wide as the others, the time axes one under
+    // the other
+    chart
+        .getStyler()
+        .setLegendPosition(Styler.LegendPosition.OutsideS)
+        .setLegendLayout(Styler.LegendLayout.Horizontal);
     chart.getStyler().setMarkerSize(5);
     return chart;
   }
 
   /** A series, markers on the solid ones; none where the run has no point. */
-  private static void add(XYChart chart, String name, Color color, BasicStroke line, List<double[]> points) {
+  private static void add(
+      XYChart chart, String name, Color color, BasicStroke line, List<double[]> points) {
     if (points.isEmpty()) {
       return;
     }
-    XYSeries series = chart.addSeries(name, points.stream().mapToDouble(p -> p[0]).toArray(),
-        points.stream().mapToDouble(p -> p[1]).toArray());
+    XYSeries series =
+        chart.addSeries(
+            name,
+            points.stream().mapToDouble(p -> p[0]).toArray(),
+            points.stream().mapToDouble(p -> p[1]).toArray());
     series.setXYSeriesRenderStyle(XYSeries.XYSeriesRenderStyle.Line);
     series.setLineColor(color);
     series.setLineStyle(line);

@@ -60,8 +60,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Runs one mode against freshly reloaded shards: builds and submits the Flink job to a local
- * MiniCluster, follows the table through the snapshot phase, runs the change stream, waits until the
- * table has caught up, verifies it against the shards and gathers every figure into a {@link
+ * MiniCluster, follows the table through the snapshot phase, runs the change stream, waits until
+ * the table has caught up, verifies it against the shards and gathers every figure into a {@link
  * ModeResult}.
  */
 final class ModeRunner {
@@ -86,23 +86,28 @@ final class ModeRunner {
     Map<String, String> props = new HashMap<>();
     props.put(CatalogProperties.WAREHOUSE_LOCATION, warehouse);
     props.put(CatalogProperties.METRICS_REPORTER_IMPL, CommitReports.class.getName());
-    // The same local file system the job's catalogs use (Catalogs.loader), so both modes pay the same
-    // per-file cost on the local warehouse; it applies to file: only, an hdfs:// warehouse goes through
+    // The same local file system the job's catalogs use (Catalogs.loader), so both modes pay the
+    // same
+    // per-file cost on the local warehouse; it applies to file: only, an hdfs:// warehouse goes
+    // through
     // Hadoop's HDFS client.
     return CatalogLoader.hadoop(
-        CATALOG, ForklessLocalFileSystem.install(new org.apache.hadoop.conf.Configuration()), props);
+        CATALOG,
+        ForklessLocalFileSystem.install(new org.apache.hadoop.conf.Configuration()),
+        props);
   }
 
   /**
-   * Commits, delete files and equality-delete rows added by {@code snapshotId} and its ancestors: what
-   * the snapshot phase left in the table when it had every loaded row.
+   * Commits, delete files and equality-delete rows added by {@code snapshotId} and its ancestors:
+   * what the snapshot phase left in the table when it had every loaded row.
    */
   private static long[] addedUntil(org.apache.iceberg.Table table, long snapshotId) {
     table.refresh();
     long commits = 0;
     long deleteFiles = 0;
     long equalityDeletes = 0;
-    for (org.apache.iceberg.Snapshot s : org.apache.iceberg.util.SnapshotUtil.ancestorsOf(snapshotId, table::snapshot)) {
+    for (org.apache.iceberg.Snapshot s :
+        org.apache.iceberg.util.SnapshotUtil.ancestorsOf(snapshotId, table::snapshot)) {
       commits++;
       deleteFiles += Long.parseLong(s.summary().getOrDefault("added-delete-files", "0"));
       equalityDeletes += Long.parseLong(s.summary().getOrDefault("added-equality-deletes", "0"));
@@ -120,7 +125,8 @@ final class ModeRunner {
 
     CatalogLoader catalogLoader = catalogLoader(warehouse);
     Catalog catalog = catalogLoader.loadCatalog();
-    String runId = mode.label().replace('+', '-') + "-n" + config.shards() + "-" + System.nanoTime();
+    String runId =
+        mode.label().replace('+', '-') + "-n" + config.shards() + "-" + System.nanoTime();
     String jobName;
     int sourceParallelismTotal;
     StreamExecutionEnvironment env;
@@ -130,11 +136,13 @@ final class ModeRunner {
     TableLoader tableLoader;
     if (mode == BenchConfig.Mode.PER_SHARD) {
       ShardPlan plan = ShardDiscovery.discover(spec());
-      TableLayout layout = TableLayout.derive(plan.schema(), config.buckets(), null, java.util.Map.of());
+      TableLayout layout =
+          TableLayout.derive(plan.schema(), config.buckets(), null, java.util.Map.of());
       table = TableCreator.createOrValidate(catalog, TABLE, layout);
       tableLoader = TableLoader.fromCatalog(catalogLoader, TABLE);
       env = environment(1);
-      env.enableCheckpointing(config.checkpointInterval().toMillis(), CheckpointingMode.EXACTLY_ONCE);
+      env.enableCheckpointing(
+          config.checkpointInterval().toMillis(), CheckpointingMode.EXACTLY_ONCE);
       perShardJob(env, plan, layout, tableLoader);
       sourceParallelismTotal = plan.shardCount();
       jobName = "bench-" + runId;
@@ -142,10 +150,16 @@ final class ModeRunner {
       // this project's own pipeline, assembled by the job module from a config file, as `run` does
       if (mode == BenchConfig.Mode.CONSOLIDATED_ZK) {
         zooKeeper = new TestingServer(true);
-        progress.line("zk", "ZooKeeper (Curator TestingServer) on %s", zooKeeper.getConnectString());
+        progress.line(
+            "zk", "ZooKeeper (Curator TestingServer) on %s", zooKeeper.getConnectString());
       }
-      ShardbergConfig jobConfig = ShardbergConfig.load(
-          writeJobConfig(config, warehouse, runId, zooKeeper == null ? null : zooKeeper.getConnectString()));
+      ShardbergConfig jobConfig =
+          ShardbergConfig.load(
+              writeJobConfig(
+                  config,
+                  warehouse,
+                  runId,
+                  zooKeeper == null ? null : zooKeeper.getConnectString()));
       env = environment(config.sourceParallelism());
       ShardbergPipeline.Assembled assembled = ShardbergPipeline.build(env, jobConfig);
       jobName = assembled.jobName();
@@ -153,11 +167,16 @@ final class ModeRunner {
       tableLoader = TableLoader.fromCatalog(catalogLoader, TABLE);
       sourceParallelismTotal = assembled.plan().hostNames().size() * config.sourceParallelism();
       if (zooKeeper != null) {
-        maintenance = new Maintenance(
-            ZooKeeperOptions.of(zooKeeper.getConnectString()), jobConfig.target().qualifiedName(), catalog, progress);
+        maintenance =
+            new Maintenance(
+                ZooKeeperOptions.of(zooKeeper.getConnectString()),
+                jobConfig.target().qualifiedName(),
+                catalog,
+                progress);
       }
     }
-    int sourceCount = mode == BenchConfig.Mode.PER_SHARD ? config.shards() : workload.servers().size();
+    int sourceCount =
+        mode == BenchConfig.Mode.PER_SHARD ? config.shards() : workload.servers().size();
 
     HeapSampler heap = new HeapSampler();
     CheckpointLog flushLog = mode == BenchConfig.Mode.PER_SHARD ? null : CheckpointLog.start();
@@ -171,36 +190,79 @@ final class ModeRunner {
     try (TableWatcher watcher = new TableWatcher(table, config.shards())) {
       long submitted = System.currentTimeMillis();
       JobClient job = env.executeAsync(jobName);
-      progress.line("job", "submitted %s (%d source(s), total source parallelism %d)", jobName, sourceCount, sourceParallelismTotal);
+      progress.line(
+          "job",
+          "submitted %s (%d source(s), total source parallelism %d)",
+          jobName,
+          sourceCount,
+          sourceParallelismTotal);
       if (maintenance != null) {
         maintenance.start();
       }
       try {
         // snapshot phase
         // done when a snapshot holds every loaded row as a distinct live row (deletes applied)
-        boolean loaded = await(config.phaseTimeout(), job, watcher::checkHealthy,
-            () -> watcher.totalRecords() >= expectedRows && watcher.firstWithLiveRows(expectedRows) != null,
-            () -> progress.line("snapshot", "rows in data files %,d of %,d, commits %d, heap %s",
-                watcher.totalRecords(), expectedRows, watcher.commitCount(), mb(heap.current())));
+        boolean loaded =
+            await(
+                config.phaseTimeout(),
+                job,
+                watcher::checkHealthy,
+                () ->
+                    watcher.totalRecords() >= expectedRows
+                        && watcher.firstWithLiveRows(expectedRows) != null,
+                () ->
+                    progress.line(
+                        "snapshot",
+                        "rows in data files %,d of %,d, commits %d, heap %s",
+                        watcher.totalRecords(),
+                        expectedRows,
+                        watcher.commitCount(),
+                        mb(heap.current())));
         if (!loaded) {
-          failures.add(String.format("snapshot phase did not commit %,d distinct rows within %s (rows in data files %,d)",
-              expectedRows, config.phaseTimeout(), watcher.totalRecords()));
+          failures.add(
+              String.format(
+                  "snapshot phase did not commit %,d distinct rows within %s (rows in data files %,d)",
+                  expectedRows, config.phaseTimeout(), watcher.totalRecords()));
         } else {
           // times are when the watcher first saw a snapshot: when a reader could see its rows
           TableWatcher.Commit complete = watcher.firstWithLiveRows(expectedRows);
           long reached = complete.firstSeenMillis();
           long ms = Math.max(1, reached - submitted);
           double rate = expectedRows * 1000.0 / ms;
-          TableWatcher.Commit first = watcher.commits().stream().filter(c -> c.addedRecords() > 0).findFirst().orElseThrow();
-          double steady = first.firstSeenMillis() >= reached
-              ? rate
-              : (expectedRows - watcher.liveRows(first.snapshotId())) * 1000.0 / (reached - first.firstSeenMillis());
+          TableWatcher.Commit first =
+              watcher.commits().stream()
+                  .filter(c -> c.addedRecords() > 0)
+                  .findFirst()
+                  .orElseThrow();
+          double steady =
+              first.firstSeenMillis() >= reached
+                  ? rate
+                  : (expectedRows - watcher.liveRows(first.snapshotId()))
+                      * 1000.0
+                      / (reached - first.firstSeenMillis());
           long[] added = addedUntil(table, complete.snapshotId());
-          snapshot = new ModeResult.Snapshot(
-              expectedRows, ms, rate, rate / sourceParallelismTotal, steady, added[0], added[1], added[2]);
-          progress.line("snapshot", "done: %,d rows in %,d ms since submission = %,.0f rows/s (%,.0f per source parallelism);"
-              + " %,.0f rows/s after the first commit; %,d commits, %,d delete files, %,d equality deletes",
-              expectedRows, ms, rate, rate / sourceParallelismTotal, steady, added[0], added[1], added[2]);
+          snapshot =
+              new ModeResult.Snapshot(
+                  expectedRows,
+                  ms,
+                  rate,
+                  rate / sourceParallelismTotal,
+                  steady,
+                  added[0],
+                  added[1],
+                  added[2]);
+          progress.line(
+              "snapshot",
+              "done: %,d rows in %,d ms since submission = %,.0f rows/s (%,.0f per source parallelism);"
+                  + " %,.0f rows/s after the first commit; %,d commits, %,d delete files, %,d equality deletes",
+              expectedRows,
+              ms,
+              rate,
+              rate / sourceParallelismTotal,
+              steady,
+              added[0],
+              added[1],
+              added[2]);
 
           // change phase
           streamStartMillis = System.currentTimeMillis();
@@ -209,39 +271,76 @@ final class ModeRunner {
           AtomicLong lastLine = new AtomicLong();
           dev.shardberg.tests.demo.SchemaRollout rollout = null;
           if (mode == BenchConfig.Mode.CONSOLIDATED_DDL) {
-            rollout = new dev.shardberg.tests.demo.SchemaRollout(workload.rolloutTargets(), config.duration(),
-                line -> progress.line("ddl", "%s", line));
+            rollout =
+                new dev.shardberg.tests.demo.SchemaRollout(
+                    workload.rolloutTargets(),
+                    config.duration(),
+                    line -> progress.line("ddl", "%s", line));
             rollout.start();
           }
-          Workload.ChangeCounts counts = workload.changeStream(config.changeRate(), config.duration().toMillis(),
-              config.mix(), config.skew(), CHANGE_THREADS, () -> {
-                long now = System.currentTimeMillis();
-                if (now - lastLine.get() >= PROGRESS_EVERY_MS) {
-                  lastLine.set(now);
-                  watcher.checkHealthy();
-                  progress.line("changes", "%,d s of %,d s, lag %s, commits %d, heap %s",
-                      (now - streamStart) / 1000, config.duration().toSeconds(), lagText(watcher.visibleLagMillis()),
-                      watcher.commitCount(), mb(heap.current()));
-                }
-              });
+          Workload.ChangeCounts counts =
+              workload.changeStream(
+                  config.changeRate(),
+                  config.duration().toMillis(),
+                  config.mix(),
+                  config.skew(),
+                  CHANGE_THREADS,
+                  () -> {
+                    long now = System.currentTimeMillis();
+                    if (now - lastLine.get() >= PROGRESS_EVERY_MS) {
+                      lastLine.set(now);
+                      watcher.checkHealthy();
+                      progress.line(
+                          "changes",
+                          "%,d s of %,d s, lag %s, commits %d, heap %s",
+                          (now - streamStart) / 1000,
+                          config.duration().toSeconds(),
+                          lagText(watcher.visibleLagMillis()),
+                          watcher.commitCount(),
+                          mb(heap.current()));
+                    }
+                  });
           long streamEnd = System.currentTimeMillis();
           if (rollout != null) {
             rollout.stop();
             rolloutRun = rollout;
           }
           long[] marks = workload.markAndReadNewest();
-          boolean caughtUp = await(config.phaseTimeout(), job, watcher::checkHealthy, () -> watcher.caughtUp(marks),
-              () -> progress.line("catch-up", "waiting for the table to show every shard's last change; lag %s, commits %d",
-                  lagText(watcher.visibleLagMillis()), watcher.commitCount()));
+          boolean caughtUp =
+              await(
+                  config.phaseTimeout(),
+                  job,
+                  watcher::checkHealthy,
+                  () -> watcher.caughtUp(marks),
+                  () ->
+                      progress.line(
+                          "catch-up",
+                          "waiting for the table to show every shard's last change; lag %s, commits %d",
+                          lagText(watcher.visibleLagMillis()),
+                          watcher.commitCount()));
           long catchUp = System.currentTimeMillis() - streamEnd;
           if (!caughtUp) {
-            failures.add(String.format("the table did not catch up with the change stream within %s", config.phaseTimeout()));
+            failures.add(
+                String.format(
+                    "the table did not catch up with the change stream within %s",
+                    config.phaseTimeout()));
           }
           long total = counts.total();
-          changes = new ModeResult.Changes(counts.inserts(), counts.updates(), counts.deletes(), counts.elapsedMs(),
-              counts.ratePerSecond(), catchUp, total * 1000.0 / Math.max(1, counts.elapsedMs() + catchUp));
-          progress.line("changes", "applied %,d changes (%,.0f/s) in MySQL; table caught up %,d ms after the stream ended",
-              total, counts.ratePerSecond(), catchUp);
+          changes =
+              new ModeResult.Changes(
+                  counts.inserts(),
+                  counts.updates(),
+                  counts.deletes(),
+                  counts.elapsedMs(),
+                  counts.ratePerSecond(),
+                  catchUp,
+                  total * 1000.0 / Math.max(1, counts.elapsedMs() + catchUp));
+          progress.line(
+              "changes",
+              "applied %,d changes (%,.0f/s) in MySQL; table caught up %,d ms after the stream ended",
+              total,
+              counts.ratePerSecond(),
+              catchUp);
         }
         JobStatus status = job.getJobStatus().get(30, TimeUnit.SECONDS);
         if (status.isGloballyTerminalState()) {
@@ -258,19 +357,44 @@ final class ModeRunner {
 
       ModeResult.Verification verification = null;
       if (failures.isEmpty()) {
-        progress.line("verify", "comparing the table with the union of %d shards (counts + checksums)", config.shards());
+        progress.line(
+            "verify",
+            "comparing the table with the union of %d shards (counts + checksums)",
+            config.shards());
         VerifyReport v = verify(table);
         List<String> mismatches = new ArrayList<>();
         for (VerifyReport.ShardResult c : v.shards()) {
           if (!c.matches()) {
-            mismatches.add(String.format("shard %d (%s): MySQL %d rows / checksum %d, Iceberg %d rows / checksum %d; first differences %s",
-                c.shard(), c.label(), c.mysqlRows(), c.mysqlChecksum(), c.icebergRows(), c.icebergChecksum(), c.differences()));
+            mismatches.add(
+                String.format(
+                    "shard %d (%s): MySQL %d rows / checksum %d, Iceberg %d rows / checksum %d; first differences %s",
+                    c.shard(),
+                    c.label(),
+                    c.mysqlRows(),
+                    c.mysqlChecksum(),
+                    c.icebergRows(),
+                    c.icebergChecksum(),
+                    c.differences()));
           }
         }
-        v.unexpectedShards().forEach((s, rows) -> mismatches.add("shard " + s + " has " + rows + " rows in the table but is not among the shards"));
-        verification = new ModeResult.Verification(v.matches(), v.mysqlRows(), v.icebergRows(), mismatches);
-        progress.line("verify", "%s: MySQL %,d rows, Iceberg %,d rows%s", v.matches() ? "PASSED" : "FAILED",
-            v.mysqlRows(), v.icebergRows(), mismatches.isEmpty() ? "" : "; " + mismatches);
+        v.unexpectedShards()
+            .forEach(
+                (s, rows) ->
+                    mismatches.add(
+                        "shard "
+                            + s
+                            + " has "
+                            + rows
+                            + " rows in the table but is not among the shards"));
+        verification =
+            new ModeResult.Verification(v.matches(), v.mysqlRows(), v.icebergRows(), mismatches);
+        progress.line(
+            "verify",
+            "%s: MySQL %,d rows, Iceberg %,d rows%s",
+            v.matches() ? "PASSED" : "FAILED",
+            v.mysqlRows(),
+            v.icebergRows(),
+            mismatches.isEmpty() ? "" : "; " + mismatches);
         if (!v.matches()) {
           failures.add("the table differs from the union of the shards: " + mismatches);
         }
@@ -279,31 +403,43 @@ final class ModeRunner {
       List<TableWatcher.Commit> commits = watcher.commits();
       List<CommitReports.Sample> reports = CommitReports.drain();
       List<TableWatcher.FreshnessSample> fresh = watcher.freshness();
-      ModeResult result = new ModeResult(
-          mode.label(),
-          failures.isEmpty() ? ModeResult.PASSED : ModeResult.FAILED,
-          String.join("; ", failures),
-          config.shards(),
-          workload.servers().size(),
-          expectedRows,
-          sourceParallelismTotal,
-          snapshot,
-          changes,
-          freshness(fresh),
-          mode == BenchConfig.Mode.PER_SHARD
-              ? commitFigures(commits, reports)
-              : coordinatorCommitFigures(commits, reports, RestartCounter.commitDurations(jobName),
-                  RestartCounter.commitRetries(jobName)),
-          fileFigures(table, commits),
-          restarts,
-          heap.peak(),
-          verification,
-          timeline(fresh, streamStartMillis),
-          maintenance == null ? null : maintenance.figures(reports),
-          null,
-          flushLog == null || streamStartMillis == 0 ? null : flushLog.figures(streamStartMillis),
-          rolloutRun == null ? null : rolloutFigures(rolloutRun, config.shards(), fresh, commits, table));
-      progress.line("result", "%s%s", result.status(), result.reason().isEmpty() ? "" : ": " + result.reason());
+      ModeResult result =
+          new ModeResult(
+              mode.label(),
+              failures.isEmpty() ? ModeResult.PASSED : ModeResult.FAILED,
+              String.join("; ", failures),
+              config.shards(),
+              workload.servers().size(),
+              expectedRows,
+              sourceParallelismTotal,
+              snapshot,
+              changes,
+              freshness(fresh),
+              mode == BenchConfig.Mode.PER_SHARD
+                  ? commitFigures(commits, reports)
+                  : coordinatorCommitFigures(
+                      commits,
+                      reports,
+                      RestartCounter.commitDurations(jobName),
+                      RestartCounter.commitRetries(jobName)),
+              fileFigures(table, commits),
+              restarts,
+              heap.peak(),
+              verification,
+              timeline(fresh, streamStartMillis),
+              maintenance == null ? null : maintenance.figures(reports),
+              null,
+              flushLog == null || streamStartMillis == 0
+                  ? null
+                  : flushLog.figures(streamStartMillis),
+              rolloutRun == null
+                  ? null
+                  : rolloutFigures(rolloutRun, config.shards(), fresh, commits, table));
+      progress.line(
+          "result",
+          "%s%s",
+          result.status(),
+          result.reason().isEmpty() ? "" : ": " + result.reason());
       return result;
     } finally {
       heap.close();
@@ -325,24 +461,30 @@ final class ModeRunner {
 
   /**
    * {@code source-only}: the sources of {@code consolidated}, built by the job's own code ({@link
-   * ShardbergPipeline#configureCheckpointsAndRestarts} and {@link ShardbergPipeline#buildSources}) from
-   * the same generated config (same source options, parallelism and checkpoint interval), feeding a map that counts rows into a {@link RowTally} and a discarding
-   * sink: no writers, no commits, no table. Snapshot phase only (no change stream, no freshness). It
-   * passes when exactly {@code shards x rowsPerShard} rows were counted by the time the job was
-   * cancelled.
+   * ShardbergPipeline#configureCheckpointsAndRestarts} and {@link ShardbergPipeline#buildSources})
+   * from the same generated config (same source options, parallelism and checkpoint interval),
+   * feeding a map that counts rows into a {@link RowTally} and a discarding sink: no writers, no
+   * commits, no table. Snapshot phase only (no change stream, no freshness). It passes when exactly
+   * {@code shards x rowsPerShard} rows were counted by the time the job was cancelled.
    */
   private ModeResult runSourceOnly(BenchConfig config, String warehouse) throws Exception {
     BenchConfig.Mode mode = BenchConfig.Mode.SOURCE_ONLY;
     progress.mode(mode.label() + " N=" + config.shards());
     workload.reset(config.shards(), config.rowsPerShard(), progress);
     String runId = mode.label() + "-n" + config.shards() + "-" + System.nanoTime();
-    ShardbergConfig jobConfig = ShardbergConfig.load(writeJobConfig(config, warehouse, runId, null));
+    ShardbergConfig jobConfig =
+        ShardbergConfig.load(writeJobConfig(config, warehouse, runId, null));
     StreamExecutionEnvironment env = environment(config.sourceParallelism());
     ShardbergPipeline.configureCheckpointsAndRestarts(env, jobConfig);
     ShardbergPipeline.Sources sources = ShardbergPipeline.buildSources(env, jobConfig);
-    sources.changes()
-        .map(new RowTally.Counting(runId)).name("count rows").uid("bench-count-rows")
-        .sinkTo(new DiscardingSink<>()).name("discard rows").uid("bench-discard-rows");
+    sources
+        .changes()
+        .map(new RowTally.Counting(runId))
+        .name("count rows")
+        .uid("bench-count-rows")
+        .sinkTo(new DiscardingSink<>())
+        .name("discard rows")
+        .uid("bench-discard-rows");
     String jobName = "bench " + jobConfig.pipeline().id();
     int sourceParallelismTotal = sources.plan().hostNames().size() * config.sourceParallelism();
     long expectedRows = config.totalRows();
@@ -355,24 +497,53 @@ final class ModeRunner {
     try {
       long submitted = System.currentTimeMillis();
       JobClient job = env.executeAsync(jobName);
-      progress.line("job", "submitted %s (%d source(s), total source parallelism %d, counting sink only)",
-          jobName, workload.servers().size(), sourceParallelismTotal);
+      progress.line(
+          "job",
+          "submitted %s (%d source(s), total source parallelism %d, counting sink only)",
+          jobName,
+          workload.servers().size(),
+          sourceParallelismTotal);
       try {
-        boolean counted = await(config.phaseTimeout(), job, () -> {}, () -> tally.rows() >= expectedRows,
-            () -> progress.line("snapshot", "rows counted %,d of %,d, heap %s", tally.rows(), expectedRows, mb(heap.current())));
+        boolean counted =
+            await(
+                config.phaseTimeout(),
+                job,
+                () -> {},
+                () -> tally.rows() >= expectedRows,
+                () ->
+                    progress.line(
+                        "snapshot",
+                        "rows counted %,d of %,d, heap %s",
+                        tally.rows(),
+                        expectedRows,
+                        mb(heap.current())));
         if (!counted) {
-          failures.add(String.format("snapshot phase did not count %,d rows within %s (counted %,d)",
-              expectedRows, config.phaseTimeout(), tally.rows()));
+          failures.add(
+              String.format(
+                  "snapshot phase did not count %,d rows within %s (counted %,d)",
+                  expectedRows, config.phaseTimeout(), tally.rows()));
         } else {
           // the same start point as the other modes: job submission, so start-up is included
-          long reached = tally.expectedReachedMillis() >= 0 ? tally.expectedReachedMillis() : System.currentTimeMillis();
+          long reached =
+              tally.expectedReachedMillis() >= 0
+                  ? tally.expectedReachedMillis()
+                  : System.currentTimeMillis();
           long first = tally.firstRowMillis() >= 0 ? tally.firstRowMillis() : reached;
           long ms = Math.max(1, reached - submitted);
           double rate = expectedRows * 1000.0 / ms;
           double steady = first >= reached ? rate : (expectedRows - 1) * 1000.0 / (reached - first);
-          snapshot = new ModeResult.Snapshot(expectedRows, ms, rate, rate / sourceParallelismTotal, steady, -1, -1, -1);
-          progress.line("snapshot", "done: %,d rows counted in %,d ms since submission = %,.0f rows/s (%,.0f per source"
-              + " parallelism); %,.0f rows/s after the first row", expectedRows, ms, rate, rate / sourceParallelismTotal, steady);
+          snapshot =
+              new ModeResult.Snapshot(
+                  expectedRows, ms, rate, rate / sourceParallelismTotal, steady, -1, -1, -1);
+          progress.line(
+              "snapshot",
+              "done: %,d rows counted in %,d ms since submission = %,.0f rows/s (%,.0f per source"
+                  + " parallelism); %,.0f rows/s after the first row",
+              expectedRows,
+              ms,
+              rate,
+              rate / sourceParallelismTotal,
+              steady);
         }
         JobStatus status = job.getJobStatus().get(30, TimeUnit.SECONDS);
         if (status.isGloballyTerminalState()) {
@@ -385,36 +556,49 @@ final class ModeRunner {
       }
       heap.close();
 
-      // read after the job ended: a row replayed late (e.g. after a restart) still counts against it
+      // read after the job ended: a row replayed late (e.g. after a restart) still counts against
+      // it
       long countedRows = tally.rows();
       boolean exact = countedRows == expectedRows;
       if (!exact) {
-        failures.add(String.format("the counting sink saw %,d rows; expected exactly %,d (%d shards x %,d rows)",
-            countedRows, expectedRows, config.shards(), config.rowsPerShard()));
+        failures.add(
+            String.format(
+                "the counting sink saw %,d rows; expected exactly %,d (%d shards x %,d rows)",
+                countedRows, expectedRows, config.shards(), config.rowsPerShard()));
       }
-      progress.line("count", "%s: %,d rows counted, %,d loaded", exact ? "PASSED" : "FAILED", countedRows, expectedRows);
-      ModeResult result = new ModeResult(
-          mode.label(),
-          failures.isEmpty() ? ModeResult.PASSED : ModeResult.FAILED,
-          String.join("; ", failures),
-          config.shards(),
-          workload.servers().size(),
-          expectedRows,
-          sourceParallelismTotal,
-          snapshot,
-          null,
-          null,
-          null,
-          null,
-          restarts,
-          heap.peak(),
-          null,
-          List.of(),
-          null,
-          new ModeResult.SourceCount(expectedRows, countedRows, exact),
-          null,
-          null);
-      progress.line("result", "%s%s", result.status(), result.reason().isEmpty() ? "" : ": " + result.reason());
+      progress.line(
+          "count",
+          "%s: %,d rows counted, %,d loaded",
+          exact ? "PASSED" : "FAILED",
+          countedRows,
+          expectedRows);
+      ModeResult result =
+          new ModeResult(
+              mode.label(),
+              failures.isEmpty() ? ModeResult.PASSED : ModeResult.FAILED,
+              String.join("; ", failures),
+              config.shards(),
+              workload.servers().size(),
+              expectedRows,
+              sourceParallelismTotal,
+              snapshot,
+              null,
+              null,
+              null,
+              null,
+              restarts,
+              heap.peak(),
+              null,
+              List.of(),
+              null,
+              new ModeResult.SourceCount(expectedRows, countedRows, exact),
+              null,
+              null);
+      progress.line(
+          "result",
+          "%s%s",
+          result.status(),
+          result.reason().isEmpty() ? "" : ": " + result.reason());
       return result;
     } finally {
       heap.close();
@@ -423,7 +607,8 @@ final class ModeRunner {
   }
 
   /** The YAML a user would write for this workload (the `run` command's input). */
-  Path writeJobConfig(BenchConfig config, String warehouse, String runId, String zooKeeperConnect) throws java.io.IOException {
+  Path writeJobConfig(BenchConfig config, String warehouse, String runId, String zooKeeperConnect)
+      throws java.io.IOException {
     return writeJobConfig(config, warehouse, runId, zooKeeperConnect, null);
   }
 
@@ -431,8 +616,13 @@ final class ModeRunner {
    * The YAML a user would write for this workload; {@code maintenance} non-null turns the job's own
    * maintenance on with those settings (the long-run mode), null leaves it off.
    */
-  Path writeJobConfig(BenchConfig config, String warehouse, String runId, String zooKeeperConnect,
-      LongRun.MaintenanceSettings maintenance) throws java.io.IOException {
+  Path writeJobConfig(
+      BenchConfig config,
+      String warehouse,
+      String runId,
+      String zooKeeperConnect,
+      LongRun.MaintenanceSettings maintenance)
+      throws java.io.IOException {
     Path dir = config.output().toAbsolutePath().resolve("configs");
     java.nio.file.Files.createDirectories(dir);
     Path passwordFile = dir.resolve("mysql.password");
@@ -441,7 +631,9 @@ final class ModeRunner {
     yaml.append("# written by `shardberg bench` for mode run ").append(runId).append('\n');
     yaml.append("pipeline:\n");
     yaml.append("  id: bench-").append(runId).append('\n');
-    yaml.append("  checkpoint-interval: ").append(config.checkpointInterval().toMillis()).append("ms\n");
+    yaml.append("  checkpoint-interval: ")
+        .append(config.checkpointInterval().toMillis())
+        .append("ms\n");
     yaml.append("  parallelism: ").append(config.sourceParallelism()).append('\n');
     yaml.append("  writer-parallelism: ").append(config.sourceParallelism()).append('\n');
     yaml.append("  restart:\n    attempts: 20\n    delay: 2s\n");
@@ -454,7 +646,11 @@ final class ModeRunner {
       yaml.append("    port: ").append(server.port()).append('\n');
       yaml.append("    user: ").append(Workload.CDC_USER).append('\n');
       yaml.append("    password-file: ").append(passwordFile.toAbsolutePath()).append('\n');
-      yaml.append("    server-id-range: ").append(first).append('-').append(first + config.sourceParallelism() - 1).append('\n');
+      yaml.append("    server-id-range: ")
+          .append(first)
+          .append('-')
+          .append(first + config.sourceParallelism() - 1)
+          .append('\n');
       yaml.append("    jdbc-properties:\n      useSSL: \"false\"\n");
     }
     yaml.append("tables:\n");
@@ -464,21 +660,33 @@ final class ModeRunner {
     yaml.append("target:\n");
     yaml.append("  catalog:\n    type: hadoop\n    name: ").append(CATALOG).append('\n');
     yaml.append("    warehouse: ").append(warehouse).append('\n');
-    yaml.append("    properties:\n      ").append(CatalogProperties.METRICS_REPORTER_IMPL).append(": ")
-        .append(CommitReports.class.getName()).append('\n');
-    yaml.append("  namespace: ").append(TABLE.namespace()).append("\n  table: ").append(TABLE.name()).append('\n');
+    yaml.append("    properties:\n      ")
+        .append(CatalogProperties.METRICS_REPORTER_IMPL)
+        .append(": ")
+        .append(CommitReports.class.getName())
+        .append('\n');
+    yaml.append("  namespace: ")
+        .append(TABLE.namespace())
+        .append("\n  table: ")
+        .append(TABLE.name())
+        .append('\n');
     yaml.append("  buckets: ").append(config.buckets()).append('\n');
     if (zooKeeperConnect != null) {
-      yaml.append("coordinator:\n  zookeeper:\n    connect: ").append(zooKeeperConnect).append('\n');
+      yaml.append("coordinator:\n  zookeeper:\n    connect: ")
+          .append(zooKeeperConnect)
+          .append('\n');
     }
-    // The modes compare ingest alone (per-shard jobs have no maintenance); the long-run mode compares
+    // The modes compare ingest alone (per-shard jobs have no maintenance); the long-run mode
+    // compares
     // the job with and without its own maintenance (issue 14).
     if (maintenance == null) {
       yaml.append("maintenance:\n  enabled: false\n");
     } else {
       yaml.append("maintenance:\n  enabled: true\n");
       yaml.append("  interval: ").append(maintenance.interval().toMillis()).append("ms\n");
-      yaml.append("  expire-snapshots:\n    max-age: ").append(maintenance.expireAfter().toMillis()).append("ms\n");
+      yaml.append("  expire-snapshots:\n    max-age: ")
+          .append(maintenance.expireAfter().toMillis())
+          .append("ms\n");
     }
     Path file = dir.resolve(runId + ".yaml");
     java.nio.file.Files.writeString(file, yaml.toString());
@@ -486,8 +694,8 @@ final class ModeRunner {
   }
 
   /**
-   * The job's own verifier: per shard, counts and content checksums, MySQL against the table, read as
-   * the CLI's verify reads them (the CDC user, the hosts' JDBC properties).
+   * The job's own verifier: per shard, counts and content checksums, MySQL against the table, read
+   * as the CLI's verify reads them (the CDC user, the hosts' JDBC properties).
    */
   VerifyReport verify(Table table) {
     LogicalTableSpec spec = spec();
@@ -499,10 +707,17 @@ final class ModeRunner {
   private LogicalTableSpec spec() {
     List<MySqlHost> hosts = new ArrayList<>();
     for (EmbeddedMariaDb server : workload.servers()) {
-      hosts.add(new MySqlHost(server.name(), server.host(), server.port(), Workload.CDC_USER,
-          Secret.of(Workload.CDC_PASSWORD), Map.of("useSSL", "false")));
+      hosts.add(
+          new MySqlHost(
+              server.name(),
+              server.host(),
+              server.port(),
+              Workload.CDC_USER,
+              Secret.of(Workload.CDC_PASSWORD),
+              Map.of("useSSL", "false")));
     }
-    return new LogicalTableSpec(hosts, Workload.DATABASE, Workload.TABLE_PREFIX + "(?<shard>\\d+)", Map.of(), List.of());
+    return new LogicalTableSpec(
+        hosts, Workload.DATABASE, Workload.TABLE_PREFIX + "(?<shard>\\d+)", Map.of(), List.of());
   }
 
   StreamExecutionEnvironment environment(int parallelism) {
@@ -515,7 +730,8 @@ final class ModeRunner {
     return StreamExecutionEnvironment.createLocalEnvironment(parallelism, conf);
   }
 
-  private MySqlSource<RowData> source(EmbeddedMariaDb server, ShardPlan plan, String host, TableLayout layout, String serverIds) {
+  private MySqlSource<RowData> source(
+      EmbeddedMariaDb server, ShardPlan plan, String host, TableLayout layout, String serverIds) {
     return MySqlSource.<RowData>builder()
         .hostname(server.host())
         .port(server.port())
@@ -532,8 +748,8 @@ final class ModeRunner {
   }
 
   /**
-   * The baseline's sources poll like the job's (its source.poll-interval default, 50 ms) rather than
-   * Debezium's 500 ms, so the comparison isolates the sink and commit path.
+   * The baseline's sources poll like the job's (its source.poll-interval default, 50 ms) rather
+   * than Debezium's 500 ms, so the comparison isolates the sink and commit path.
    */
   private static java.util.Properties baselineDebezium() {
     java.util.Properties p = new java.util.Properties();
@@ -549,18 +765,21 @@ final class ModeRunner {
    * The baseline: per shard, its own CDC source and its own stock Iceberg upsert sink (writer +
    * committer), all writing the same table. One Flink job holds the N independent chains, so every
    * committer commits right after the same checkpoint: the contention of N jobs whose checkpoints
-   * line up (separate jobs drift apart and collide less often, but a job failure there stops one shard
-   * instead of all).
+   * line up (separate jobs drift apart and collide less often, but a job failure there stops one
+   * shard instead of all).
    */
-  private void perShardJob(StreamExecutionEnvironment env, ShardPlan plan, TableLayout layout, TableLoader loader) {
+  private void perShardJob(
+      StreamExecutionEnvironment env, ShardPlan plan, TableLayout layout, TableLoader loader) {
     for (ShardTable shard : plan.allTables()) {
       ShardPlan single = new ShardPlan(Map.of(shard.hostName(), List.of(shard)), plan.schema());
       String serverId = String.valueOf(6000 + shard.shard());
-      DataStream<RowData> changes = env
-          .fromSource(source(server(shard.hostName()), single, shard.hostName(), layout, serverId),
-              WatermarkStrategy.noWatermarks(), "MySQL shard " + shard.shard())
-          .uid("mysql-shard-" + shard.shard())
-          .setParallelism(1);
+      DataStream<RowData> changes =
+          env.fromSource(
+                  source(server(shard.hostName()), single, shard.hostName(), layout, serverId),
+                  WatermarkStrategy.noWatermarks(),
+                  "MySQL shard " + shard.shard())
+              .uid("mysql-shard-" + shard.shard())
+              .setParallelism(1);
       FlinkSink.forRowData(changes)
           .tableLoader(loader.clone())
           .upsert(true)
@@ -571,8 +790,12 @@ final class ModeRunner {
     }
   }
 
-  /** Waits (polling every 250 ms, a progress line every two seconds) until done, the job dies or time runs out. */
-  static boolean await(Duration timeout, JobClient job, Runnable healthCheck, BooleanSupplier done, Runnable line)
+  /**
+   * Waits (polling every 250 ms, a progress line every two seconds) until done, the job dies or
+   * time runs out.
+   */
+  static boolean await(
+      Duration timeout, JobClient job, Runnable healthCheck, BooleanSupplier done, Runnable line)
       throws Exception {
     long deadline = System.currentTimeMillis() + timeout.toMillis();
     long lastLine = 0;
@@ -589,7 +812,8 @@ final class ModeRunner {
         lastLine = System.currentTimeMillis();
         line.run();
       }
-      // polling an external system (the table, or the counting sink's tally) that offers no notification
+      // polling an external system (the table, or the counting sink's tally) that offers no
+      // notification
       TimeUnit.MILLISECONDS.sleep(250);
     }
     return true;
@@ -603,7 +827,9 @@ final class ModeRunner {
     }
   }
 
-  /** Waits until a cancelled job has ended (its result, normally a cancellation, is of no interest). */
+  /**
+   * Waits until a cancelled job has ended (its result, normally a cancellation, is of no interest).
+   */
   static void awaitEnd(JobClient job) {
     try {
       job.getJobExecutionResult().get(60, TimeUnit.SECONDS);
@@ -616,44 +842,75 @@ final class ModeRunner {
     if (samples.isEmpty()) {
       return new ModeResult.Freshness(0, -1, -1, -1, -1);
     }
-    long[] values = samples.stream().mapToLong(TableWatcher.FreshnessSample::freshnessMillis).sorted().toArray();
-    return new ModeResult.Freshness(values.length, percentile(values, 50), percentile(values, 95), percentile(values, 99),
+    long[] values =
+        samples.stream()
+            .mapToLong(TableWatcher.FreshnessSample::freshnessMillis)
+            .sorted()
+            .toArray();
+    return new ModeResult.Freshness(
+        values.length,
+        percentile(values, 50),
+        percentile(values, 95),
+        percentile(values, 99),
         values[values.length - 1]);
   }
 
-  static ModeResult.Commits commitFigures(List<TableWatcher.Commit> commits, List<CommitReports.Sample> reports) {
-    long[] durations = reports.stream().mapToLong(CommitReports.Sample::durationMillis).filter(d -> d >= 0).sorted().toArray();
+  static ModeResult.Commits commitFigures(
+      List<TableWatcher.Commit> commits, List<CommitReports.Sample> reports) {
+    long[] durations =
+        reports.stream()
+            .mapToLong(CommitReports.Sample::durationMillis)
+            .filter(d -> d >= 0)
+            .sorted()
+            .toArray();
     long retries = reports.stream().mapToLong(r -> Math.max(0, r.attempts() - 1)).sum();
     long retried = reports.stream().filter(r -> r.attempts() > 1).count();
     long maxAttempts = reports.stream().mapToLong(CommitReports.Sample::attempts).max().orElse(0);
-    return new ModeResult.Commits(commits.size(), reports.size(),
-        durations.length == 0 ? -1 : percentile(durations, 50), durations.length == 0 ? -1 : percentile(durations, 99),
-        retries, retried, maxAttempts);
+    return new ModeResult.Commits(
+        commits.size(),
+        reports.size(),
+        durations.length == 0 ? -1 : percentile(durations, 50),
+        durations.length == 0 ? -1 : percentile(durations, 99),
+        retries,
+        retried,
+        maxAttempts);
   }
 
   /**
-   * The job's own modes: commit durations are the coordinator's ({@code commitDurationMs}: one Iceberg
-   * transaction per checkpoint, data or heartbeat, from the refresh under the lock to the committed
-   * transaction), because Iceberg's CommitReport does not cover a transaction's commit; retries are
-   * the coordinator's ({@code commitRetries}) plus those Iceberg reported for other commits (the
-   * external maintenance committer of consolidated+zk).
+   * The job's own modes: commit durations are the coordinator's ({@code commitDurationMs}: one
+   * Iceberg transaction per checkpoint, data or heartbeat, from the refresh under the lock to the
+   * committed transaction), because Iceberg's CommitReport does not cover a transaction's commit;
+   * retries are the coordinator's ({@code commitRetries}) plus those Iceberg reported for other
+   * commits (the external maintenance committer of consolidated+zk).
    */
-  static ModeResult.Commits coordinatorCommitFigures(List<TableWatcher.Commit> commits, List<CommitReports.Sample> reports,
-      long[] coordinatorDurations, long coordinatorRetries) {
+  static ModeResult.Commits coordinatorCommitFigures(
+      List<TableWatcher.Commit> commits,
+      List<CommitReports.Sample> reports,
+      long[] coordinatorDurations,
+      long coordinatorRetries) {
     ModeResult.Commits others = commitFigures(commits, reports);
     long[] durations = coordinatorDurations.clone();
     java.util.Arrays.sort(durations);
-    return new ModeResult.Commits(commits.size(), durations.length,
-        durations.length == 0 ? -1 : percentile(durations, 50), durations.length == 0 ? -1 : percentile(durations, 99),
-        others.commitFailedRetries() + coordinatorRetries, others.commitsThatRetried(), others.maxAttempts());
+    return new ModeResult.Commits(
+        commits.size(),
+        durations.length,
+        durations.length == 0 ? -1 : percentile(durations, 50),
+        durations.length == 0 ? -1 : percentile(durations, 99),
+        others.commitFailedRetries() + coordinatorRetries,
+        others.commitsThatRetried(),
+        others.maxAttempts());
   }
 
   static ModeResult.Files fileFigures(Table table, List<TableWatcher.Commit> commits) {
-    List<TableWatcher.Commit> writing = commits.stream().filter(c -> c.addedDataFiles() + c.addedDeleteFiles() > 0).toList();
+    List<TableWatcher.Commit> writing =
+        commits.stream().filter(c -> c.addedDataFiles() + c.addedDeleteFiles() > 0).toList();
     int n = Math.max(1, writing.size());
-    double data = writing.stream().mapToLong(TableWatcher.Commit::addedDataFiles).sum() / (double) n;
-    double deletes = writing.stream().mapToLong(TableWatcher.Commit::addedDeleteFiles).sum() / (double) n;
-    double bytes = writing.stream().mapToLong(TableWatcher.Commit::addedFilesBytes).sum() / (double) n;
+    double data =
+        writing.stream().mapToLong(TableWatcher.Commit::addedDataFiles).sum() / (double) n;
+    double deletes =
+        writing.stream().mapToLong(TableWatcher.Commit::addedDeleteFiles).sum() / (double) n;
+    double bytes =
+        writing.stream().mapToLong(TableWatcher.Commit::addedFilesBytes).sum() / (double) n;
     table.refresh();
     long liveData = 0;
     long small = 0;
@@ -675,15 +932,27 @@ final class ModeRunner {
         throw new java.io.UncheckedIOException("Cannot plan the files of " + table.name(), e);
       }
     }
-    return new ModeResult.Files(data + deletes, data, deletes, bytes, liveData, deleteFiles.size(), small, SMALL_FILE_BYTES);
+    return new ModeResult.Files(
+        data + deletes,
+        data,
+        deletes,
+        bytes,
+        liveData,
+        deleteFiles.size(),
+        small,
+        SMALL_FILE_BYTES);
   }
 
   /**
    * The rollout's window is from its first ALTER to its last; a row belongs to it by its write time
    * (first seen minus freshness). Commits: the watcher's first sight of each snapshot.
    */
-  static ModeResult.SchemaRolloutFigures rolloutFigures(dev.shardberg.tests.demo.SchemaRollout rollout, int shards,
-      List<TableWatcher.FreshnessSample> samples, List<TableWatcher.Commit> commits, Table table) {
+  static ModeResult.SchemaRolloutFigures rolloutFigures(
+      dev.shardberg.tests.demo.SchemaRollout rollout,
+      int shards,
+      List<TableWatcher.FreshnessSample> samples,
+      List<TableWatcher.Commit> commits,
+      Table table) {
     long from = rollout.firstMillis();
     long to = rollout.lastMillis();
     List<Long> in = new ArrayList<>();
@@ -704,8 +973,15 @@ final class ModeRunner {
       previous = seen;
     }
     table.refresh();
-    return new ModeResult.SchemaRolloutFigures(rollout.applied(), shards, from < 0 ? 0 : (to - from) / 1000.0, in.size(),
-        p99(in), p99(out), maxGap, table.schema().findField(dev.shardberg.tests.demo.SchemaRollout.COLUMN) != null);
+    return new ModeResult.SchemaRolloutFigures(
+        rollout.applied(),
+        shards,
+        from < 0 ? 0 : (to - from) / 1000.0,
+        in.size(),
+        p99(in),
+        p99(out),
+        maxGap,
+        table.schema().findField(dev.shardberg.tests.demo.SchemaRollout.COLUMN) != null);
   }
 
   private static long p99(List<Long> values) {
@@ -716,14 +992,18 @@ final class ModeRunner {
     return percentile(sorted, 99);
   }
 
-  /** Per committed snapshot of the change phase: the worst freshness of the rows it made visible. */
-  static List<ModeResult.Point> timeline(List<TableWatcher.FreshnessSample> samples, long startMillis) {
+  /**
+   * Per committed snapshot of the change phase: the worst freshness of the rows it made visible.
+   */
+  static List<ModeResult.Point> timeline(
+      List<TableWatcher.FreshnessSample> samples, long startMillis) {
     Map<Long, Long> worst = new java.util.TreeMap<>();
     for (TableWatcher.FreshnessSample s : samples) {
       worst.merge(s.firstSeenMillis(), s.freshnessMillis(), Math::max);
     }
     List<ModeResult.Point> points = new ArrayList<>();
-    worst.forEach((at, f) -> points.add(new ModeResult.Point((at - startMillis) / 1000.0, f / 1000.0)));
+    worst.forEach(
+        (at, f) -> points.add(new ModeResult.Point((at - startMillis) / 1000.0, f / 1000.0)));
     return points;
   }
 
@@ -742,15 +1022,18 @@ final class ModeRunner {
 
   /** Samples the JVM heap every 100 ms; the peak is what the report shows. */
   static final class HeapSampler implements AutoCloseable {
-    private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
-      Thread t = new Thread(r, "bench-heap-sampler");
-      t.setDaemon(true);
-      return t;
-    });
+    private final ScheduledExecutorService timer =
+        Executors.newSingleThreadScheduledExecutor(
+            r -> {
+              Thread t = new Thread(r, "bench-heap-sampler");
+              t.setDaemon(true);
+              return t;
+            });
     private final AtomicLong peak = new AtomicLong();
 
     HeapSampler() {
-      timer.scheduleAtFixedRate(() -> peak.accumulateAndGet(current(), Math::max), 0, 100, TimeUnit.MILLISECONDS);
+      timer.scheduleAtFixedRate(
+          () -> peak.accumulateAndGet(current(), Math::max), 0, 100, TimeUnit.MILLISECONDS);
     }
 
     long current() {

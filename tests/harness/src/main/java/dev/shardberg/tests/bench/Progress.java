@@ -19,7 +19,9 @@ final class Progress {
   }
 
   void line(String phase, String template, Object... args) {
-    out.printf("%s [%s] %-9s %s%n", LocalTime.now().format(TIME), mode, phase, String.format(template, args));
+    out.printf(
+        "%s [%s] %-9s %s%n",
+        LocalTime.now().format(TIME), mode, phase, String.format(template, args));
     out.flush();
   }
 }

@@ -19,13 +19,28 @@ import org.apache.flink.metrics.reporter.MetricReporterFactory;
  */
 public final class RestartCounter implements MetricReporter {
   private static final Map<String, Gauge<?>> RESTARTS = new ConcurrentHashMap<>();
-  /** The job's own maintenance counters (compactions, compactionsDropped, compactionsFailed), by identifier. */
-  private static final Map<String, org.apache.flink.metrics.Counter> MAINTENANCE = new ConcurrentHashMap<>();
+
+  /**
+   * The job's own maintenance counters (compactions, compactionsDropped, compactionsFailed), by
+   * identifier.
+   */
+  private static final Map<String, org.apache.flink.metrics.Counter> MAINTENANCE =
+      new ConcurrentHashMap<>();
+
   private static final java.util.Set<String> MAINTENANCE_COUNTERS =
-      java.util.Set.of("compactions", "compactionsDropped", "compactionsFailed", "expiredSnapshots", "manifestRewrites");
+      java.util.Set.of(
+          "compactions",
+          "compactionsDropped",
+          "compactionsFailed",
+          "expiredSnapshots",
+          "manifestRewrites");
+
   /** The coordinator's commit-duration histograms and commit-retry counters, by key. */
   private static final Map<String, Histogram> COMMIT_DURATIONS = new ConcurrentHashMap<>();
-  private static final Map<String, org.apache.flink.metrics.Counter> COMMIT_RETRIES = new ConcurrentHashMap<>();
+
+  private static final Map<String, org.apache.flink.metrics.Counter> COMMIT_RETRIES =
+      new ConcurrentHashMap<>();
+
   /** Ends the job name in a key (a character no job name here holds). */
   private static final String JOB_END = "\u0000";
 
@@ -39,18 +54,25 @@ public final class RestartCounter implements MetricReporter {
   public void notifyOfAddedMetric(Metric metric, String name, MetricGroup group) {
     if ("numRestarts".equals(name) && metric instanceof Gauge<?> gauge) {
       RESTARTS.put(key(group, name), gauge);
-    } else if (MAINTENANCE_COUNTERS.contains(name) && metric instanceof org.apache.flink.metrics.Counter counter) {
+    } else if (MAINTENANCE_COUNTERS.contains(name)
+        && metric instanceof org.apache.flink.metrics.Counter counter) {
       MAINTENANCE.put(key(group, name), counter);
-    } else if (coordinator(group, name, "commitDurationMs") && metric instanceof Histogram histogram) {
+    } else if (coordinator(group, name, "commitDurationMs")
+        && metric instanceof Histogram histogram) {
       COMMIT_DURATIONS.put(key(group, name), histogram);
-    } else if (coordinator(group, name, "commitRetries") && metric instanceof org.apache.flink.metrics.Counter counter) {
+    } else if (coordinator(group, name, "commitRetries")
+        && metric instanceof org.apache.flink.metrics.Counter counter) {
       COMMIT_RETRIES.put(key(group, name), counter);
     }
   }
 
-  /** A metric of the coordinator's {@code shardberg} group (CoordinatorMetrics) named {@code expected}. */
+  /**
+   * A metric of the coordinator's {@code shardberg} group (CoordinatorMetrics) named {@code
+   * expected}.
+   */
   private static boolean coordinator(MetricGroup group, String name, String expected) {
-    return expected.equals(name) && group.getMetricIdentifier(name).endsWith(".shardberg." + expected);
+    return expected.equals(name)
+        && group.getMetricIdentifier(name).endsWith(".shardberg." + expected);
   }
 
   /**
@@ -101,9 +123,9 @@ public final class RestartCounter implements MetricReporter {
   }
 
   /**
-   * The coordinator's commit durations (ms) of the job named {@code jobName}, sorted: every value its
-   * {@code commitDurationMs} histograms hold (one per job attempt, each over its last 1,024 commits,
-   * data and heartbeat). Empty when the job has no Shardberg coordinator.
+   * The coordinator's commit durations (ms) of the job named {@code jobName}, sorted: every value
+   * its {@code commitDurationMs} histograms hold (one per job attempt, each over its last 1,024
+   * commits, data and heartbeat). Empty when the job has no Shardberg coordinator.
    */
   static long[] commitDurations(String jobName) {
     return COMMIT_DURATIONS.entrySet().stream()
@@ -121,10 +143,16 @@ public final class RestartCounter implements MetricReporter {
         .sum();
   }
 
-  /** The maintenance counters registered so far, identifier=count (for the report's diagnostics). */
+  /**
+   * The maintenance counters registered so far, identifier=count (for the report's diagnostics).
+   */
   static java.util.List<String> maintenanceCounterIds() {
     return MAINTENANCE.entrySet().stream()
-        .map(e -> e.getKey().substring(e.getKey().indexOf(JOB_END) + 1) + "=" + e.getValue().getCount())
+        .map(
+            e ->
+                e.getKey().substring(e.getKey().indexOf(JOB_END) + 1)
+                    + "="
+                    + e.getValue().getCount())
         .sorted()
         .toList();
   }

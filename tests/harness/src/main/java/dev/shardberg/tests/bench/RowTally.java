@@ -12,8 +12,8 @@ import org.apache.flink.table.data.RowData;
  * of the row that reached the expected total.
  *
  * <p>The job runs in a MiniCluster inside this JVM, so the parallel subtasks and the harness share
- * one static registry keyed by run id. One {@link AtomicLong} per run: exactly one increment returns
- * 1 and exactly one returns the expected total, whatever the number of subtasks.
+ * one static registry keyed by run id. One {@link AtomicLong} per run: exactly one increment
+ * returns 1 and exactly one returns the expected total, whatever the number of subtasks.
  */
 final class RowTally {
   private static final Map<String, RowTally> RUNS = new ConcurrentHashMap<>();
@@ -31,7 +31,8 @@ final class RowTally {
   static RowTally open(String runId, long expected) {
     RowTally tally = new RowTally(expected);
     if (RUNS.putIfAbsent(runId, tally) != null) {
-      throw new IllegalStateException("Cannot count rows of run '" + runId + "': a tally with that id is already open");
+      throw new IllegalStateException(
+          "Cannot count rows of run '" + runId + "': a tally with that id is already open");
     }
     return tally;
   }
@@ -79,7 +80,8 @@ final class RowTally {
       if (tally == null) {
         tally = RUNS.get(runId);
         if (tally == null) {
-          throw new IllegalStateException("Cannot count a row of run '" + runId + "': its tally is closed");
+          throw new IllegalStateException(
+              "Cannot count a row of run '" + runId + "': its tally is closed");
         }
       }
       tally.add();

@@ -14,26 +14,26 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLongArray;
 import org.apache.iceberg.DataFile;
+import org.apache.iceberg.InternalData;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.SnapshotSummary;
-import org.apache.iceberg.Table;
-import org.apache.iceberg.InternalData;
 import org.apache.iceberg.StructLike;
+import org.apache.iceberg.Table;
 import org.apache.iceberg.io.CloseableIterable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Follows the Iceberg table from outside the job, as a reader would: polls the table's snapshots and
- * records every new one (time, files, bytes, records). Once {@link #trackFreshness} is on, it also
- * reads the {@code shard_number} and {@code mysql_commit_ts} of every row in each new snapshot's
- * added data files: a row's freshness is the time this watcher first saw the snapshot (the refresh
- * that found it: the moment it was visible to a reader, at most one poll late) minus the MySQL
- * commit time of the change that wrote it (inserts and updates; a delete leaves no row to time).
- * Not {@link Snapshot#timestampMillis()}: the committer stamps that before it swaps the metadata
- * pointer, so it is earlier than any reader can see the rows. Per shard it keeps the newest commit
- * ts made visible, which tells when the table has caught up.
+ * Follows the Iceberg table from outside the job, as a reader would: polls the table's snapshots
+ * and records every new one (time, files, bytes, records). Once {@link #trackFreshness} is on, it
+ * also reads the {@code shard_number} and {@code mysql_commit_ts} of every row in each new
+ * snapshot's added data files: a row's freshness is the time this watcher first saw the snapshot
+ * (the refresh that found it: the moment it was visible to a reader, at most one poll late) minus
+ * the MySQL commit time of the change that wrote it (inserts and updates; a delete leaves no row to
+ * time). Not {@link Snapshot#timestampMillis()}: the committer stamps that before it swaps the
+ * metadata pointer, so it is earlier than any reader can see the rows. Per shard it keeps the
+ * newest commit ts made visible, which tells when the table has caught up.
  */
 final class TableWatcher implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(TableWatcher.class);
@@ -53,8 +53,8 @@ final class TableWatcher implements AutoCloseable {
       String maintenance) {}
 
   /**
-   * Freshness of one committed row: when the watcher first saw the snapshot that holds it (visible to
-   * a reader), and its lag in ms from its MySQL commit to then.
+   * Freshness of one committed row: when the watcher first saw the snapshot that holds it (visible
+   * to a reader), and its lag in ms from its MySQL commit to then.
    */
   record FreshnessSample(long firstSeenMillis, long freshnessMillis) {}
 
@@ -75,11 +75,13 @@ final class TableWatcher implements AutoCloseable {
     this.table = table;
     this.projection = table.schema().select("shard_number", "mysql_commit_ts");
     this.newestVisibleTs = new AtomicLongArray(shards);
-    this.poller = Executors.newSingleThreadScheduledExecutor(r -> {
-      Thread t = new Thread(r, "bench-table-watcher");
-      t.setDaemon(true);
-      return t;
-    });
+    this.poller =
+        Executors.newSingleThreadScheduledExecutor(
+            r -> {
+              Thread t = new Thread(r, "bench-table-watcher");
+              t.setDaemon(true);
+              return t;
+            });
     poller.scheduleWithFixedDelay(this::pollSafely, 0, POLL_MS, TimeUnit.MILLISECONDS);
   }
 
@@ -98,7 +100,9 @@ final class TableWatcher implements AutoCloseable {
 
   List<Commit> commits() {
     List<Commit> list = new ArrayList<>(commits);
-    list.sort(Comparator.comparingLong(Commit::firstSeenMillis).thenComparingLong(Commit::timestampMillis));
+    list.sort(
+        Comparator.comparingLong(Commit::firstSeenMillis)
+            .thenComparingLong(Commit::timestampMillis));
     return list;
   }
 
@@ -139,7 +143,8 @@ final class TableWatcher implements AutoCloseable {
 
   private void poll() {
     table.refresh();
-    // every snapshot found by this refresh was visible to a reader by now, and not before the last one
+    // every snapshot found by this refresh was visible to a reader by now, and not before the last
+    // one
     long seenAt = System.currentTimeMillis();
     List<Snapshot> fresh = new ArrayList<>();
     for (Snapshot snapshot : table.snapshots()) {
@@ -176,7 +181,9 @@ final class TableWatcher implements AutoCloseable {
     long from = freshnessFromMicros;
     for (DataFile file : snapshot.addedDataFiles(table.io())) {
       try (CloseableIterable<StructLike> rows =
-          InternalData.read(file.format(), table.io().newInputFile(file.location())).project(projection).build()) {
+          InternalData.read(file.format(), table.io().newInputFile(file.location()))
+              .project(projection)
+              .build()) {
         for (StructLike row : rows) {
           int shard = row.get(0, Integer.class);
           long ts = row.get(1, Long.class);
@@ -191,7 +198,8 @@ final class TableWatcher implements AutoCloseable {
           }
         }
       } catch (IOException e) {
-        throw new UncheckedIOException("Cannot read data file " + file.location() + " of " + table.name(), e);
+        throw new UncheckedIOException(
+            "Cannot read data file " + file.location() + " of " + table.name(), e);
       }
     }
   }
@@ -202,24 +210,30 @@ final class TableWatcher implements AutoCloseable {
    * those a delete file hides). Cached per snapshot.
    */
   long liveRows(long snapshotId) {
-    return liveRows.computeIfAbsent(snapshotId, id -> {
-      long n = 0;
-      try (CloseableIterable<org.apache.iceberg.data.Record> rows =
-          org.apache.iceberg.data.IcebergGenerics.read(table).useSnapshot(id).select("shard_number").build()) {
-        for (org.apache.iceberg.data.Record ignored : rows) {
-          n++;
-        }
-      } catch (IOException e) {
-        throw new UncheckedIOException("Cannot count the rows of snapshot " + id + " of " + table.name(), e);
-      }
-      return n;
-    });
+    return liveRows.computeIfAbsent(
+        snapshotId,
+        id -> {
+          long n = 0;
+          try (CloseableIterable<org.apache.iceberg.data.Record> rows =
+              org.apache.iceberg.data.IcebergGenerics.read(table)
+                  .useSnapshot(id)
+                  .select("shard_number")
+                  .build()) {
+            for (org.apache.iceberg.data.Record ignored : rows) {
+              n++;
+            }
+          } catch (IOException e) {
+            throw new UncheckedIOException(
+                "Cannot count the rows of snapshot " + id + " of " + table.name(), e);
+          }
+          return n;
+        });
   }
 
   /**
    * The first observed commit (in the order the watcher saw them) whose snapshot holds at least
-   * {@code rows} distinct live rows, or null. Only commits whose {@code total-records} reach
-   * {@code rows} are read: fewer rows in the files cannot hold that many live rows.
+   * {@code rows} distinct live rows, or null. Only commits whose {@code total-records} reach {@code
+   * rows} are read: fewer rows in the files cannot hold that many live rows.
    */
   Commit firstWithLiveRows(long rows) {
     for (Commit c : commits()) {

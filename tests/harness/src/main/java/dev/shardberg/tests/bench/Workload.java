@@ -33,12 +33,17 @@ final class Workload implements AutoCloseable {
   static final String DATABASE = "shop";
   static final String TABLE_PREFIX = "orders_";
   static final String CDC_USER = "bench_cdc";
+
   /** Benchmark-only credential of throwaway embedded servers; never a real secret. */
   static final String CDC_PASSWORD = "bench-cdc-pw";
+
   /** Microseconds since the epoch, evaluated by the server. */
   static final String COMMIT_TS_EXPR = "CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000 AS SIGNED)";
+
   private static final int ROWS_PER_INSERT = 1000;
-  private static final String[] STATUSES = {"NEW", "PAID", "PACKED", "SHIPPED", "DELIVERED", "RETURNED"};
+  private static final String[] STATUSES = {
+    "NEW", "PAID", "PACKED", "SHIPPED", "DELIVERED", "RETURNED"
+  };
 
   static final String DDL =
       "CREATE TABLE %s.%s ("
@@ -55,7 +60,10 @@ final class Workload implements AutoCloseable {
           + " mysql_commit_ts BIGINT NOT NULL"
           + ") ENGINE=InnoDB";
 
-  /** The columns of {@link #DDL} in order: inserts name them, so a column added on a shard (a schema rollout) does not break them. */
+  /**
+   * The columns of {@link #DDL} in order: inserts name them, so a column added on a shard (a schema
+   * rollout) does not break them.
+   */
   static final String COLUMNS =
       "(id, customer_id, sku, status, quantity, amount, priority, note, order_date, updated_at, mysql_commit_ts)";
 
@@ -76,8 +84,10 @@ final class Workload implements AutoCloseable {
         progress.line("setup", "starting embedded MariaDB host%d (%d of %d)", i, i + 1, hosts);
         EmbeddedMariaDb server = EmbeddedMariaDb.start("host" + i, i + 1);
         server.createCdcUser(CDC_USER, CDC_PASSWORD);
-        // the servers are throwaway: no fsync per autocommit, so the change stream is not disk-bound
-        server.execute("SET GLOBAL innodb_flush_log_at_trx_commit = 2", "SET GLOBAL sync_binlog = 0");
+        // the servers are throwaway: no fsync per autocommit, so the change stream is not
+        // disk-bound
+        server.execute(
+            "SET GLOBAL innodb_flush_log_at_trx_commit = 2", "SET GLOBAL sync_binlog = 0");
         servers.add(server);
       }
       return new Workload(servers);
@@ -103,8 +113,13 @@ final class Workload implements AutoCloseable {
   List<dev.shardberg.tests.demo.SchemaRollout.Target> rolloutTargets() {
     List<dev.shardberg.tests.demo.SchemaRollout.Target> targets = new java.util.ArrayList<>();
     for (int s = 0; s < shards; s++) {
-      targets.add(new dev.shardberg.tests.demo.SchemaRollout.Target(hostOf(s), DATABASE, table(s), "id",
-          "updated_at = NOW(6), mysql_commit_ts = " + COMMIT_TS_EXPR));
+      targets.add(
+          new dev.shardberg.tests.demo.SchemaRollout.Target(
+              hostOf(s),
+              DATABASE,
+              table(s),
+              "id",
+              "updated_at = NOW(6), mysql_commit_ts = " + COMMIT_TS_EXPR));
     }
     return targets;
   }
@@ -113,7 +128,9 @@ final class Workload implements AutoCloseable {
     return TABLE_PREFIX + shard;
   }
 
-  /** Drops the shards, creates N new ones and loads R rows into each; returns the load time in ms. */
+  /**
+   * Drops the shards, creates N new ones and loads R rows into each; returns the load time in ms.
+   */
   long reset(int shards, int rowsPerShard, Progress progress) {
     this.shards = shards;
     this.rowsPerShard = rowsPerShard;
@@ -133,10 +150,12 @@ final class Workload implements AutoCloseable {
       List<Future<?>> futures = new ArrayList<>();
       for (int s = 0; s < shards; s++) {
         int shard = s;
-        futures.add(pool.submit(() -> {
-          load(shard, loaded);
-          return null;
-        }));
+        futures.add(
+            pool.submit(
+                () -> {
+                  load(shard, loaded);
+                  return null;
+                }));
       }
       long total = (long) shards * rowsPerShard;
       for (Future<?> f : futures) {
@@ -153,12 +172,19 @@ final class Workload implements AutoCloseable {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("Cannot load the shards: interrupted", e);
     } catch (java.util.concurrent.ExecutionException e) {
-      throw new IllegalStateException("Cannot load the shards: " + e.getCause().getMessage(), e.getCause());
+      throw new IllegalStateException(
+          "Cannot load the shards: " + e.getCause().getMessage(), e.getCause());
     } finally {
       pool.shutdownNow();
     }
     long ms = (System.nanoTime() - start) / 1_000_000;
-    progress.line("load", "loaded %,d rows into %d shards on %d hosts in %,d ms", (long) shards * rowsPerShard, shards, servers.size(), ms);
+    progress.line(
+        "load",
+        "loaded %,d rows into %d shards on %d hosts in %,d ms",
+        (long) shards * rowsPerShard,
+        shards,
+        servers.size(),
+        ms);
     return ms;
   }
 
@@ -171,7 +197,11 @@ final class Workload implements AutoCloseable {
       for (long id = 1; id <= rowsPerShard; id++) {
         if (inBatch == 0) {
           sql.setLength(0);
-          sql.append("INSERT INTO ").append(table(shard)).append(' ').append(COLUMNS).append(" VALUES ");
+          sql.append("INSERT INTO ")
+              .append(table(shard))
+              .append(' ')
+              .append(COLUMNS)
+              .append(" VALUES ");
         } else {
           sql.append(',');
         }
@@ -253,10 +283,21 @@ final class Workload implements AutoCloseable {
     List<Future<?>> futures = new ArrayList<>();
     for (int t = 0; t < threads; t++) {
       int thread = t;
-      futures.add(pool.submit(() -> {
-        runChanges(thread, rate / (double) threads, start, end, mix, skew, inserts, updates, deletes);
-        return null;
-      }));
+      futures.add(
+          pool.submit(
+              () -> {
+                runChanges(
+                    thread,
+                    rate / (double) threads,
+                    start,
+                    end,
+                    mix,
+                    skew,
+                    inserts,
+                    updates,
+                    deletes);
+                return null;
+              }));
     }
     try {
       for (Future<?> f : futures) {
@@ -273,11 +314,13 @@ final class Workload implements AutoCloseable {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("Cannot run the change stream: interrupted", e);
     } catch (java.util.concurrent.ExecutionException e) {
-      throw new IllegalStateException("Cannot run the change stream: " + e.getCause().getMessage(), e.getCause());
+      throw new IllegalStateException(
+          "Cannot run the change stream: " + e.getCause().getMessage(), e.getCause());
     } finally {
       pool.shutdownNow();
     }
-    return new ChangeCounts(inserts.get(), updates.get(), deletes.get(), (System.nanoTime() - start) / 1_000_000);
+    return new ChangeCounts(
+        inserts.get(), updates.get(), deletes.get(), (System.nanoTime() - start) / 1_000_000);
   }
 
   private void runChanges(
@@ -317,9 +360,14 @@ final class Workload implements AutoCloseable {
         synchronized (s) {
           if (dice < mix.updatePercent() && !s.live.isEmpty()) {
             long id = s.live.get(random.nextInt(s.live.size()));
-            try (PreparedStatement ps = c.prepareStatement(
-                "UPDATE " + table(shard) + " SET status = ?, quantity = quantity + 1, amount = ?,"
-                    + " updated_at = NOW(6), mysql_commit_ts = " + COMMIT_TS_EXPR + " WHERE id = ?")) {
+            try (PreparedStatement ps =
+                c.prepareStatement(
+                    "UPDATE "
+                        + table(shard)
+                        + " SET status = ?, quantity = quantity + 1, amount = ?,"
+                        + " updated_at = NOW(6), mysql_commit_ts = "
+                        + COMMIT_TS_EXPR
+                        + " WHERE id = ?")) {
               ps.setString(1, STATUSES[random.nextInt(STATUSES.length)]);
               ps.setBigDecimal(2, BigDecimal.valueOf(random.nextInt(10_000_000), 2));
               ps.setLong(3, id);
@@ -328,7 +376,12 @@ final class Workload implements AutoCloseable {
             updates.incrementAndGet();
           } else if (dice < mix.updatePercent() + mix.insertPercent() || s.live.isEmpty()) {
             long id = s.nextId++;
-            StringBuilder sql = new StringBuilder("INSERT INTO ").append(table(shard)).append(' ').append(COLUMNS).append(" VALUES ");
+            StringBuilder sql =
+                new StringBuilder("INSERT INTO ")
+                    .append(table(shard))
+                    .append(' ')
+                    .append(COLUMNS)
+                    .append(" VALUES ");
             appendRow(sql, id, random);
             try (Statement st = c.createStatement()) {
               st.executeUpdate(sql.toString());
@@ -338,7 +391,8 @@ final class Workload implements AutoCloseable {
           } else {
             int index = random.nextInt(s.live.size());
             long id = s.live.get(index);
-            try (PreparedStatement ps = c.prepareStatement("DELETE FROM " + table(shard) + " WHERE id = ?")) {
+            try (PreparedStatement ps =
+                c.prepareStatement("DELETE FROM " + table(shard) + " WHERE id = ?")) {
               ps.setLong(1, id);
               ps.executeUpdate();
             }
@@ -372,9 +426,16 @@ final class Workload implements AutoCloseable {
         if (st.live.isEmpty()) {
           continue;
         }
-        hostOf(s).execute(
-            "UPDATE " + DATABASE + "." + table(s) + " SET updated_at = NOW(6), mysql_commit_ts = "
-                + COMMIT_TS_EXPR + " WHERE id = " + st.live.get(0));
+        hostOf(s)
+            .execute(
+                "UPDATE "
+                    + DATABASE
+                    + "."
+                    + table(s)
+                    + " SET updated_at = NOW(6), mysql_commit_ts = "
+                    + COMMIT_TS_EXPR
+                    + " WHERE id = "
+                    + st.live.get(0));
       }
     }
     return newestCommitTs();
@@ -391,7 +452,10 @@ final class Workload implements AutoCloseable {
         result[s] = rs.getLong(1);
       } catch (SQLException e) {
         throw new IllegalStateException(
-            String.format("Cannot read the newest commit ts of shard %d (%s.%s): %s", s, DATABASE, table(s), e.getMessage()), e);
+            String.format(
+                "Cannot read the newest commit ts of shard %d (%s.%s): %s",
+                s, DATABASE, table(s), e.getMessage()),
+            e);
       }
     }
     return result;

@@ -10,9 +10,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Sends java.util.logging records to SLF4J, so the log file gets them and the console does not. The
- * MySQL binlog client inside Flink CDC logs through java.util.logging, whose default handler writes to
- * the console: its warnings, with stack traces, would land between the CLI's own lines (a job failing
- * or a host going away). Levels are then those of the log configuration.
+ * MySQL binlog client inside Flink CDC logs through java.util.logging, whose default handler writes
+ * to the console: its warnings, with stack traces, would land between the CLI's own lines (a job
+ * failing or a host going away). Levels are then those of the log configuration.
  */
 final class JavaLoggingToLog extends Handler {
   private final SimpleFormatter formatter = new SimpleFormatter();
@@ -29,7 +29,9 @@ final class JavaLoggingToLog extends Handler {
 
   @Override
   public void publish(LogRecord record) {
-    Logger log = LoggerFactory.getLogger(record.getLoggerName() == null ? "java.util.logging" : record.getLoggerName());
+    Logger log =
+        LoggerFactory.getLogger(
+            record.getLoggerName() == null ? "java.util.logging" : record.getLoggerName());
     int level = record.getLevel().intValue();
     if (level >= Level.SEVERE.intValue()) {
       if (log.isErrorEnabled()) {

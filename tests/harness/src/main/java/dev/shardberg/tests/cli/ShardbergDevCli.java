@@ -20,7 +20,8 @@ public final class ShardbergDevCli {
   }
 
   public static void main(String[] args) {
-    // the binlog client logs through java.util.logging, by default to the console: to the log file instead
+    // the binlog client logs through java.util.logging, by default to the console: to the log file
+    // instead
     JavaLoggingToLog.install();
     System.exit(commandLine().execute(args));
   }

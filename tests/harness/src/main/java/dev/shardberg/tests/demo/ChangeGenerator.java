@@ -34,7 +34,8 @@ public final class ChangeGenerator implements AutoCloseable {
   private volatile Throwable failure;
   private Thread thread;
 
-  public ChangeGenerator(OrdersShards shards, int shardCount, int rowsPerShard, int ratePerSecond, long seed) {
+  public ChangeGenerator(
+      OrdersShards shards, int shardCount, int rowsPerShard, int ratePerSecond, long seed) {
     this.shards = shards;
     this.shardCount = shardCount;
     this.ratePerSecond = ratePerSecond;
@@ -112,8 +113,11 @@ public final class ChangeGenerator implements AutoCloseable {
     Timestamp now = Timestamp.valueOf(OrdersShards.nowUtc());
     if (op < 3 || ids.isEmpty()) {
       long id = nextId[shard]++;
-      try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + OrdersShards.table(shard)
-          + " (order_id, customer_id, status, amount, currency, note, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?)")) {
+      try (PreparedStatement ps =
+          c.prepareStatement(
+              "INSERT INTO "
+                  + OrdersShards.table(shard)
+                  + " (order_id, customer_id, status, amount, currency, note, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?)")) {
         ps.setLong(1, id);
         ps.setInt(2, random.nextInt(1, 100_000));
         ps.setString(3, "NEW");
@@ -128,8 +132,11 @@ public final class ChangeGenerator implements AutoCloseable {
       inserts.incrementAndGet();
     } else if (op < 8) {
       long id = ids.get(random.nextInt(ids.size()));
-      try (PreparedStatement ps = c.prepareStatement("UPDATE " + OrdersShards.table(shard)
-          + " SET status = ?, amount = ?, note = ?, updated_at = ? WHERE order_id = ?")) {
+      try (PreparedStatement ps =
+          c.prepareStatement(
+              "UPDATE "
+                  + OrdersShards.table(shard)
+                  + " SET status = ?, amount = ?, note = ?, updated_at = ? WHERE order_id = ?")) {
         ps.setString(1, OrdersShards.STATUSES[random.nextInt(OrdersShards.STATUSES.length)]);
         ps.setBigDecimal(2, BigDecimal.valueOf(random.nextLong(100, 10_000_000), 2));
         ps.setString(3, "updated " + random.nextInt(1_000_000));
@@ -143,7 +150,8 @@ public final class ChangeGenerator implements AutoCloseable {
       long id = ids.get(index);
       ids.set(index, ids.get(ids.size() - 1));
       ids.remove(ids.size() - 1);
-      try (PreparedStatement ps = c.prepareStatement("DELETE FROM " + OrdersShards.table(shard) + " WHERE order_id = ?")) {
+      try (PreparedStatement ps =
+          c.prepareStatement("DELETE FROM " + OrdersShards.table(shard) + " WHERE order_id = ?")) {
         ps.setLong(1, id);
         ps.executeUpdate();
       }

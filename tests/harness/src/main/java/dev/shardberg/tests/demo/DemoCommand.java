@@ -35,45 +35,81 @@ import picocli.CommandLine.Option;
 
 /**
  * The embedded default: two MariaDB servers with N shards of {@code shop.orders_n}, the real job in
- * a local MiniCluster into a Hadoop catalog on disk, random changes while it runs, then {@code verify}.
+ * a local MiniCluster into a Hadoop catalog on disk, random changes while it runs, then {@code
+ * verify}.
  */
-@Command(name = "demo", mixinStandardHelpOptions = true,
-    description = {"Starts two embedded MariaDB servers holding N shards of an orders table, loads them, runs the real",
-        "Shardberg job in a local Flink MiniCluster into an Iceberg table (Hadoop catalog on local disk), applies",
-        "random inserts/updates/deletes on random shards while it runs, waits until the table caught up, verifies it",
-        "against the shards and prints a summary. Exit code 0 only if verify passed."})
+@Command(
+    name = "demo",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Starts two embedded MariaDB servers holding N shards of an orders table, loads them, runs the real",
+      "Shardberg job in a local Flink MiniCluster into an Iceberg table (Hadoop catalog on local disk), applies",
+      "random inserts/updates/deletes on random shards while it runs, waits until the table caught up, verifies it",
+      "against the shards and prints a summary. Exit code 0 only if verify passed."
+    })
 public class DemoCommand implements Callable<Integer> {
   static final String PIPELINE_ID = "demo-orders";
   static final String CDC_USER = "shardberg_cdc";
 
-  @Option(names = "--shards", defaultValue = "8", description = "Shards (tables) in all, spread over two servers (default ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--shards",
+      defaultValue = "8",
+      description = "Shards (tables) in all, spread over two servers (default ${DEFAULT-VALUE}).")
   int shards;
 
-  @Option(names = "--rows", defaultValue = "200000", description = "Rows loaded before the job starts, in all (default ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--rows",
+      defaultValue = "200000",
+      description = "Rows loaded before the job starts, in all (default ${DEFAULT-VALUE}).")
   int rows;
 
-  @Option(names = "--duration", defaultValue = "30s", description = "How long random changes run once the snapshot is committed (default ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--duration",
+      defaultValue = "30s",
+      description =
+          "How long random changes run once the snapshot is committed (default ${DEFAULT-VALUE}).")
   String duration;
 
-  @Option(names = "--rate", defaultValue = "200", description = "Random changes per second during --duration (default ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--rate",
+      defaultValue = "200",
+      description = "Random changes per second during --duration (default ${DEFAULT-VALUE}).")
   int rate;
 
-  @Option(names = "--checkpoint-interval", defaultValue = "5s", description = "Checkpoint (= commit) interval (default ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--checkpoint-interval",
+      defaultValue = "5s",
+      description = "Checkpoint (= commit) interval (default ${DEFAULT-VALUE}).")
   String checkpointInterval;
 
-  @Option(names = "--parallelism", defaultValue = "2", description = "Source readers per server and Iceberg writers (default ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--parallelism",
+      defaultValue = "2",
+      description = "Source readers per server and Iceberg writers (default ${DEFAULT-VALUE}).")
   int parallelism;
 
-  @Option(names = "--data-dir", defaultValue = "shardberg-data", description = "Where the warehouse, config and logs go (default ./${DEFAULT-VALUE}).")
+  @Option(
+      names = "--data-dir",
+      defaultValue = "shardberg-data",
+      description = "Where the warehouse, config and logs go (default ./${DEFAULT-VALUE}).")
   Path dataDir;
 
-  @Option(names = "--seed", defaultValue = "42", description = "Seed of the generated rows and changes (default ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--seed",
+      defaultValue = "42",
+      description = "Seed of the generated rows and changes (default ${DEFAULT-VALUE}).")
   long seed;
 
-  @Option(names = "--schema-rollout", negatable = true, defaultValue = "true", fallbackValue = "true",
-      description = "During the change phase, add a column to the shards one by one (ALTER TABLE … ADD COLUMN "
-          + SchemaRollout.COLUMN + "), as a schema rollout over many shards arrives; the table follows in flight"
-          + " (default on; --no-schema-rollout to leave the schema alone).")
+  @Option(
+      names = "--schema-rollout",
+      negatable = true,
+      defaultValue = "true",
+      fallbackValue = "true",
+      description =
+          "During the change phase, add a column to the shards one by one (ALTER TABLE … ADD COLUMN "
+              + SchemaRollout.COLUMN
+              + "), as a schema rollout over many shards arrives; the table follows in flight"
+              + " (default on; --no-schema-rollout to leave the schema alone).")
   boolean schemaRollout;
 
   private final PrintStream out = System.out;
@@ -82,7 +118,8 @@ public class DemoCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     if (shards < 2 || rows < shards || parallelism < 1 || parallelism > 4) {
-      throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
+      throw new picocli.CommandLine.ParameterException(
+          new picocli.CommandLine(this),
           "Need --shards >= 2, --rows >= --shards and --parallelism between 1 and 4");
     }
     Duration changeDuration = durationOption(duration, "--duration");
@@ -97,7 +134,8 @@ public class DemoCommand implements Callable<Integer> {
     List<EmbeddedMariaDb> servers = new ArrayList<>();
     try {
       java.util.concurrent.CompletableFuture<EmbeddedMariaDb> b =
-          java.util.concurrent.CompletableFuture.supplyAsync(() -> EmbeddedMariaDb.start("demo-b", 2));
+          java.util.concurrent.CompletableFuture.supplyAsync(
+              () -> EmbeddedMariaDb.start("demo-b", 2));
       try {
         servers.add(EmbeddedMariaDb.start("demo-a", 1));
       } finally {
@@ -106,9 +144,16 @@ public class DemoCommand implements Callable<Integer> {
       OrdersShards orders = new OrdersShards(servers, shards);
       orders.createTables();
       progress("servers up; creating %d shard tables and loading…", shards);
-      progress("loading %,d rows into %d shards (%d on %s:%d, %d on %s:%d)…", totalRows, shards,
-          orders.shardsOf(servers.get(0)).size(), servers.get(0).host(), servers.get(0).port(),
-          orders.shardsOf(servers.get(1)).size(), servers.get(1).host(), servers.get(1).port());
+      progress(
+          "loading %,d rows into %d shards (%d on %s:%d, %d on %s:%d)…",
+          totalRows,
+          shards,
+          orders.shardsOf(servers.get(0)).size(),
+          servers.get(0).host(),
+          servers.get(0).port(),
+          orders.shardsOf(servers.get(1)).size(),
+          servers.get(1).host(),
+          servers.get(1).port());
       long loadStart = System.nanoTime();
       orders.load(rowsPerShard, seed);
       progress("loaded in %.1f s", (System.nanoTime() - loadStart) / 1e9);
@@ -124,10 +169,21 @@ public class DemoCommand implements Callable<Integer> {
       StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
       Instant jobStart = Instant.now();
       JobClient job = ShardbergPipeline.start(env, config);
-      progress("job %s running in a local MiniCluster; table %s", job.getJobID(), config.target().qualifiedName());
+      progress(
+          "job %s running in a local MiniCluster; table %s",
+          job.getJobID(), config.target().qualifiedName());
       Table table = Catalogs.loadTable(config.target());
       try {
-        return runPhases(job, config, table, orders, rowsPerShard, totalRows, jobStart, changeDuration, interval);
+        return runPhases(
+            job,
+            config,
+            table,
+            orders,
+            rowsPerShard,
+            totalRows,
+            jobStart,
+            changeDuration,
+            interval);
       } finally {
         if (!job.getJobStatus().get().isGloballyTerminalState()) {
           job.cancel().get();
@@ -140,8 +196,17 @@ public class DemoCommand implements Callable<Integer> {
     }
   }
 
-  private int runPhases(JobClient job, ShardbergConfig config, Table table, OrdersShards orders, int rowsPerShard,
-      long totalRows, Instant jobStart, Duration changeDuration, Duration interval) throws Exception {
+  private int runPhases(
+      JobClient job,
+      ShardbergConfig config,
+      Table table,
+      OrdersShards orders,
+      int rowsPerShard,
+      long totalRows,
+      Instant jobStart,
+      Duration changeDuration,
+      Duration interval)
+      throws Exception {
     // 1. snapshot phase: until every loaded row is committed
     Instant snapshotDone = null;
     Instant deadline = Instant.now().plus(Duration.ofMinutes(10));
@@ -150,58 +215,80 @@ public class DemoCommand implements Callable<Integer> {
       PipelineStatus status = PipelineStatus.of(table, PIPELINE_ID, Clock.systemUTC());
       long committed = added(status);
       double seconds = Duration.between(jobStart, Instant.now()).toMillis() / 1000.0;
-      progress("snapshot: %,d / %,d rows committed in %d commits (%,.0f rows/s)", committed, totalRows,
-          status.commits().size(), committed / Math.max(seconds, 0.001));
+      progress(
+          "snapshot: %,d / %,d rows committed in %d commits (%,.0f rows/s)",
+          committed, totalRows, status.commits().size(), committed / Math.max(seconds, 0.001));
       if (committed >= totalRows) {
-        snapshotDone = status.commits().stream()
-            .sorted(Comparator.comparingLong(CommitRecord::checkpointId))
-            .filter(new java.util.function.Predicate<CommitRecord>() {
-              long sum;
+        snapshotDone =
+            status.commits().stream()
+                .sorted(Comparator.comparingLong(CommitRecord::checkpointId))
+                .filter(
+                    new java.util.function.Predicate<CommitRecord>() {
+                      long sum;
 
-              @Override
-              public boolean test(CommitRecord c) {
-                sum += c.shardCounts().values().stream().mapToLong(ShardCounts::addedRecords).sum();
-                return sum >= totalRows;
-              }
-            })
-            .map(c -> Instant.ofEpochMilli(c.timestampMillis()))
-            .findFirst()
-            .orElse(Instant.now());
+                      @Override
+                      public boolean test(CommitRecord c) {
+                        sum +=
+                            c.shardCounts().values().stream()
+                                .mapToLong(ShardCounts::addedRecords)
+                                .sum();
+                        return sum >= totalRows;
+                      }
+                    })
+                .map(c -> Instant.ofEpochMilli(c.timestampMillis()))
+                .findFirst()
+                .orElse(Instant.now());
         break;
       }
       if (Instant.now().isAfter(deadline)) {
-        throw new IllegalStateException("The snapshot phase did not finish in 10 minutes; see " + logFile());
+        throw new IllegalStateException(
+            "The snapshot phase did not finish in 10 minutes; see " + logFile());
       }
       Thread.sleep(2_000);
     }
     double snapshotSeconds = Duration.between(jobStart, snapshotDone).toMillis() / 1000.0;
     double snapshotRate = totalRows / snapshotSeconds;
-    progress("snapshot committed: %,d rows in %.1f s = %,.0f rows/s (%,.0f rows/s per source reader)", totalRows, snapshotSeconds,
-        snapshotRate, snapshotRate / (config.sources().size() * config.pipeline().parallelism()));
+    progress(
+        "snapshot committed: %,d rows in %.1f s = %,.0f rows/s (%,.0f rows/s per source reader)",
+        totalRows,
+        snapshotSeconds,
+        snapshotRate,
+        snapshotRate / (config.sources().size() * config.pipeline().parallelism()));
 
     // 2. change phase: random inserts/updates/deletes on random shards
     LocalDateTime changesFrom = OrdersShards.nowUtc();
     FreshnessProbe freshness = new FreshnessProbe(table, PIPELINE_ID, "updated_at", changesFrom);
     freshness.skipExisting();
-    SchemaRollout rollout = new SchemaRollout(SchemaRollout.of(orders, shards), changeDuration, line -> progress("%s", line));
-    try (ChangeGenerator changes = new ChangeGenerator(orders, shards, rowsPerShard, rate, seed + 1)) {
+    SchemaRollout rollout =
+        new SchemaRollout(
+            SchemaRollout.of(orders, shards), changeDuration, line -> progress("%s", line));
+    try (ChangeGenerator changes =
+        new ChangeGenerator(orders, shards, rowsPerShard, rate, seed + 1)) {
       changes.start();
       if (schemaRollout) {
         rollout.start();
       }
       Instant changesEnd = Instant.now().plus(changeDuration);
       while (Instant.now().isBefore(changesEnd)) {
-        Thread.sleep(Math.min(2_000, Math.max(1, Duration.between(Instant.now(), changesEnd).toMillis())));
+        Thread.sleep(
+            Math.min(2_000, Math.max(1, Duration.between(Instant.now(), changesEnd).toMillis())));
         checkRunning(job);
         freshness.poll();
         PipelineStatus status = PipelineStatus.of(table, PIPELINE_ID, Clock.systemUTC());
-        progress("changes: %,d applied (%,d ins / %,d upd / %,d del); checkpoint %d committed; freshness p50 %s p99 %s",
-            changes.total(), changes.inserts(), changes.updates(), changes.deletes(), status.lastCheckpointId(),
-            seconds(freshness.quantileMillis(0.5)), seconds(freshness.quantileMillis(0.99)));
+        progress(
+            "changes: %,d applied (%,d ins / %,d upd / %,d del); checkpoint %d committed; freshness p50 %s p99 %s",
+            changes.total(),
+            changes.inserts(),
+            changes.updates(),
+            changes.deletes(),
+            status.lastCheckpointId(),
+            seconds(freshness.quantileMillis(0.5)),
+            seconds(freshness.quantileMillis(0.99)));
       }
       changes.stop();
       rollout.stop();
-      progress("changes stopped: %,d applied (%,d inserts, %,d updates, %,d deletes); waiting for the table to catch up…",
+      progress(
+          "changes stopped: %,d applied (%,d inserts, %,d updates, %,d deletes); waiting for the table to catch up…",
           changes.total(), changes.inserts(), changes.updates(), changes.deletes());
 
       // 3. caught up = verify matches (rows committed after the last change)
@@ -213,7 +300,10 @@ public class DemoCommand implements Callable<Integer> {
         if (report.matches()) {
           break;
         }
-        progress("not caught up yet: MySQL %,d rows, Iceberg %,d rows; %d shard(s) differ", report.mysqlRows(), report.icebergRows(),
+        progress(
+            "not caught up yet: MySQL %,d rows, Iceberg %,d rows; %d shard(s) differ",
+            report.mysqlRows(),
+            report.icebergRows(),
             report.shards().stream().filter(s -> !s.matches()).count());
         Thread.sleep(Math.max(1_000, interval.toMillis() / 2));
       }
@@ -223,26 +313,58 @@ public class DemoCommand implements Callable<Integer> {
       out.print(report.render());
       out.println();
       out.println("Summary");
-      out.printf(Locale.ROOT, "  shards:               %d on 2 MariaDB servers → %s%n", shards, table.name());
-      out.printf(Locale.ROOT, "  rows:                 %,d loaded; %,d after %,d changes (MySQL) / %,d (Iceberg)%n",
-          totalRows, report.mysqlRows(), changes.total(), report.icebergRows());
-      out.printf(Locale.ROOT, "  commits:              %d (one per checkpoint of %s; last checkpoint %d)%n",
-          status.commits().size(), interval, status.lastCheckpointId());
-      out.printf(Locale.ROOT, "  snapshot throughput:  %,.0f rows/s committed (%,.0f per source reader, %d readers)%n",
-          snapshotRate, snapshotRate / (config.sources().size() * config.pipeline().parallelism()),
+      out.printf(
+          Locale.ROOT,
+          "  shards:               %d on 2 MariaDB servers → %s%n",
+          shards,
+          table.name());
+      out.printf(
+          Locale.ROOT,
+          "  rows:                 %,d loaded; %,d after %,d changes (MySQL) / %,d (Iceberg)%n",
+          totalRows,
+          report.mysqlRows(),
+          changes.total(),
+          report.icebergRows());
+      out.printf(
+          Locale.ROOT,
+          "  commits:              %d (one per checkpoint of %s; last checkpoint %d)%n",
+          status.commits().size(),
+          interval,
+          status.lastCheckpointId());
+      out.printf(
+          Locale.ROOT,
+          "  snapshot throughput:  %,.0f rows/s committed (%,.0f per source reader, %d readers)%n",
+          snapshotRate,
+          snapshotRate / (config.sources().size() * config.pipeline().parallelism()),
           config.sources().size() * config.pipeline().parallelism());
-      out.printf(Locale.ROOT, "  freshness:            p50 %s, p99 %s (MySQL write → visible in a committed snapshot, %,d rows sampled)%n",
-          seconds(freshness.quantileMillis(0.5)), seconds(freshness.quantileMillis(0.99)), freshness.samples());
+      out.printf(
+          Locale.ROOT,
+          "  freshness:            p50 %s, p99 %s (MySQL write → visible in a committed snapshot, %,d rows sampled)%n",
+          seconds(freshness.quantileMillis(0.5)),
+          seconds(freshness.quantileMillis(0.99)),
+          freshness.samples());
       if (schemaRollout) {
         table.refresh();
-        out.printf(Locale.ROOT, "  schema rollout:       column %s added on %d of %d shards while changes ran; table %s (schema %d)%n",
-            SchemaRollout.COLUMN, rollout.applied(), shards,
-            table.schema().findField(SchemaRollout.COLUMN) == null ? "lacks it" : "has it", table.schema().schemaId());
+        out.printf(
+            Locale.ROOT,
+            "  schema rollout:       column %s added on %d of %d shards while changes ran; table %s (schema %d)%n",
+            SchemaRollout.COLUMN,
+            rollout.applied(),
+            shards,
+            table.schema().findField(SchemaRollout.COLUMN) == null ? "lacks it" : "has it",
+            table.schema().schemaId());
       }
-      out.printf(Locale.ROOT, "  verify:               %s%n", report.matches() ? "PASSED" : "FAILED");
-      out.printf(Locale.ROOT, "  table on disk:        %s (inspect with: bin/shardberg status --config %s)%n",
-          config.target().catalog().warehouse(), dataDir.resolve("demo-config.yaml"));
-      out.printf(Locale.ROOT, "  took:                 %.1f s%n", Duration.between(started, Instant.now()).toMillis() / 1000.0);
+      out.printf(
+          Locale.ROOT, "  verify:               %s%n", report.matches() ? "PASSED" : "FAILED");
+      out.printf(
+          Locale.ROOT,
+          "  table on disk:        %s (inspect with: bin/shardberg status --config %s)%n",
+          config.target().catalog().warehouse(),
+          dataDir.resolve("demo-config.yaml"));
+      out.printf(
+          Locale.ROOT,
+          "  took:                 %.1f s%n",
+          Duration.between(started, Instant.now()).toMillis() / 1000.0);
       return report.matches() ? 0 : 1;
     }
   }
@@ -255,7 +377,8 @@ public class DemoCommand implements Callable<Integer> {
       d = null;
     }
     if (d == null || d.isZero()) {
-      throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
+      throw new picocli.CommandLine.ParameterException(
+          new picocli.CommandLine(this),
           "Cannot parse " + option + " '" + value + "': write e.g. 500ms, 10s or 2min");
     }
     return d;
@@ -270,10 +393,12 @@ public class DemoCommand implements Callable<Integer> {
     try {
       state = job.getJobStatus().get();
     } catch (Exception e) {
-      throw new IllegalStateException("The job is gone (" + e.getMessage() + "); see " + logFile(), e);
+      throw new IllegalStateException(
+          "The job is gone (" + e.getMessage() + "); see " + logFile(), e);
     }
     if (state.isGloballyTerminalState()) {
-      throw new IllegalStateException("The job ended unexpectedly (" + state + "); see " + logFile());
+      throw new IllegalStateException(
+          "The job ended unexpectedly (" + state + "); see " + logFile());
     }
   }
 
@@ -281,13 +406,19 @@ public class DemoCommand implements Callable<Integer> {
     return System.getProperty("shardberg.log.file", "the log");
   }
 
-  private Path writeConfig(List<EmbeddedMariaDb> servers, Path warehouse, String password, Duration interval) throws IOException {
+  private Path writeConfig(
+      List<EmbeddedMariaDb> servers, Path warehouse, String password, Duration interval)
+      throws IOException {
     Path passwordFile = dataDir.resolve("demo-mysql.password").toAbsolutePath();
     Files.deleteIfExists(passwordFile);
-    Files.createFile(passwordFile, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+    Files.createFile(
+        passwordFile,
+        PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
     Files.writeString(passwordFile, password + "\n");
     StringBuilder yaml = new StringBuilder();
-    yaml.append("# written by `shardberg demo`: ").append(shards).append(" shards of shop.orders_N on two embedded MariaDB servers\n");
+    yaml.append("# written by `shardberg demo`: ")
+        .append(shards)
+        .append(" shards of shop.orders_N on two embedded MariaDB servers\n");
     yaml.append("pipeline:\n");
     yaml.append("  id: ").append(PIPELINE_ID).append('\n');
     yaml.append("  checkpoint-interval: ").append(interval.toMillis()).append("ms\n");
@@ -302,8 +433,13 @@ public class DemoCommand implements Callable<Integer> {
       yaml.append("    port: ").append(server.port()).append('\n');
       yaml.append("    user: ").append(CDC_USER).append('\n');
       yaml.append("    password-file: ").append(passwordFile).append('\n');
-      yaml.append("    server-id-range: ").append(firstId).append('-').append(firstId + 3).append('\n');
-      yaml.append("    jdbc-properties:\n      useSSL: \"false\"\n      allowPublicKeyRetrieval: \"true\"\n");
+      yaml.append("    server-id-range: ")
+          .append(firstId)
+          .append('-')
+          .append(firstId + 3)
+          .append('\n');
+      yaml.append(
+          "    jdbc-properties:\n      useSSL: \"false\"\n      allowPublicKeyRetrieval: \"true\"\n");
       firstId += 4;
     }
     yaml.append("tables:\n");
@@ -311,7 +447,9 @@ public class DemoCommand implements Callable<Integer> {
     yaml.append("  table-pattern: '").append(OrdersShards.TABLE_PATTERN).append("'\n");
     yaml.append("source:\n  startup-mode: initial\n  server-time-zone: UTC\n");
     yaml.append("target:\n");
-    yaml.append("  catalog:\n    type: hadoop\n    name: demo\n    warehouse: ").append(warehouse.toUri()).append('\n');
+    yaml.append("  catalog:\n    type: hadoop\n    name: demo\n    warehouse: ")
+        .append(warehouse.toUri())
+        .append('\n');
     yaml.append("  namespace: shop\n  table: orders\n  buckets: 5\n");
     Path file = dataDir.resolve("demo-config.yaml");
     Files.writeString(file, yaml.toString());

@@ -11,17 +11,17 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import org.apache.iceberg.DataFile;
+import org.apache.iceberg.InternalData;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
-import org.apache.iceberg.Table;
-import org.apache.iceberg.InternalData;
 import org.apache.iceberg.StructLike;
+import org.apache.iceberg.Table;
 import org.apache.iceberg.io.CloseableIterable;
 
 /**
- * End-to-end freshness, measured exactly: every row written by a change carries the UTC time of
- * its MySQL write in {@code updated_at}; it becomes visible in the snapshot whose added data files
- * hold it, so its freshness is that snapshot's commit time minus {@code updated_at}. The probe reads
+ * End-to-end freshness, measured exactly: every row written by a change carries the UTC time of its
+ * MySQL write in {@code updated_at}; it becomes visible in the snapshot whose added data files hold
+ * it, so its freshness is that snapshot's commit time minus {@code updated_at}. The probe reads
  * only the data files each new snapshot of the pipeline added. Deletes carry no timestamp and are
  * not sampled.
  */
@@ -45,7 +45,8 @@ public final class FreshnessProbe {
   public synchronized int poll() {
     table.refresh();
     List<Snapshot> fresh = new ArrayList<>();
-    for (Snapshot s = table.currentSnapshot(); s != null && !seen.contains(s.snapshotId());
+    for (Snapshot s = table.currentSnapshot();
+        s != null && !seen.contains(s.snapshotId());
         s = s.parentId() == null ? null : table.snapshot(s.parentId())) {
       fresh.add(s);
     }
@@ -58,7 +59,9 @@ public final class FreshnessProbe {
       }
       for (DataFile file : snapshot.addedDataFiles(table.io())) {
         try (CloseableIterable<StructLike> rows =
-            InternalData.read(file.format(), table.io().newInputFile(file.location())).project(projection).build()) {
+            InternalData.read(file.format(), table.io().newInputFile(file.location()))
+                .project(projection)
+                .build()) {
           for (StructLike row : rows) {
             Long writtenMillis = epochMillis(row.get(0, Object.class));
             if (writtenMillis != null && writtenMillis >= sinceMillis) {

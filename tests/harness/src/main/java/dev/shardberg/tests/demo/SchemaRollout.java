@@ -13,10 +13,11 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
 /**
- * A schema rollout the way teams roll one out over many shards: {@code ALTER TABLE … ADD COLUMN} on one
- * shard after the other, spread evenly over a period, each followed by an update that gives some of
- * that shard's rows a value in the new column — while the change generator keeps writing on every
- * shard. On its own thread; each DDL in its own connection, so it never waits behind the generator's.
+ * A schema rollout the way teams roll one out over many shards: {@code ALTER TABLE … ADD COLUMN} on
+ * one shard after the other, spread evenly over a period, each followed by an update that gives
+ * some of that shard's rows a value in the new column — while the change generator keeps writing on
+ * every shard. On its own thread; each DDL in its own connection, so it never waits behind the
+ * generator's.
  */
 public final class SchemaRollout implements AutoCloseable {
   /** The column the demo's and the bench's rollout add, and its MySQL type. */
@@ -25,10 +26,12 @@ public final class SchemaRollout implements AutoCloseable {
   public static final String TYPE = "VARCHAR(16) NULL";
 
   /**
-   * One shard table to alter: where it lives, the key column the follow-up update picks rows by, and
-   * what else that update sets (the workload's change timestamps, so freshness probes see a change).
+   * One shard table to alter: where it lives, the key column the follow-up update picks rows by,
+   * and what else that update sets (the workload's change timestamps, so freshness probes see a
+   * change).
    */
-  public record Target(EmbeddedMariaDb host, String database, String table, String keyColumn, String alsoSet) {}
+  public record Target(
+      EmbeddedMariaDb host, String database, String table, String keyColumn, String alsoSet) {}
 
   private final List<Target> targets;
   private final int shards;
@@ -42,7 +45,8 @@ public final class SchemaRollout implements AutoCloseable {
   private Thread thread;
 
   /**
-   * @param over the period the rollout is spread over: shard i is altered at (i + 1) / (shards + 1) of it
+   * @param over the period the rollout is spread over: shard i is altered at (i + 1) / (shards + 1)
+   *     of it
    * @param progress told one line per shard altered
    */
   public SchemaRollout(List<Target> targets, Duration over, Consumer<String> progress) {
@@ -56,8 +60,13 @@ public final class SchemaRollout implements AutoCloseable {
   public static List<Target> of(OrdersShards orders, int shards) {
     List<Target> targets = new ArrayList<>();
     for (int s = 0; s < shards; s++) {
-      targets.add(new Target(orders.hostOf(s), OrdersShards.DATABASE, OrdersShards.table(s), "order_id",
-          "updated_at = UTC_TIMESTAMP(6)"));
+      targets.add(
+          new Target(
+              orders.hostOf(s),
+              OrdersShards.DATABASE,
+              OrdersShards.table(s),
+              "order_id",
+              "updated_at = UTC_TIMESTAMP(6)"));
     }
     return targets;
   }
@@ -119,8 +128,10 @@ public final class SchemaRollout implements AutoCloseable {
         firstMillis.compareAndSet(-1, now);
         lastMillis.set(now);
         applied.incrementAndGet();
-        progress.accept(String.format("schema rollout: %s.%s gained column %s (%d of %d shards)",
-            target.database(), target.table(), COLUMN, applied.get(), shards));
+        progress.accept(
+            String.format(
+                "schema rollout: %s.%s gained column %s (%d of %d shards)",
+                target.database(), target.table(), COLUMN, applied.get(), shards));
       }
     } catch (Throwable t) {
       failure = t;
@@ -128,10 +139,19 @@ public final class SchemaRollout implements AutoCloseable {
   }
 
   private static void alter(Target target) throws SQLException {
-    try (Connection c = target.host().connect(target.database()); Statement st = c.createStatement()) {
+    try (Connection c = target.host().connect(target.database());
+        Statement st = c.createStatement()) {
       st.execute("ALTER TABLE " + target.table() + " ADD COLUMN " + COLUMN + " " + TYPE);
-      st.executeUpdate("UPDATE " + target.table() + " SET " + COLUMN + " = 'gold', " + target.alsoSet()
-          + " WHERE " + target.keyColumn() + " % 97 = 0");
+      st.executeUpdate(
+          "UPDATE "
+              + target.table()
+              + " SET "
+              + COLUMN
+              + " = 'gold', "
+              + target.alsoSet()
+              + " WHERE "
+              + target.keyColumn()
+              + " % 97 = 0");
     }
   }
 

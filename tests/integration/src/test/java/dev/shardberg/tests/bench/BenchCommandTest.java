@@ -15,10 +15,10 @@ import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
 /**
- * Keeps the harness from rotting: a tiny {@code bench} (2 hosts, 4 shards, a few hundred rows, a few
- * seconds of changes) through every default mode, then the report's structure and the correctness
- * check of {@code consolidated}; and one through the opt-in {@code source-only} next to {@code
- * consolidated}: its exact row count and the ratio it anchors. Never a timing.
+ * Keeps the harness from rotting: a tiny {@code bench} (2 hosts, 4 shards, a few hundred rows, a
+ * few seconds of changes) through every default mode, then the report's structure and the
+ * correctness check of {@code consolidated}; and one through the opt-in {@code source-only} next to
+ * {@code consolidated}: its exact row count and the ratio it anchors. Never a timing.
  */
 class BenchCommandTest {
   private static final byte[] PNG_MAGIC = {(byte) 0x89, 'P', 'N', 'G'};
@@ -27,7 +27,8 @@ class BenchCommandTest {
 
   @Test
   void benchIsRegisteredInTheLocalCli() {
-    assertThat(dev.shardberg.tests.cli.ShardbergDevCli.commandLine().getSubcommands()).containsKeys("demo", "bench");
+    assertThat(dev.shardberg.tests.cli.ShardbergDevCli.commandLine().getSubcommands())
+        .containsKeys("demo", "bench");
   }
 
   @Test
@@ -35,16 +36,32 @@ class BenchCommandTest {
     Path out = dir.resolve("report");
     StringWriter err = new StringWriter();
     CommandLine cli = new CommandLine(new BenchCommand()).setErr(new PrintWriter(err));
-    int exit = cli.execute(
-        "--shards", "4", "--rows-per-shard", "200", "--hosts", "2",
-        "--duration", "4s", "--change-rate", "40", "--checkpoint-interval", "1s",
-        "--modes", "consolidated,per-shard,consolidated+zk", "--phase-timeout", "3m",
-        "--output", out.toString());
+    int exit =
+        cli.execute(
+            "--shards",
+            "4",
+            "--rows-per-shard",
+            "200",
+            "--hosts",
+            "2",
+            "--duration",
+            "4s",
+            "--change-rate",
+            "40",
+            "--checkpoint-interval",
+            "1s",
+            "--modes",
+            "consolidated,per-shard,consolidated+zk",
+            "--phase-timeout",
+            "3m",
+            "--output",
+            out.toString());
     assertThat(exit).as("exit code; stderr: %s", err).isZero();
 
     JsonNode results = new ObjectMapper().readTree(out.resolve(Report.RESULTS_JSON).toFile());
     assertThat(results.get("command").asText()).startsWith("bin/shardberg bench --shards 4");
-    assertThat(results.at("/machine/cores").asInt()).isEqualTo(Runtime.getRuntime().availableProcessors());
+    assertThat(results.at("/machine/cores").asInt())
+        .isEqualTo(Runtime.getRuntime().availableProcessors());
     assertThat(results.at("/machine/physicalMemoryBytes").asLong()).isPositive();
     assertThat(results.at("/versions/flink").asText()).isEqualTo("1.20.4");
     assertThat(results.at("/versions/iceberg").asText()).startsWith("1.11.0");
@@ -56,37 +73,63 @@ class BenchCommandTest {
     assertThat(modes).containsExactly("consolidated", "per-shard", "consolidated+zk");
 
     JsonNode consolidated = results.get("modes").get(0);
-    assertThat(consolidated.get("status").asText()).as("reason: %s", consolidated.get("reason")).isEqualTo("PASSED");
+    assertThat(consolidated.get("status").asText())
+        .as("reason: %s", consolidated.get("reason"))
+        .isEqualTo("PASSED");
     long inserts = consolidated.at("/changes/inserts").asLong();
     long deletes = consolidated.at("/changes/deletes").asLong();
     assertThat(consolidated.at("/verification/passed").asBoolean()).isTrue();
-    assertThat(consolidated.at("/verification/mysqlRows").asLong()).isEqualTo(800 + inserts - deletes);
-    assertThat(consolidated.at("/verification/icebergRows").asLong()).isEqualTo(800 + inserts - deletes);
+    assertThat(consolidated.at("/verification/mysqlRows").asLong())
+        .isEqualTo(800 + inserts - deletes);
+    assertThat(consolidated.at("/verification/icebergRows").asLong())
+        .isEqualTo(800 + inserts - deletes);
     assertThat(consolidated.at("/verification/mismatches").size()).isZero();
     // one committer: nothing to race against (the coordinator's own retries are counted too)
     assertThat(consolidated.at("/commits/commitFailedRetries").asLong()).isZero();
     assertThat(consolidated.at("/restarts").asLong()).isZero();
     // the coordinator's commit durations (its commitDurationMs histogram): present, not -1
-    assertThat(consolidated.at("/commits/reported").asLong()).as("coordinator commits measured").isPositive();
-    assertThat(consolidated.at("/commits/durationP50Millis").asLong()).as("commit ms p50").isPositive();
-    assertThat(consolidated.at("/commits/durationP99Millis").asLong()).as("commit ms p99")
+    assertThat(consolidated.at("/commits/reported").asLong())
+        .as("coordinator commits measured")
+        .isPositive();
+    assertThat(consolidated.at("/commits/durationP50Millis").asLong())
+        .as("commit ms p50")
+        .isPositive();
+    assertThat(consolidated.at("/commits/durationP99Millis").asLong())
+        .as("commit ms p99")
         .isGreaterThanOrEqualTo(consolidated.at("/commits/durationP50Millis").asLong());
 
     for (JsonNode mode : results.get("modes")) {
       if (!mode.get("status").asText().equals("PASSED")) {
         continue;
       }
-      for (String field : List.of("/snapshot/rowsPerSecond", "/snapshot/rowsPerSecondPerSourceParallelism",
-          "/changes/appliedPerSecond", "/freshness/p50Millis", "/freshness/p99Millis", "/freshness/maxMillis",
-          "/commits/snapshots", "/commits/durationP50Millis", "/commits/commitFailedRetries",
-          "/files/filesPerCommit", "/files/bytesPerCommit", "/files/smallFiles", "/peakHeapBytes", "/restarts")) {
-        assertThat(mode.at(field).isMissingNode()).as("%s of %s", field, mode.get("mode")).isFalse();
+      for (String field :
+          List.of(
+              "/snapshot/rowsPerSecond",
+              "/snapshot/rowsPerSecondPerSourceParallelism",
+              "/changes/appliedPerSecond",
+              "/freshness/p50Millis",
+              "/freshness/p99Millis",
+              "/freshness/maxMillis",
+              "/commits/snapshots",
+              "/commits/durationP50Millis",
+              "/commits/commitFailedRetries",
+              "/files/filesPerCommit",
+              "/files/bytesPerCommit",
+              "/files/smallFiles",
+              "/peakHeapBytes",
+              "/restarts")) {
+        assertThat(mode.at(field).isMissingNode())
+            .as("%s of %s", field, mode.get("mode"))
+            .isFalse();
       }
     }
     JsonNode perShard = results.get("modes").get(1);
-    assertThat(perShard.get("status").asText()).as("reason: %s", perShard.get("reason")).isEqualTo("PASSED");
+    assertThat(perShard.get("status").asText())
+        .as("reason: %s", perShard.get("reason"))
+        .isEqualTo("PASSED");
     assertThat(perShard.at("/verification/passed").asBoolean()).isTrue();
-    // the initial load: insert-only in a fresh table, a key delete per row with the stock upsert sink
+    // the initial load: insert-only in a fresh table, a key delete per row with the stock upsert
+    // sink
     assertThat(consolidated.at("/snapshot/equalityDeletes").asLong()).isZero();
     assertThat(consolidated.at("/snapshot/deleteFiles").asLong()).isZero();
     assertThat(consolidated.at("/snapshot/commits").asLong()).isPositive();
@@ -96,7 +139,9 @@ class BenchCommandTest {
     assertThat(zk.at("/verification/passed").asBoolean()).isTrue();
     // the coordinator and the maintenance committer share the ZooKeeper lock: no stale base, ever
     assertThat(zk.at("/commits/commitFailedRetries").asLong()).isZero();
-    assertThat(zk.at("/commits/durationP50Millis").asLong()).as("coordinator commit ms p50 with the lock").isPositive();
+    assertThat(zk.at("/commits/durationP50Millis").asLong())
+        .as("coordinator commit ms p50 with the lock")
+        .isPositive();
     assertThat(zk.at("/maintenance/commitFailedRetries").asLong()).isZero();
     assertThat(zk.at("/maintenance/failures").asLong()).isZero();
 
@@ -107,9 +152,16 @@ class BenchCommandTest {
 
     String markdown = Files.readString(out.resolve(Report.REPORT_MD));
     assertThat(markdown).doesNotContain(" | -1 / -1 | ");
-    assertThat(markdown).contains("# Shardberg bench report", "| consolidated | 4 | PASSED", "| per-shard | 4 | PASSED",
-        "| consolidated+zk | 4 | PASSED", "## Query side", "## How each figure is measured",
-        "### Snapshot phase", "| per-shard | 800 |");
+    assertThat(markdown)
+        .contains(
+            "# Shardberg bench report",
+            "| consolidated | 4 | PASSED",
+            "| per-shard | 4 | PASSED",
+            "| consolidated+zk | 4 | PASSED",
+            "## Query side",
+            "## How each figure is measured",
+            "### Snapshot phase",
+            "| per-shard | 800 |");
     for (String chart : Report.CHARTS) {
       Path file = out.resolve(chart);
       assertThat(file).exists();
@@ -124,40 +176,80 @@ class BenchCommandTest {
     Path out = dir.resolve("ddl");
     StringWriter err = new StringWriter();
     CommandLine cli = new CommandLine(new BenchCommand()).setErr(new PrintWriter(err));
-    int exit = cli.execute(
-        "--shards", "4", "--rows-per-shard", "200", "--hosts", "2",
-        "--duration", "8s", "--change-rate", "40", "--checkpoint-interval", "1s",
-        "--modes", "consolidated+ddl", "--phase-timeout", "3m", "--no-query-side",
-        "--output", out.toString());
+    int exit =
+        cli.execute(
+            "--shards",
+            "4",
+            "--rows-per-shard",
+            "200",
+            "--hosts",
+            "2",
+            "--duration",
+            "8s",
+            "--change-rate",
+            "40",
+            "--checkpoint-interval",
+            "1s",
+            "--modes",
+            "consolidated+ddl",
+            "--phase-timeout",
+            "3m",
+            "--no-query-side",
+            "--output",
+            out.toString());
     assertThat(exit).as("exit code; stderr: %s", err).isZero();
-    JsonNode mode = new ObjectMapper().readTree(out.resolve(Report.RESULTS_JSON).toFile()).get("modes").get(0);
+    JsonNode mode =
+        new ObjectMapper().readTree(out.resolve(Report.RESULTS_JSON).toFile()).get("modes").get(0);
     assertThat(mode.get("mode").asText()).isEqualTo("consolidated+ddl");
-    assertThat(mode.get("status").asText()).as("reason: %s", mode.get("reason")).isEqualTo("PASSED");
+    assertThat(mode.get("status").asText())
+        .as("reason: %s", mode.get("reason"))
+        .isEqualTo("PASSED");
     assertThat(mode.at("/verification/passed").asBoolean()).isTrue();
     assertThat(mode.at("/restarts").asLong()).isZero();
     assertThat(mode.at("/schemaRollout/shardsAltered").asInt()).isEqualTo(4);
     assertThat(mode.at("/schemaRollout/columnInTable").asBoolean()).isTrue();
     assertThat(mode.at("/schemaRollout/samplesInWindow").asLong()).isPositive();
-    assertThat(Files.readString(out.resolve("report.md"))).contains("Change phase with a schema rollout");
+    assertThat(Files.readString(out.resolve("report.md")))
+        .contains("Change phase with a schema rollout");
   }
 
   @Test
-  void tinySourceOnlyRunCountsEveryLoadedRowAndIsTheConsolidatedRatiosDenominator() throws Exception {
+  void tinySourceOnlyRunCountsEveryLoadedRowAndIsTheConsolidatedRatiosDenominator()
+      throws Exception {
     Path out = dir.resolve("source-only");
     StringWriter err = new StringWriter();
     CommandLine cli = new CommandLine(new BenchCommand()).setErr(new PrintWriter(err));
-    int exit = cli.execute(
-        "--shards", "4", "--rows-per-shard", "200", "--hosts", "2",
-        "--duration", "2s", "--change-rate", "20", "--checkpoint-interval", "1s",
-        "--modes", "source-only,consolidated", "--phase-timeout", "3m", "--no-query-side",
-        "--output", out.toString());
+    int exit =
+        cli.execute(
+            "--shards",
+            "4",
+            "--rows-per-shard",
+            "200",
+            "--hosts",
+            "2",
+            "--duration",
+            "2s",
+            "--change-rate",
+            "20",
+            "--checkpoint-interval",
+            "1s",
+            "--modes",
+            "source-only,consolidated",
+            "--phase-timeout",
+            "3m",
+            "--no-query-side",
+            "--output",
+            out.toString());
     assertThat(exit).as("exit code; stderr: %s", err).isZero();
 
     JsonNode results = new ObjectMapper().readTree(out.resolve(Report.RESULTS_JSON).toFile());
-    assertThat(results.at("/settings/modes").toString()).isEqualTo("[\"source-only\",\"consolidated\"]");
+    assertThat(results.at("/settings/modes").toString())
+        .isEqualTo("[\"source-only\",\"consolidated\"]");
     JsonNode sourceOnly = results.get("modes").get(0);
     assertThat(sourceOnly.get("mode").asText()).isEqualTo("source-only");
-    assertThat(sourceOnly.get("status").asText()).as("reason: %s", sourceOnly.get("reason")).isEqualTo("PASSED");
+    assertThat(sourceOnly.get("status").asText())
+        .as("reason: %s", sourceOnly.get("reason"))
+        .isEqualTo("PASSED");
     assertThat(sourceOnly.at("/sourceCount/expectedRows").asLong()).isEqualTo(800);
     assertThat(sourceOnly.at("/sourceCount/countedRows").asLong()).isEqualTo(800);
     assertThat(sourceOnly.at("/sourceCount/passed").asBoolean()).isTrue();
@@ -171,17 +263,30 @@ class BenchCommandTest {
     assertThat(sourceOnly.get("restarts").asLong()).isZero();
 
     JsonNode consolidated = results.get("modes").get(1);
-    assertThat(consolidated.get("status").asText()).as("reason: %s", consolidated.get("reason")).isEqualTo("PASSED");
+    assertThat(consolidated.get("status").asText())
+        .as("reason: %s", consolidated.get("reason"))
+        .isEqualTo("PASSED");
     assertThat(consolidated.get("sourceCount").isNull()).isTrue();
     assertThat(consolidated.get("sourceParallelismTotal").asInt()).isEqualTo(4);
-    double expected = Math.round(consolidated.at("/snapshot/rowsPerSecond").asDouble()
-        / sourceOnly.at("/snapshot/rowsPerSecond").asDouble() * 100) / 100.0;
-    assertThat(results.at("/ratios").get("snapshot rows/s consolidated / source-only").asDouble()).isEqualTo(expected);
-    assertThat(results.at("/ratios").has("snapshot rows/s consolidated+zk / source-only")).isFalse();
+    double expected =
+        Math.round(
+                consolidated.at("/snapshot/rowsPerSecond").asDouble()
+                    / sourceOnly.at("/snapshot/rowsPerSecond").asDouble()
+                    * 100)
+            / 100.0;
+    assertThat(results.at("/ratios").get("snapshot rows/s consolidated / source-only").asDouble())
+        .isEqualTo(expected);
+    assertThat(results.at("/ratios").has("snapshot rows/s consolidated+zk / source-only"))
+        .isFalse();
 
     String markdown = Files.readString(out.resolve(Report.REPORT_MD));
-    assertThat(markdown).contains("| source-only | 4 | PASSED", "| n/a | n/a |", "800 of 800 rows counted",
-        "| consolidated | 4 | PASSED", "| snapshot rows/s consolidated / source-only |");
+    assertThat(markdown)
+        .contains(
+            "| source-only | 4 | PASSED",
+            "| n/a | n/a |",
+            "800 of 800 rows counted",
+            "| consolidated | 4 | PASSED",
+            "| snapshot rows/s consolidated / source-only |");
   }
 
   @Test
@@ -189,11 +294,28 @@ class BenchCommandTest {
     Path out = dir.resolve("long-run");
     StringWriter err = new StringWriter();
     CommandLine cli = new CommandLine(new BenchCommand()).setErr(new PrintWriter(err));
-    int exit = cli.execute(
-        "--shards", "2", "--rows-per-shard", "100", "--hosts", "1",
-        "--long-run", "3s", "--sample-interval", "2s", "--maintenance-interval", "1s",
-        "--change-rate", "40", "--checkpoint-interval", "1s", "--phase-timeout", "3m",
-        "--output", out.toString());
+    int exit =
+        cli.execute(
+            "--shards",
+            "2",
+            "--rows-per-shard",
+            "100",
+            "--hosts",
+            "1",
+            "--long-run",
+            "3s",
+            "--sample-interval",
+            "2s",
+            "--maintenance-interval",
+            "1s",
+            "--change-rate",
+            "40",
+            "--checkpoint-interval",
+            "1s",
+            "--phase-timeout",
+            "3m",
+            "--output",
+            out.toString());
     assertThat(exit).as("exit code; stderr: %s", err).isZero();
 
     JsonNode results = new ObjectMapper().readTree(out.resolve(LongRun.JSON).toFile());
@@ -205,7 +327,9 @@ class BenchCommandTest {
     assertThat(runs.get(0).get("maintenance").asBoolean()).isFalse();
     assertThat(runs.get(1).get("maintenance").asBoolean()).isTrue();
     for (JsonNode run : runs) {
-      assertThat(run.get("status").asText()).as("reason: %s", run.get("reason")).isEqualTo("PASSED");
+      assertThat(run.get("status").asText())
+          .as("reason: %s", run.get("reason"))
+          .isEqualTo("PASSED");
       assertThat(run.get("verified").asBoolean()).isTrue();
       assertThat(run.get("icebergRows").asLong()).isEqualTo(run.get("mysqlRows").asLong());
       // one committer, maintenance through its commit sequence: nothing to race against
@@ -217,21 +341,28 @@ class BenchCommandTest {
       assertThat(end.get("phase").asText()).isEqualTo("end");
       assertThat(end.get("liveRows").asLong()).isEqualTo(run.get("icebergRows").asLong());
       assertThat(end.get("dataFiles").asLong()).isPositive();
-      assertThat(end.get("diskBytes").asLong()).isGreaterThanOrEqualTo(end.get("liveBytes").asLong());
+      assertThat(end.get("diskBytes").asLong())
+          .isGreaterThanOrEqualTo(end.get("liveBytes").asLong());
       assertThat(end.get("flinkScanMillis").asLong()).isNotNegative();
       assertThat(run.at("/compacted/rows").asLong()).isEqualTo(run.get("icebergRows").asLong());
       assertThat(run.at("/freshness/samples").asLong()).isPositive();
     }
     List<String> csv = Files.readAllLines(out.resolve(LongRun.CSV));
     assertThat(csv.get(0)).startsWith("run,phase,elapsed_s,");
-    assertThat(csv).hasSize(1 + runs.get(0).get("samples").size() + runs.get(1).get("samples").size());
+    assertThat(csv)
+        .hasSize(1 + runs.get(0).get("samples").size() + runs.get(1).get("samples").size());
     byte[] chart = Files.readAllBytes(out.resolve(LongRun.CHART));
     assertThat(java.util.Arrays.copyOf(chart, 4)).isEqualTo(PNG_MAGIC);
-    java.awt.image.BufferedImage image = javax.imageio.ImageIO.read(out.resolve(LongRun.CHART).toFile());
+    java.awt.image.BufferedImage image =
+        javax.imageio.ImageIO.read(out.resolve(LongRun.CHART).toFile());
     assertThat(image.getWidth()).isEqualTo(900);
     assertThat(image.getHeight()).as("four panels of 300 px, one under the other").isEqualTo(1200);
-    assertThat(Files.readString(out.resolve(LongRun.MD))).contains("| maintenance off | PASSED", "| maintenance on | PASSED",
-        "end generic scan / compacted copy", LongRun.CHART);
+    assertThat(Files.readString(out.resolve(LongRun.MD)))
+        .contains(
+            "| maintenance off | PASSED",
+            "| maintenance on | PASSED",
+            "end generic scan / compacted copy",
+            LongRun.CHART);
   }
 
   @Test
@@ -241,20 +372,73 @@ class BenchCommandTest {
     assertThat(budget.exceeded()).isNull();
     budget.record(360, 95_000, 70_000);
     budget.record(540, 200_000, 10);
-    assertThat(budget.exceeded()).isEqualTo("not read after t=360 s: a full scan took 95,000 ms, over the scan budget of 60,000 ms");
+    assertThat(budget.exceeded())
+        .isEqualTo(
+            "not read after t=360 s: a full scan took 95,000 ms, over the scan budget of 60,000 ms");
 
-    List<LongRun.Sample> samples = List.of(
-        new LongRun.Sample("maintenance off", 0, "changes", 1, 100, 8, 0, 0, 10, 20, 2_000, 3_000),
-        new LongRun.Sample("maintenance off", 360, "changes", 70, 100, 400, 390, 390, 10, 20, 95_000, 70_000),
-        new LongRun.Sample("maintenance off", 540, "changes", 100, LongRun.NOT_READ, 600, 590, 590, 10, 20, LongRun.NOT_READ, LongRun.NOT_READ));
-    LongRun.Sample end = new LongRun.Sample("maintenance off", 600, "end", 110, LongRun.NOT_READ, 650, 640, 640, 10, 20,
-        LongRun.NOT_READ, LongRun.NOT_READ);
+    List<LongRun.Sample> samples =
+        List.of(
+            new LongRun.Sample(
+                "maintenance off", 0, "changes", 1, 100, 8, 0, 0, 10, 20, 2_000, 3_000),
+            new LongRun.Sample(
+                "maintenance off", 360, "changes", 70, 100, 400, 390, 390, 10, 20, 95_000, 70_000),
+            new LongRun.Sample(
+                "maintenance off",
+                540,
+                "changes",
+                100,
+                LongRun.NOT_READ,
+                600,
+                590,
+                590,
+                10,
+                20,
+                LongRun.NOT_READ,
+                LongRun.NOT_READ));
+    LongRun.Sample end =
+        new LongRun.Sample(
+            "maintenance off",
+            600,
+            "end",
+            110,
+            LongRun.NOT_READ,
+            650,
+            640,
+            640,
+            10,
+            20,
+            LongRun.NOT_READ,
+            LongRun.NOT_READ);
     List<LongRun.Sample> all = new java.util.ArrayList<>(samples);
     all.add(end);
-    LongRun.RunResult off = new LongRun.RunResult("maintenance off", false, ModeResult.PASSED, "", 1000, 2.0,
-        new ModeResult.Freshness(10, 1, 2, 3, 4), 100, 0, 0, 0, 0, 0, 0, 0, 0, false, -1, -1, all, end, null, budget.exceeded());
+    LongRun.RunResult off =
+        new LongRun.RunResult(
+            "maintenance off",
+            false,
+            ModeResult.PASSED,
+            "",
+            1000,
+            2.0,
+            new ModeResult.Freshness(10, 1, 2, 3, 4),
+            100,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            false,
+            -1,
+            -1,
+            all,
+            end,
+            null,
+            budget.exceeded());
     assertThat(LongRun.lastRead(off).elapsedSeconds()).isEqualTo(360);
-    assertThat(LongRun.comparison(List.of(off)).get("maintenance off: generic scan ms start -> end"))
+    assertThat(
+            LongRun.comparison(List.of(off)).get("maintenance off: generic scan ms start -> end"))
         .isEqualTo("2000 -> not read (over the scan budget; last read at t=360 s: 95000)");
   }
 }

@@ -5,8 +5,8 @@ import java.io.StringWriter;
 import picocli.CommandLine;
 
 /**
- * One run of the developer CLI ({@link ShardbergDevCli}, what {@code bin/shardberg} runs) in this JVM, its
- * standard output and standard error captured apart.
+ * One run of the developer CLI ({@link ShardbergDevCli}, what {@code bin/shardberg} runs) in this
+ * JVM, its standard output and standard error captured apart.
  *
  * @param exit the command's exit code
  */

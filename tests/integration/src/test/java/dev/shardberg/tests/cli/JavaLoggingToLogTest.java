@@ -13,8 +13,8 @@ import java.util.logging.Logger;
 import org.junit.jupiter.api.Test;
 
 /**
- * The MySQL binlog client logs through java.util.logging; in {@code bin/shardberg} its warnings (with
- * stack traces) go to the log file, not to the console between the CLI's lines.
+ * The MySQL binlog client logs through java.util.logging; in {@code bin/shardberg} its warnings
+ * (with stack traces) go to the log file, not to the console between the CLI's lines.
  */
 class JavaLoggingToLogTest {
   @Test
@@ -24,7 +24,8 @@ class JavaLoggingToLogTest {
     Level level = root.getLevel();
     PrintStream err = System.err;
     ByteArrayOutputStream console = new ByteArrayOutputStream();
-    try (CapturedLog log = new CapturedLog("com.github.shyiko.mysql.binlog", org.apache.logging.log4j.Level.WARN)) {
+    try (CapturedLog log =
+        new CapturedLog("com.github.shyiko.mysql.binlog", org.apache.logging.log4j.Level.WARN)) {
       // java.util.logging's console handler writes to the System.err of the moment it was made
       System.setErr(new PrintStream(console, true, StandardCharsets.UTF_8));
       for (Handler h : handlers) {
@@ -33,8 +34,16 @@ class JavaLoggingToLogTest {
       root.addHandler(new java.util.logging.ConsoleHandler());
       JavaLoggingToLog.install();
       Logger.getLogger("com.github.shyiko.mysql.binlog.BinaryLogClient")
-          .log(Level.WARNING, "Failed to restore connection to 127.0.0.1:3306", new java.io.EOFException("gone"));
-      assertThat(log.has(org.apache.logging.log4j.Level.WARN, "Failed to restore connection to 127.0.0.1:3306")).as(log.lines().toString()).isTrue();
+          .log(
+              Level.WARNING,
+              "Failed to restore connection to 127.0.0.1:3306",
+              new java.io.EOFException("gone"));
+      assertThat(
+              log.has(
+                  org.apache.logging.log4j.Level.WARN,
+                  "Failed to restore connection to 127.0.0.1:3306"))
+          .as(log.lines().toString())
+          .isTrue();
     } finally {
       System.setErr(err);
       for (Handler h : root.getHandlers()) {

@@ -16,8 +16,8 @@ import org.apache.flink.util.Collector;
 
 /**
  * A tiny job for the launcher's own tests, packed into a jar at test time by {@link TestJars}:
- * {@code bounded} maps 1..1000 and finishes; {@code unbounded} counts a rate-limited stream per key in
- * keyed state, checkpointing every 500 ms, until it is stopped.
+ * {@code bounded} maps 1..1000 and finishes; {@code unbounded} counts a rate-limited stream per key
+ * in keyed state, checkpointing every 500 ms, until it is stopped.
  */
 public final class CountingJob {
 
@@ -28,21 +28,32 @@ public final class CountingJob {
     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
     switch (mode) {
       case "bounded" -> {
-        env.fromSequence(1, 1000).map(new Double()).uid("double").sinkTo(new DiscardingSink<>()).uid("discard");
+        env.fromSequence(1, 1000)
+            .map(new Double())
+            .uid("double")
+            .sinkTo(new DiscardingSink<>())
+            .uid("discard");
         env.execute("counting-job-bounded");
       }
       case "unbounded" -> {
         env.enableCheckpointing(500);
         DataGeneratorSource<Long> source =
-            new DataGeneratorSource<>(i -> i, Long.MAX_VALUE, RateLimiterStrategy.perSecond(50), Types.LONG);
-        env.fromSource(source, WatermarkStrategy.noWatermarks(), "numbers").uid("numbers")
+            new DataGeneratorSource<>(
+                i -> i, Long.MAX_VALUE, RateLimiterStrategy.perSecond(50), Types.LONG);
+        env.fromSource(source, WatermarkStrategy.noWatermarks(), "numbers")
+            .uid("numbers")
             .keyBy(new Mod4())
-            .process(new CountPerKey()).uid("count-per-key")
-            .sinkTo(new DiscardingSink<>()).uid("discard");
+            .process(new CountPerKey())
+            .uid("count-per-key")
+            .sinkTo(new DiscardingSink<>())
+            .uid("discard");
         env.execute("counting-job-unbounded");
       }
-      default -> throw new IllegalArgumentException(
-          "Cannot run CountingJob with arguments '" + String.join(" ", args) + "': pass bounded or unbounded");
+      default ->
+          throw new IllegalArgumentException(
+              "Cannot run CountingJob with arguments '"
+                  + String.join(" ", args)
+                  + "': pass bounded or unbounded");
     }
   }
 

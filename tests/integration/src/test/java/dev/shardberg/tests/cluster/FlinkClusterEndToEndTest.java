@@ -32,13 +32,14 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * The shaded job jar ({@code job/target/shardberg-job-<version>-flink.jar}, system property
- * {@code shardberg.job.jar}) on a real multi-process Flink session cluster, submitted with the real
- * {@code flink run}: two embedded MariaDB servers with four shards of {@code shop.orders_<n>} each, into an
- * Iceberg table in a Hadoop catalog on disk. One cluster and one pair of servers for the class.
+ * The shaded job jar ({@code job/target/shardberg-job-<version>-flink.jar}, system property {@code
+ * shardberg.job.jar}) on a real multi-process Flink session cluster, submitted with the real {@code
+ * flink run}: two embedded MariaDB servers with four shards of {@code shop.orders_<n>} each, into
+ * an Iceberg table in a Hadoop catalog on disk. One cluster and one pair of servers for the class.
  *
- * <p>The jar is read from disk: in a reactor {@code mvn verify} the job module's package phase runs before
- * this module's tests; with {@code mvn test} alone, package the job module first (a stale jar is used as is).
+ * <p>The jar is read from disk: in a reactor {@code mvn verify} the job module's package phase runs
+ * before this module's tests; with {@code mvn test} alone, package the job module first (a stale
+ * jar is used as is).
  */
 class FlinkClusterEndToEndTest {
 
@@ -62,14 +63,22 @@ class FlinkClusterEndToEndTest {
   @BeforeAll
   static void startEverything() throws Exception {
     String jar = System.getProperty(JOB_JAR_PROPERTY);
-    assertThat(jar).as("system property %s (surefire sets it to ../../job/target/shardberg-job-<version>-flink.jar)",
-        JOB_JAR_PROPERTY).isNotBlank();
+    assertThat(jar)
+        .as(
+            "system property %s (surefire sets it to ../../job/target/shardberg-job-<version>-flink.jar)",
+            JOB_JAR_PROPERTY)
+        .isNotBlank();
     jobJar = Path.of(jar).toAbsolutePath().normalize();
-    assertThat(jobJar).as("Cannot find the shaded job jar %s: build it first (`mvn -B verify` from the repo root "
-        + "does; or `mvn -B -pl job -am -DskipTests package`)", jobJar).isRegularFile();
+    assertThat(jobJar)
+        .as(
+            "Cannot find the shaded job jar %s: build it first (`mvn -B verify` from the repo root "
+                + "does; or `mvn -B -pl job -am -DskipTests package`)",
+            jobJar)
+        .isRegularFile();
 
-    workDir = Path.of("target", "flink-cluster", "FlinkClusterEndToEndTest-" + System.currentTimeMillis())
-        .toAbsolutePath();
+    workDir =
+        Path.of("target", "flink-cluster", "FlinkClusterEndToEndTest-" + System.currentTimeMillis())
+            .toAbsolutePath();
     warehouse = Files.createDirectories(workDir.resolve("warehouse"));
     servers.add(EmbeddedMariaDb.start("cluster-e2e-a", 101));
     servers.add(EmbeddedMariaDb.start("cluster-e2e-b", 102));
@@ -82,9 +91,14 @@ class FlinkClusterEndToEndTest {
     orders = new OrdersWorkload(servers, SHARDS_PER_HOST, 8);
     orders.createAndLoad(ROWS_PER_SHARD);
 
-    cluster = FlinkSessionCluster.builder().workDir(workDir.resolve("flink")).taskManagers(1).slotsPerTaskManager(2)
-        .start();
-    System.out.printf("Flink session cluster (1 JobManager, 1 TaskManager) started in %d ms%n",
+    cluster =
+        FlinkSessionCluster.builder()
+            .workDir(workDir.resolve("flink"))
+            .taskManagers(1)
+            .slotsPerTaskManager(2)
+            .start();
+    System.out.printf(
+        "Flink session cluster (1 JobManager, 1 TaskManager) started in %d ms%n",
         cluster.startUpTime().toMillis());
   }
 
@@ -110,7 +124,9 @@ class FlinkClusterEndToEndTest {
     Set<String> loaded = orders.rows();
     assertThat(loaded).hasSize(orders.shards() * ROWS_PER_SHARD);
     COMMITS.awaitRowsEqual(loaded, "snapshot of " + loaded.size() + " rows");
-    System.out.printf("flink run -> snapshot of %d rows committed: %d ms%n", loaded.size(), millisSince(submitted));
+    System.out.printf(
+        "flink run -> snapshot of %d rows committed: %d ms%n",
+        loaded.size(), millisSince(submitted));
 
     orders.startChanges(40);
     long checkpointWithChanges = COMMITS.awaitNewCommit(COMMITS.lastCommittedCheckpoint());
@@ -120,14 +136,17 @@ class FlinkClusterEndToEndTest {
     long killedAt = System.nanoTime();
     cluster.killTaskManager(victim);
     FlinkSessionCluster.TaskManager replacement = cluster.startTaskManager();
-    await("job " + jobId + " restored on " + replacement.resourceId()).atMost(CATCH_UP)
+    await("job " + jobId + " restored on " + replacement.resourceId())
+        .atMost(CATCH_UP)
         .until(() -> cluster.jobStatus(jobId), s -> s.fullyRunning() && s.restoreCount() == 1);
     long runningAgain = millisSince(killedAt);
     COMMITS.awaitNewCommit(checkpointWithChanges);
-    System.out.printf("TaskManager kill -> job running again on a new TaskManager: %d ms, first commit after: %d ms%n",
+    System.out.printf(
+        "TaskManager kill -> job running again on a new TaskManager: %d ms, first commit after: %d ms%n",
         runningAgain, millisSince(killedAt));
     orders.stopChanges();
-    COMMITS.awaitRowsEqual(orders.rows(), "after the TaskManager kill, " + orders.changesApplied() + " changes");
+    COMMITS.awaitRowsEqual(
+        orders.rows(), "after the TaskManager kill, " + orders.changesApplied() + " changes");
     assertVerifyPasses(config);
     COMMITS.assertEachCheckpointCommittedOnce();
 
@@ -136,16 +155,23 @@ class FlinkClusterEndToEndTest {
     assertThat(cluster.jobStatus(jobId).state()).isEqualTo("FINISHED");
     orders.applyChanges(200);
     // without -s on the table this pipeline wrote: refused in the client, nothing submitted
-    CliResult stateless = cluster.flink("run", "-d", jobJar.toString(), "--config", config.toString());
+    CliResult stateless =
+        cluster.flink("run", "-d", jobJar.toString(), "--config", config.toString());
     assertThat(stateless.exitCode()).as(stateless.describe()).isNotZero();
-    assertThat(stateless.output()).as(stateless.describe())
+    assertThat(stateless.output())
+        .as(stateless.describe())
         .contains("without state: table ")
-        .contains("Resume from the job's last retained checkpoint or a savepoint: use `flink run -s <retained checkpoint or savepoint> ");
+        .contains(
+            "Resume from the job's last retained checkpoint or a savepoint: use `flink run -s <retained checkpoint or savepoint> ");
     assertThat(cluster.runningJobIds()).isEmpty();
-    String resumedId = cluster.submit(JobSubmission.of(jobJar, "--config", config.toString()).fromSavepoint(savepoint));
+    String resumedId =
+        cluster.submit(
+            JobSubmission.of(jobJar, "--config", config.toString()).fromSavepoint(savepoint));
     assertThat(resumedId).isNotEqualTo(jobId);
-    JobStatus resumed = await("job resumed from " + savepoint).atMost(CATCH_UP)
-        .until(() -> cluster.jobStatus(resumedId), JobStatus::fullyRunning);
+    JobStatus resumed =
+        await("job resumed from " + savepoint)
+            .atMost(CATCH_UP)
+            .until(() -> cluster.jobStatus(resumedId), JobStatus::fullyRunning);
     assertThat(resumed.restoredFromSavepoint()).isTrue();
     COMMITS.awaitRowsEqual(orders.rows(), "after the resume from " + savepoint);
     assertVerifyPasses(config);
@@ -155,10 +181,15 @@ class FlinkClusterEndToEndTest {
     String savepoint2 = cluster.stopWithSavepoint(resumedId);
     orders.applyChanges(200);
     Path config2 = writeConfig("orders-p2.yaml", 2);
-    String rescaledId = cluster.submit(
-        JobSubmission.of(jobJar, "--config", config2.toString()).withParallelism(2).fromSavepoint(savepoint2));
-    JobStatus rescaled = await("job resumed from " + savepoint2 + " at parallelism 2").atMost(CATCH_UP)
-        .until(() -> cluster.jobStatus(rescaledId), JobStatus::fullyRunning);
+    String rescaledId =
+        cluster.submit(
+            JobSubmission.of(jobJar, "--config", config2.toString())
+                .withParallelism(2)
+                .fromSavepoint(savepoint2));
+    JobStatus rescaled =
+        await("job resumed from " + savepoint2 + " at parallelism 2")
+            .atMost(CATCH_UP)
+            .until(() -> cluster.jobStatus(rescaledId), JobStatus::fullyRunning);
     assertThat(rescaled.restoredFromSavepoint()).isTrue();
     assertThat(rescaled.tasksTotal()).isGreaterThan(resumed.tasksTotal());
     orders.applyChanges(200);
@@ -168,28 +199,40 @@ class FlinkClusterEndToEndTest {
     COMMITS.assertEachCheckpointCommittedOnce();
     assertThat(cluster.runningJobIds()).containsExactly(rescaledId);
     assertThat(cluster.flink("cancel", rescaledId).succeeded()).isTrue();
-    await("job " + rescaledId + " cancelled").atMost(CATCH_UP).until(() -> cluster.jobStatus(rescaledId).state().equals("CANCELED"));
+    await("job " + rescaledId + " cancelled")
+        .atMost(CATCH_UP)
+        .until(() -> cluster.jobStatus(rescaledId).state().equals("CANCELED"));
     assertNoMisleadingClassLoadingErrors();
   }
 
   /**
-   * Every client run and both job stops above ended without a class-loading stack trace in any log or
-   * console output: Hadoop's shutdown hook at client exit (issue 16), Connector/J's pool closer after
-   * the job's class loader was released.
+   * Every client run and both job stops above ended without a class-loading stack trace in any log
+   * or console output: Hadoop's shutdown hook at client exit (issue 16), Connector/J's pool closer
+   * after the job's class loader was released.
    */
   private static void assertNoMisleadingClassLoadingErrors() throws IOException {
     List<Path> files;
     try (var listing = Files.list(cluster.logDir())) {
       files = listing.filter(Files::isRegularFile).sorted().toList();
     }
-    assertThat(files).anyMatch(f -> f.getFileName().toString().startsWith("client-"))
+    assertThat(files)
+        .anyMatch(f -> f.getFileName().toString().startsWith("client-"))
         .anyMatch(f -> f.getFileName().toString().equals("jobmanager.log"));
     for (Path file : files) {
-      List<String> errors = new String(Files.readAllBytes(file), StandardCharsets.UTF_8).lines()
-          .filter(l -> l.contains("NoClassDefFoundError") || l.contains("Trying to access closed classloader"))
-          // Flink's own INFO at start-up: the cluster has no Hadoop of its own (ours is in the job's jar)
-          .filter(l -> !l.contains("Hadoop FS is not available (not packaged with this application)"))
-          .toList();
+      List<String> errors =
+          new String(Files.readAllBytes(file), StandardCharsets.UTF_8)
+              .lines()
+              .filter(
+                  l ->
+                      l.contains("NoClassDefFoundError")
+                          || l.contains("Trying to access closed classloader"))
+              // Flink's own INFO at start-up: the cluster has no Hadoop of its own (ours is in the
+              // job's jar)
+              .filter(
+                  l ->
+                      !l.contains(
+                          "Hadoop FS is not available (not packaged with this application)"))
+              .toList();
       assertThat(errors).as("class-loading errors in %s", file).isEmpty();
     }
   }
@@ -199,7 +242,8 @@ class FlinkClusterEndToEndTest {
     CliResult result = cluster.flink("run", "-d", jobJar.toString());
 
     assertThat(result.exitCode()).as(result.describe()).isNotZero();
-    assertThat(result.output()).as(result.describe())
+    assertThat(result.output())
+        .as(result.describe())
         .contains("Missing required option: '--config=FILE'")
         .contains("Usage: flink run shardberg-job-<version>-flink.jar --config FILE");
   }
@@ -207,7 +251,8 @@ class FlinkClusterEndToEndTest {
   @Test
   void shadedJarCarriesNoClassTheFlinkDistributionProvides() throws IOException {
     Set<String> distClasses = new HashSet<>();
-    try (Stream<Path> jars = Files.list(Path.of(System.getProperty(FlinkSessionCluster.DIST_PROPERTY)))) {
+    try (Stream<Path> jars =
+        Files.list(Path.of(System.getProperty(FlinkSessionCluster.DIST_PROPERTY)))) {
       for (Path jar : jars.toList()) {
         distClasses.addAll(entries(jar));
       }
@@ -216,14 +261,20 @@ class FlinkClusterEndToEndTest {
 
     Set<String> flinkDuplicates = new TreeSet<>();
     for (String entry : jobEntries) {
-      if (entry.startsWith("org/apache/flink/") && entry.endsWith(".class") && distClasses.contains(entry)) {
+      if (entry.startsWith("org/apache/flink/")
+          && entry.endsWith(".class")
+          && distClasses.contains(entry)) {
         flinkDuplicates.add(entry);
       }
     }
-    assertThat(flinkDuplicates).as("Flink classes inside the job jar that the cluster provides").isEmpty();
-    assertThat(jobEntries).as("logging and relocated libraries")
+    assertThat(flinkDuplicates)
+        .as("Flink classes inside the job jar that the cluster provides")
+        .isEmpty();
+    assertThat(jobEntries)
+        .as("logging and relocated libraries")
         .noneMatch(e -> e.startsWith("org/apache/logging/log4j/") || e.startsWith("org/slf4j/"))
-        .noneMatch(e -> e.startsWith("com/google/common/") || e.startsWith("com/fasterxml/jackson/"))
+        .noneMatch(
+            e -> e.startsWith("com/google/common/") || e.startsWith("com/fasterxml/jackson/"))
         .anyMatch(e -> e.startsWith("dev/shardberg/shaded/com/google/common/"))
         .anyMatch(e -> e.startsWith("dev/shardberg/shaded/com/fasterxml/jackson/databind/"))
         .contains("dev/shardberg/job/ShardbergJob.class");
@@ -232,17 +283,30 @@ class FlinkClusterEndToEndTest {
   // ---------------------------------------------------------------- helpers
 
   private static Path writeConfig(String name, int parallelism) throws IOException {
-    TestConfig config = TestConfig.pipeline(PIPELINE_ID).checkpointInterval("2s").parallelism(parallelism)
-        .writerParallelism(parallelism).restart(20, "1s");
+    TestConfig config =
+        TestConfig.pipeline(PIPELINE_ID)
+            .checkpointInterval("2s")
+            .parallelism(parallelism)
+            .writerParallelism(parallelism)
+            .restart(20, "1s");
     int firstId = 5400;
     for (EmbeddedMariaDb server : servers) {
-      config.source(new TestConfig.Source(server.name(), server.host(), server.port()).user(CDC_USER)
-          .passwordFile(passwordFile).serverIds(firstId + "-" + (firstId + 3)).withoutTls());
+      config.source(
+          new TestConfig.Source(server.name(), server.host(), server.port())
+              .user(CDC_USER)
+              .passwordFile(passwordFile)
+              .serverIds(firstId + "-" + (firstId + 3))
+              .withoutTls());
       firstId += 4;
     }
-    return config.tables(OrdersWorkload.DATABASE, OrdersWorkload.TABLE_PATTERN)
-        .startupMode("initial").serverTimeZone("UTC")
-        .hadoopCatalog(warehouse.toUri()).catalogName("e2e").table("shop", "orders").buckets(2)
+    return config
+        .tables(OrdersWorkload.DATABASE, OrdersWorkload.TABLE_PATTERN)
+        .startupMode("initial")
+        .serverTimeZone("UTC")
+        .hadoopCatalog(warehouse.toUri())
+        .catalogName("e2e")
+        .table("shop", "orders")
+        .buckets(2)
         .write(workDir.resolve(name));
   }
 
@@ -257,7 +321,10 @@ class FlinkClusterEndToEndTest {
     assertThat(report.matches()).as("verify of %s:%n%s", config, report.render()).isTrue();
   }
 
-  /** The same verify through the shaded jar's entry point, in a JVM with only the jar and Flink's lib/. */
+  /**
+   * The same verify through the shaded jar's entry point, in a JVM with only the jar and Flink's
+   * lib/.
+   */
   private static void assertShadedJarVerifyPasses(Path config) throws Exception {
     Path out = workDir.resolve("verify-" + System.nanoTime() + ".out");
     List<String> command = new ArrayList<>();
@@ -267,7 +334,8 @@ class FlinkClusterEndToEndTest {
     command.add(jobJar + ":" + System.getProperty(FlinkSessionCluster.DIST_PROPERTY) + "/*");
     command.add("dev.shardberg.job.ShardbergJob");
     command.addAll(List.of("verify", "--config", config.toString()));
-    Process verify = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(out.toFile()).start();
+    Process verify =
+        new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(out.toFile()).start();
     assertThat(verify.waitFor(5, TimeUnit.MINUTES)).as("verify ends within 5 minutes").isTrue();
     String output = Files.readString(out, StandardCharsets.UTF_8);
     assertThat(verify.exitValue()).as("verify exit code; output:%n%s", output).isZero();

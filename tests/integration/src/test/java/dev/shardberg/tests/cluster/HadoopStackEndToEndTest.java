@@ -43,16 +43,16 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * The production stack of issue 18, end to end: a real HDFS ({@link MiniHdfs}: Hadoop's MiniDFSCluster in its
- * own JVM) holds the Iceberg warehouse and Flink's checkpoints, a real Hive Metastore (Thrift, Derby) is the
- * catalog, ZooKeeper (Curator's TestingServer) is on for the coordinator's lock and fencing, and the shaded
- * jar is submitted with {@code flink run} to a real multi-process session cluster. The cluster gets Hadoop
- * the way a user gives it: {@code HADOOP_CLASSPATH} (Hadoop 3.4.1's shaded client jars) and
- * {@code HADOOP_CONF_DIR} (core-site.xml with {@code fs.defaultFS}, which the checkpoint URI
- * {@code hdfs:///flink/checkpoints} relies on). Snapshot, binlog changes, a TaskManager {@code kill -9}; at the
- * end the table equals the shards (row for row and by the job's verify), and the Hive Metastore's
- * {@code metadata_location} is the newest metadata file on HDFS, holding the last checkpoint the coordinator
- * logged as committed.
+ * The production stack of issue 18, end to end: a real HDFS ({@link MiniHdfs}: Hadoop's
+ * MiniDFSCluster in its own JVM) holds the Iceberg warehouse and Flink's checkpoints, a real Hive
+ * Metastore (Thrift, Derby) is the catalog, ZooKeeper (Curator's TestingServer) is on for the
+ * coordinator's lock and fencing, and the shaded jar is submitted with {@code flink run} to a real
+ * multi-process session cluster. The cluster gets Hadoop the way a user gives it: {@code
+ * HADOOP_CLASSPATH} (Hadoop 3.4.1's shaded client jars) and {@code HADOOP_CONF_DIR} (core-site.xml
+ * with {@code fs.defaultFS}, which the checkpoint URI {@code hdfs:///flink/checkpoints} relies on).
+ * Snapshot, binlog changes, a TaskManager {@code kill -9}; at the end the table equals the shards
+ * (row for row and by the job's verify), and the Hive Metastore's {@code metadata_location} is the
+ * newest metadata file on HDFS, holding the last checkpoint the coordinator logged as committed.
  */
 class HadoopStackEndToEndTest {
 
@@ -63,15 +63,25 @@ class HadoopStackEndToEndTest {
   private static final int ROWS_PER_SHARD = 200;
   private static final Duration CATCH_UP = Duration.ofMinutes(4);
   private static final PipelineCommits COMMITS =
-      new PipelineCommits(HadoopStackEndToEndTest::table, PIPELINE_ID, CATCH_UP, "Iceberg table on HDFS");
+      new PipelineCommits(
+          HadoopStackEndToEndTest::table, PIPELINE_ID, CATCH_UP, "Iceberg table on HDFS");
   private static final String NAMESPACE = "shop";
   private static final String TABLE = "orders";
+
   /** The coordinator's INFO line per commit (data or heartbeat): its checkpoint id. */
-  /** Iceberg's INFO line per commit through the Hive Metastore (HiveTableOperations, in the coordinator's TaskManager). */
+  /**
+   * Iceberg's INFO line per commit through the Hive Metastore (HiveTableOperations, in the
+   * coordinator's TaskManager).
+   */
   private static final Pattern NEW_METADATA_LOCATION =
-      Pattern.compile("Committed to table hms\\.shop\\.orders with the new metadata location (\\S+)");
-  private static final Pattern COMMITTED = Pattern.compile(
-      "Committed (?:checkpoint (\\d+) \\(Flink checkpoint|heartbeat for pipeline " + PIPELINE_ID + " to table \\S+: checkpoint (\\d+) )");
+      Pattern.compile(
+          "Committed to table hms\\.shop\\.orders with the new metadata location (\\S+)");
+
+  private static final Pattern COMMITTED =
+      Pattern.compile(
+          "Committed (?:checkpoint (\\d+) \\(Flink checkpoint|heartbeat for pipeline "
+              + PIPELINE_ID
+              + " to table \\S+: checkpoint (\\d+) )");
 
   private static Path jobJar;
   private static Path workDir;
@@ -87,20 +97,31 @@ class HadoopStackEndToEndTest {
   @BeforeAll
   static void startEverything() throws Exception {
     String jar = System.getProperty(JOB_JAR_PROPERTY);
-    assertThat(jar).as("system property %s (surefire sets it to ../../job/target/shardberg-job-<version>-flink.jar)",
-        JOB_JAR_PROPERTY).isNotBlank();
+    assertThat(jar)
+        .as(
+            "system property %s (surefire sets it to ../../job/target/shardberg-job-<version>-flink.jar)",
+            JOB_JAR_PROPERTY)
+        .isNotBlank();
     jobJar = Path.of(jar).toAbsolutePath().normalize();
-    assertThat(jobJar).as("Cannot find the shaded job jar %s: build it first (`mvn -B verify` from the repo root "
-        + "does; or `mvn -B -pl job -am -DskipTests package`)", jobJar).isRegularFile();
-    workDir = Path.of("target", "flink-cluster", "HadoopStackEndToEndTest-" + System.currentTimeMillis())
-        .toAbsolutePath();
+    assertThat(jobJar)
+        .as(
+            "Cannot find the shaded job jar %s: build it first (`mvn -B verify` from the repo root "
+                + "does; or `mvn -B -pl job -am -DskipTests package`)",
+            jobJar)
+        .isRegularFile();
+    workDir =
+        Path.of("target", "flink-cluster", "HadoopStackEndToEndTest-" + System.currentTimeMillis())
+            .toAbsolutePath();
     hdfs = MiniHdfs.start(workDir.resolve("hdfs"), 1);
-    System.out.printf("HDFS (MiniDFSCluster, 1 DataNode) at %s started in %d ms%n", hdfs.uri(),
-        hdfs.startUpTime().toMillis());
+    System.out.printf(
+        "HDFS (MiniDFSCluster, 1 DataNode) at %s started in %d ms%n",
+        hdfs.uri(), hdfs.startUpTime().toMillis());
     zooKeeper = new TestingServer(true);
 
     HiveConf hiveConf = new HiveConf();
-    hiveConf.set("hive.metastore.expression.proxy", "org.apache.hadoop.hive.metastore.DefaultPartitionExpressionProxy");
+    hiveConf.set(
+        "hive.metastore.expression.proxy",
+        "org.apache.hadoop.hive.metastore.DefaultPartitionExpressionProxy");
     metastore = new TestHiveMetastore();
     metastore.start(hiveConf);
     metastoreUri = metastore.hiveConf().get(HiveConf.ConfVars.METASTOREURIS.varname);
@@ -113,14 +134,19 @@ class HadoopStackEndToEndTest {
     orders = new OrdersWorkload(List.of(server), SHARDS, 18);
     orders.createAndLoad(ROWS_PER_SHARD);
 
-    cluster = FlinkSessionCluster.builder().workDir(workDir.resolve("flink")).taskManagers(1).slotsPerTaskManager(2)
-        .hadoopClasspath(MiniHdfs.clientClasspath())
-        .hadoopConfDir(hdfs.confDir())
-        // no authority: the NameNode comes from fs.defaultFS in HADOOP_CONF_DIR/core-site.xml
-        .config("execution.checkpointing.dir", "hdfs:///flink/checkpoints")
-        .config("execution.checkpointing.savepoint-dir", "hdfs:///flink/savepoints")
-        .start();
-    System.out.printf("Flink session cluster (1 JobManager, 1 TaskManager, Hadoop on HADOOP_CLASSPATH) started in %d ms%n",
+    cluster =
+        FlinkSessionCluster.builder()
+            .workDir(workDir.resolve("flink"))
+            .taskManagers(1)
+            .slotsPerTaskManager(2)
+            .hadoopClasspath(MiniHdfs.clientClasspath())
+            .hadoopConfDir(hdfs.confDir())
+            // no authority: the NameNode comes from fs.defaultFS in HADOOP_CONF_DIR/core-site.xml
+            .config("execution.checkpointing.dir", "hdfs:///flink/checkpoints")
+            .config("execution.checkpointing.savepoint-dir", "hdfs:///flink/savepoints")
+            .start();
+    System.out.printf(
+        "Flink session cluster (1 JobManager, 1 TaskManager, Hadoop on HADOOP_CLASSPATH) started in %d ms%n",
         cluster.startUpTime().toMillis());
   }
 
@@ -156,8 +182,9 @@ class HadoopStackEndToEndTest {
     Set<String> loaded = orders.rows();
     assertThat(loaded).hasSize(SHARDS * ROWS_PER_SHARD);
     COMMITS.awaitRowsEqual(loaded, "snapshot of " + loaded.size() + " rows");
-    System.out.printf("flink run -> snapshot of %d rows committed on HDFS: %d ms%n", loaded.size(),
-        millisSince(submitted));
+    System.out.printf(
+        "flink run -> snapshot of %d rows committed on HDFS: %d ms%n",
+        loaded.size(), millisSince(submitted));
     Table table = table();
     assertThat(table.location()).startsWith(hdfs.uri() + "/warehouse/shop.db/orders");
     assertThat(table.currentSnapshot().addedDataFiles(table.io()))
@@ -170,19 +197,24 @@ class HadoopStackEndToEndTest {
     long killedAt = System.nanoTime();
     cluster.killTaskManager(victim);
     FlinkSessionCluster.TaskManager replacement = cluster.startTaskManager();
-    JobStatus restored = await("job " + jobId + " restored on " + replacement.resourceId()).atMost(CATCH_UP)
-        .until(() -> cluster.jobStatus(jobId), s -> s.fullyRunning() && s.restoreCount() == 1);
+    JobStatus restored =
+        await("job " + jobId + " restored on " + replacement.resourceId())
+            .atMost(CATCH_UP)
+            .until(() -> cluster.jobStatus(jobId), s -> s.fullyRunning() && s.restoreCount() == 1);
     assertThat(restored.restoredCheckpointId()).isPositive();
     long runningAgain = millisSince(killedAt);
     COMMITS.awaitNewCommit(checkpointWithChanges);
-    System.out.printf("TaskManager kill -> job running again from an HDFS checkpoint: %d ms, first commit after: %d ms%n",
+    System.out.printf(
+        "TaskManager kill -> job running again from an HDFS checkpoint: %d ms, first commit after: %d ms%n",
         runningAgain, millisSince(killedAt));
     orders.stopChanges();
-    COMMITS.awaitRowsEqual(orders.rows(), "after the TaskManager kill, " + orders.changesApplied() + " changes");
+    COMMITS.awaitRowsEqual(
+        orders.rows(), "after the TaskManager kill, " + orders.changesApplied() + " changes");
 
     // 3. stop the job (nothing commits any more), then check what it left
     assertThat(cluster.flink("cancel", jobId).succeeded()).isTrue();
-    await("job " + jobId + " cancelled").atMost(CATCH_UP)
+    await("job " + jobId + " cancelled")
+        .atMost(CATCH_UP)
         .until(() -> cluster.jobStatus(jobId).state(), "CANCELED"::equals);
     assertThat(COMMITS.rows()).isEqualTo(orders.rows());
     VerifyReport report = Reconciliation.verify(ShardbergConfig.load(config), 10);
@@ -193,12 +225,13 @@ class HadoopStackEndToEndTest {
     assertZooKeeperHeldTheLockAndEpoch();
   }
 
-  // ---------------------------------------------------------------- what the stack holds at the end
+  // ---------------------------------------------------------------- what the stack holds at the
+  // end
 
   /**
-   * The Hive Metastore's {@code metadata_location} is the newest metadata file in the table's metadata
-   * directory on HDFS, and that file's current snapshot is the commit of the last checkpoint the
-   * coordinator logged (its INFO line per commit, in the TaskManagers' logs).
+   * The Hive Metastore's {@code metadata_location} is the newest metadata file in the table's
+   * metadata directory on HDFS, and that file's current snapshot is the commit of the last
+   * checkpoint the coordinator logged (its INFO line per commit, in the TaskManagers' logs).
    */
   private static void assertMetastorePointsAtTheLastCommit() throws Exception {
     Map<String, String> parameters = metastore.getTable(NAMESPACE, TABLE).getParameters();
@@ -220,26 +253,37 @@ class HadoopStackEndToEndTest {
         }
       }
     }
-    assertThat(pointer).as("metadata_location in the Hive Metastore vs the newest metadata file on HDFS")
+    assertThat(pointer)
+        .as("metadata_location in the Hive Metastore vs the newest metadata file on HDFS")
         .isEqualTo(newest);
-    assertThat(pointer).as("metadata_location in the Hive Metastore vs the last one the coordinator's commit wrote")
+    assertThat(pointer)
+        .as(
+            "metadata_location in the Hive Metastore vs the last one the coordinator's commit wrote")
         .isEqualTo(lastLoggedMetadataLocation());
 
     TableMetadata metadata = TableMetadataParser.read(new HadoopFileIO(hadoopConf()), pointer);
-    // The last checkpoint commit, under any maintenance commits (compactions, merges) made after it.
+    // The last checkpoint commit, under any maintenance commits (compactions, merges) made after
+    // it.
     Snapshot current = metadata.currentSnapshot();
-    while (current.summary().containsKey(dev.shardberg.coordinator.maintenance.TableHealth.MAINTENANCE)) {
+    while (current
+        .summary()
+        .containsKey(dev.shardberg.coordinator.maintenance.TableHealth.MAINTENANCE)) {
       current = metadata.snapshot(current.parentId());
     }
     long lastLogged = lastCheckpointTheCoordinatorLogged();
-    assertThat(current.summary()).containsEntry(SnapshotSummaryKeys.PIPELINE_ID, PIPELINE_ID)
+    assertThat(current.summary())
+        .containsEntry(SnapshotSummaryKeys.PIPELINE_ID, PIPELINE_ID)
         .containsEntry(SnapshotSummaryKeys.CHECKPOINT_ID, Long.toString(lastLogged));
     assertThat(lastLogged).isEqualTo(COMMITS.lastCommittedCheckpoint());
-    System.out.printf("Hive Metastore metadata_location = newest metadata file on HDFS (v%d), checkpoint %d%n",
+    System.out.printf(
+        "Hive Metastore metadata_location = newest metadata file on HDFS (v%d), checkpoint %d%n",
         newestVersion, lastLogged);
   }
 
-  /** The newest (by version) metadata location the coordinator's Iceberg commits logged, over every TaskManager. */
+  /**
+   * The newest (by version) metadata location the coordinator's Iceberg commits logged, over every
+   * TaskManager.
+   */
   private static String lastLoggedMetadataLocation() throws IOException {
     String last = null;
     int lastVersion = -1;
@@ -254,7 +298,10 @@ class HadoopStackEndToEndTest {
         }
       }
     }
-    assertThat(last).as("a 'Committed to table ... with the new metadata location' line in %s", cluster.logDir())
+    assertThat(last)
+        .as(
+            "a 'Committed to table ... with the new metadata location' line in %s",
+            cluster.logDir())
         .isNotNull();
     return last;
   }
@@ -262,7 +309,8 @@ class HadoopStackEndToEndTest {
   private static List<String> taskManagerLogs() throws IOException {
     List<String> contents = new ArrayList<>();
     try (Stream<Path> logs = Files.list(cluster.logDir())) {
-      for (Path log : logs.filter(p -> p.getFileName().toString().matches("taskmanager-\\d+\\.log")).toList()) {
+      for (Path log :
+          logs.filter(p -> p.getFileName().toString().matches("taskmanager-\\d+\\.log")).toList()) {
         contents.add(Files.readString(log, StandardCharsets.UTF_8));
       }
     }
@@ -281,36 +329,53 @@ class HadoopStackEndToEndTest {
     return last;
   }
 
-  /** Flink wrote its checkpoints to HDFS (hdfs:/// resolved through HADOOP_CONF_DIR) and restored from one. */
-  private static void assertCheckpointsOnHdfs(String jobId, long restoredCheckpoint) throws IOException {
+  /**
+   * Flink wrote its checkpoints to HDFS (hdfs:/// resolved through HADOOP_CONF_DIR) and restored
+   * from one.
+   */
+  private static void assertCheckpointsOnHdfs(String jobId, long restoredCheckpoint)
+      throws IOException {
     org.apache.hadoop.fs.Path restoredDir =
-        new org.apache.hadoop.fs.Path(hdfs.path("/flink/checkpoints/" + jobId + "/chk-" + restoredCheckpoint));
+        new org.apache.hadoop.fs.Path(
+            hdfs.path("/flink/checkpoints/" + jobId + "/chk-" + restoredCheckpoint));
     FileSystem fs = restoredDir.getFileSystem(hadoopConf());
-    assertThat(fs.exists(new org.apache.hadoop.fs.Path(hdfs.path("/flink/checkpoints/" + jobId + "/shared"))))
-        .as("checkpoint directory of job %s on HDFS", jobId).isTrue();
-    assertThat(fs.listStatus(new org.apache.hadoop.fs.Path(hdfs.path("/flink/checkpoints/" + jobId))))
+    assertThat(
+            fs.exists(
+                new org.apache.hadoop.fs.Path(
+                    hdfs.path("/flink/checkpoints/" + jobId + "/shared"))))
+        .as("checkpoint directory of job %s on HDFS", jobId)
+        .isTrue();
+    assertThat(
+            fs.listStatus(new org.apache.hadoop.fs.Path(hdfs.path("/flink/checkpoints/" + jobId))))
         .as("a retained checkpoint (chk-N/_metadata) of job %s on HDFS", jobId)
-        .anySatisfy(s -> {
-          assertThat(s.getPath().getName()).startsWith("chk-");
-          assertThat(fs.exists(new org.apache.hadoop.fs.Path(s.getPath(), "_metadata"))).isTrue();
-        });
+        .anySatisfy(
+            s -> {
+              assertThat(s.getPath().getName()).startsWith("chk-");
+              assertThat(fs.exists(new org.apache.hadoop.fs.Path(s.getPath(), "_metadata")))
+                  .isTrue();
+            });
   }
 
   /**
-   * HA mode was on: the coordinator took the pipeline's fencing epoch and committed through the table's
-   * lock (its log line when it took the epoch names the lock), and the epoch node is in ZooKeeper. The
-   * lock's znode itself is not checked: Curator creates it as a container node, which ZooKeeper removes
-   * once it has been empty for a cleanup interval (every 60 s), as after the job was cancelled.
+   * HA mode was on: the coordinator took the pipeline's fencing epoch and committed through the
+   * table's lock (its log line when it took the epoch names the lock), and the epoch node is in
+   * ZooKeeper. The lock's znode itself is not checked: Curator creates it as a container node,
+   * which ZooKeeper removes once it has been empty for a cleanup interval (every 60 s), as after
+   * the job was cancelled.
    */
   private static void assertZooKeeperHeldTheLockAndEpoch() throws Exception {
     assertThat(String.join("\n", taskManagerLogs()))
         .contains("Pipeline " + PIPELINE_ID + " took fencing epoch")
-        .contains("commits to table hms.shop.orders go through the lock at /shardberg/locks/hms.shop.orders");
-    ZooKeeper zk = new ZooKeeper(zooKeeper.getConnectString(), 30_000, event -> { });
+        .contains(
+            "commits to table hms.shop.orders go through the lock at /shardberg/locks/hms.shop.orders");
+    ZooKeeper zk = new ZooKeeper(zooKeeper.getConnectString(), 30_000, event -> {});
     try {
-      await("ZooKeeper connected").atMost(Duration.ofSeconds(30)).until(() -> zk.getState().isConnected());
+      await("ZooKeeper connected")
+          .atMost(Duration.ofSeconds(30))
+          .until(() -> zk.getState().isConnected());
       assertThat(zk.exists("/shardberg/pipelines/" + PIPELINE_ID + "/epoch", false))
-          .as("fencing epoch of pipeline %s", PIPELINE_ID).isNotNull();
+          .as("fencing epoch of pipeline %s", PIPELINE_ID)
+          .isNotNull();
     } finally {
       zk.close();
     }
@@ -319,41 +384,77 @@ class HadoopStackEndToEndTest {
   // ---------------------------------------------------------------- helpers
 
   private static Path writeConfig() throws IOException {
-    return TestConfig.pipeline(PIPELINE_ID).checkpointInterval("2s").checkpointDir("hdfs:///flink/checkpoints")
-        .parallelism(1).writerParallelism(1).restart(20, "1s")
-        .source(new TestConfig.Source(server.name(), server.host(), server.port()).user(CDC_USER)
-            .passwordFile(passwordFile).serverIds("5600-5603").withoutTls())
+    return TestConfig.pipeline(PIPELINE_ID)
+        .checkpointInterval("2s")
+        .checkpointDir("hdfs:///flink/checkpoints")
+        .parallelism(1)
+        .writerParallelism(1)
+        .restart(20, "1s")
+        .source(
+            new TestConfig.Source(server.name(), server.host(), server.port())
+                .user(CDC_USER)
+                .passwordFile(passwordFile)
+                .serverIds("5600-5603")
+                .withoutTls())
         .tables(OrdersWorkload.DATABASE, OrdersWorkload.TABLE_PATTERN)
-        .startupMode("initial").serverTimeZone("UTC")
-        .hiveCatalog(metastoreUri, hdfs.path("/warehouse")).catalogName("hms").hadoopConfDir(hdfs.confDir())
-        .table(NAMESPACE, TABLE).buckets(2)
+        .startupMode("initial")
+        .serverTimeZone("UTC")
+        .hiveCatalog(metastoreUri, hdfs.path("/warehouse"))
+        .catalogName("hms")
+        .hadoopConfDir(hdfs.confDir())
+        .table(NAMESPACE, TABLE)
+        .buckets(2)
         .zooKeeper(zooKeeper.getConnectString())
         .write(workDir.resolve("orders-hdfs.yaml"));
   }
 
   private static Configuration hadoopConf() {
     Configuration conf = new Configuration();
-    conf.addResource(new org.apache.hadoop.fs.Path(hdfs.confDir().resolve("core-site.xml").toUri()));
-    conf.addResource(new org.apache.hadoop.fs.Path(hdfs.confDir().resolve("hdfs-site.xml").toUri()));
+    conf.addResource(
+        new org.apache.hadoop.fs.Path(hdfs.confDir().resolve("core-site.xml").toUri()));
+    conf.addResource(
+        new org.apache.hadoop.fs.Path(hdfs.confDir().resolve("hdfs-site.xml").toUri()));
     return conf;
   }
 
   private static Table table() {
-    HiveCatalog catalog = (HiveCatalog) CatalogUtil.loadCatalog(HiveCatalog.class.getName(), "hms",
-        Map.of(CatalogProperties.URI, metastoreUri, CatalogProperties.WAREHOUSE_LOCATION, hdfs.path("/warehouse")),
-        hadoopConf());
+    HiveCatalog catalog =
+        (HiveCatalog)
+            CatalogUtil.loadCatalog(
+                HiveCatalog.class.getName(),
+                "hms",
+                Map.of(
+                    CatalogProperties.URI,
+                    metastoreUri,
+                    CatalogProperties.WAREHOUSE_LOCATION,
+                    hdfs.path("/warehouse")),
+                hadoopConf());
     return catalog.loadTable(TableIdentifier.of(NAMESPACE, TABLE));
   }
 
-  /** Waits for a commit after {@code checkpointId} that holds delete files: binlog updates/deletes, not the snapshot. */
+  /**
+   * Waits for a commit after {@code checkpointId} that holds delete files: binlog updates/deletes,
+   * not the snapshot.
+   */
   private static long awaitCommitOfBinlogChanges(long checkpointId) {
-    return await("a commit of binlog changes after checkpoint " + checkpointId).atMost(CATCH_UP).ignoreExceptions()
-        .until(() -> COMMITS.snapshots().stream()
-            .filter(s -> Long.parseLong(s.summary().get(SnapshotSummaryKeys.CHECKPOINT_ID)) > checkpointId)
-            .filter(s -> Long.parseLong(s.summary().getOrDefault("added-delete-files", "0")) > 0)
-            .mapToLong(s -> Long.parseLong(s.summary().get(SnapshotSummaryKeys.CHECKPOINT_ID)))
-            .max()
-            .orElse(-1), last -> last > checkpointId);
+    return await("a commit of binlog changes after checkpoint " + checkpointId)
+        .atMost(CATCH_UP)
+        .ignoreExceptions()
+        .until(
+            () ->
+                COMMITS.snapshots().stream()
+                    .filter(
+                        s ->
+                            Long.parseLong(s.summary().get(SnapshotSummaryKeys.CHECKPOINT_ID))
+                                > checkpointId)
+                    .filter(
+                        s ->
+                            Long.parseLong(s.summary().getOrDefault("added-delete-files", "0")) > 0)
+                    .mapToLong(
+                        s -> Long.parseLong(s.summary().get(SnapshotSummaryKeys.CHECKPOINT_ID)))
+                    .max()
+                    .orElse(-1),
+            last -> last > checkpointId);
   }
 
   private static long millisSince(long nanos) {

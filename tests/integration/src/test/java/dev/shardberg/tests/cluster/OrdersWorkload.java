@@ -19,10 +19,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * {@code shop.orders_<n>} sharded over embedded MariaDB servers ({@code shardsPerHost} contiguous shards
- * each), loaded with rows and then changed by seeded random inserts, updates and deletes.
- * {@link #rows()} renders every row as {@code shard|order_id|status|amount|note}, the same rendering
- * {@link FlinkClusterEndToEndTest} gives the Iceberg table's rows.
+ * {@code shop.orders_<n>} sharded over embedded MariaDB servers ({@code shardsPerHost} contiguous
+ * shards each), loaded with rows and then changed by seeded random inserts, updates and deletes.
+ * {@link #rows()} renders every row as {@code shard|order_id|status|amount|note}, the same
+ * rendering {@link FlinkClusterEndToEndTest} gives the Iceberg table's rows.
  */
 final class OrdersWorkload implements AutoCloseable {
   static final String DATABASE = "shop";
@@ -58,9 +58,12 @@ final class OrdersWorkload implements AutoCloseable {
       connections.add(c);
       for (int s = h * shardsPerHost; s < (h + 1) * shardsPerHost; s++) {
         try (Statement st = c.createStatement()) {
-          st.execute("CREATE TABLE orders_" + s + " (order_id BIGINT NOT NULL, customer_id INT NOT NULL,"
-              + " status VARCHAR(16) NOT NULL, amount DECIMAL(12,2) NOT NULL, note VARCHAR(64) NULL,"
-              + " PRIMARY KEY (order_id))");
+          st.execute(
+              "CREATE TABLE orders_"
+                  + s
+                  + " (order_id BIGINT NOT NULL, customer_id INT NOT NULL,"
+                  + " status VARCHAR(16) NOT NULL, amount DECIMAL(12,2) NOT NULL, note VARCHAR(64) NULL,"
+                  + " PRIMARY KEY (order_id))");
         }
         for (long id = 1; id <= rowsPerShard; id++) {
           insert(s, id);
@@ -80,14 +83,19 @@ final class OrdersWorkload implements AutoCloseable {
   /** Starts applying random changes in the background, {@code perSecond} of them a second. */
   void startChanges(int perSecond) {
     changer = Executors.newSingleThreadScheduledExecutor(r -> new Thread(r, "orders-changes"));
-    changing = changer.scheduleAtFixedRate(() -> {
-      try {
-        applyChanges(1);
-      } catch (Throwable t) {
-        changeFailure = t;
-        throw new IllegalStateException("Cannot apply a change to the shards", t);
-      }
-    }, 0, 1_000_000 / perSecond, TimeUnit.MICROSECONDS);
+    changing =
+        changer.scheduleAtFixedRate(
+            () -> {
+              try {
+                applyChanges(1);
+              } catch (Throwable t) {
+                changeFailure = t;
+                throw new IllegalStateException("Cannot apply a change to the shards", t);
+              }
+            },
+            0,
+            1_000_000 / perSecond,
+            TimeUnit.MICROSECONDS);
   }
 
   /** Stops the background changes; returns how many changes were applied in all so far. */
@@ -110,7 +118,8 @@ final class OrdersWorkload implements AutoCloseable {
     Set<String> rows = new TreeSet<>();
     for (int s = 0; s < shards(); s++) {
       try (Statement st = connectionOf(s).createStatement();
-          ResultSet rs = st.executeQuery("SELECT order_id, status, amount, note FROM orders_" + s)) {
+          ResultSet rs =
+              st.executeQuery("SELECT order_id, status, amount, note FROM orders_" + s)) {
         while (rs.next()) {
           rows.add(render(s, rs.getLong(1), rs.getString(2), rs.getBigDecimal(3), rs.getString(4)));
         }
@@ -130,14 +139,19 @@ final class OrdersWorkload implements AutoCloseable {
     if (op == 0) {
       insert(shard, nextId.get(shard).getAndIncrement());
     } else if (op == 1 && maxId > 0) {
-      try (PreparedStatement ps = connectionOf(shard).prepareStatement(
-          "DELETE FROM orders_" + shard + " WHERE order_id = ?")) {
+      try (PreparedStatement ps =
+          connectionOf(shard)
+              .prepareStatement("DELETE FROM orders_" + shard + " WHERE order_id = ?")) {
         ps.setLong(1, random.nextLong(1, maxId + 1));
         ps.executeUpdate();
       }
     } else if (maxId > 0) {
-      try (PreparedStatement ps = connectionOf(shard).prepareStatement(
-          "UPDATE orders_" + shard + " SET status = ?, amount = ?, note = ? WHERE order_id = ?")) {
+      try (PreparedStatement ps =
+          connectionOf(shard)
+              .prepareStatement(
+                  "UPDATE orders_"
+                      + shard
+                      + " SET status = ?, amount = ?, note = ? WHERE order_id = ?")) {
         ps.setString(1, STATUSES[random.nextInt(STATUSES.length)]);
         ps.setBigDecimal(2, BigDecimal.valueOf(random.nextLong(100, 1_000_000), 2));
         ps.setString(3, random.nextInt(3) == 0 ? null : "changed #" + changes.get());
@@ -149,8 +163,12 @@ final class OrdersWorkload implements AutoCloseable {
   }
 
   private void insert(int shard, long id) throws SQLException {
-    try (PreparedStatement ps = connectionOf(shard).prepareStatement(
-        "INSERT INTO orders_" + shard + " (order_id, customer_id, status, amount, note) VALUES (?, ?, ?, ?, ?)")) {
+    try (PreparedStatement ps =
+        connectionOf(shard)
+            .prepareStatement(
+                "INSERT INTO orders_"
+                    + shard
+                    + " (order_id, customer_id, status, amount, note) VALUES (?, ?, ?, ?, ?)")) {
       ps.setLong(1, id);
       ps.setInt(2, random.nextInt(1, 10_000));
       ps.setString(3, STATUSES[random.nextInt(STATUSES.length)]);

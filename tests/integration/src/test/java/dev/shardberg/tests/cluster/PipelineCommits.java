@@ -22,16 +22,16 @@ import org.apache.iceberg.data.Record;
 import org.apache.iceberg.io.CloseableIterable;
 
 /**
- * What the cluster end-to-end tests read of the orders table a pipeline commits to, through Iceberg's
- * generic reader (independent of the job's verify): its rows rendered like the shards', and the
- * checkpoints the pipeline committed, from the snapshot summaries.
+ * What the cluster end-to-end tests read of the orders table a pipeline commits to, through
+ * Iceberg's generic reader (independent of the job's verify): its rows rendered like the shards',
+ * and the checkpoints the pipeline committed, from the snapshot summaries.
  */
 record PipelineCommits(Supplier<Table> table, String pipelineId, Duration catchUp, String where) {
 
   /**
-   * Every row, rendered like the shards' ({@link OrdersWorkload#render}). Fails at once with a {@link
-   * DuplicateKey} when a key (shard_number, order_id) is read twice: a set of rendered rows would
-   * hide a key committed twice with the same values.
+   * Every row, rendered like the shards' ({@link OrdersWorkload#render}). Fails at once with a
+   * {@link DuplicateKey} when a key (shard_number, order_id) is read twice: a set of rendered rows
+   * would hide a key committed twice with the same values.
    */
   Set<String> rows() {
     Map<List<Object>, String> byKey = new HashMap<>();
@@ -39,12 +39,19 @@ record PipelineCommits(Supplier<Table> table, String pipelineId, Duration catchU
       for (Record r : records) {
         Integer shard = (Integer) r.getField("shard_number");
         Long orderId = (Long) r.getField("order_id");
-        String row = OrdersWorkload.render(shard, orderId,
-            (String) r.getField("status"), (BigDecimal) r.getField("amount"), (String) r.getField("note"));
+        String row =
+            OrdersWorkload.render(
+                shard,
+                orderId,
+                (String) r.getField("status"),
+                (BigDecimal) r.getField("amount"),
+                (String) r.getField("note"));
         String before = byKey.put(List.of(shard, orderId), row);
         if (before != null) {
-          throw new DuplicateKey(String.format("%s holds key (shard_number %d, order_id %d) twice: %s and %s",
-              where, shard, orderId, before, row));
+          throw new DuplicateKey(
+              String.format(
+                  "%s holds key (shard_number %d, order_id %d) twice: %s and %s",
+                  where, shard, orderId, before, row));
         }
       }
     } catch (IOException e) {
@@ -61,8 +68,11 @@ record PipelineCommits(Supplier<Table> table, String pipelineId, Duration catchU
   }
 
   void awaitRowsEqual(Set<String> expected, String what) {
-    await(where + " equals the shards: " + what).atMost(catchUp).pollInterval(Duration.ofSeconds(2))
-        .ignoreExceptionsMatching(e -> !(e instanceof DuplicateKey)) // a read racing a commit or cleanup: try again
+    await(where + " equals the shards: " + what)
+        .atMost(catchUp)
+        .pollInterval(Duration.ofSeconds(2))
+        .ignoreExceptionsMatching(
+            e -> !(e instanceof DuplicateKey)) // a read racing a commit or cleanup: try again
         .until(this::rows, rows -> rows.equals(expected));
   }
 
@@ -85,21 +95,27 @@ record PipelineCommits(Supplier<Table> table, String pipelineId, Duration catchU
     return snapshots().stream().mapToLong(PipelineCommits::checkpointOf).max().orElse(-1);
   }
 
-  /** Waits for a commit of a checkpoint newer than {@code checkpointId}; returns the newest committed one. */
+  /**
+   * Waits for a commit of a checkpoint newer than {@code checkpointId}; returns the newest
+   * committed one.
+   */
   long awaitNewCommit(long checkpointId) {
-    return await("a commit of a checkpoint after " + checkpointId).atMost(catchUp).ignoreExceptions()
+    return await("a commit of a checkpoint after " + checkpointId)
+        .atMost(catchUp)
+        .ignoreExceptions()
         .until(this::lastCommittedCheckpoint, last -> last > checkpointId);
   }
 
   /**
-   * By id: increasing checkpoint ids in the summaries. By content: no data or delete file is added by
-   * two of the pipeline's snapshots — a checkpoint committed again (under a new id too) adds its
+   * By id: increasing checkpoint ids in the summaries. By content: no data or delete file is added
+   * by two of the pipeline's snapshots — a checkpoint committed again (under a new id too) adds its
    * files again, and the table reads those rows twice or deletes them twice.
    */
   void assertEachCheckpointCommittedOnce() {
     List<Snapshot> snapshots = snapshots();
     List<Long> checkpoints = snapshots.stream().map(PipelineCommits::checkpointOf).toList();
-    assertThat(checkpoints).as("checkpoint ids in the snapshot summaries of pipeline %s", pipelineId)
+    assertThat(checkpoints)
+        .as("checkpoint ids in the snapshot summaries of pipeline %s", pipelineId)
         .doesNotHaveDuplicates()
         .isSorted();
     Table t = table.get();

@@ -12,7 +12,10 @@ import java.util.jar.JarOutputStream;
 import java.util.jar.Manifest;
 import java.util.stream.Stream;
 
-/** Packs a compiled test class and its nested classes into a job jar whose manifest names it as Main-Class. */
+/**
+ * Packs a compiled test class and its nested classes into a job jar whose manifest names it as
+ * Main-Class.
+ */
 final class TestJars {
 
   private TestJars() {}
@@ -28,14 +31,16 @@ final class TestJars {
     Path packageDir = classesRoot.resolve(packagePath);
     List<Path> classFiles;
     try (Stream<Path> files = Files.list(packageDir)) {
-      classFiles = files
-          .filter(f -> {
-            String name = f.getFileName().toString();
-            return name.equals(mainClass.getSimpleName() + ".class")
-                || name.startsWith(mainClass.getSimpleName() + "$");
-          })
-          .sorted()
-          .toList();
+      classFiles =
+          files
+              .filter(
+                  f -> {
+                    String name = f.getFileName().toString();
+                    return name.equals(mainClass.getSimpleName() + ".class")
+                        || name.startsWith(mainClass.getSimpleName() + "$");
+                  })
+              .sorted()
+              .toList();
     }
     Manifest manifest = new Manifest();
     manifest.getMainAttributes().put(Attributes.Name.MANIFEST_VERSION, "1.0");

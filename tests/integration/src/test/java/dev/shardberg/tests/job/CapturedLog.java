@@ -12,8 +12,8 @@ import org.apache.logging.log4j.core.config.LoggerConfig;
 import org.apache.logging.log4j.core.config.Property;
 
 /**
- * The log4j2 events of one logger (and its children) at {@code level} and above, kept in memory while
- * a test runs: the test asserts on what an operator would read in the log. Close to detach.
+ * The log4j2 events of one logger (and its children) at {@code level} and above, kept in memory
+ * while a test runs: the test asserts on what an operator would read in the log. Close to detach.
  */
 public final class CapturedLog implements AutoCloseable {
   public record Line(Level level, String logger, String message) {
@@ -32,12 +32,17 @@ public final class CapturedLog implements AutoCloseable {
 
   public CapturedLog(String loggerName, Level level) {
     this.loggerName = loggerName;
-    this.appender = new AbstractAppender("captured-" + loggerName, null, null, true, Property.EMPTY_ARRAY) {
-      @Override
-      public void append(LogEvent event) {
-        lines.add(new Line(event.getLevel(), event.getLoggerName(), event.getMessage().getFormattedMessage()));
-      }
-    };
+    this.appender =
+        new AbstractAppender("captured-" + loggerName, null, null, true, Property.EMPTY_ARRAY) {
+          @Override
+          public void append(LogEvent event) {
+            lines.add(
+                new Line(
+                    event.getLevel(),
+                    event.getLoggerName(),
+                    event.getMessage().getFormattedMessage()));
+          }
+        };
     appender.start();
     Configuration config = context.getConfiguration();
     LoggerConfig existing = config.getLoggers().get(loggerName);
@@ -60,7 +65,8 @@ public final class CapturedLog implements AutoCloseable {
   }
 
   public boolean has(Level level, String... fragments) {
-    return lines.stream().anyMatch(l -> l.level().equals(level) && containsAll(l.message(), fragments));
+    return lines.stream()
+        .anyMatch(l -> l.level().equals(level) && containsAll(l.message(), fragments));
   }
 
   private static boolean containsAll(String message, String... fragments) {

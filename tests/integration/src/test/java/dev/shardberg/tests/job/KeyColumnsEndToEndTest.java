@@ -42,14 +42,14 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code tables.key-columns} against a real MariaDB, a MiniCluster and an Iceberg table on disk.
  *
  * <ul>
- *   <li>{@code ledger.entries_0/1} have NO primary key, but a UNIQUE index {@code uq_entry (tenant_id,
- *       entry_id)} with NOT NULL columns, and only 3 tenants: the key is that index, the bucket column
- *       (and Flink CDC's chunk key) is {@code entry_id}, the column with the most distinct values.
- *       Debezium treats such an index as the table's primary key, so it already turns a key change
- *       into a delete and a create.
+ *   <li>{@code ledger.entries_0/1} have NO primary key, but a UNIQUE index {@code uq_entry
+ *       (tenant_id, entry_id)} with NOT NULL columns, and only 3 tenants: the key is that index,
+ *       the bucket column (and Flink CDC's chunk key) is {@code entry_id}, the column with the most
+ *       distinct values. Debezium treats such an index as the table's primary key, so it already
+ *       turns a key change into a delete and a create.
  *   <li>{@code ledger.journal_0/1} have a primary key {@code id} and are keyed by {@code uq_entry}:
- *       an update of {@code entry_id} is one Debezium update whose before and after keys differ, which
- *       the tagger must turn into a delete of the old key.
+ *       an update of {@code entry_id} is one Debezium update whose before and after keys differ,
+ *       which the tagger must turn into a delete of the old key.
  * </ul>
  *
  * The snapshot, then binlog changes including updates that change the key, leave the table equal to
@@ -64,11 +64,16 @@ class KeyColumnsEndToEndTest {
   @RegisterExtension
   static final MiniClusterExtension FLINK =
       new MiniClusterExtension(
-          () -> new MiniClusterResourceConfiguration.Builder().setNumberTaskManagers(1).setNumberSlotsPerTaskManager(4).build());
+          () ->
+              new MiniClusterResourceConfiguration.Builder()
+                  .setNumberTaskManagers(1)
+                  .setNumberSlotsPerTaskManager(4)
+                  .build());
 
   @TempDir static Path dir;
   static EmbeddedMariaDb server;
   static Path passwordFile;
+
   /** table prefix → shard → "tenant|entry" → "[id|]amount|note": what the table must hold. */
   static final Map<String, Map<Integer, TreeMap<String, String>>> expected = new TreeMap<>();
 
@@ -82,10 +87,12 @@ class KeyColumnsEndToEndTest {
     expected.put("journal", new TreeMap<>());
     for (int s = 0; s < SHARDS; s++) {
       server.execute(
-          "CREATE TABLE ledger.entries_" + s
+          "CREATE TABLE ledger.entries_"
+              + s
               + " (tenant_id INT NOT NULL, entry_id BIGINT NOT NULL, amount DECIMAL(12,2) NOT NULL, note VARCHAR(40) NULL,"
               + " UNIQUE KEY uq_entry (tenant_id, entry_id), KEY ix_tenant (tenant_id))",
-          "CREATE TABLE ledger.journal_" + s
+          "CREATE TABLE ledger.journal_"
+              + s
               + " (id BIGINT NOT NULL PRIMARY KEY, tenant_id INT NOT NULL, entry_id BIGINT NOT NULL, amount DECIMAL(12,2) NOT NULL,"
               + " note VARCHAR(40) NULL, UNIQUE KEY uq_entry (tenant_id, entry_id))");
       expected.get("entries").put(s, new TreeMap<>());
@@ -111,34 +118,83 @@ class KeyColumnsEndToEndTest {
   static void insert(String prefix, int shard, int tenant, long entry, String amount, String note) {
     boolean journal = prefix.equals("journal");
     String id = journal ? journalIds.merge(shard, 1L, Long::sum) + "" : null;
-    server.execute("INSERT INTO ledger." + prefix + "_" + shard + " VALUES (" + (journal ? id + ", " : "") + tenant + ", " + entry
-        + ", " + amount + ", " + (note == null ? "NULL" : "'" + note + "'") + ")");
-    expected.get(prefix).get(shard).put(tenant + "|" + entry, (journal ? id + "|" : "") + new BigDecimal(amount) + "|" + note);
+    server.execute(
+        "INSERT INTO ledger."
+            + prefix
+            + "_"
+            + shard
+            + " VALUES ("
+            + (journal ? id + ", " : "")
+            + tenant
+            + ", "
+            + entry
+            + ", "
+            + amount
+            + ", "
+            + (note == null ? "NULL" : "'" + note + "'")
+            + ")");
+    expected
+        .get(prefix)
+        .get(shard)
+        .put(tenant + "|" + entry, (journal ? id + "|" : "") + new BigDecimal(amount) + "|" + note);
   }
 
-  static void rekey(String prefix, int shard, int tenant, long entry, int newTenant, long newEntry) {
-    server.execute("UPDATE ledger." + prefix + "_" + shard + " SET tenant_id = " + newTenant + ", entry_id = " + newEntry
-        + " WHERE tenant_id = " + tenant + " AND entry_id = " + entry);
+  static void rekey(
+      String prefix, int shard, int tenant, long entry, int newTenant, long newEntry) {
+    server.execute(
+        "UPDATE ledger."
+            + prefix
+            + "_"
+            + shard
+            + " SET tenant_id = "
+            + newTenant
+            + ", entry_id = "
+            + newEntry
+            + " WHERE tenant_id = "
+            + tenant
+            + " AND entry_id = "
+            + entry);
     String values = expected.get(prefix).get(shard).remove(tenant + "|" + entry);
     expected.get(prefix).get(shard).put(newTenant + "|" + newEntry, values);
   }
 
   static void setAmount(String prefix, int shard, int tenant, long entry, String amount) {
-    server.execute("UPDATE ledger." + prefix + "_" + shard + " SET amount = " + amount + " WHERE tenant_id = " + tenant
-        + " AND entry_id = " + entry);
+    server.execute(
+        "UPDATE ledger."
+            + prefix
+            + "_"
+            + shard
+            + " SET amount = "
+            + amount
+            + " WHERE tenant_id = "
+            + tenant
+            + " AND entry_id = "
+            + entry);
     String[] values = expected.get(prefix).get(shard).get(tenant + "|" + entry).split("\\|");
     values[values.length - 2] = new BigDecimal(amount).toString();
     expected.get(prefix).get(shard).put(tenant + "|" + entry, String.join("|", values));
   }
 
   static void delete(String prefix, int shard, int tenant, long entry) {
-    server.execute("DELETE FROM ledger." + prefix + "_" + shard + " WHERE tenant_id = " + tenant + " AND entry_id = " + entry);
+    server.execute(
+        "DELETE FROM ledger."
+            + prefix
+            + "_"
+            + shard
+            + " WHERE tenant_id = "
+            + tenant
+            + " AND entry_id = "
+            + entry);
     expected.get(prefix).get(shard).remove(tenant + "|" + entry);
   }
 
   static List<String> expectedRows(String prefix) {
     List<String> rows = new ArrayList<>();
-    expected.get(prefix).forEach((shard, rowsByKey) -> rowsByKey.forEach((key, values) -> rows.add(shard + "|" + key + "|" + values)));
+    expected
+        .get(prefix)
+        .forEach(
+            (shard, rowsByKey) ->
+                rowsByKey.forEach((key, values) -> rows.add(shard + "|" + key + "|" + values)));
     rows.sort(null);
     return rows;
   }
@@ -152,38 +208,65 @@ class KeyColumnsEndToEndTest {
     try (CloseableIterable<Record> records = IcebergGenerics.read(table).build()) {
       for (Record r : records) {
         boolean journal = table.schema().findField("id") != null;
-        rows.add(r.getField("shard_number") + "|" + r.getField("tenant_id") + "|" + r.getField("entry_id") + "|"
-            + (journal ? r.getField("id") + "|" : "") + r.getField("amount") + "|" + r.getField("note"));
+        rows.add(
+            r.getField("shard_number")
+                + "|"
+                + r.getField("tenant_id")
+                + "|"
+                + r.getField("entry_id")
+                + "|"
+                + (journal ? r.getField("id") + "|" : "")
+                + r.getField("amount")
+                + "|"
+                + r.getField("note"));
       }
     }
     rows.sort(null);
     return rows;
   }
 
-  static Path config(String name, String pipelineId, String prefix, String table, List<String> keyColumns) throws Exception {
-    return TestConfig.pipeline(pipelineId).checkpointInterval("1s").parallelism(1).writerParallelism(2).restart(3, "1s")
-        .source(new TestConfig.Source("keys", server.host(), server.port()).user(USER).passwordFile(passwordFile)
-            .serverIds("5600-5601").withoutTls())
-        .tables("ledger", prefix + "_(?<shard>\\d+)").keyColumns(keyColumns)
+  static Path config(
+      String name, String pipelineId, String prefix, String table, List<String> keyColumns)
+      throws Exception {
+    return TestConfig.pipeline(pipelineId)
+        .checkpointInterval("1s")
+        .parallelism(1)
+        .writerParallelism(2)
+        .restart(3, "1s")
+        .source(
+            new TestConfig.Source("keys", server.host(), server.port())
+                .user(USER)
+                .passwordFile(passwordFile)
+                .serverIds("5600-5601")
+                .withoutTls())
+        .tables("ledger", prefix + "_(?<shard>\\d+)")
+        .keyColumns(keyColumns)
         .snapshotChunkSize(8)
-        .hadoopCatalog(dir.resolve("warehouse").toUri()).table("ledger", table)
+        .hadoopCatalog(dir.resolve("warehouse").toUri())
+        .table("ledger", table)
         .write(dir.resolve(name));
   }
 
   @Test
   void aTableWithoutPrimaryKeyKeyedByAUniqueIndexSnapshotsAndFollowsKeyChanges() throws Exception {
-    Path configFile = config("unique.yaml", "keys-unique", "entries", "entries", List.of("tenant_id", "entry_id"));
+    Path configFile =
+        config(
+            "unique.yaml", "keys-unique", "entries", "entries", List.of("tenant_id", "entry_id"));
     CliRun validate = cli("validate", "--config", configFile.toString());
     assertThat(validate.exit()).as(validate.err()).isZero();
     assertThat(validate.out())
-        .contains("schema (4 columns, key [tenant_id, entry_id] = UNIQUE INDEX uq_entry (tenant_id, entry_id)):")
-        .contains("  key: [tenant_id, entry_id] = UNIQUE INDEX uq_entry (tenant_id, entry_id) on every shard")
-        .contains("  bucket column: entry_id (the key column with the most distinct values in a sample (tenant_id 6, entry_id 60);"
-            + " set target.key-column to choose another)")
+        .contains(
+            "schema (4 columns, key [tenant_id, entry_id] = UNIQUE INDEX uq_entry (tenant_id, entry_id)):")
+        .contains(
+            "  key: [tenant_id, entry_id] = UNIQUE INDEX uq_entry (tenant_id, entry_id) on every shard")
+        .contains(
+            "  bucket column: entry_id (the key column with the most distinct values in a sample (tenant_id 6, entry_id 60);"
+                + " set target.key-column to choose another)")
         .contains("  snapshot chunk key: entry_id (the tables have no primary key");
 
     ShardbergConfig config = ShardbergConfig.load(configFile);
-    JobClient job = ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), config);
+    JobClient job =
+        ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), config);
     try {
       Table table = Catalogs.loadTable(config.target());
       assertThat(TableCreator.bucketColumn(table)).contains("entry_id");
@@ -197,12 +280,16 @@ class KeyColumnsEndToEndTest {
 
   @Test
   void keyedByAUniqueIndexBesidesThePrimaryKeyAnUpdateOfTheKeyDeletesTheOldKey() throws Exception {
-    Path configFile = config("journal.yaml", "keys-journal", "journal", "journal", List.of("tenant_id", "entry_id"));
+    Path configFile =
+        config(
+            "journal.yaml", "keys-journal", "journal", "journal", List.of("tenant_id", "entry_id"));
     ShardbergConfig config = ShardbergConfig.load(configFile);
-    JobClient job = ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), config);
+    JobClient job =
+        ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), config);
     try {
       Table table = Catalogs.loadTable(config.target());
-      assertThat(table.schema().identifierFieldNames()).containsExactlyInAnyOrder("shard_number", "tenant_id", "entry_id");
+      assertThat(table.schema().identifierFieldNames())
+          .containsExactlyInAnyOrder("shard_number", "tenant_id", "entry_id");
       awaitRows(table, "journal");
       changeKeys("journal");
     } finally {
@@ -211,15 +298,22 @@ class KeyColumnsEndToEndTest {
     }
   }
 
-  /** Binlog changes with updates of the key, in two rounds; after each the table equals the shards. */
+  /**
+   * Binlog changes with updates of the key, in two rounds; after each the table equals the shards.
+   */
   private static void changeKeys(String prefix) throws Exception {
-    Table table = Catalogs.loadTable(ShardbergConfig.load(dir.resolve(prefix.equals("journal") ? "journal.yaml" : "unique.yaml")).target());
+    Table table =
+        Catalogs.loadTable(
+            ShardbergConfig.load(
+                    dir.resolve(prefix.equals("journal") ? "journal.yaml" : "unique.yaml"))
+                .target());
     setAmount(prefix, 0, 1, 1, "99.99"); // same key: no extra delete
     rekey(prefix, 0, 1, 4, 1, 1004); // entry_id changes
     rekey(prefix, 0, 2, 5, 0, 5); // tenant_id changes
     rekey(prefix, 1, 0, 3, 2, 3003); // both change
     rekey(prefix, 1, 1, 7, 1, 8007);
-    insert(prefix, 1, 1, 7, "7.77", "re-inserted"); // the old key again, likely in the same checkpoint
+    insert(
+        prefix, 1, 1, 7, "7.77", "re-inserted"); // the old key again, likely in the same checkpoint
     rekey(prefix, 1, 1, 8007, 1, 9007); // a key changed twice
     delete(prefix, 0, 0, 6);
     insert(prefix, 0, 2, 31, "31.00", "new");
@@ -232,20 +326,24 @@ class KeyColumnsEndToEndTest {
 
   @Test
   void keyColumnsThatAreNotUniqueAreRefusedNamingTheIndexes() throws Exception {
-    Path configFile = config("tenant.yaml", "keys-tenant", "entries", "by_tenant", List.of("tenant_id"));
+    Path configFile =
+        config("tenant.yaml", "keys-tenant", "entries", "by_tenant", List.of("tenant_id"));
     CliRun validate = cli("validate", "--config", configFile.toString());
     assertThat(validate.exit()).isNotZero();
     assertThat(validate.err())
-        .contains(String.join(System.lineSeparator(),
-            "Cannot use tables.key-columns [tenant_id] as the row key: on 2 of 2 shard(s) no PRIMARY KEY or UNIQUE index has exactly these columns, all NOT NULL, so two different rows could share one key and be merged into one:",
-            "  - shard 0 (ledger.entries_0 on host keys): key-columns (tenant_id) match no PRIMARY KEY or UNIQUE index with NOT NULL columns; indexes: INDEX ix_tenant(tenant_id), UNIQUE uq_entry(tenant_id, entry_id)",
-            "  - shard 1 (ledger.entries_1 on host keys): key-columns (tenant_id) match no PRIMARY KEY or UNIQUE index with NOT NULL columns; indexes: INDEX ix_tenant(tenant_id), UNIQUE uq_entry(tenant_id, entry_id)",
-            "Name the columns of the primary key or of such a UNIQUE index in tables.key-columns, or add the index on every shard."));
+        .contains(
+            String.join(
+                System.lineSeparator(),
+                "Cannot use tables.key-columns [tenant_id] as the row key: on 2 of 2 shard(s) no PRIMARY KEY or UNIQUE index has exactly these columns, all NOT NULL, so two different rows could share one key and be merged into one:",
+                "  - shard 0 (ledger.entries_0 on host keys): key-columns (tenant_id) match no PRIMARY KEY or UNIQUE index with NOT NULL columns; indexes: INDEX ix_tenant(tenant_id), UNIQUE uq_entry(tenant_id, entry_id)",
+                "  - shard 1 (ledger.entries_1 on host keys): key-columns (tenant_id) match no PRIMARY KEY or UNIQUE index with NOT NULL columns; indexes: INDEX ix_tenant(tenant_id), UNIQUE uq_entry(tenant_id, entry_id)",
+                "Name the columns of the primary key or of such a UNIQUE index in tables.key-columns, or add the index on every shard."));
   }
 
   @Test
   void anExistingTableBucketedByTheOldDefaultKeepsValidating() throws Exception {
-    Path configFile = config("old.yaml", "keys-old", "entries", "old_default", List.of("tenant_id", "entry_id"));
+    Path configFile =
+        config("old.yaml", "keys-old", "entries", "old_default", List.of("tenant_id", "entry_id"));
     ShardbergConfig config = ShardbergConfig.load(configFile);
     // the table as an earlier version created it: bucketed by the first key column
     ShardSchema schema =
@@ -258,7 +356,10 @@ class KeyColumnsEndToEndTest {
             List.of("tenant_id", "entry_id"));
     Catalog catalog = Catalogs.loader(config.target().catalog()).loadCatalog();
     try {
-      TableCreator.createOrValidate(catalog, TableIdentifier.of("ledger", "old_default"), TableLayout.derive(schema, 5, "tenant_id", Map.of()));
+      TableCreator.createOrValidate(
+          catalog,
+          TableIdentifier.of("ledger", "old_default"),
+          TableLayout.derive(schema, 5, "tenant_id", Map.of()));
     } finally {
       if (catalog instanceof java.io.Closeable closeable) {
         closeable.close();
@@ -273,6 +374,10 @@ class KeyColumnsEndToEndTest {
 
   private static void awaitRows(Table table, String prefix) {
     List<String> rows = expectedRows(prefix);
-    await().atMost(CAUGHT_UP).pollInterval(Duration.ofMillis(500)).ignoreExceptions().until(() -> actualRows(table).equals(rows));
+    await()
+        .atMost(CAUGHT_UP)
+        .pollInterval(Duration.ofMillis(500))
+        .ignoreExceptions()
+        .until(() -> actualRows(table).equals(rows));
   }
 }

@@ -10,8 +10,8 @@ import dev.shardberg.job.Reconciliation;
 import dev.shardberg.job.cli.ShardbergCli;
 import dev.shardberg.job.config.ShardbergConfig;
 import dev.shardberg.job.verify.VerifyReport;
-import dev.shardberg.tests.cli.ShardbergDevCli;
 import dev.shardberg.tests.cli.CliRun;
+import dev.shardberg.tests.cli.ShardbergDevCli;
 import dev.shardberg.tests.support.EmbeddedMariaDb;
 import dev.shardberg.tests.support.OrdersShards;
 import dev.shardberg.tests.support.TestConfig;
@@ -33,17 +33,22 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@code shardberg run} as a user starts it, in its own JVM with the CLI's log configuration, its console
- * a pipe (not a terminal), one MariaDB host with two shards:
+ * {@code shardberg run} as a user starts it, in its own JVM with the CLI's log configuration, its
+ * console a pipe (not a terminal), one MariaDB host with two shards:
+ *
  * <ul>
- *   <li>the console shows one plain line per phase and progress lines (no terminal control characters);
- *   <li>{@code --web-port} serves Flink's dashboard and REST API ({@code /jobs/overview} lists the job);
- *   <li>{@code status --json} run beside it (its own JVM, same log file) shows per-shard freshness and the
- *       host's binlog lag from the job's metrics, and leaves the run's log with its earlier lines;
- *   <li>the host stopped for a while: {@code status --json} shows it unreachable for longer and longer, and
- *       the run's log says when it was lost, when it was back and when the binlog reader reconnected;
- *   <li>SIGINT (Ctrl-C) stops the job with a final savepoint, printed on one line, which the next run resumes
- *       from; the table equals the shards.
+ *   <li>the console shows one plain line per phase and progress lines (no terminal control
+ *       characters);
+ *   <li>{@code --web-port} serves Flink's dashboard and REST API ({@code /jobs/overview} lists the
+ *       job);
+ *   <li>{@code status --json} run beside it (its own JVM, same log file) shows per-shard freshness
+ *       and the host's binlog lag from the job's metrics, and leaves the run's log with its earlier
+ *       lines;
+ *   <li>the host stopped for a while: {@code status --json} shows it unreachable for longer and
+ *       longer, and the run's log says when it was lost, when it was back and when the binlog
+ *       reader reconnected;
+ *   <li>SIGINT (Ctrl-C) stops the job with a final savepoint, printed on one line, which the next
+ *       run resumes from; the table equals the shards.
  * </ul>
  */
 class LocalRunConsoleTest {
@@ -60,104 +65,187 @@ class LocalRunConsoleTest {
       shards.load(50, 7);
       db.createCdcUser("shardberg_cdc", "console-pw");
       Path password = Files.writeString(dir.resolve("cdc.password"), "console-pw\n");
-      Path configFile = TestConfig.pipeline("console").checkpointInterval("1s").parallelism(1).writerParallelism(1)
-          .checkpointDir(dir.resolve("checkpoints").toUri())
-          .source(new TestConfig.Source("console-a", "127.0.0.1", db.port()).user("shardberg_cdc").passwordFile(password)
-              .serverIds("5600-5600").withoutTls())
-          .tables("shop", "orders_(?<shard>\\d+)")
-          .healthCheckInterval("500ms")
-          .hadoopCatalog(dir.resolve("warehouse").toUri()).table("shop", "orders").buckets(2)
-          .write(dir.resolve("console.yaml"));
+      Path configFile =
+          TestConfig.pipeline("console")
+              .checkpointInterval("1s")
+              .parallelism(1)
+              .writerParallelism(1)
+              .checkpointDir(dir.resolve("checkpoints").toUri())
+              .source(
+                  new TestConfig.Source("console-a", "127.0.0.1", db.port())
+                      .user("shardberg_cdc")
+                      .passwordFile(password)
+                      .serverIds("5600-5600")
+                      .withoutTls())
+              .tables("shop", "orders_(?<shard>\\d+)")
+              .healthCheckInterval("500ms")
+              .hadoopCatalog(dir.resolve("warehouse").toUri())
+              .table("shop", "orders")
+              .buckets(2)
+              .write(dir.resolve("console.yaml"));
       ShardbergConfig config = ShardbergConfig.load(configFile);
       Path log = dir.resolve("shardberg.log");
       int webPort = freePort();
       String rest = "http://localhost:" + webPort;
       Path out = dir.resolve("run.out");
-      Process run = cli(List.of("run", "--config", configFile.toString(), "--web-port", Integer.toString(webPort),
-          "--progress-interval", "1s"), log).redirectOutput(out.toFile()).start();
+      Process run =
+          cli(
+                  List.of(
+                      "run",
+                      "--config",
+                      configFile.toString(),
+                      "--web-port",
+                      Integer.toString(webPort),
+                      "--progress-interval",
+                      "1s"),
+                  log)
+              .redirectOutput(out.toFile())
+              .start();
       boolean[] sigintIgnored = {false};
       try {
-        await().atMost(CAUGHT_UP).until(() -> Files.readString(out).contains("progress: checkpoint"));
+        await()
+            .atMost(CAUGHT_UP)
+            .until(() -> Files.readString(out).contains("progress: checkpoint"));
         String console = Files.readString(out);
-        assertThat(console).as(console)
-            .contains("No retained checkpoint under " + LocalCheckpoints.directory(config) + ": starting without state\n")
+        assertThat(console)
+            .as(console)
+            .contains(
+                "No retained checkpoint under "
+                    + LocalCheckpoints.directory(config)
+                    + ": starting without state\n")
             .contains("Assembled: 2 shards on 1 host (console-a: 2) -> shardberg.shop.orders\n")
             .contains("Running: Flink job ")
             .contains("Flink dashboard: http://localhost:" + webPort + " ")
             .contains("First commit: checkpoint ")
-            .doesNotContain("\r").doesNotContain("\033");
+            .doesNotContain("\r")
+            .doesNotContain("\033");
 
         // the dashboard's REST API lists the running job; the dashboard itself is served
         JsonNode overview = JSON.readTree(get(rest + "/jobs/overview"));
-        assertThat(overview.path("jobs")).anySatisfy(job -> {
-          assertThat(job.path("name").asText()).isEqualTo("shardberg console \u2192 shardberg.shop.orders");
-          assertThat(job.path("state").asText()).isEqualTo("RUNNING");
-        });
+        assertThat(overview.path("jobs"))
+            .anySatisfy(
+                job -> {
+                  assertThat(job.path("name").asText())
+                      .isEqualTo("shardberg console \u2192 shardberg.shop.orders");
+                  assertThat(job.path("state").asText()).isEqualTo("RUNNING");
+                });
         assertThat(get(rest + "/")).contains("<html");
 
         // status beside the running job, in its own JVM with the same log file
         List<String> logBefore = Files.readAllLines(log);
         assertThat(logBefore).anyMatch(l -> l.contains("Assembled shardberg console"));
-        Process status = cli(List.of("status", "--config", configFile.toString(), "--json", "--flink-rest", rest), log)
-            .redirectOutput(dir.resolve("status.json").toFile()).start();
+        Process status =
+            cli(
+                    List.of(
+                        "status",
+                        "--config",
+                        configFile.toString(),
+                        "--json",
+                        "--flink-rest",
+                        rest),
+                    log)
+                .redirectOutput(dir.resolve("status.json").toFile())
+                .start();
         assertThat(status.waitFor(2, TimeUnit.MINUTES)).isTrue();
         assertThat(status.exitValue()).as(Files.readString(dir.resolve("status.json"))).isZero();
         JsonNode json = JSON.readTree(dir.resolve("status.json").toFile());
         assertThat(json.path("pipeline").asText()).isEqualTo("console");
-        assertThat(json.path("shards")).hasSize(2).allSatisfy(s -> {
-          assertThat(s.path("addedRecords").asLong()).isEqualTo(50);
-          assertThat(s.path("lastChangeCommittedAt").asText()).isNotEmpty();
-        });
+        assertThat(json.path("shards"))
+            .hasSize(2)
+            .allSatisfy(
+                s -> {
+                  assertThat(s.path("addedRecords").asLong()).isEqualTo(50);
+                  assertThat(s.path("lastChangeCommittedAt").asText()).isNotEmpty();
+                });
         // the run's log kept what it had before status started, and goes on
         List<String> logAfter = Files.readAllLines(log);
         assertThat(logAfter.size()).isGreaterThanOrEqualTo(logBefore.size());
         assertThat(logAfter.subList(0, logBefore.size())).isEqualTo(logBefore);
 
         // the job's view of the host through its metrics (Flink's REST cache refreshes every 10 s)
-        await().atMost(Duration.ofSeconds(60)).until(() -> host(rest, configFile).path("connection").asText().equals("reachable"));
+        await()
+            .atMost(Duration.ofSeconds(60))
+            .until(() -> host(rest, configFile).path("connection").asText().equals("reachable"));
         // the snapshot's rows read, per host and per shard (the job's snapshotRows gauges)
-        await().atMost(Duration.ofSeconds(60)).until(() -> host(rest, configFile).path("snapshotRowsRead").asLong() == 100);
-        assertThat(statusJson(rest, configFile).path("shards")).hasSize(2)
+        await()
+            .atMost(Duration.ofSeconds(60))
+            .until(() -> host(rest, configFile).path("snapshotRowsRead").asLong() == 100);
+        assertThat(statusJson(rest, configFile).path("shards"))
+            .hasSize(2)
             .allSatisfy(s -> assertThat(s.path("snapshotRowsRead").asLong()).isEqualTo(50));
 
         // the host goes away: its outage grows in status, and the run's log says so
         db.stop();
-        // the console shows the host lost from the first line asked for once the watch knew: no lag, no cached reading
+        // the console shows the host lost from the first line asked for once the watch knew: no
+        // lag, no cached reading
         assertConsoleFollows(out, log, "Lost MySQL host 'console-a'", "console-a unreachable for ");
-        await().atMost(Duration.ofSeconds(60)).until(() -> host(rest, configFile).path("connection").asText().equals("unreachable"));
+        await()
+            .atMost(Duration.ofSeconds(60))
+            .until(() -> host(rest, configFile).path("connection").asText().equals("unreachable"));
         long first = host(rest, configFile).path("unreachableMillis").asLong();
-        await().atMost(Duration.ofSeconds(60)).until(() -> host(rest, configFile).path("unreachableMillis").asLong() > first);
+        await()
+            .atMost(Duration.ofSeconds(60))
+            .until(() -> host(rest, configFile).path("unreachableMillis").asLong() > first);
         db.restart();
-        assertConsoleFollows(out, log, "MySQL host 'console-a' (127.0.0.1:" + db.port() + ") is back after", "console-a reachable");
-        assertThat(Files.readAllLines(log)).anyMatch(l -> l.contains(" WARN ") && l.contains("SourceHostWatch")
-            && l.contains("Lost MySQL host 'console-a' (127.0.0.1:" + db.port() + ")"));
-        // the binlog reader says when it has reconnected (docs/observability.md): Debezium's line, after the loss
-        await().atMost(Duration.ofSeconds(60)).until(() -> {
-          List<String> lines = Files.readAllLines(log);
-          int lost = -1;
-          for (int i = 0; i < lines.size(); i++) {
-            if (lines.get(i).contains("Lost MySQL host 'console-a'")) {
-              lost = i;
-            }
-          }
-          return lost >= 0 && lines.subList(lost, lines.size()).stream()
-              .anyMatch(l -> l.contains("Connected to MySQL binlog at 127.0.0.1:" + db.port() + ", starting at "));
-        });
+        assertConsoleFollows(
+            out,
+            log,
+            "MySQL host 'console-a' (127.0.0.1:" + db.port() + ") is back after",
+            "console-a reachable");
+        assertThat(Files.readAllLines(log))
+            .anyMatch(
+                l ->
+                    l.contains(" WARN ")
+                        && l.contains("SourceHostWatch")
+                        && l.contains("Lost MySQL host 'console-a' (127.0.0.1:" + db.port() + ")"));
+        // the binlog reader says when it has reconnected (docs/observability.md): Debezium's line,
+        // after the loss
+        await()
+            .atMost(Duration.ofSeconds(60))
+            .until(
+                () -> {
+                  List<String> lines = Files.readAllLines(log);
+                  int lost = -1;
+                  for (int i = 0; i < lines.size(); i++) {
+                    if (lines.get(i).contains("Lost MySQL host 'console-a'")) {
+                      lost = i;
+                    }
+                  }
+                  return lost >= 0
+                      && lines.subList(lost, lines.size()).stream()
+                          .anyMatch(
+                              l ->
+                                  l.contains(
+                                      "Connected to MySQL binlog at 127.0.0.1:"
+                                          + db.port()
+                                          + ", starting at "));
+                });
         db.execute("UPDATE shop.orders_1 SET status = 'AFTER_RESTART' WHERE order_id = 3");
         // a change written after the host came back is read once the binlog reader has reconnected
-        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofSeconds(1)).ignoreExceptions()
+        await()
+            .atMost(Duration.ofSeconds(60))
+            .pollInterval(Duration.ofSeconds(1))
+            .ignoreExceptions()
             .until(() -> Reconciliation.verify(config, 5).matches());
       } finally {
-        // Ctrl-C. A process started in the background without job control (nohup, `cmd &` in a script,
-        // some CI runners) inherits SIGINT ignored, and a JVM cannot catch an ignored signal: there the
+        // Ctrl-C. A process started in the background without job control (nohup, `cmd &` in a
+        // script,
+        // some CI runners) inherits SIGINT ignored, and a JVM cannot catch an ignored signal: there
+        // the
         // run's other stop signal, SIGTERM, takes the same path (LocalRun handles both alike)
         sigintIgnored[0] = ignoresSigint(run.pid());
         String signal = sigintIgnored[0] ? "-TERM" : "-INT";
         new ProcessBuilder("kill", signal, Long.toString(run.pid())).start().waitFor();
         boolean stopped = run.waitFor(3, TimeUnit.MINUTES);
         // if not, say where the run was
-        String where = stopped ? "" : threadDump(run) + "\n--- console ---\n" + Files.readString(out)
-            + "\n--- log (tail) ---\n" + tail(log, 200);
+        String where =
+            stopped
+                ? ""
+                : threadDump(run)
+                    + "\n--- console ---\n"
+                    + Files.readString(out)
+                    + "\n--- log (tail) ---\n"
+                    + tail(log, 200);
         if (!stopped) {
           run.destroyForcibly();
         }
@@ -166,23 +254,33 @@ class LocalRunConsoleTest {
       String console = Files.readString(out);
       assertThat(run.exitValue()).as(console).isZero();
       // a run that cannot see Ctrl-C says so, naming the signal that works
-      assertThat(console.contains("Ctrl-C (SIGINT) is ignored by this process (started in the background): stop it with `kill "
-          + run.pid() + "` (SIGTERM)")).as(console).isEqualTo(sigintIgnored[0]);
-      LocalCheckpoints.Retained state = LocalCheckpoints.latest(LocalCheckpoints.directory(config)).orElseThrow();
-      assertThat(state.checkpointId()).as("the newest state is the savepoint of the stop").isEqualTo(-1);
-      assertThat(console).contains("Stopping: taking a final savepoint")
-          .contains("Stopped. State: savepoint " + state.directory().toString().replaceAll("/$", ""));
+      assertThat(
+              console.contains(
+                  "Ctrl-C (SIGINT) is ignored by this process (started in the background): stop it with `kill "
+                      + run.pid()
+                      + "` (SIGTERM)"))
+          .as(console)
+          .isEqualTo(sigintIgnored[0]);
+      LocalCheckpoints.Retained state =
+          LocalCheckpoints.latest(LocalCheckpoints.directory(config)).orElseThrow();
+      assertThat(state.checkpointId())
+          .as("the newest state is the savepoint of the stop")
+          .isEqualTo(-1);
+      assertThat(console)
+          .contains("Stopping: taking a final savepoint")
+          .contains(
+              "Stopped. State: savepoint " + state.directory().toString().replaceAll("/$", ""));
       VerifyReport report = Reconciliation.verify(config, 5);
       assertThat(report.matches()).as(report.render()).isTrue();
     }
   }
 
   /**
-   * A resume the job refuses, as a user meets it: a run with shard 1 left out ({@code tables.exclude-shards})
-   * stopped with its final savepoint, then a run of the same pipeline with shard 1 back but not in
-   * {@code tables.reread-shards}. The coordinator refuses the restored state; the console ends with the
-   * reason (naming {@code tables.reread-shards}) and the way on, one line each, with no stack trace (those
-   * go to the log file), and the run exits 1.
+   * A resume the job refuses, as a user meets it: a run with shard 1 left out ({@code
+   * tables.exclude-shards}) stopped with its final savepoint, then a run of the same pipeline with
+   * shard 1 back but not in {@code tables.reread-shards}. The coordinator refuses the restored
+   * state; the console ends with the reason (naming {@code tables.reread-shards}) and the way on,
+   * one line each, with no stack trace (those go to the log file), and the run exits 1.
    */
   @Test
   void aRefusedResumeEndsWithTheReasonAndTheWayOn() throws Exception {
@@ -192,22 +290,39 @@ class LocalRunConsoleTest {
       shards.load(20, 7);
       db.createCdcUser("shardberg_cdc", "console-pw");
       Path password = Files.writeString(dir.resolve("cdc.password"), "console-pw\n");
-      TestConfig config = TestConfig.pipeline("refused").checkpointInterval("1s").parallelism(1).writerParallelism(1)
-          .checkpointDir(dir.resolve("checkpoints").toUri())
-          .source(new TestConfig.Source("console-refused", "127.0.0.1", db.port()).user("shardberg_cdc").passwordFile(password)
-              .serverIds("5610-5610").withoutTls())
-          .tables("shop", "orders_(?<shard>\\d+)")
-          .hadoopCatalog(dir.resolve("warehouse").toUri()).table("shop", "orders").buckets(2);
+      TestConfig config =
+          TestConfig.pipeline("refused")
+              .checkpointInterval("1s")
+              .parallelism(1)
+              .writerParallelism(1)
+              .checkpointDir(dir.resolve("checkpoints").toUri())
+              .source(
+                  new TestConfig.Source("console-refused", "127.0.0.1", db.port())
+                      .user("shardberg_cdc")
+                      .passwordFile(password)
+                      .serverIds("5610-5610")
+                      .withoutTls())
+              .tables("shop", "orders_(?<shard>\\d+)")
+              .hadoopCatalog(dir.resolve("warehouse").toUri())
+              .table("shop", "orders")
+              .buckets(2);
       Path everyShard = config.write(dir.resolve("every-shard.yaml"));
-      Path withoutShard1 = config.copy().excludeShards(1).write(dir.resolve("without-shard-1.yaml"));
+      Path withoutShard1 =
+          config.copy().excludeShards(1).write(dir.resolve("without-shard-1.yaml"));
       Path log = dir.resolve("shardberg.log");
 
       // shard 1 left out; stopped with a final savepoint (SIGTERM takes the path of Ctrl-C)
       Path firstOut = dir.resolve("first.out");
-      Process first = cli(List.of("run", "--config", withoutShard1.toString(), "--progress-interval", "1s"), log)
-          .redirectOutput(firstOut.toFile()).start();
+      Process first =
+          cli(
+                  List.of("run", "--config", withoutShard1.toString(), "--progress-interval", "1s"),
+                  log)
+              .redirectOutput(firstOut.toFile())
+              .start();
       try {
-        await().atMost(CAUGHT_UP).until(() -> Files.readString(firstOut).contains("First commit: checkpoint "));
+        await()
+            .atMost(CAUGHT_UP)
+            .until(() -> Files.readString(firstOut).contains("First commit: checkpoint "));
       } finally {
         new ProcessBuilder("kill", "-TERM", Long.toString(first.pid())).start().waitFor();
         if (!first.waitFor(3, TimeUnit.MINUTES)) {
@@ -218,8 +333,10 @@ class LocalRunConsoleTest {
 
       // shard 1 back without tables.reread-shards: the resume is refused
       Path out = dir.resolve("refused.out");
-      Process refused = cli(List.of("run", "--config", everyShard.toString(), "--progress-interval", "1s"), log)
-          .redirectOutput(out.toFile()).start();
+      Process refused =
+          cli(List.of("run", "--config", everyShard.toString(), "--progress-interval", "1s"), log)
+              .redirectOutput(out.toFile())
+              .start();
       boolean ended = refused.waitFor(3, TimeUnit.MINUTES);
       if (!ended) {
         refused.destroyForcibly();
@@ -229,30 +346,42 @@ class LocalRunConsoleTest {
       assertThat(refused.exitValue()).as(console).isEqualTo(ShardbergCli.EXIT_PROBLEM);
       List<String> lines = console.lines().filter(l -> !l.isBlank()).toList();
       assertThat(lines).as(console).hasSizeGreaterThanOrEqualTo(2);
-      assertThat(lines.get(lines.size() - 2)).as(console)
-          .startsWith("Stopped: Cannot resume pipeline refused on table shardberg.shop.orders: shard(s) [1] are new to the restored state")
+      assertThat(lines.get(lines.size() - 2))
+          .as(console)
+          .startsWith(
+              "Stopped: Cannot resume pipeline refused on table shardberg.shop.orders: shard(s) [1] are new to the restored state")
           .contains("tables.reread-shards: [1]");
       assertThat(lines.get(lines.size() - 1)).as(console).startsWith("To go on: ");
-      assertThat(console).as("the refused run committed nothing: no first commit (the earlier run's is not this run's)")
+      assertThat(console)
+          .as(
+              "the refused run committed nothing: no first commit (the earlier run's is not this run's)")
           .doesNotContain("First commit");
-      assertThat(console).as("no stack trace nor Flink's own shutdown error on the console")
-          .doesNotContain("\tat ").doesNotContain("Exception in thread").doesNotContain("MiniCluster is not yet running");
-      assertThat(Files.readString(log)).as("the stack trace is in the log file")
-          .contains("PipelineConflictException: Cannot resume pipeline refused").contains("\tat dev.shardberg.coordinator.CommitCoordinator");
+      assertThat(console)
+          .as("no stack trace nor Flink's own shutdown error on the console")
+          .doesNotContain("\tat ")
+          .doesNotContain("Exception in thread")
+          .doesNotContain("MiniCluster is not yet running");
+      assertThat(Files.readString(log))
+          .as("the stack trace is in the log file")
+          .contains("PipelineConflictException: Cannot resume pipeline refused")
+          .contains("\tat dev.shardberg.coordinator.CommitCoordinator");
     }
   }
 
   /**
-   * Once the log has {@code logged} (the host watch's state changed), the second progress line after it
-   * (the first may have been asked for before) shows {@code shown} for the host, or says how old its
-   * reading is: the console never shows an older state as the current one.
+   * Once the log has {@code logged} (the host watch's state changed), the second progress line
+   * after it (the first may have been asked for before) shows {@code shown} for the host, or says
+   * how old its reading is: the console never shows an older state as the current one.
    */
-  private static void assertConsoleFollows(Path out, Path log, String logged, String shown) throws Exception {
+  private static void assertConsoleFollows(Path out, Path log, String logged, String shown)
+      throws Exception {
     await().atMost(Duration.ofSeconds(60)).until(() -> Files.readString(log).contains(logged));
     int from = Files.readString(out).length();
     await().atMost(Duration.ofSeconds(60)).until(() -> progressLinesFrom(out, from).size() >= 2);
     String line = progressLinesFrom(out, from).get(1);
-    assertThat(line.contains(shown) || line.contains("(as of ")).as("after '%s': %s", logged, line).isTrue();
+    assertThat(line.contains(shown) || line.contains("(as of "))
+        .as("after '%s': %s", logged, line)
+        .isTrue();
   }
 
   /** The complete progress lines written to {@code out} after its first {@code from} characters. */
@@ -261,7 +390,10 @@ class LocalRunConsoleTest {
     if (lines.length < 3) {
       return new ArrayList<>();
     }
-    List<String> complete = new ArrayList<>(List.of(lines).subList(1, lines.length - 1)); // the first may be cut, the last unfinished
+    List<String> complete =
+        new ArrayList<>(
+            List.of(lines)
+                .subList(1, lines.length - 1)); // the first may be cut, the last unfinished
     complete.removeIf(l -> !l.startsWith("progress: "));
     return complete;
   }
@@ -272,7 +404,8 @@ class LocalRunConsoleTest {
   }
 
   private static JsonNode statusJson(String rest, Path configFile) throws Exception {
-    CliRun result = CliRun.cli("status", "--config", configFile.toString(), "--json", "--flink-rest", rest);
+    CliRun result =
+        CliRun.cli("status", "--config", configFile.toString(), "--json", "--flink-rest", rest);
     assertThat(result.exit()).as(result.err()).isZero();
     return JSON.readTree(result.out());
   }
@@ -295,8 +428,14 @@ class LocalRunConsoleTest {
   }
 
   private static String get(String url) throws IOException, InterruptedException {
-    HttpResponse<String> response = HttpClient.newHttpClient()
-        .send(HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(10)).GET().build(), HttpResponse.BodyHandlers.ofString());
+    HttpResponse<String> response =
+        HttpClient.newHttpClient()
+            .send(
+                HttpRequest.newBuilder(URI.create(url))
+                    .timeout(Duration.ofSeconds(10))
+                    .GET()
+                    .build(),
+                HttpResponse.BodyHandlers.ofString());
     assertThat(response.statusCode()).as(url).isEqualTo(200);
     return response.body();
   }
@@ -315,7 +454,8 @@ class LocalRunConsoleTest {
     }
     for (String line : Files.readAllLines(status)) {
       if (line.startsWith("SigIgn:")) {
-        return (Long.parseUnsignedLong(line.substring("SigIgn:".length()).trim(), 16) & (1L << 1)) != 0;
+        return (Long.parseUnsignedLong(line.substring("SigIgn:".length()).trim(), 16) & (1L << 1))
+            != 0;
       }
     }
     return false;
@@ -325,9 +465,12 @@ class LocalRunConsoleTest {
   private static String threadDump(Process process) {
     try {
       Path jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd");
-      Process dump = new ProcessBuilder(jcmd.toString(), Long.toString(process.pid()), "Thread.print")
-          .redirectErrorStream(true).start();
-      String text = new String(dump.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+      Process dump =
+          new ProcessBuilder(jcmd.toString(), Long.toString(process.pid()), "Thread.print")
+              .redirectErrorStream(true)
+              .start();
+      String text =
+          new String(dump.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
       dump.waitFor(1, TimeUnit.MINUTES);
       return "--- threads of the run ---\n" + text;
     } catch (Exception e) {

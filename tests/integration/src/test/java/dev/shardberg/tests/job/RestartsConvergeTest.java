@@ -10,22 +10,20 @@ import dev.shardberg.coordinator.CommittedCheckpoints;
 import dev.shardberg.job.Catalogs;
 import dev.shardberg.job.LocalCheckpoints;
 import dev.shardberg.job.ShardbergPipeline;
+import dev.shardberg.job.cli.ShardbergCli;
 import dev.shardberg.job.config.ShardbergConfig;
 import dev.shardberg.router.ShardRouterException;
 import dev.shardberg.router.watch.BinlogFormatException;
 import dev.shardberg.tests.cli.CliRun;
 import dev.shardberg.tests.support.TestConfig;
-import dev.shardberg.job.cli.ShardbergCli;
 import java.io.PrintWriter;
-import java.lang.management.ManagementFactory;
 import java.io.StringWriter;
-import java.net.URI;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.apache.flink.configuration.Configuration;
@@ -47,17 +45,18 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code bin/shardberg run} runs it), two MariaDB servers × 4 shards and a Hadoop table on disk:
  *
  * <ol>
- *   <li>a local run (its own JVM) killed with SIGKILL, deletes and updates in MySQL while it is down,
- *       a second run resumes from the retained checkpoint by itself: table == shards (ghost rows of
- *       the deleted keys would fail it);
+ *   <li>a local run (its own JVM) killed with SIGKILL, deletes and updates in MySQL while it is
+ *       down, a second run resumes from the retained checkpoint by itself: table == shards (ghost
+ *       rows of the deleted keys would fail it);
  *   <li>a start without state on that table is refused, with the resume command in the message;
  *   <li>{@code pipeline.on-stateless-start: resnapshot} after more deletes: table == shards again;
  *   <li>{@code SET GLOBAL binlog_format='STATEMENT'} on one host stops the job, naming the host;
  *   <li>a DDL stops the job without a restart.
  * </ol>
  *
- * The last two run with a one-hour restart delay: a failure Flink treated as recoverable would leave the
- * job RESTARTING far past the bounded wait, so "FAILED within the wait" means "failed without restarts".
+ * The last two run with a one-hour restart delay: a failure Flink treated as recoverable would
+ * leave the job RESTARTING far past the bounded wait, so "FAILED within the wait" means "failed
+ * without restarts".
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class RestartsConvergeTest {
@@ -84,11 +83,17 @@ class RestartsConvergeTest {
 
   /** The config of every test here, restarting after {@code restartDelay}. */
   private static TestConfig testConfig(String restartDelay) {
-    return TestConfig.pipeline(PIPELINE).checkpointInterval("1s").parallelism(1).writerParallelism(2)
-        .checkpointDir(dir.resolve("checkpoints").toUri()).restart(10, restartDelay)
+    return TestConfig.pipeline(PIPELINE)
+        .checkpointInterval("1s")
+        .parallelism(1)
+        .writerParallelism(2)
+        .checkpointDir(dir.resolve("checkpoints").toUri())
+        .restart(10, restartDelay)
         .with(shards::sources)
         .binlogFormatCheckInterval("1s")
-        .hadoopCatalog(dir.resolve("warehouse").toUri()).table("shop", "orders").buckets(2);
+        .hadoopCatalog(dir.resolve("warehouse").toUri())
+        .table("shop", "orders")
+        .buckets(2);
   }
 
   /** {@code config} written to the test's config.yaml, loaded. */
@@ -103,7 +108,8 @@ class RestartsConvergeTest {
   /** Starts the job as a local {@code run} does; returns the job and what the run printed. */
   private static Started startLocal(ShardbergConfig config, boolean fresh) throws Exception {
     StringWriter out = new StringWriter();
-    StreamExecutionEnvironment env = LocalCheckpoints.environment(config, fresh, new PrintWriter(out, true));
+    StreamExecutionEnvironment env =
+        LocalCheckpoints.environment(config, fresh, new PrintWriter(out, true));
     JobClient job = ShardbergPipeline.start(env, config);
     return new Started(job, out.toString());
   }
@@ -118,13 +124,22 @@ class RestartsConvergeTest {
     LocalRunProcess first = LocalRunProcess.start(configFile, dir.resolve("run-1.out"));
     Table table;
     try {
-      await().atMost(CAUGHT_UP).ignoreExceptions().until(() -> Catalogs.loadTable(config.target()) != null);
+      await()
+          .atMost(CAUGHT_UP)
+          .ignoreExceptions()
+          .until(() -> Catalogs.loadTable(config.target()) != null);
       table = Catalogs.loadTable(config.target());
       awaitCaughtUp(table);
       shards.changeRound(1);
       awaitCaughtUp(table);
-      await().atMost(CAUGHT_UP).until(() -> LocalCheckpoints.latest(LocalCheckpoints.directory(config)).isPresent());
-      assertThat(first.output()).contains("No retained checkpoint under " + LocalCheckpoints.directory(config) + ": starting without state");
+      await()
+          .atMost(CAUGHT_UP)
+          .until(() -> LocalCheckpoints.latest(LocalCheckpoints.directory(config)).isPresent());
+      assertThat(first.output())
+          .contains(
+              "No retained checkpoint under "
+                  + LocalCheckpoints.directory(config)
+                  + ": starting without state");
     } finally {
       first.kill(); // kill -9: no final checkpoint, no cancellation, nothing cleaned up
     }
@@ -136,29 +151,39 @@ class RestartsConvergeTest {
     shards.delete(5, 2);
     shards.update(6, 3, "REFUNDED", "while down");
 
-    LocalCheckpoints.Retained retained = LocalCheckpoints.latest(LocalCheckpoints.directory(config)).orElseThrow();
+    LocalCheckpoints.Retained retained =
+        LocalCheckpoints.latest(LocalCheckpoints.directory(config)).orElseThrow();
     LocalRunProcess second = LocalRunProcess.start(configFile, dir.resolve("run-2.out"));
     try {
-      awaitCaughtUp(table); // exactly the shards: a delete missed while down would leave a ghost row
-      assertThat(second.output()).contains("Resuming from " + retained + " (--fresh starts without state instead)");
+      awaitCaughtUp(
+          table); // exactly the shards: a delete missed while down would leave a ghost row
+      assertThat(second.output())
+          .contains("Resuming from " + retained + " (--fresh starts without state instead)");
       assertThat(lastCheckpoint(table)).isGreaterThan(committedBefore);
       shards.changeRound(3);
       awaitCaughtUp(table);
     } finally {
-      second.stop(); // SIGTERM, as Ctrl-C: the JVM's shutdown path must not drop the retained checkpoint
+      second.stop(); // SIGTERM, as Ctrl-C: the JVM's shutdown path must not drop the retained
+      // checkpoint
     }
     // the checkpoint the stopped run leaves is one of its own, newer than the one it resumed from
-    assertThat(LocalCheckpoints.latest(LocalCheckpoints.directory(config)).orElseThrow().directory())
+    assertThat(
+            LocalCheckpoints.latest(LocalCheckpoints.directory(config)).orElseThrow().directory())
         .isNotEqualTo(retained.directory());
     table.refresh();
     List<CommitRecord> commits = CommittedCheckpoints.history(table, PIPELINE, Integer.MAX_VALUE);
     Set<Long> ids = new HashSet<>();
     for (CommitRecord c : commits) {
-      assertThat(ids.add(c.checkpointId())).as("checkpoint %s committed twice", c.checkpointId()).isTrue();
+      assertThat(ids.add(c.checkpointId()))
+          .as("checkpoint %s committed twice", c.checkpointId())
+          .isTrue();
     }
   }
 
-  /** {@code shardberg run --config FILE} in its own JVM (this test's classpath), killed with SIGKILL. */
+  /**
+   * {@code shardberg run --config FILE} in its own JVM (this test's classpath), killed with
+   * SIGKILL.
+   */
   record LocalRunProcess(Process process, Path out) {
     static LocalRunProcess start(Path configFile, Path out) throws Exception {
       List<String> command = new java.util.ArrayList<>();
@@ -171,8 +196,12 @@ class RestartsConvergeTest {
       command.add(System.getProperty("java.class.path"));
       command.add(ShardbergCli.class.getName());
       command.addAll(List.of("run", "--config", configFile.toString()));
-      Process process = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true)
-          .redirectOutput(out.toFile()).start();
+      Process process =
+          new ProcessBuilder(command)
+              .directory(dir.toFile())
+              .redirectErrorStream(true)
+              .redirectOutput(out.toFile())
+              .start();
       return new LocalRunProcess(process, out);
     }
 
@@ -197,26 +226,45 @@ class RestartsConvergeTest {
     ShardbergConfig config = config();
     Table table = Catalogs.loadTable(config.target());
     long last = lastCheckpoint(table);
-    String head = "Cannot start pipeline 'restarts' without state: table shardberg.shop.orders already holds its commits up to"
-        + " checkpoint " + last + ", and a new snapshot on top would keep every row deleted in MySQL since then. ";
-    String tail = " To snapshot the shards again instead, set pipeline.on-stateless-start: resnapshot (their rows are removed"
-        + " from the table first; readers see them empty until the snapshot commits).";
+    String head =
+        "Cannot start pipeline 'restarts' without state: table shardberg.shop.orders already holds its commits up to"
+            + " checkpoint "
+            + last
+            + ", and a new snapshot on top would keep every row deleted in MySQL since then. ";
+    String tail =
+        " To snapshot the shards again instead, set pipeline.on-stateless-start: resnapshot (their rows are removed"
+            + " from the table first; readers see them empty until the snapshot commits).";
 
     // under flink run without -s (any environment that is not a local one)
-    assertThatThrownBy(() -> ShardbergPipeline.build(new StreamExecutionEnvironment(new Configuration()), config))
+    assertThatThrownBy(
+            () ->
+                ShardbergPipeline.build(
+                    new StreamExecutionEnvironment(new Configuration()), config))
         .isInstanceOf(IllegalStateException.class)
-        .hasMessage(head + "Resume from the job's last retained checkpoint or a savepoint: use `flink run -s <retained"
-            + " checkpoint or savepoint> ... --config FILE` (retained checkpoints: " + dir.resolve("checkpoints").toUri()
-            + "/<flink-job-id>/chk-<n>)." + tail);
+        .hasMessage(
+            head
+                + "Resume from the job's last retained checkpoint or a savepoint: use `flink run -s <retained"
+                + " checkpoint or savepoint> ... --config FILE` (retained checkpoints: "
+                + dir.resolve("checkpoints").toUri()
+                + "/<flink-job-id>/chk-<n>)."
+                + tail);
 
     // a local run told to ignore its checkpoints, through the CLI: refused before anything runs
     Path file = dir.resolve("config.yaml");
     CliRun result = CliRun.cli("run", "--fresh", "--config", file.toString());
     assertThat(result.exit()).as(result.err()).isEqualTo(1);
-    assertThat(result.out()).startsWith("Starting without state (--fresh); checkpoints go to " + LocalCheckpoints.directory(config));
-    assertThat(result.err()).contains(head + "No retained checkpoint to resume from was found under "
-        + LocalCheckpoints.directory(config) + " (or --fresh was given): `bin/shardberg run --config FILE` resumes by itself"
-        + " from the newest checkpoint there (pipeline.checkpoint-dir)." + tail);
+    assertThat(result.out())
+        .startsWith(
+            "Starting without state (--fresh); checkpoints go to "
+                + LocalCheckpoints.directory(config));
+    assertThat(result.err())
+        .contains(
+            head
+                + "No retained checkpoint to resume from was found under "
+                + LocalCheckpoints.directory(config)
+                + " (or --fresh was given): `bin/shardberg run --config FILE` resumes by itself"
+                + " from the newest checkpoint there (pipeline.checkpoint-dir)."
+                + tail);
     assertThat(lastCheckpoint(table)).isEqualTo(last);
   }
 
@@ -245,7 +293,8 @@ class RestartsConvergeTest {
       }
     }
     assertThat(resets).hasSize(1);
-    assertThat(resets.get(0).summary()).containsEntry("shardberg.resnapshot.shards", "0,1,2,3,4,5,6,7");
+    assertThat(resets.get(0).summary())
+        .containsEntry("shardberg.resnapshot.shards", "0,1,2,3,4,5,6,7");
     assertThat(resets.get(0).operation()).isEqualTo("delete");
   }
 
@@ -259,14 +308,19 @@ class RestartsConvergeTest {
       assertThat(run.out()).startsWith("Resuming from ");
       awaitCaughtUp(table);
       shards.b.execute("SET GLOBAL binlog_format = 'STATEMENT'");
-      Throwable failure = catchThrowable(() -> run.job().getJobExecutionResult().get(3, TimeUnit.MINUTES));
+      Throwable failure =
+          catchThrowable(() -> run.job().getJobExecutionResult().get(3, TimeUnit.MINUTES));
       assertThat(ExceptionUtils.findThrowable(failure, BinlogFormatException.class))
           .as("failure %s", failure)
           .get()
           .extracting(Throwable::getMessage)
           .asString()
-          .startsWith("Cannot keep reading host 'e2e-b' (" + shards.b.host() + ":" + shards.b.port()
-              + "): @@GLOBAL.binlog_format changed to STATEMENT while the job was running")
+          .startsWith(
+              "Cannot keep reading host 'e2e-b' ("
+                  + shards.b.host()
+                  + ":"
+                  + shards.b.port()
+                  + "): @@GLOBAL.binlog_format changed to STATEMENT while the job was running")
           .contains("SET GLOBAL binlog_format = 'ROW'");
     } finally {
       shards.b.execute("SET GLOBAL binlog_format = 'ROW'");
@@ -277,20 +331,23 @@ class RestartsConvergeTest {
   @Test
   @Order(5)
   void aDdlTheJobCannotApplyFailsItWithoutRestarts() throws Exception {
-    // schema.change-behavior=fail: any DDL stops the job (evolve would add the column: SchemaEvolutionEndToEndTest)
+    // schema.change-behavior=fail: any DDL stops the job (evolve would add the column:
+    // SchemaEvolutionEndToEndTest)
     ShardbergConfig config = load(testConfig("1h").schemaChangeBehavior("fail"));
     Table table = Catalogs.loadTable(config.target());
     Started run = startLocal(config, false);
     try {
       awaitCaughtUp(table);
       shards.a.execute("ALTER TABLE shop.orders_1 ADD COLUMN extra INT");
-      Throwable failure = catchThrowable(() -> run.job().getJobExecutionResult().get(3, TimeUnit.MINUTES));
+      Throwable failure =
+          catchThrowable(() -> run.job().getJobExecutionResult().get(3, TimeUnit.MINUTES));
       assertThat(ExceptionUtils.findThrowable(failure, ShardRouterException.class))
           .as("failure %s", failure)
           .get()
           .extracting(Throwable::getMessage)
           .asString()
-          .startsWith("Cannot apply a schema change on shard 1 ('shop.orders_1' on host 'e2e-a'): DDL 'ALTER TABLE shop.orders_1 ADD COLUMN extra INT'");
+          .startsWith(
+              "Cannot apply a schema change on shard 1 ('shop.orders_1' on host 'e2e-a'): DDL 'ALTER TABLE shop.orders_1 ADD COLUMN extra INT'");
       awaitCaughtUp(table); // nothing after the last commit was lost or half-written
     } finally {
       cancel(run.job());
@@ -299,7 +356,10 @@ class RestartsConvergeTest {
 
   private static void awaitCaughtUp(Table table) {
     List<String> expected = shards.expectedRows();
-    await().atMost(CAUGHT_UP).pollInterval(Duration.ofSeconds(1)).ignoreExceptions()
+    await()
+        .atMost(CAUGHT_UP)
+        .pollInterval(Duration.ofSeconds(1))
+        .ignoreExceptions()
         .until(() -> TwoHostShards.actualRows(table).equals(expected));
   }
 
@@ -308,7 +368,10 @@ class RestartsConvergeTest {
     return CommittedCheckpoints.maxCommittedCheckpoint(table, PIPELINE).orElse(-1);
   }
 
-  /** Cancels (no final checkpoint) and waits until the job has ended; its local MiniCluster then shuts down. */
+  /**
+   * Cancels (no final checkpoint) and waits until the job has ended; its local MiniCluster then
+   * shuts down.
+   */
   private static void cancel(JobClient job) throws Exception {
     if (!job.getJobExecutionResult().isDone()) {
       job.cancel().get();

@@ -22,11 +22,21 @@ class ShardbergCliTest {
   /** A valid config; the tests below break its text in one place or another. */
   private String good() throws Exception {
     Path password = Files.writeString(dir.resolve("pw"), SECRET + "\n");
-    return TestConfig.pipeline("cli-test").checkpointInterval("2s")
-        .source(new TestConfig.Source("a", "127.0.0.1", 1).user("cdc").passwordFile(password).serverIds("5400-5400"))
-        .source(new TestConfig.Source("b", "127.0.0.1", 2).user("cdc").passwordFile(password).serverIds("5401-5401"))
+    return TestConfig.pipeline("cli-test")
+        .checkpointInterval("2s")
+        .source(
+            new TestConfig.Source("a", "127.0.0.1", 1)
+                .user("cdc")
+                .passwordFile(password)
+                .serverIds("5400-5400"))
+        .source(
+            new TestConfig.Source("b", "127.0.0.1", 2)
+                .user("cdc")
+                .passwordFile(password)
+                .serverIds("5401-5401"))
         .tables("shop", "orders_(?<shard>\\d+)")
-        .hadoopCatalog(dir.resolve("wh").toUri()).table("shop", "orders")
+        .hadoopCatalog(dir.resolve("wh").toUri())
+        .table("shop", "orders")
         .yaml();
   }
 
@@ -46,48 +56,67 @@ class ShardbergCliTest {
 
   @Test
   void unknownKeyNamesThePathAndSuggestsTheClosest() throws Exception {
-    assertBadConfig(good().replace("    port: 2\n", "    prot: 2\n"),
+    assertBadConfig(
+        good().replace("    port: 2\n", "    prot: 2\n"),
         "Unknown key 'sources[1].prot'; did you mean 'sources[1].port'? Every key is listed in docs/config.md.");
-    assertBadConfig(good().replace("  table: orders\n", "  table: orders\n  bucket-count: 8\n"),
+    assertBadConfig(
+        good().replace("  table: orders\n", "  table: orders\n  bucket-count: 8\n"),
         "Unknown key 'target.bucket-count'; did you mean 'target.buckets'?");
   }
 
   @Test
   void missingKeys() throws Exception {
-    assertBadConfig(good().replace("  id: cli-test\n", ""), "Missing key 'pipeline.id': Stable id of this pipeline");
+    assertBadConfig(
+        good().replace("  id: cli-test\n", ""),
+        "Missing key 'pipeline.id': Stable id of this pipeline");
     assertBadConfig(good().replace("  namespace: shop\n", ""), "Missing key 'target.namespace'");
-    assertBadConfig(good().replace("    password-file: " + dir.resolve("pw") + "\n    server-id-range: 5401-5401",
-            "    server-id-range: 5401-5401"),
+    assertBadConfig(
+        good()
+            .replace(
+                "    password-file: " + dir.resolve("pw") + "\n    server-id-range: 5401-5401",
+                "    server-id-range: 5401-5401"),
         "Missing password for source 'b': set 'sources[1].password-env' (name of an environment variable) or 'sources[1].password-file'");
   }
 
   @Test
   void overlappingServerIdRangesNameBothSources() throws Exception {
-    assertBadConfig(good().replace("5401-5401", "5400-5403"),
+    assertBadConfig(
+        good().replace("5401-5401", "5400-5403"),
         "Server-id ranges of sources 'a' (sources[0].server-id-range = 5400) and 'b' (sources[1].server-id-range = 5400-5403)"
             + " overlap: give every source its own range, e.g. 5404-5407 for 'b'.");
   }
 
   @Test
   void serverIdRangeSmallerThanSourceParallelism() throws Exception {
-    assertBadConfig(good().replace("  checkpoint-interval: 2s\n", "  checkpoint-interval: 2s\n  parallelism: 2\n"),
+    assertBadConfig(
+        good()
+            .replace(
+                "  checkpoint-interval: 2s\n", "  checkpoint-interval: 2s\n  parallelism: 2\n"),
         "'sources[0].server-id-range' = 5400 holds 1 server id(s) but pipeline.parallelism is 2 (each source reader needs its own id):"
             + " widen it to 5400-5401 or lower pipeline.parallelism.");
   }
 
   @Test
   void badRegexNamesTheKeyAndTheFix() throws Exception {
-    assertBadConfig(good().replace("database-pattern: shop", "database-pattern: 'shop[0-9'"),
+    assertBadConfig(
+        good().replace("database-pattern: shop", "database-pattern: 'shop[0-9'"),
         "Cannot compile 'tables.database-pattern' = 'shop[0-9' as a Java regex: Unclosed character class near index 7."
             + " Fix the regex (escape literal characters such as . ( [ with a backslash, and quote the value in YAML).");
   }
 
   @Test
   void everyProblemIsReportedAtOnce() throws Exception {
-    CliRun result = run("validate", good().replace("  id: cli-test\n", "").replace("type: hadoop", "type: glue")
-        .replace("5401-5401", "5400"));
+    CliRun result =
+        run(
+            "validate",
+            good()
+                .replace("  id: cli-test\n", "")
+                .replace("type: hadoop", "type: glue")
+                .replace("5401-5401", "5400"));
     assertThat(result.exit()).isEqualTo(2);
-    assertThat(result.err()).contains("(3 problems)").contains("Missing key 'pipeline.id'")
+    assertThat(result.err())
+        .contains("(3 problems)")
+        .contains("Missing key 'pipeline.id'")
         .contains("Cannot use 'target.catalog.type' = 'glue': use hadoop, hive or rest.")
         .contains("Server-id ranges of sources 'a'");
   }
@@ -103,7 +132,9 @@ class ShardbergCliTest {
   void missingConfigFile() {
     CliRun result = CliRun.cli("validate", "--config", dir.resolve("nope.yaml").toString());
     assertThat(result.exit()).isEqualTo(2);
-    assertThat(result.err()).contains("Cannot read config file '" + dir.resolve("nope.yaml") + "'").contains("Check the --config path.");
+    assertThat(result.err())
+        .contains("Cannot read config file '" + dir.resolve("nope.yaml") + "'")
+        .contains("Check the --config path.");
   }
 
   @ParameterizedTest

@@ -41,10 +41,10 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The real job end to end: two MariaDB servers × 4 shards (numbers from table names on one, from
- * database names on the other), a Flink MiniCluster, an Iceberg table on disk (Hadoop catalog, then a
- * real Hive Metastore). Snapshot, binlog inserts/updates/deletes, a TaskManager killed and the job
- * restarted from its last checkpoint, more changes: after each phase the table equals the union of
- * the shards, checked with {@code verify} and, independently, row by row with Iceberg's generic
+ * database names on the other), a Flink MiniCluster, an Iceberg table on disk (Hadoop catalog, then
+ * a real Hive Metastore). Snapshot, binlog inserts/updates/deletes, a TaskManager killed and the
+ * job restarted from its last checkpoint, more changes: after each phase the table equals the union
+ * of the shards, checked with {@code verify} and, independently, row by row with Iceberg's generic
  * reader against the changes the test applied.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -52,16 +52,18 @@ class ShardbergEndToEndTest {
   private static final Duration CAUGHT_UP = Duration.ofMinutes(4);
 
   @RegisterExtension
-  static final MiniClusterExtension FLINK = new MiniClusterExtension(() -> {
-    Configuration conf = new Configuration();
-    conf.setString("heartbeat.interval", "1000");
-    conf.setString("heartbeat.timeout", "5000");
-    return new MiniClusterResourceConfiguration.Builder()
-        .setNumberTaskManagers(1)
-        .setNumberSlotsPerTaskManager(4)
-        .setConfiguration(conf)
-        .build();
-  });
+  static final MiniClusterExtension FLINK =
+      new MiniClusterExtension(
+          () -> {
+            Configuration conf = new Configuration();
+            conf.setString("heartbeat.interval", "1000");
+            conf.setString("heartbeat.timeout", "5000");
+            return new MiniClusterResourceConfiguration.Builder()
+                .setNumberTaskManagers(1)
+                .setNumberSlotsPerTaskManager(4)
+                .setConfiguration(conf)
+                .build();
+          });
 
   @TempDir static Path dir;
   static TwoHostShards shards;
@@ -83,24 +85,37 @@ class ShardbergEndToEndTest {
 
   /** The config of pipeline {@code pipelineId} on these shards, without its target. */
   private static TestConfig config(String pipelineId) {
-    return TestConfig.pipeline(pipelineId).checkpointInterval("1s").parallelism(2).writerParallelism(2).restart(10, "1s")
+    return TestConfig.pipeline(pipelineId)
+        .checkpointInterval("1s")
+        .parallelism(2)
+        .writerParallelism(2)
+        .restart(10, "1s")
         .with(shards::sources)
         // the job's own maintenance, every 2 s instead of every minute: compaction runs in the test
-        .maintenanceInterval("2s").compactionMinSmallFiles(2);
+        .maintenanceInterval("2s")
+        .compactionMinSmallFiles(2);
   }
 
   @Test
   @Order(1)
-  void snapshotBinlogTaskManagerFailureAndMoreChanges(@InjectMiniCluster MiniCluster miniCluster) throws Exception {
-    Path configFile = config("e2e-hadoop").hadoopCatalog(dir.resolve("warehouse").toUri()).table("shop", "orders").buckets(3)
-        .write(dir.resolve("hadoop.yaml"));
+  void snapshotBinlogTaskManagerFailureAndMoreChanges(@InjectMiniCluster MiniCluster miniCluster)
+      throws Exception {
+    Path configFile =
+        config("e2e-hadoop")
+            .hadoopCatalog(dir.resolve("warehouse").toUri())
+            .table("shop", "orders")
+            .buckets(3)
+            .write(dir.resolve("hadoop.yaml"));
     ShardbergConfig config = ShardbergConfig.load(configFile);
-    JobClient job = ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), config);
+    JobClient job =
+        ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), config);
     Table table = Catalogs.loadTable(config.target());
     try {
       // snapshot of the existing rows: a fresh table takes it insert-only, no equality delete
       awaitCaughtUp(table, config);
-      assertThat(addedEqualityDeletes(table)).as("equality deletes committed by the snapshot phase").isZero();
+      assertThat(addedEqualityDeletes(table))
+          .as("equality deletes committed by the snapshot phase")
+          .isZero();
 
       // binlog: inserts, updates, deletes
       shards.changeRound(1);
@@ -130,17 +145,23 @@ class ShardbergEndToEndTest {
 
       // exactly once: every checkpoint id committed at most once, in increasing order
       table.refresh();
-      List<CommitRecord> commits = CommittedCheckpoints.history(table, "e2e-hadoop", Integer.MAX_VALUE);
+      List<CommitRecord> commits =
+          CommittedCheckpoints.history(table, "e2e-hadoop", Integer.MAX_VALUE);
       Set<Long> ids = new HashSet<>();
       for (CommitRecord c : commits) {
-        assertThat(ids.add(c.checkpointId())).as("checkpoint %s committed twice", c.checkpointId()).isTrue();
+        assertThat(ids.add(c.checkpointId()))
+            .as("checkpoint %s committed twice", c.checkpointId())
+            .isTrue();
       }
-      assertThat(commits).extracting(CommitRecord::checkpointId).isSortedAccordingTo((x, y) -> Long.compare(y, x));
+      assertThat(commits)
+          .extracting(CommitRecord::checkpointId)
+          .isSortedAccordingTo((x, y) -> Long.compare(y, x));
 
       // the CLI sees the same
       CliRun status = cli("status", "--config", configFile.toString());
       assertThat(status.exit()).isZero();
-      assertThat(status.out()).contains("last committed checkpoint: " + commits.get(0).checkpointId())
+      assertThat(status.out())
+          .contains("last committed checkpoint: " + commits.get(0).checkpointId())
           .contains("commits of this pipeline:  " + commits.size());
       CliRun verify = cli("verify", "--config", configFile.toString());
       assertThat(verify.exit()).as(verify.out()).isZero();
@@ -148,8 +169,14 @@ class ShardbergEndToEndTest {
       CliRun validate = cli("validate", "--config", configFile.toString());
       assertThat(validate.exit()).as(validate.err()).isZero();
       assertThat(validate.out())
-          .contains("e2e-a        shardberg_cdc@127.0.0.1:" + shards.a.port() + "  server ids 5500-5503  4 shard tables")
-          .contains("e2e-b        shardberg_cdc@127.0.0.1:" + shards.b.port() + "  server ids 5504-5507  4 shard tables")
+          .contains(
+              "e2e-a        shardberg_cdc@127.0.0.1:"
+                  + shards.a.port()
+                  + "  server ids 5500-5503  4 shard tables")
+          .contains(
+              "e2e-b        shardberg_cdc@127.0.0.1:"
+                  + shards.b.port()
+                  + "  server ids 5504-5507  4 shard tables")
           .contains("Shards (8)")
           .contains("state: exists and matches the derived layout")
           .contains("OK: the config is valid");
@@ -162,22 +189,30 @@ class ShardbergEndToEndTest {
   @Order(2)
   void hiveMetastoreCatalog() throws Exception {
     HiveConf hiveConf = new HiveConf();
-    hiveConf.set("hive.metastore.expression.proxy", "org.apache.hadoop.hive.metastore.DefaultPartitionExpressionProxy");
+    hiveConf.set(
+        "hive.metastore.expression.proxy",
+        "org.apache.hadoop.hive.metastore.DefaultPartitionExpressionProxy");
     TestHiveMetastore metastore = new TestHiveMetastore();
     metastore.start(hiveConf);
     try {
       String uri = metastore.hiveConf().get(HiveConf.ConfVars.METASTOREURIS.varname);
-      Path configFile = config("e2e-hive").hiveCatalog(uri, dir.resolve("hive-warehouse").toUri()).catalogName("hms")
-          .table("shop_hive", "orders").write(dir.resolve("hive.yaml"));
+      Path configFile =
+          config("e2e-hive")
+              .hiveCatalog(uri, dir.resolve("hive-warehouse").toUri())
+              .catalogName("hms")
+              .table("shop_hive", "orders")
+              .write(dir.resolve("hive.yaml"));
       ShardbergConfig config = ShardbergConfig.load(configFile);
-      JobClient job = ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), config);
+      JobClient job =
+          ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), config);
       try {
         Table table = Catalogs.loadTable(config.target());
         assertThat(table.name()).isEqualTo("hms.shop_hive.orders");
         awaitCaughtUp(table, config);
         shards.changeRound(6);
         awaitCaughtUp(table, config);
-        assertThat(metastore.getTable("shop_hive", "orders").getParameters()).containsEntry("table_type", "ICEBERG");
+        assertThat(metastore.getTable("shop_hive", "orders").getParameters())
+            .containsEntry("table_type", "ICEBERG");
       } finally {
         stop(job);
       }
@@ -209,12 +244,17 @@ class ShardbergEndToEndTest {
   /** Waits until the generic reader sees exactly the expected rows, then checks verify agrees. */
   private static void awaitCaughtUp(Table table, ShardbergConfig config) {
     List<String> expected = shards.expectedRows();
-    await().atMost(CAUGHT_UP).pollInterval(Duration.ofSeconds(1)).ignoreExceptions()
+    await()
+        .atMost(CAUGHT_UP)
+        .pollInterval(Duration.ofSeconds(1))
+        .ignoreExceptions()
         .until(() -> TwoHostShards.actualRows(table).equals(expected));
     VerifyReport report = Reconciliation.verify(config, 5);
     assertThat(report.matches()).as(report.render()).isTrue();
     assertThat(report.mysqlRows()).isEqualTo(expected.size());
-    assertThat(report.shards()).extracting(VerifyReport.ShardResult::shard).containsExactly(0, 1, 2, 3, 4, 5, 6, 7);
+    assertThat(report.shards())
+        .extracting(VerifyReport.ShardResult::shard)
+        .containsExactly(0, 1, 2, 3, 4, 5, 6, 7);
   }
 
   private static void stop(JobClient job) throws Exception {

@@ -1,7 +1,7 @@
 package dev.shardberg.tests.job;
 
-import dev.shardberg.tests.support.OrdersShards;
 import dev.shardberg.tests.support.EmbeddedMariaDb;
+import dev.shardberg.tests.support.OrdersShards;
 import dev.shardberg.tests.support.TestConfig;
 import java.math.BigDecimal;
 import java.nio.file.Files;
@@ -32,9 +32,9 @@ import org.apache.iceberg.io.CloseableIterable;
  *       from the database name.
  * </ul>
  *
- * One config covers both with {@code database-pattern: shop|shop_(?<shard>\d+)} and
- * {@code table-pattern: orders|orders_(?<shard>\d+)}: the router takes the table's group first,
- * else the database's.
+ * One config covers both with {@code database-pattern: shop|shop_(?<shard>\d+)} and {@code
+ * table-pattern: orders|orders_(?<shard>\d+)}: the router takes the table's group first, else the
+ * database's.
  */
 final class TwoHostShards implements AutoCloseable {
   static final String DATABASE_PATTERN = "shop|shop_(?<shard>\\d+)";
@@ -48,10 +48,17 @@ final class TwoHostShards implements AutoCloseable {
   private final Map<Integer, TreeMap<Long, Row>> expected = new TreeMap<>();
   private final Map<Integer, Long> nextId = new TreeMap<>();
 
-  record Row(long orderId, int customerId, String status, BigDecimal amount, String note, LocalDateTime createdAt) {}
+  record Row(
+      long orderId,
+      int customerId,
+      String status,
+      BigDecimal amount,
+      String note,
+      LocalDateTime createdAt) {}
 
   TwoHostShards(Path dir) throws Exception {
-    CompletableFuture<EmbeddedMariaDb> startB = CompletableFuture.supplyAsync(() -> EmbeddedMariaDb.start("e2e-b", 12));
+    CompletableFuture<EmbeddedMariaDb> startB =
+        CompletableFuture.supplyAsync(() -> EmbeddedMariaDb.start("e2e-b", 12));
     EmbeddedMariaDb startedA;
     try {
       startedA = EmbeddedMariaDb.start("e2e-a", 11);
@@ -90,24 +97,40 @@ final class TwoHostShards implements AutoCloseable {
 
   /** The sources and tables of a config for these shards: {@code config.with(shards::sources)}. */
   void sources(TestConfig config) {
-    config.source(source(a, "5500-5503")).source(source(b, "5504-5507")).tables(DATABASE_PATTERN, TABLE_PATTERN);
+    config
+        .source(source(a, "5500-5503"))
+        .source(source(b, "5504-5507"))
+        .tables(DATABASE_PATTERN, TABLE_PATTERN);
   }
 
   private TestConfig.Source source(EmbeddedMariaDb host, String serverIds) {
-    return new TestConfig.Source(host.name(), host.host(), host.port()).user(USER).passwordFile(passwordFile)
-        .serverIds(serverIds).withoutTls();
+    return new TestConfig.Source(host.name(), host.host(), host.port())
+        .user(USER)
+        .passwordFile(passwordFile)
+        .serverIds(serverIds)
+        .withoutTls();
   }
 
-  // ---- changes, applied to MySQL and to the expected table together --------------------------------
+  // ---- changes, applied to MySQL and to the expected table together
+  // --------------------------------
 
   void insert(int shard, int count) throws SQLException {
     try (Connection c = hostOf(shard).connect(null);
-        PreparedStatement ps = c.prepareStatement("INSERT INTO " + tableOf(shard)
-            + " (order_id, customer_id, status, amount, currency, note, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?)")) {
+        PreparedStatement ps =
+            c.prepareStatement(
+                "INSERT INTO "
+                    + tableOf(shard)
+                    + " (order_id, customer_id, status, amount, currency, note, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?)")) {
       for (int i = 0; i < count; i++) {
         long id = nextId.merge(shard, 1L, Long::sum) - 1;
-        Row row = new Row(id, shard * 1000 + (int) id, "NEW", new BigDecimal(id + "." + String.format("%02d", id % 100)),
-            id % 3 == 0 ? null : "note \u6f22 " + shard + "/" + id, LocalDateTime.of(2026, 1, 1, 0, 0).plusMinutes(id).plusNanos(123_000_000));
+        Row row =
+            new Row(
+                id,
+                shard * 1000 + (int) id,
+                "NEW",
+                new BigDecimal(id + "." + String.format("%02d", id % 100)),
+                id % 3 == 0 ? null : "note \u6f22 " + shard + "/" + id,
+                LocalDateTime.of(2026, 1, 1, 0, 0).plusMinutes(id).plusNanos(123_000_000));
         ps.setLong(1, row.orderId());
         ps.setInt(2, row.customerId());
         ps.setString(3, row.status());
@@ -123,9 +146,22 @@ final class TwoHostShards implements AutoCloseable {
   }
 
   void update(int shard, long id, String status, String note) {
-    hostOf(shard).execute("UPDATE " + tableOf(shard) + " SET status = '" + status + "', note = "
-        + (note == null ? "NULL" : "'" + note + "'") + " WHERE order_id = " + id);
-    expected.get(shard).computeIfPresent(id, (k, r) -> new Row(r.orderId(), r.customerId(), status, r.amount(), note, r.createdAt()));
+    hostOf(shard)
+        .execute(
+            "UPDATE "
+                + tableOf(shard)
+                + " SET status = '"
+                + status
+                + "', note = "
+                + (note == null ? "NULL" : "'" + note + "'")
+                + " WHERE order_id = "
+                + id);
+    expected
+        .get(shard)
+        .computeIfPresent(
+            id,
+            (k, r) ->
+                new Row(r.orderId(), r.customerId(), status, r.amount(), note, r.createdAt()));
   }
 
   void delete(int shard, long id) {
@@ -133,7 +169,10 @@ final class TwoHostShards implements AutoCloseable {
     expected.get(shard).remove(id);
   }
 
-  /** A mixed round on every shard: inserts, updates (one key twice), deletes, an insert deleted again. */
+  /**
+   * A mixed round on every shard: inserts, updates (one key twice), deletes, an insert deleted
+   * again.
+   */
   void changeRound(int round) throws SQLException {
     for (int s = 0; s < 8; s++) {
       List<Long> ids = new ArrayList<>(expected.get(s).keySet());
@@ -150,8 +189,20 @@ final class TwoHostShards implements AutoCloseable {
   /** Expected rows, rendered as {@code shard|id|customer|status|amount|note|created_at}, sorted. */
   List<String> expectedRows() {
     List<String> rows = new ArrayList<>();
-    expected.forEach((shard, byId) -> byId.values().forEach(r -> rows.add(render(shard, r.orderId(), r.customerId(), r.status(),
-        r.amount(), r.note(), r.createdAt()))));
+    expected.forEach(
+        (shard, byId) ->
+            byId.values()
+                .forEach(
+                    r ->
+                        rows.add(
+                            render(
+                                shard,
+                                r.orderId(),
+                                r.customerId(),
+                                r.status(),
+                                r.amount(),
+                                r.note(),
+                                r.createdAt()))));
     rows.sort(null);
     return rows;
   }
@@ -160,7 +211,10 @@ final class TwoHostShards implements AutoCloseable {
     return expected.values().stream().mapToLong(Map::size).sum();
   }
 
-  /** The table read with Iceberg's generic reader (deletes applied), rendered like {@link #expectedRows()}. */
+  /**
+   * The table read with Iceberg's generic reader (deletes applied), rendered like {@link
+   * #expectedRows()}.
+   */
   static List<String> actualRows(Table table) throws Exception {
     table.refresh();
     List<String> rows = new ArrayList<>();
@@ -169,17 +223,42 @@ final class TwoHostShards implements AutoCloseable {
     }
     try (CloseableIterable<Record> records = IcebergGenerics.read(table).build()) {
       for (Record r : records) {
-        rows.add(render((Integer) r.getField("shard_number"), (Long) r.getField("order_id"), (Integer) r.getField("customer_id"),
-            (String) r.getField("status"), (BigDecimal) r.getField("amount"), (String) r.getField("note"),
-            (LocalDateTime) r.getField("created_at")));
+        rows.add(
+            render(
+                (Integer) r.getField("shard_number"),
+                (Long) r.getField("order_id"),
+                (Integer) r.getField("customer_id"),
+                (String) r.getField("status"),
+                (BigDecimal) r.getField("amount"),
+                (String) r.getField("note"),
+                (LocalDateTime) r.getField("created_at")));
       }
     }
     rows.sort(null);
     return rows;
   }
 
-  private static String render(int shard, long id, int customer, String status, BigDecimal amount, String note, LocalDateTime createdAt) {
-    return shard + "|" + id + "|" + customer + "|" + status + "|" + amount.toPlainString() + "|" + note + "|" + createdAt;
+  private static String render(
+      int shard,
+      long id,
+      int customer,
+      String status,
+      BigDecimal amount,
+      String note,
+      LocalDateTime createdAt) {
+    return shard
+        + "|"
+        + id
+        + "|"
+        + customer
+        + "|"
+        + status
+        + "|"
+        + amount.toPlainString()
+        + "|"
+        + note
+        + "|"
+        + createdAt;
   }
 
   @Override

@@ -11,15 +11,16 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Not a test: measures discovery over 2 hosts x 64 shards (host a: 64 tables in one database, host b:
- * 64 databases). Run with tests/integration's test classpath:
- * {@code java -cp <classpath> dev.shardberg.tests.router.DiscoveryBenchmark}.
+ * Not a test: measures discovery over 2 hosts x 64 shards (host a: 64 tables in one database, host
+ * b: 64 databases). Run with tests/integration's test classpath: {@code java -cp <classpath>
+ * dev.shardberg.tests.router.DiscoveryBenchmark}.
  */
 public final class DiscoveryBenchmark {
   private DiscoveryBenchmark() {}
 
   public static void main(String[] args) {
-    String ddl = "(id BIGINT NOT NULL PRIMARY KEY, customer VARCHAR(40) NOT NULL, amount DECIMAL(12,2), created DATETIME(3) NOT NULL, note TEXT)";
+    String ddl =
+        "(id BIGINT NOT NULL PRIMARY KEY, customer VARCHAR(40) NOT NULL, amount DECIMAL(12,2), created DATETIME(3) NOT NULL, note TEXT)";
     try (EmbeddedMariaDb a = EmbeddedMariaDb.start("bench-a", 9401);
         EmbeddedMariaDb b = EmbeddedMariaDb.start("bench-b", 9402)) {
       a.createCdcUser("cdc", "pw");
@@ -33,11 +34,21 @@ public final class DiscoveryBenchmark {
       }
       a.execute(sa.toArray(String[]::new));
       b.execute(sb.toArray(String[]::new));
-      MySqlHost ha = new MySqlHost("a", a.host(), a.port(), "cdc", Secret.of("pw"), Map.of("useSSL", "false"));
-      MySqlHost hb = new MySqlHost("b", b.host(), b.port(), "cdc", Secret.of("pw"), Map.of("useSSL", "false"));
-      LogicalTableSpec both = new LogicalTableSpec(List.of(ha, hb), "shop(_(?<shard>\\d+))?", "orders(_(?<shard>\\d+))?", Map.of(), List.of());
-      LogicalTableSpec onlyA = new LogicalTableSpec(List.of(ha), "shop", "orders_(?<shard>\\d+)", Map.of(), List.of());
-      LogicalTableSpec onlyB = new LogicalTableSpec(List.of(hb), "shop_(?<shard>\\d+)", "orders", Map.of(), List.of());
+      MySqlHost ha =
+          new MySqlHost("a", a.host(), a.port(), "cdc", Secret.of("pw"), Map.of("useSSL", "false"));
+      MySqlHost hb =
+          new MySqlHost("b", b.host(), b.port(), "cdc", Secret.of("pw"), Map.of("useSSL", "false"));
+      LogicalTableSpec both =
+          new LogicalTableSpec(
+              List.of(ha, hb),
+              "shop(_(?<shard>\\d+))?",
+              "orders(_(?<shard>\\d+))?",
+              Map.of(),
+              List.of());
+      LogicalTableSpec onlyA =
+          new LogicalTableSpec(List.of(ha), "shop", "orders_(?<shard>\\d+)", Map.of(), List.of());
+      LogicalTableSpec onlyB =
+          new LogicalTableSpec(List.of(hb), "shop_(?<shard>\\d+)", "orders", Map.of(), List.of());
       ShardPlan plan = ShardDiscovery.discover(both); // warm-up (driver, class loading)
       if (plan.shardCount() != 128) {
         throw new IllegalStateException("expected 128 shards, got " + plan.shardCount());

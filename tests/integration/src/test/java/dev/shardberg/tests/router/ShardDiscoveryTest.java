@@ -23,11 +23,11 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * Discovery against two real binlog MariaDB servers. Host a keeps its shards in databases
- * ({@code shop_0.orders}, {@code shop_1.orders}, {@code shop_2.orders}), host b in tables
- * ({@code shop.orders_3} … {@code shop.orders_5}); one spec covers both:
- * database pattern {@code shop(_(?<shard>\d+))?}, table pattern {@code orders(_(?<shard>\d+))?}.
- * Every other scenario lives in its own databases so the scenarios do not disturb each other.
+ * Discovery against two real binlog MariaDB servers. Host a keeps its shards in databases ({@code
+ * shop_0.orders}, {@code shop_1.orders}, {@code shop_2.orders}), host b in tables ({@code
+ * shop.orders_3} … {@code shop.orders_5}); one spec covers both: database pattern {@code
+ * shop(_(?<shard>\d+))?}, table pattern {@code orders(_(?<shard>\d+))?}. Every other scenario lives
+ * in its own databases so the scenarios do not disturb each other.
  */
 class ShardDiscoveryTest {
 
@@ -41,8 +41,10 @@ class ShardDiscoveryTest {
 
   @BeforeAll
   static void startServers() {
-    CompletableFuture<EmbeddedMariaDb> a = CompletableFuture.supplyAsync(() -> EmbeddedMariaDb.start("router-a", 9201));
-    CompletableFuture<EmbeddedMariaDb> b = CompletableFuture.supplyAsync(() -> EmbeddedMariaDb.start("router-b", 9202));
+    CompletableFuture<EmbeddedMariaDb> a =
+        CompletableFuture.supplyAsync(() -> EmbeddedMariaDb.start("router-a", 9201));
+    CompletableFuture<EmbeddedMariaDb> b =
+        CompletableFuture.supplyAsync(() -> EmbeddedMariaDb.start("router-b", 9202));
     serverA = a.join();
     serverB = b.join();
     for (EmbeddedMariaDb s : List.of(serverA, serverB)) {
@@ -50,15 +52,19 @@ class ShardDiscoveryTest {
     }
     // the main logical table: shards from database names on a, from table names on b
     for (int i = 0; i < 3; i++) {
-      serverA.execute("CREATE DATABASE shop_" + i, "CREATE TABLE shop_" + i + ".orders " + ORDERS_DDL);
+      serverA.execute(
+          "CREATE DATABASE shop_" + i, "CREATE TABLE shop_" + i + ".orders " + ORDERS_DDL);
     }
-    serverA.execute("CREATE DATABASE shop_x", "CREATE TABLE shop_x.customers (id INT PRIMARY KEY)"); // db matches nothing's table
+    serverA.execute(
+        "CREATE DATABASE shop_x",
+        "CREATE TABLE shop_x.customers (id INT PRIMARY KEY)"); // db matches nothing's table
     serverB.execute("CREATE DATABASE shop");
     for (int i = 3; i < 6; i++) {
       serverB.execute("CREATE TABLE shop.orders_" + i + " " + ORDERS_DDL);
     }
     serverB.execute("CREATE TABLE shop.orders_archive " + ORDERS_DDL); // does not match the pattern
-    serverB.execute("CREATE VIEW shop.orders_9 AS SELECT * FROM shop.orders_3"); // views are not shards
+    serverB.execute(
+        "CREATE VIEW shop.orders_9 AS SELECT * FROM shop.orders_3"); // views are not shards
   }
 
   @AfterAll
@@ -72,12 +78,14 @@ class ShardDiscoveryTest {
   }
 
   static MySqlHost host(String name, EmbeddedMariaDb server, String user, String password) {
-    return new MySqlHost(name, server.host(), server.port(), user, Secret.of(password), Map.of("useSSL", "false"));
+    return new MySqlHost(
+        name, server.host(), server.port(), user, Secret.of(password), Map.of("useSSL", "false"));
   }
 
   static LogicalTableSpec spec(String dbPattern, String tablePattern, List<String> keyColumns) {
     return new LogicalTableSpec(
-        List.of(host("a", serverA, CDC_USER, CDC_PASSWORD), host("b", serverB, CDC_USER, CDC_PASSWORD)),
+        List.of(
+            host("a", serverA, CDC_USER, CDC_PASSWORD), host("b", serverB, CDC_USER, CDC_PASSWORD)),
         dbPattern,
         tablePattern,
         Map.of(),
@@ -86,22 +94,30 @@ class ShardDiscoveryTest {
 
   @Test
   void findsShardsInDatabasesOnOneHostAndInTablesOnTheOther() {
-    ShardPlan plan = ShardDiscovery.discover(spec("shop(_(?<shard>\\d+))?", "orders(_(?<shard>\\d+))?", List.of()));
+    ShardPlan plan =
+        ShardDiscovery.discover(
+            spec("shop(_(?<shard>\\d+))?", "orders(_(?<shard>\\d+))?", List.of()));
     assertThat(plan.tablesOf("a"))
         .containsExactly(
-            new ShardTable("a", "shop_0", "orders", 0), new ShardTable("a", "shop_1", "orders", 1), new ShardTable("a", "shop_2", "orders", 2));
+            new ShardTable("a", "shop_0", "orders", 0),
+            new ShardTable("a", "shop_1", "orders", 1),
+            new ShardTable("a", "shop_2", "orders", 2));
     assertThat(plan.tablesOf("b"))
         .containsExactly(
-            new ShardTable("b", "shop", "orders_3", 3), new ShardTable("b", "shop", "orders_4", 4), new ShardTable("b", "shop", "orders_5", 5));
+            new ShardTable("b", "shop", "orders_3", 3),
+            new ShardTable("b", "shop", "orders_4", 4),
+            new ShardTable("b", "shop", "orders_5", 5));
     assertThat(plan.shardCount()).isEqualTo(6);
     assertThat(plan.allTables()).extracting(ShardTable::shard).containsExactly(0, 1, 2, 3, 4, 5);
     assertThat(plan.schema().primaryKey()).containsExactly("id");
     assertThat(plan.schema().columns())
         .containsExactly(
             new MySqlColumn("id", "bigint", "bigint(20)", false, null, null, 19, null, false),
-            new MySqlColumn("customer", "varchar", "varchar(40)", false, null, 40, null, null, false),
+            new MySqlColumn(
+                "customer", "varchar", "varchar(40)", false, null, 40, null, null, false),
             new MySqlColumn("amount", "decimal", "decimal(12,2)", true, "NULL", null, 12, 2, false),
-            new MySqlColumn("created", "datetime", "datetime(3)", false, null, null, 3, null, false));
+            new MySqlColumn(
+                "created", "datetime", "datetime(3)", false, null, null, 3, null, false));
     assertThat(plan.describe())
         .isEqualTo(
             String.join(
@@ -133,7 +149,8 @@ class ShardDiscoveryTest {
 
   @Test
   void noTableAnywhere() {
-    assertThatThrownBy(() -> ShardDiscovery.discover(spec("nothing_(?<shard>\\d+)", "orders", List.of())))
+    assertThatThrownBy(
+            () -> ShardDiscovery.discover(spec("nothing_(?<shard>\\d+)", "orders", List.of())))
         .isInstanceOf(ShardRouterException.class)
         .hasMessage(
             "Cannot find any table matching tables.database-pattern 'nothing_(?<shard>\\d+)' and tables.table-pattern 'orders' on host(s) [a, b]; the patterns are anchored Java regexes matched against whole names (check them, the case of the names and the user's privileges)");
@@ -142,8 +159,14 @@ class ShardDiscoveryTest {
   @Test
   void duplicateShardNumberNamesBothTablesWithHost() {
     serverA.execute("CREATE DATABASE dup_1", "CREATE TABLE dup_1.orders " + ORDERS_DDL);
-    serverB.execute("CREATE DATABASE dup", "CREATE TABLE dup.orders_1 " + ORDERS_DDL, "CREATE TABLE dup.orders_2 " + ORDERS_DDL);
-    assertThatThrownBy(() -> ShardDiscovery.discover(spec("dup(_(?<shard>\\d+))?", "orders(_(?<shard>\\d+))?", List.of())))
+    serverB.execute(
+        "CREATE DATABASE dup",
+        "CREATE TABLE dup.orders_1 " + ORDERS_DDL,
+        "CREATE TABLE dup.orders_2 " + ORDERS_DDL);
+    assertThatThrownBy(
+            () ->
+                ShardDiscovery.discover(
+                    spec("dup(_(?<shard>\\d+))?", "orders(_(?<shard>\\d+))?", List.of())))
         .isInstanceOf(ShardRouterException.class)
         .hasMessage(
             "Cannot assign shard numbers: shard number 1 is taken by 'dup_1.orders' on host 'a' and 'dup.orders_1' on host 'b'; every shard table needs its own number (fix the patterns or tables.shard-map)");
@@ -151,8 +174,12 @@ class ShardDiscoveryTest {
 
   @Test
   void matchedTableWithoutNumber() {
-    serverB.execute("CREATE DATABASE nonum", "CREATE TABLE nonum.orders " + ORDERS_DDL, "CREATE TABLE nonum.orders_7 " + ORDERS_DDL);
-    assertThatThrownBy(() -> ShardDiscovery.discover(spec("nonum", "orders(_(?<shard>\\d+))?", List.of())))
+    serverB.execute(
+        "CREATE DATABASE nonum",
+        "CREATE TABLE nonum.orders " + ORDERS_DDL,
+        "CREATE TABLE nonum.orders_7 " + ORDERS_DDL);
+    assertThatThrownBy(
+            () -> ShardDiscovery.discover(spec("nonum", "orders(_(?<shard>\\d+))?", List.of())))
         .isInstanceOf(ShardRouterException.class)
         .hasMessage(
             "Cannot assign a shard number to 1 matched table(s): 'nonum.orders' on host 'b'; the named group (?<shard>\\d+) captured nothing and tables.shard-map has no entry for them. Add them to tables.shard-map (key 'database.table') or tighten tables.database-pattern / tables.table-pattern to leave them out");
@@ -160,7 +187,10 @@ class ShardDiscoveryTest {
 
   @Test
   void explicitShardMapNumbersTablesWithoutGroup() {
-    serverA.execute("CREATE DATABASE mapped", "CREATE TABLE mapped.orders_eu " + ORDERS_DDL, "CREATE TABLE mapped.orders_us " + ORDERS_DDL);
+    serverA.execute(
+        "CREATE DATABASE mapped",
+        "CREATE TABLE mapped.orders_eu " + ORDERS_DDL,
+        "CREATE TABLE mapped.orders_us " + ORDERS_DDL);
     LogicalTableSpec s =
         new LogicalTableSpec(
             List.of(host("a", serverA, CDC_USER, CDC_PASSWORD)),
@@ -170,21 +200,28 @@ class ShardDiscoveryTest {
             List.of());
     ShardPlan plan = ShardDiscovery.discover(s);
     assertThat(plan.tablesOf("a"))
-        .containsExactly(new ShardTable("a", "mapped", "orders_eu", 10), new ShardTable("a", "mapped", "orders_us", 20));
+        .containsExactly(
+            new ShardTable("a", "mapped", "orders_eu", 10),
+            new ShardTable("a", "mapped", "orders_us", 20));
   }
 
   @Test
   void schemasThatDifferAreListedShardByShard() {
     serverA.execute(
-        "CREATE DATABASE diff_0", "CREATE TABLE diff_0.orders " + ORDERS_DDL,
-        "CREATE DATABASE diff_1", "CREATE TABLE diff_1.orders " + ORDERS_DDL,
+        "CREATE DATABASE diff_0",
+        "CREATE TABLE diff_0.orders " + ORDERS_DDL,
+        "CREATE DATABASE diff_1",
+        "CREATE TABLE diff_1.orders " + ORDERS_DDL,
         "CREATE DATABASE diff_2",
         "CREATE TABLE diff_2.orders (id BIGINT NOT NULL, customer VARCHAR(80) NOT NULL, amount DECIMAL(12,2) NULL, created DATETIME(3) NOT NULL, PRIMARY KEY (id))");
     serverB.execute(
         "CREATE DATABASE diff",
         "CREATE TABLE diff.orders_3 " + ORDERS_DDL,
         "CREATE TABLE diff.orders_4 (id BIGINT NOT NULL, customer VARCHAR(40) NOT NULL, amount DECIMAL(12,2) NULL, PRIMARY KEY (id, customer))");
-    assertThatThrownBy(() -> ShardDiscovery.discover(spec("diff(_(?<shard>\\d+))?", "orders(_(?<shard>\\d+))?", List.of())))
+    assertThatThrownBy(
+            () ->
+                ShardDiscovery.discover(
+                    spec("diff(_(?<shard>\\d+))?", "orders(_(?<shard>\\d+))?", List.of())))
         .isInstanceOf(ShardRouterException.class)
         .hasMessage(
             String.join(
@@ -198,12 +235,16 @@ class ShardDiscoveryTest {
 
   @Test
   void tableWithoutPrimaryKeyNeedsKeyColumnsThatAreAUniqueNotNullIndex() {
-    serverA.execute("CREATE DATABASE nopk_0", "CREATE TABLE nopk_0.orders (id BIGINT NOT NULL, code INT NULL, note TEXT, KEY ix_id (id), UNIQUE KEY uq_code (code))");
-    assertThatThrownBy(() -> ShardDiscovery.discover(spec("nopk_(?<shard>\\d+)", "orders", List.of())))
+    serverA.execute(
+        "CREATE DATABASE nopk_0",
+        "CREATE TABLE nopk_0.orders (id BIGINT NOT NULL, code INT NULL, note TEXT, KEY ix_id (id), UNIQUE KEY uq_code (code))");
+    assertThatThrownBy(
+            () -> ShardDiscovery.discover(spec("nopk_(?<shard>\\d+)", "orders", List.of())))
         .isInstanceOf(ShardRouterException.class)
         .hasMessage(
             "Cannot use table 'nopk_0.orders' on host 'a' as an upsert source: it has no primary key; add a primary key to every shard or name the columns of a UNIQUE index whose columns are all NOT NULL in tables.key-columns (the table has no such index)");
-    assertThatThrownBy(() -> ShardDiscovery.discover(spec("nopk_(?<shard>\\d+)", "orders", List.of("id"))))
+    assertThatThrownBy(
+            () -> ShardDiscovery.discover(spec("nopk_(?<shard>\\d+)", "orders", List.of("id"))))
         .isInstanceOf(ShardRouterException.class)
         .hasMessage(
             String.join(
@@ -231,7 +272,8 @@ class ShardDiscoveryTest {
       serverB.execute("INSERT INTO sampled_1.entries VALUES (" + (e % 2) + ", " + e + ")");
     }
     ShardPlan plan = ShardDiscovery.discover(spec("sampled_(?<shard>\\d+)", "entries", List.of()));
-    assertThat(plan.schema().keySample()).containsExactly(Map.entry("tenant_id", 6L), Map.entry("entry_id", 80L));
+    assertThat(plan.schema().keySample())
+        .containsExactly(Map.entry("tenant_id", 6L), Map.entry("entry_id", 80L));
     assertThat(plan.schema().defaultBucketColumn()).isEqualTo("entry_id");
   }
 
@@ -239,7 +281,11 @@ class ShardDiscoveryTest {
   void wrongPasswordNamesHostAndUserButNotThePassword() {
     LogicalTableSpec s =
         new LogicalTableSpec(
-            List.of(host("a", serverA, CDC_USER, "Wr0ng-secret")), "shop_(?<shard>\\d+)", "orders", Map.of(), List.of());
+            List.of(host("a", serverA, CDC_USER, "Wr0ng-secret")),
+            "shop_(?<shard>\\d+)",
+            "orders",
+            Map.of(),
+            List.of());
     assertThatThrownBy(() -> ShardDiscovery.discover(s))
         .isInstanceOf(ShardRouterException.class)
         .hasMessage(
@@ -258,7 +304,9 @@ class ShardDiscoveryTest {
     }
     LogicalTableSpec s =
         new LogicalTableSpec(
-            List.of(new MySqlHost("gone", "127.0.0.1", closedPort, "cdc", Secret.of("Secret-123"), Map.of())),
+            List.of(
+                new MySqlHost(
+                    "gone", "127.0.0.1", closedPort, "cdc", Secret.of("Secret-123"), Map.of())),
             "shop_(?<shard>\\d+)",
             "orders",
             Map.of(),
@@ -280,7 +328,11 @@ class ShardDiscoveryTest {
         "GRANT SELECT, SHOW DATABASES ON *.* TO 'reader'@'%'");
     LogicalTableSpec s =
         new LogicalTableSpec(
-            List.of(host("b", serverB, "reader", "reader-pw")), "shop", "orders_(?<shard>\\d+)", Map.of(), List.of());
+            List.of(host("b", serverB, "reader", "reader-pw")),
+            "shop",
+            "orders_(?<shard>\\d+)",
+            Map.of(),
+            List.of());
     assertThatThrownBy(() -> ShardDiscovery.discover(s))
         .isInstanceOf(ShardRouterException.class)
         .hasMessage(
@@ -294,9 +346,13 @@ class ShardDiscoveryTest {
 
   @Test
   void binlogFormatAndRowImageNameTheServerVariable() {
-    serverB.execute("SET GLOBAL binlog_format = 'MIXED'", "SET GLOBAL binlog_row_image = 'MINIMAL'");
+    serverB.execute(
+        "SET GLOBAL binlog_format = 'MIXED'", "SET GLOBAL binlog_row_image = 'MINIMAL'");
     try {
-      assertThatThrownBy(() -> ShardDiscovery.discover(spec("shop(_(?<shard>\\d+))?", "orders(_(?<shard>\\d+))?", List.of())))
+      assertThatThrownBy(
+              () ->
+                  ShardDiscovery.discover(
+                      spec("shop(_(?<shard>\\d+))?", "orders(_(?<shard>\\d+))?", List.of())))
           .isInstanceOf(ShardRouterException.class)
           .hasMessage(
               String.join(

@@ -32,7 +32,10 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Create and validate the derived table in Iceberg's Hadoop catalog and in a real Hive Metastore (Thrift, Derby). */
+/**
+ * Create and validate the derived table in Iceberg's Hadoop catalog and in a real Hive Metastore
+ * (Thrift, Derby).
+ */
 class TableCreatorTest {
 
   static final ShardSchema SCHEMA =
@@ -53,7 +56,9 @@ class TableCreatorTest {
   @BeforeAll
   static void startCatalogs() {
     HiveConf conf = new HiveConf();
-    conf.set("hive.metastore.expression.proxy", "org.apache.hadoop.hive.metastore.DefaultPartitionExpressionProxy");
+    conf.set(
+        "hive.metastore.expression.proxy",
+        "org.apache.hadoop.hive.metastore.DefaultPartitionExpressionProxy");
     metastore = new TestHiveMetastore();
     metastore.start(conf);
     hive =
@@ -61,7 +66,9 @@ class TableCreatorTest {
             CatalogUtil.loadCatalog(
                 HiveCatalog.class.getName(),
                 "hive",
-                Map.of(CatalogProperties.WAREHOUSE_LOCATION, warehouse.resolve("hive").toUri().toString()),
+                Map.of(
+                    CatalogProperties.WAREHOUSE_LOCATION,
+                    warehouse.resolve("hive").toUri().toString()),
                 metastore.hiveConf());
     hadoop = new HadoopCatalog(new Configuration(), warehouse.resolve("hadoop").toUri().toString());
   }
@@ -82,29 +89,37 @@ class TableCreatorTest {
   @Test
   void createsTheTableInHadoopAndValidatesItOnTheNextStart() {
     TableIdentifier id = TableIdentifier.of("shop", "orders_h");
-    Table created = TableCreator.createOrValidate(hadoop, id, LAYOUT, Map.of(TableCreator.NAMESPACE_OWNER, "etl"));
+    Table created =
+        TableCreator.createOrValidate(
+            hadoop, id, LAYOUT, Map.of(TableCreator.NAMESPACE_OWNER, "etl"));
     assertCreatedAsDerived(created);
     String metadata = ((HasTableOperations) created).operations().current().metadataFileLocation();
     Table again = TableCreator.createOrValidate(hadoop, id, LAYOUT);
-    assertThat(((HasTableOperations) again).operations().current().metadataFileLocation()).isEqualTo(metadata);
+    assertThat(((HasTableOperations) again).operations().current().metadataFileLocation())
+        .isEqualTo(metadata);
   }
 
   @Test
   void createsNamespaceWithOwnerAndTableInHiveMetastore() throws Exception {
     TableIdentifier id = TableIdentifier.of("shop_hive", "orders");
-    Table created = TableCreator.createOrValidate(hive, id, LAYOUT, Map.of(TableCreator.NAMESPACE_OWNER, "etl"));
+    Table created =
+        TableCreator.createOrValidate(
+            hive, id, LAYOUT, Map.of(TableCreator.NAMESPACE_OWNER, "etl"));
     assertCreatedAsDerived(created);
     assertThat(hive.loadNamespaceMetadata(Namespace.of("shop_hive"))).containsEntry("owner", "etl");
-    assertThat(metastore.getTable("shop_hive", "orders").getParameters()).containsEntry("table_type", "ICEBERG");
+    assertThat(metastore.getTable("shop_hive", "orders").getParameters())
+        .containsEntry("table_type", "ICEBERG");
     String metadata = ((HasTableOperations) created).operations().current().metadataFileLocation();
     Table again = TableCreator.createOrValidate(hive, id, LAYOUT);
-    assertThat(((HasTableOperations) again).operations().current().metadataFileLocation()).isEqualTo(metadata);
+    assertThat(((HasTableOperations) again).operations().current().metadataFileLocation())
+        .isEqualTo(metadata);
   }
 
   /**
-   * schema.change-behavior=evolve at start-up, in a real Hive Metastore: a table created by an earlier
-   * run is evolved through Iceberg's schema API to the shards' union (a new column, a widened decimal,
-   * a column made optional), which the metastore accepts; a second start changes nothing.
+   * schema.change-behavior=evolve at start-up, in a real Hive Metastore: a table created by an
+   * earlier run is evolved through Iceberg's schema API to the shards' union (a new column, a
+   * widened decimal, a column made optional), which the metastore accepts; a second start changes
+   * nothing.
    */
   @Test
   void anExistingTableIsEvolvedToTheShardsUnionInHiveMetastore() {
@@ -119,15 +134,21 @@ class TableCreatorTest {
                 MySqlColumn.of("created", "datetime(3)", false),
                 MySqlColumn.of("discount", "decimal(8,2)", true)),
             List.of("id"));
-    Table evolved = TableCreator.createOrEvolve(hive, id, TableLayout.derive(union), union.columns(), Map.of());
+    Table evolved =
+        TableCreator.createOrEvolve(hive, id, TableLayout.derive(union), union.columns(), Map.of());
     assertThat(evolved.schema().findField("discount").isOptional()).isTrue();
     assertThat(evolved.schema().findField("discount").doc()).isEqualTo("decimal(8,2)");
-    assertThat(evolved.schema().findField("amount").type()).isEqualTo(org.apache.iceberg.types.Types.DecimalType.of(16, 2));
+    assertThat(evolved.schema().findField("amount").type())
+        .isEqualTo(org.apache.iceberg.types.Types.DecimalType.of(16, 2));
     assertThat(evolved.schema().findField("customer").isOptional()).isTrue();
     Table reloaded = hive.loadTable(id);
     assertThat(reloaded.schema().sameSchema(evolved.schema())).isTrue();
     int schemaId = reloaded.schema().schemaId();
-    assertThat(TableCreator.createOrEvolve(hive, id, TableLayout.derive(union), union.columns(), Map.of()).schema().schemaId())
+    assertThat(
+            TableCreator.createOrEvolve(
+                    hive, id, TableLayout.derive(union), union.columns(), Map.of())
+                .schema()
+                .schemaId())
         .isEqualTo(schemaId);
   }
 
@@ -147,32 +168,41 @@ class TableCreatorTest {
                   Types.NestedField.optional(4, "amount", Types.DecimalType.of(10, 2))),
               Set.of(2));
       Table user =
-          catalog.buildTable(id, userSchema).withPartitionSpec(PartitionSpec.builderFor(userSchema).identity("shard_number").build()).create();
+          catalog
+              .buildTable(id, userSchema)
+              .withPartitionSpec(
+                  PartitionSpec.builderFor(userSchema).identity("shard_number").build())
+              .create();
       String metadata = ((HasTableOperations) user).operations().current().metadataFileLocation();
       assertThatThrownBy(() -> TableCreator.createOrValidate(catalog, id, LAYOUT))
           .isInstanceOf(TableLayoutMismatchException.class)
           .hasMessage(
               String.join(
                   System.lineSeparator(),
-                  "Cannot use existing Iceberg table " + id + ": it does not match the layout derived from the shards (4 difference(s)):",
+                  "Cannot use existing Iceberg table "
+                      + id
+                      + ": it does not match the layout derived from the shards (4 difference(s)):",
                   "  - column 'amount': expected 'amount' optional decimal(12, 2), found 'amount' optional decimal(10, 2)",
                   "  - column #5: expected 'created' required timestamp, found (none)",
                   "  - identifier fields: expected [id, shard_number], found [id]",
                   "  - partition spec: expected [identity(shard_number), bucket[5](id)], found [identity(shard_number)]",
                   "Shardberg never alters an existing table: fix the table (or drop it to let Shardberg create it), or change the config to match."));
       Table after = catalog.loadTable(id);
-      assertThat(((HasTableOperations) after).operations().current().metadataFileLocation()).isEqualTo(metadata);
+      assertThat(((HasTableOperations) after).operations().current().metadataFileLocation())
+          .isEqualTo(metadata);
       catalog.dropTable(id);
     }
   }
 
   private static void assertCreatedAsDerived(Table table) {
     assertThat(table.schema().asStruct()).isEqualTo(LAYOUT.icebergSchema().asStruct());
-    assertThat(table.schema().identifierFieldNames()).containsExactlyInAnyOrder("shard_number", "id");
+    assertThat(table.schema().identifierFieldNames())
+        .containsExactlyInAnyOrder("shard_number", "id");
     assertThat(table.spec().fields()).hasSize(2);
     assertThat(table.spec().fields().get(0).transform().toString()).isEqualTo("identity");
     assertThat(table.spec().fields().get(1).transform().toString()).isEqualTo("bucket[5]");
-    assertThat(table.schema().findColumnName(table.spec().fields().get(1).sourceId())).isEqualTo("id");
+    assertThat(table.schema().findColumnName(table.spec().fields().get(1).sourceId()))
+        .isEqualTo("id");
     assertThat(((HasTableOperations) table).operations().current().formatVersion()).isEqualTo(2);
     assertThat(table.properties()).containsAllEntriesOf(TableLayout.DEFAULT_PROPERTIES);
   }

@@ -7,42 +7,38 @@ import static org.awaitility.Awaitility.await;
 
 import dev.shardberg.job.Catalogs;
 import dev.shardberg.job.LocalCheckpoints;
-import org.apache.flink.client.program.ClusterClient;
-import org.apache.flink.core.execution.CheckpointType;
-import org.apache.flink.test.junit5.InjectClusterClient;
 import dev.shardberg.job.Reconciliation;
-import dev.shardberg.job.verify.VerifyReport;
-import dev.shardberg.tests.cli.CliRun;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import dev.shardberg.job.ShardbergPipeline;
 import dev.shardberg.job.config.ShardbergConfig;
+import dev.shardberg.job.verify.VerifyReport;
 import dev.shardberg.router.ShardRouterException;
+import dev.shardberg.tests.cli.CliRun;
 import dev.shardberg.tests.support.EmbeddedMariaDb;
 import dev.shardberg.tests.support.SmallOrdersShards;
 import dev.shardberg.tests.support.TestConfig;
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.math.BigDecimal;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
+import org.apache.flink.client.program.ClusterClient;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.StateRecoveryOptions;
+import org.apache.flink.core.execution.CheckpointType;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.test.junit5.InjectClusterClient;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.flink.util.ExceptionUtils;
 import org.apache.iceberg.Table;
-import org.apache.iceberg.data.IcebergGenerics;
-import org.apache.iceberg.data.Record;
-import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.types.Types;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -55,27 +51,34 @@ import org.junit.jupiter.api.io.TempDir;
  * docs/schema-evolution.md), with inserts, updates and deletes going on on every shard; after each
  * step the Iceberg table holds exactly the expected rows, a shard without a column reading NULL.
  *
- * <p>Three shards {@code shop.orders_0..2} (id BIGINT key, qty INT NOT NULL, note VARCHAR(20) NULL).
- * The rollout of {@code discount DECIMAL(8,2)} arrives shard by shard over several checkpoints, at
- * different positions; DDL that changes no column is ignored; qty is widened to BIGINT; note is
- * dropped on one shard; an incompatible change stops the job at once naming shard, column and DDL.
+ * <p>Three shards {@code shop.orders_0..2} (id BIGINT key, qty INT NOT NULL, note VARCHAR(20)
+ * NULL). The rollout of {@code discount DECIMAL(8,2)} arrives shard by shard over several
+ * checkpoints, at different positions; DDL that changes no column is ignored; qty is widened to
+ * BIGINT; note is dropped on one shard; an incompatible change stops the job at once naming shard,
+ * column and DDL.
  */
 class SchemaEvolutionEndToEndTest {
   private static final Duration CAUGHT_UP = Duration.ofMinutes(3);
   private static final String USER = "schema_cdc";
   private static final String PASSWORD = "schema-pw";
   private static final int SHARDS = 3;
+
   /** The columns the test reads back, in order; a column the table lacks reads "null". */
   private static final List<String> COLUMNS = List.of("qty", "note", "discount");
 
   @RegisterExtension
   static final MiniClusterExtension FLINK =
       new MiniClusterExtension(
-          () -> new MiniClusterResourceConfiguration.Builder().setNumberTaskManagers(1).setNumberSlotsPerTaskManager(4).build());
+          () ->
+              new MiniClusterResourceConfiguration.Builder()
+                  .setNumberTaskManagers(1)
+                  .setNumberSlotsPerTaskManager(4)
+                  .build());
 
   @TempDir static Path dir;
   static EmbeddedMariaDb server;
   static Path passwordFile;
+
   /** shard → id → [qty, note, discount] as the table must render them. */
   static final Map<Integer, TreeMap<Long, String[]>> expected = new TreeMap<>();
 
@@ -101,13 +104,33 @@ class SchemaEvolutionEndToEndTest {
   }
 
   static void insert(int shard, long id, int qty, String note) {
-    server.execute("INSERT INTO shop.orders_" + shard + " (id, qty, note) VALUES (" + id + ", " + qty + ", " + sql(note) + ")");
+    server.execute(
+        "INSERT INTO shop.orders_"
+            + shard
+            + " (id, qty, note) VALUES ("
+            + id
+            + ", "
+            + qty
+            + ", "
+            + sql(note)
+            + ")");
     expected.get(shard).put(id, new String[] {Integer.toString(qty), String.valueOf(note), "null"});
   }
 
   static void insertWithDiscount(int shard, long id, int qty, String discount) {
-    server.execute("INSERT INTO shop.orders_" + shard + " (id, qty, discount) VALUES (" + id + ", " + qty + ", " + discount + ")");
-    expected.get(shard).put(id, new String[] {Integer.toString(qty), "null", new BigDecimal(discount).toString()});
+    server.execute(
+        "INSERT INTO shop.orders_"
+            + shard
+            + " (id, qty, discount) VALUES ("
+            + id
+            + ", "
+            + qty
+            + ", "
+            + discount
+            + ")");
+    expected
+        .get(shard)
+        .put(id, new String[] {Integer.toString(qty), "null", new BigDecimal(discount).toString()});
   }
 
   static void setQty(int shard, long id, long qty) {
@@ -116,7 +139,8 @@ class SchemaEvolutionEndToEndTest {
   }
 
   static void setDiscount(int shard, long id, String discount) {
-    server.execute("UPDATE shop.orders_" + shard + " SET discount = " + discount + " WHERE id = " + id);
+    server.execute(
+        "UPDATE shop.orders_" + shard + " SET discount = " + discount + " WHERE id = " + id);
     expected.get(shard).get(id)[2] = new BigDecimal(discount).toString();
   }
 
@@ -131,7 +155,9 @@ class SchemaEvolutionEndToEndTest {
 
   static List<String> expectedRows() {
     List<String> rows = new ArrayList<>();
-    expected.forEach((shard, byId) -> byId.forEach((id, v) -> rows.add(shard + "|" + id + "|" + String.join("|", v))));
+    expected.forEach(
+        (shard, byId) ->
+            byId.forEach((id, v) -> rows.add(shard + "|" + id + "|" + String.join("|", v))));
     rows.sort(null);
     return rows;
   }
@@ -142,20 +168,36 @@ class SchemaEvolutionEndToEndTest {
 
   static void awaitRows(Table table) {
     List<String> rows = expectedRows();
-    await().atMost(CAUGHT_UP).pollInterval(Duration.ofMillis(300)).ignoreExceptions().until(() -> actualRows(table).equals(rows));
+    await()
+        .atMost(CAUGHT_UP)
+        .pollInterval(Duration.ofMillis(300))
+        .ignoreExceptions()
+        .until(() -> actualRows(table).equals(rows));
   }
 
-  /** The config of a job on the shards {@code <database>.orders_N}, into table {@code shop.<table>}. */
+  /**
+   * The config of a job on the shards {@code <database>.orders_N}, into table {@code shop.<table>}.
+   */
   static TestConfig config(String database, String pipelineId, String table) {
-    return TestConfig.pipeline(pipelineId).checkpointInterval("1s").parallelism(1).writerParallelism(2).restart(5, "1s")
-        .source(new TestConfig.Source("schema", server.host(), server.port()).user(USER).passwordFile(passwordFile)
-            .serverIds("5700-5701").withoutTls())
+    return TestConfig.pipeline(pipelineId)
+        .checkpointInterval("1s")
+        .parallelism(1)
+        .writerParallelism(2)
+        .restart(5, "1s")
+        .source(
+            new TestConfig.Source("schema", server.host(), server.port())
+                .user(USER)
+                .passwordFile(passwordFile)
+                .serverIds("5700-5701")
+                .withoutTls())
         .tables(database, "orders_(?<shard>\\d+)")
-        .hadoopCatalog(dir.resolve("warehouse").toUri()).table("shop", table);
+        .hadoopCatalog(dir.resolve("warehouse").toUri())
+        .table("shop", table);
   }
 
   @Test
-  void aRolloutHalfDoneAtStartUpIsTheUnionAndValidatePrintsEachShardsDifferences() throws Exception {
+  void aRolloutHalfDoneAtStartUpIsTheUnionAndValidatePrintsEachShardsDifferences()
+      throws Exception {
     server.execute(
         "CREATE DATABASE half",
         SmallOrdersShards.createTable("half", 0),
@@ -166,19 +208,26 @@ class SchemaEvolutionEndToEndTest {
     CliRun validate = cli("validate", "--config", file.toString());
     assertThat(validate.exit()).as(validate.err()).isZero();
     assertThat(validate.out())
-        .contains("Shards that differ from the table schema (evolvable; schema.change-behavior=evolve):")
+        .contains(
+            "Shards that differ from the table schema (evolvable; schema.change-behavior=evolve):")
         .contains("  shard 0: column 'qty' is int")
         .contains("  shard 0: lacks column 'discount' (reads NULL)")
         .contains("  shard 1: column 'note' is varchar(40) NULL");
 
     ShardbergConfig config = ShardbergConfig.load(file);
-    JobClient job = ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), config);
+    JobClient job =
+        ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), config);
     try {
       Table table = Catalogs.loadTable(config.target());
       assertThat(table.schema().findField("qty").type()).isEqualTo(Types.LongType.get());
       assertThat(table.schema().findField("discount").isOptional()).isTrue();
-      List<String> rows = List.of("0|1|1|a|null", "0|2|2|null|null", "1|1|5000000000|b|1.25", "1|3|3|c|null");
-      await().atMost(CAUGHT_UP).pollInterval(Duration.ofMillis(300)).ignoreExceptions().until(() -> actualRows(table).equals(rows));
+      List<String> rows =
+          List.of("0|1|1|a|null", "0|2|2|null|null", "1|1|5000000000|b|1.25", "1|3|3|c|null");
+      await()
+          .atMost(CAUGHT_UP)
+          .pollInterval(Duration.ofMillis(300))
+          .ignoreExceptions()
+          .until(() -> actualRows(table).equals(rows));
       VerifyReport report = Reconciliation.verify(config, 5);
       assertThat(report.matches()).as(report.toString()).isTrue();
     } finally {
@@ -195,14 +244,20 @@ class SchemaEvolutionEndToEndTest {
         "CREATE TABLE replay.orders_1 (id BIGINT NOT NULL PRIMARY KEY, qty INT NOT NULL)",
         "INSERT INTO replay.orders_0 VALUES (1, 1), (2, 2)",
         "INSERT INTO replay.orders_1 VALUES (1, 10)");
-    Path file = config("replay", "schema-replay", "replay_orders").write(dir.resolve("replay.yaml"));
+    Path file =
+        config("replay", "schema-replay", "replay_orders").write(dir.resolve("replay.yaml"));
     ShardbergConfig config = ShardbergConfig.load(file);
-    JobClient first = ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), config);
+    JobClient first =
+        ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), config);
     Table table = Catalogs.loadTable(config.target());
     String savepoint;
     try {
       awaitExactly(table, List.of("0|1|1|null", "0|2|2|null", "1|1|10|null"));
-      savepoint = first.triggerSavepoint(dir.resolve("savepoints").toUri().toString(), SavepointFormatType.CANONICAL).get();
+      savepoint =
+          first
+              .triggerSavepoint(
+                  dir.resolve("savepoints").toUri().toString(), SavepointFormatType.CANONICAL)
+              .get();
       // after the savepoint: the DDL and rows that need it, committed by the first job
       server.execute(
           "INSERT INTO replay.orders_0 VALUES (3, 3)",
@@ -222,13 +277,25 @@ class SchemaEvolutionEndToEndTest {
     // restored from before the DDL: the rows and the DDL replay onto the evolved table
     Configuration conf = new Configuration();
     conf.set(StateRecoveryOptions.SAVEPOINT_PATH, savepoint);
-    JobClient second = ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(conf), config);
+    JobClient second =
+        ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(conf), config);
     try {
-      awaitExactly(table, List.of("0|1|11|one", "0|3|3|null", "0|4|4|four", "1|1|100|null", "1|2|20|null"));
+      awaitExactly(
+          table, List.of("0|1|11|one", "0|3|3|null", "0|4|4|four", "1|1|100|null", "1|2|20|null"));
       table.refresh();
-      assertThat(table.schema().schemaId()).as("the replayed DDL changed nothing").isEqualTo(schemaAfterDdl);
+      assertThat(table.schema().schemaId())
+          .as("the replayed DDL changed nothing")
+          .isEqualTo(schemaAfterDdl);
       server.execute("INSERT INTO replay.orders_0 VALUES (5, 5, 'five')");
-      awaitExactly(table, List.of("0|1|11|one", "0|3|3|null", "0|4|4|four", "0|5|5|five", "1|1|100|null", "1|2|20|null"));
+      awaitExactly(
+          table,
+          List.of(
+              "0|1|11|one",
+              "0|3|3|null",
+              "0|4|4|four",
+              "0|5|5|five",
+              "1|1|100|null",
+              "1|2|20|null"));
       VerifyReport report = Reconciliation.verify(config, 5);
       assertThat(report.matches()).as(report.toString()).isTrue();
     } finally {
@@ -240,8 +307,9 @@ class SchemaEvolutionEndToEndTest {
   /**
    * A failover after the shard's schema change was committed to the table and before the rows that
    * use it were: checkpoints are taken only on demand here (the interval is an hour), so the DDL's
-   * schema commit lands at once and its rows stay uncommitted when the job dies. The job restored from
-   * the checkpoint taken before the DDL replays the DDL (nothing left to change) and the rows, each once.
+   * schema commit lands at once and its rows stay uncommitted when the job dies. The job restored
+   * from the checkpoint taken before the DDL replays the DDL (nothing left to change) and the rows,
+   * each once.
    */
   @Test
   void aFailoverBetweenTheSchemaCommitAndTheCommitOfItsRowsNeitherLosesNorDuplicates(
@@ -252,22 +320,30 @@ class SchemaEvolutionEndToEndTest {
         "CREATE TABLE failover.orders_1 (id BIGINT NOT NULL PRIMARY KEY, qty INT NOT NULL)",
         "INSERT INTO failover.orders_0 VALUES (1, 1), (2, 2), (3, 3)",
         "INSERT INTO failover.orders_1 VALUES (1, 10)");
-    Path file = config("failover", "schema-failover", "failover_orders")
-        .checkpointInterval("1h").checkpointDir(dir.resolve("failover-checkpoints").toUri())
-        .write(dir.resolve("failover.yaml"));
+    Path file =
+        config("failover", "schema-failover", "failover_orders")
+            .checkpointInterval("1h")
+            .checkpointDir(dir.resolve("failover-checkpoints").toUri())
+            .write(dir.resolve("failover.yaml"));
     ShardbergConfig config = ShardbergConfig.load(file);
     PrintWriter console = new PrintWriter(new StringWriter(), true);
-    JobClient first = ShardbergPipeline.start(LocalCheckpoints.environment(config, false, console), config);
+    JobClient first =
+        ShardbergPipeline.start(LocalCheckpoints.environment(config, false, console), config);
     Table table = Catalogs.loadTable(config.target());
     List<String> before = List.of("0|1|1|null", "0|2|2|null", "0|3|3|null", "1|1|10|null");
     int schemaBefore;
     try {
       // a checkpoint on demand commits what was read so far
       // (ignoring the refusals while the tasks are still starting)
-      await().atMost(CAUGHT_UP).pollInterval(Duration.ofSeconds(1)).ignoreExceptions().until(() -> {
-        client.triggerCheckpoint(first.getJobID(), CheckpointType.FULL).get();
-        return exactly(table, before);
-      });
+      await()
+          .atMost(CAUGHT_UP)
+          .pollInterval(Duration.ofSeconds(1))
+          .ignoreExceptions()
+          .until(
+              () -> {
+                client.triggerCheckpoint(first.getJobID(), CheckpointType.FULL).get();
+                return exactly(table, before);
+              });
       schemaBefore = table.schema().schemaId();
       server.execute(
           "ALTER TABLE failover.orders_0 ADD COLUMN tag VARCHAR(10) NULL",
@@ -275,28 +351,42 @@ class SchemaEvolutionEndToEndTest {
           "UPDATE failover.orders_0 SET tag = 'one', qty = 11 WHERE id = 1",
           "DELETE FROM failover.orders_0 WHERE id = 2",
           "UPDATE failover.orders_1 SET qty = 100 WHERE id = 1");
-      await().atMost(CAUGHT_UP).pollInterval(Duration.ofMillis(200)).until(() -> {
-        table.refresh();
-        return table.schema().findField("tag") != null;
-      });
+      await()
+          .atMost(CAUGHT_UP)
+          .pollInterval(Duration.ofMillis(200))
+          .until(
+              () -> {
+                table.refresh();
+                return table.schema().findField("tag") != null;
+              });
     } finally {
       first.cancel().get(); // dies before any checkpoint after the DDL
       await().atMost(CAUGHT_UP).until(() -> first.getJobStatus().get().isGloballyTerminalState());
     }
-    assertThat(table.schema().schemaId()).as("the schema change is committed").isGreaterThan(schemaBefore);
+    assertThat(table.schema().schemaId())
+        .as("the schema change is committed")
+        .isGreaterThan(schemaBefore);
     assertThat(exactly(table, before)).as("its rows are not").isTrue();
 
     // resumed from the newest retained checkpoint, as a local run does
-    JobClient second = ShardbergPipeline.start(LocalCheckpoints.environment(config, false, console), config);
+    JobClient second =
+        ShardbergPipeline.start(LocalCheckpoints.environment(config, false, console), config);
     try {
       int evolved = table.schema().schemaId();
       List<String> after = List.of("0|1|11|one", "0|3|3|null", "0|4|4|four", "1|1|100|null");
-      await().atMost(CAUGHT_UP).pollInterval(Duration.ofSeconds(1)).ignoreExceptions().until(() -> {
-        client.triggerCheckpoint(second.getJobID(), CheckpointType.FULL).get();
-        return exactly(table, after);
-      });
+      await()
+          .atMost(CAUGHT_UP)
+          .pollInterval(Duration.ofSeconds(1))
+          .ignoreExceptions()
+          .until(
+              () -> {
+                client.triggerCheckpoint(second.getJobID(), CheckpointType.FULL).get();
+                return exactly(table, after);
+              });
       table.refresh();
-      assertThat(table.schema().schemaId()).as("the replayed DDL changed nothing").isEqualTo(evolved);
+      assertThat(table.schema().schemaId())
+          .as("the replayed DDL changed nothing")
+          .isEqualTo(evolved);
       VerifyReport report = Reconciliation.verify(config, 5);
       assertThat(report.matches()).as(report.toString()).isTrue();
     } finally {
@@ -311,16 +401,19 @@ class SchemaEvolutionEndToEndTest {
   }
 
   /**
-   * The rollout in flight on the Hive catalog (a real metastore over Thrift, with
-   * {@code hive.metastore.disallow.incompatible.col.type.changes} on): an added column, a widening and
-   * a dropped column reach the table through Iceberg's schema API while rows keep changing.
+   * The rollout in flight on the Hive catalog (a real metastore over Thrift, with {@code
+   * hive.metastore.disallow.incompatible.col.type.changes} on): an added column, a widening and a
+   * dropped column reach the table through Iceberg's schema API while rows keep changing.
    */
   @Test
   void aRolloutInFlightOnTheHiveCatalog() throws Exception {
     org.apache.hadoop.hive.conf.HiveConf hiveConf = new org.apache.hadoop.hive.conf.HiveConf();
-    hiveConf.set("hive.metastore.expression.proxy", "org.apache.hadoop.hive.metastore.DefaultPartitionExpressionProxy");
+    hiveConf.set(
+        "hive.metastore.expression.proxy",
+        "org.apache.hadoop.hive.metastore.DefaultPartitionExpressionProxy");
     hiveConf.set("hive.metastore.disallow.incompatible.col.type.changes", "true");
-    org.apache.iceberg.hive.TestHiveMetastore metastore = new org.apache.iceberg.hive.TestHiveMetastore();
+    org.apache.iceberg.hive.TestHiveMetastore metastore =
+        new org.apache.iceberg.hive.TestHiveMetastore();
     metastore.start(hiveConf);
     try {
       server.execute(
@@ -329,18 +422,31 @@ class SchemaEvolutionEndToEndTest {
           SmallOrdersShards.createTable("hived", 1),
           "INSERT INTO hived.orders_0 VALUES (1, 1, 'a'), (2, 2, 'b')",
           "INSERT INTO hived.orders_1 VALUES (1, 10, 'c')");
-      String uri = metastore.hiveConf().get(org.apache.hadoop.hive.conf.HiveConf.ConfVars.METASTOREURIS.varname);
+      String uri =
+          metastore
+              .hiveConf()
+              .get(org.apache.hadoop.hive.conf.HiveConf.ConfVars.METASTOREURIS.varname);
       // the same job on a hive catalog instead of the hadoop one
-      Path file = config("hived", "schema-hive", "orders")
-          .hiveCatalog(uri, dir.resolve("hive-warehouse").toUri()).catalogName("hms").table("hived", "orders")
-          .write(dir.resolve("hive.yaml"));
+      Path file =
+          config("hived", "schema-hive", "orders")
+              .hiveCatalog(uri, dir.resolve("hive-warehouse").toUri())
+              .catalogName("hms")
+              .table("hived", "orders")
+              .write(dir.resolve("hive.yaml"));
       ShardbergConfig config = ShardbergConfig.load(file);
-      JobClient job = ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), config);
+      JobClient job =
+          ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), config);
       try {
         Table table = Catalogs.loadTable(config.target());
         assertThat(table.name()).isEqualTo("hms.hived.orders");
-        await().atMost(CAUGHT_UP).pollInterval(Duration.ofMillis(300)).ignoreExceptions()
-            .until(() -> hiveRows(table).equals(List.of("0|1|1|a|null", "0|2|2|b|null", "1|1|10|c|null")));
+        await()
+            .atMost(CAUGHT_UP)
+            .pollInterval(Duration.ofMillis(300))
+            .ignoreExceptions()
+            .until(
+                () ->
+                    hiveRows(table)
+                        .equals(List.of("0|1|1|a|null", "0|2|2|b|null", "1|1|10|c|null")));
         server.execute(
             "ALTER TABLE hived.orders_0 ADD COLUMN tag VARCHAR(10) NULL",
             "INSERT INTO hived.orders_0 (id, qty, note, tag) VALUES (3, 3, 'x', 'three')",
@@ -350,13 +456,23 @@ class SchemaEvolutionEndToEndTest {
             "ALTER TABLE hived.orders_0 DROP COLUMN note",
             "UPDATE hived.orders_0 SET qty = 22 WHERE id = 2",
             "DELETE FROM hived.orders_0 WHERE id = 1");
-        await().atMost(CAUGHT_UP).pollInterval(Duration.ofMillis(300)).ignoreExceptions()
-            .until(() -> hiveRows(table).equals(List.of("0|2|22|null|null", "0|3|3|x|three", "1|1|5000000000|c|null")));
+        await()
+            .atMost(CAUGHT_UP)
+            .pollInterval(Duration.ofMillis(300))
+            .ignoreExceptions()
+            .until(
+                () ->
+                    hiveRows(table)
+                        .equals(
+                            List.of("0|2|22|null|null", "0|3|3|x|three", "1|1|5000000000|c|null")));
         table.refresh();
         assertThat(table.schema().findField("qty").type()).isEqualTo(Types.LongType.get());
         assertThat(table.schema().findField("note").isOptional()).isTrue();
-        // the metastore's own view of the columns follows (engine.hive.enabled keeps its schema in sync)
-        assertThat(metastore.getTable("hived", "orders").getSd().getCols().stream().map(c -> c.getName() + ":" + c.getType()))
+        // the metastore's own view of the columns follows (engine.hive.enabled keeps its schema in
+        // sync)
+        assertThat(
+                metastore.getTable("hived", "orders").getSd().getCols().stream()
+                    .map(c -> c.getName() + ":" + c.getType()))
             .contains("qty:bigint", "tag:string");
         VerifyReport report = Reconciliation.verify(config, 5);
         assertThat(report.matches()).as(report.toString()).isTrue();
@@ -376,13 +492,21 @@ class SchemaEvolutionEndToEndTest {
 
   /** shard|id|qty|tag, "null" for a column the table lacks. */
   static void awaitExactly(Table table, List<String> rows) {
-    await().atMost(CAUGHT_UP).pollInterval(Duration.ofMillis(300)).ignoreExceptions().until(() -> exactly(table, rows));
+    await()
+        .atMost(CAUGHT_UP)
+        .pollInterval(Duration.ofMillis(300))
+        .ignoreExceptions()
+        .until(() -> exactly(table, rows));
   }
 
   @Test
-  void aRolloutAcrossTheShardsEvolvesTheTableInFlightAndAnIncompatibleChangeStopsAtOnce() throws Exception {
-    ShardbergConfig config = ShardbergConfig.load(config("shop", "schema-evolve", "orders").write(dir.resolve("evolve.yaml")));
-    JobClient job = ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), config);
+  void aRolloutAcrossTheShardsEvolvesTheTableInFlightAndAnIncompatibleChangeStopsAtOnce()
+      throws Exception {
+    ShardbergConfig config =
+        ShardbergConfig.load(
+            config("shop", "schema-evolve", "orders").write(dir.resolve("evolve.yaml")));
+    JobClient job =
+        ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), config);
     try {
       Table table = Catalogs.loadTable(config.target());
       awaitRows(table);
@@ -408,19 +532,23 @@ class SchemaEvolutionEndToEndTest {
       assertThat(discount.isOptional()).isTrue();
       assertThat(discount.type()).isEqualTo(Types.DecimalType.of(8, 2));
       assertThat(discount.doc()).isEqualTo("decimal(8,2)");
-      assertThat(table.schemas().keySet()).as("one schema change for the new column, none for the other DDL")
+      assertThat(table.schemas().keySet())
+          .as("one schema change for the new column, none for the other DDL")
           .containsExactlyInAnyOrder(firstSchema, firstSchema + 1);
-      // verify: the shards at two schema versions against the one table; shards 1 and 2 read discount as NULL
+      // verify: the shards at two schema versions against the one table; shards 1 and 2 read
+      // discount as NULL
       VerifyReport report = Reconciliation.verify(config, 5);
       assertThat(report.matches()).as(report.toString()).isTrue();
 
-      // the rest of the rollout, one shard per checkpoint or so, at another position; the same column
+      // the rest of the rollout, one shard per checkpoint or so, at another position; the same
+      // column
       // arriving again changes nothing; qty widened on one shard; note dropped on another
       server.execute("ALTER TABLE shop.orders_1 ADD COLUMN discount DECIMAL(8,2) NULL");
       insertWithDiscount(1, 12, 12, "3.00");
       setQty(0, 5, 55);
       awaitRows(table);
-      server.execute("ALTER TABLE shop.orders_2 ADD COLUMN discount DECIMAL(8,2) NULL FIRST, MODIFY qty BIGINT NOT NULL");
+      server.execute(
+          "ALTER TABLE shop.orders_2 ADD COLUMN discount DECIMAL(8,2) NULL FIRST, MODIFY qty BIGINT NOT NULL");
       setQty(2, 6, 5_000_000_000L);
       setDiscount(2, 6, "6.60");
       server.execute("ALTER TABLE shop.orders_1 DROP COLUMN note");
@@ -433,7 +561,8 @@ class SchemaEvolutionEndToEndTest {
       assertThat(table.schema().findField("note").isOptional()).isTrue();
       assertThat(table.schema().columns().stream().map(Types.NestedField::name))
           .containsExactly("shard_number", "id", "qty", "note", "discount");
-      // shard 1's older rows keep their note in the table, which MySQL dropped: verify leaves that column
+      // shard 1's older rows keep their note in the table, which MySQL dropped: verify leaves that
+      // column
       // out for shard 1 (and still compares it for the others)
       assertThat(table.properties()).containsEntry("shardberg.dropped-columns.1", "note");
       VerifyReport afterDrop = Reconciliation.verify(config, 5);
@@ -441,7 +570,8 @@ class SchemaEvolutionEndToEndTest {
 
       // not evolvable: the job stops at once (no restarts), naming shard, column and DDL
       server.execute("ALTER TABLE shop.orders_2 MODIFY qty VARCHAR(30) NOT NULL");
-      Throwable failure = catchThrowable(() -> job.getJobExecutionResult().get(2, TimeUnit.MINUTES));
+      Throwable failure =
+          catchThrowable(() -> job.getJobExecutionResult().get(2, TimeUnit.MINUTES));
       assertThat(ExceptionUtils.findThrowable(failure, ShardRouterException.class))
           .as("failure %s", failure)
           .get()

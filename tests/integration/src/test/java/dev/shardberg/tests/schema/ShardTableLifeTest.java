@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import dev.shardberg.coordinator.zk.ZooKeeperOptions;
 import dev.shardberg.coordinator.zk.ZooKeeperTableLock;
 import dev.shardberg.job.Catalogs;
+import dev.shardberg.job.LocalCheckpoints;
 import dev.shardberg.job.Reconciliation;
 import dev.shardberg.job.ShardbergPipeline;
 import dev.shardberg.job.config.ShardbergConfig;
@@ -13,7 +14,6 @@ import dev.shardberg.job.verify.VerifyReport;
 import dev.shardberg.tests.support.EmbeddedMariaDb;
 import dev.shardberg.tests.support.SmallOrdersShards;
 import dev.shardberg.tests.support.TestConfig;
-import dev.shardberg.job.LocalCheckpoints;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
@@ -37,9 +37,6 @@ import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.iceberg.Table;
-import org.apache.iceberg.data.IcebergGenerics;
-import org.apache.iceberg.data.Record;
-import org.apache.iceberg.io.CloseableIterable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -47,12 +44,12 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * What happens to a shard's table in its life besides column changes, on real MariaDB shards with the
- * real job: a {@code TRUNCATE TABLE} of one shard while every shard keeps changing (its rows leave the
- * Iceberg table in order with the data, rows written after it stay, the other shards are untouched, and
- * a restore from a savepoint taken before it replays it to the same table); a {@code DROP TABLE} of one
- * shard (its rows stay, the host watch counts it); and in HA mode a schema change waits for the table's
- * ZooKeeper lock like every other commit on the table.
+ * What happens to a shard's table in its life besides column changes, on real MariaDB shards with
+ * the real job: a {@code TRUNCATE TABLE} of one shard while every shard keeps changing (its rows
+ * leave the Iceberg table in order with the data, rows written after it stay, the other shards are
+ * untouched, and a restore from a savepoint taken before it replays it to the same table); a {@code
+ * DROP TABLE} of one shard (its rows stay, the host watch counts it); and in HA mode a schema
+ * change waits for the table's ZooKeeper lock like every other commit on the table.
  */
 class ShardTableLifeTest {
   private static final Duration CAUGHT_UP = Duration.ofMinutes(3);
@@ -64,11 +61,12 @@ class ShardTableLifeTest {
   @RegisterExtension
   static final MiniClusterExtension FLINK =
       new MiniClusterExtension(
-          () -> new MiniClusterResourceConfiguration.Builder()
-              .setConfiguration(METRICS.addToConfiguration(new Configuration()))
-              .setNumberTaskManagers(1)
-              .setNumberSlotsPerTaskManager(4)
-              .build());
+          () ->
+              new MiniClusterResourceConfiguration.Builder()
+                  .setConfiguration(METRICS.addToConfiguration(new Configuration()))
+                  .setNumberTaskManagers(1)
+                  .setNumberSlotsPerTaskManager(4)
+                  .build());
 
   @TempDir static Path dir;
   static EmbeddedMariaDb server;
@@ -87,7 +85,10 @@ class ShardTableLifeTest {
     }
   }
 
-  /** Shards {@code db.orders_0..n-1} (id key, qty, note) with {@code rows} rows each; returns the expected table. */
+  /**
+   * Shards {@code db.orders_0..n-1} (id key, qty, note) with {@code rows} rows each; returns the
+   * expected table.
+   */
   static Shards shards(String db, int n, int rows) {
     SmallOrdersShards.create(server, db, n);
     Shards shards = new Shards(db);
@@ -110,8 +111,18 @@ class ShardTableLifeTest {
     }
 
     void upsert(int shard, long id, int qty) {
-      server.execute("INSERT INTO " + db + ".orders_" + shard + " (id, qty) VALUES (" + id + ", " + qty + ")"
-          + " ON DUPLICATE KEY UPDATE qty = " + qty);
+      server.execute(
+          "INSERT INTO "
+              + db
+              + ".orders_"
+              + shard
+              + " (id, qty) VALUES ("
+              + id
+              + ", "
+              + qty
+              + ")"
+              + " ON DUPLICATE KEY UPDATE qty = "
+              + qty);
       expected.get(shard).put(id, qty);
     }
 
@@ -127,7 +138,8 @@ class ShardTableLifeTest {
 
     List<String> rows() {
       List<String> rows = new ArrayList<>();
-      expected.forEach((shard, byId) -> byId.forEach((id, qty) -> rows.add(shard + "|" + id + "|" + qty)));
+      expected.forEach(
+          (shard, byId) -> byId.forEach((id, qty) -> rows.add(shard + "|" + id + "|" + qty)));
       rows.sort(null);
       return rows;
     }
@@ -139,19 +151,21 @@ class ShardTableLifeTest {
 
   /** shard|id|qty of {@code <db>.orders} as a real Spark (Iceberg's Spark runtime) reads it. */
   static List<String> sparkRows(String db) {
-    org.apache.spark.sql.SparkSession spark = org.apache.spark.sql.SparkSession.builder()
-        .master("local[1]")
-        .appName("truncate-read")
-        .config("spark.ui.enabled", "false")
-        .config("spark.driver.host", "127.0.0.1")
-        .config("spark.sql.shuffle.partitions", "1")
-        .config("spark.sql.catalog.t", "org.apache.iceberg.spark.SparkCatalog")
-        .config("spark.sql.catalog.t.type", "hadoop")
-        .config("spark.sql.catalog.t.warehouse", dir.resolve("warehouse").toUri().toString())
-        .getOrCreate();
+    org.apache.spark.sql.SparkSession spark =
+        org.apache.spark.sql.SparkSession.builder()
+            .master("local[1]")
+            .appName("truncate-read")
+            .config("spark.ui.enabled", "false")
+            .config("spark.driver.host", "127.0.0.1")
+            .config("spark.sql.shuffle.partitions", "1")
+            .config("spark.sql.catalog.t", "org.apache.iceberg.spark.SparkCatalog")
+            .config("spark.sql.catalog.t.type", "hadoop")
+            .config("spark.sql.catalog.t.warehouse", dir.resolve("warehouse").toUri().toString())
+            .getOrCreate();
     try {
       List<String> rows = new ArrayList<>();
-      for (org.apache.spark.sql.Row r : spark.sql("SELECT shard_number, id, qty FROM t." + db + ".orders").collectAsList()) {
+      for (org.apache.spark.sql.Row r :
+          spark.sql("SELECT shard_number, id, qty FROM t." + db + ".orders").collectAsList()) {
         rows.add(r.getInt(0) + "|" + r.getLong(1) + "|" + r.getInt(2));
       }
       rows.sort(null);
@@ -162,17 +176,30 @@ class ShardTableLifeTest {
   }
 
   static void awaitRows(Table table, List<String> rows) {
-    await().atMost(CAUGHT_UP).pollInterval(Duration.ofMillis(300)).ignoreExceptions()
+    await()
+        .atMost(CAUGHT_UP)
+        .pollInterval(Duration.ofMillis(300))
+        .ignoreExceptions()
         .until(() -> tableRows(table).equals(rows));
   }
 
   /** The config of a job on the shards {@code <db>.orders_N}, into table {@code <db>.orders}. */
   static TestConfig config(String db, String pipelineId) throws Exception {
-    return TestConfig.pipeline(pipelineId).checkpointInterval("1s").parallelism(1).writerParallelism(2).restart(3, "1s")
-        .source(new TestConfig.Source("truncate", server.host(), server.port()).user(USER).passwordFile(passwordFile())
-            .serverIds("5710-5711").withoutTls())
+    return TestConfig.pipeline(pipelineId)
+        .checkpointInterval("1s")
+        .parallelism(1)
+        .writerParallelism(2)
+        .restart(3, "1s")
+        .source(
+            new TestConfig.Source("truncate", server.host(), server.port())
+                .user(USER)
+                .passwordFile(passwordFile())
+                .serverIds("5710-5711")
+                .withoutTls())
         .tables(db, "orders_(?<shard>\\d+)")
-        .buckets(3).hadoopCatalog(dir.resolve("warehouse").toUri()).table(db, "orders");
+        .buckets(3)
+        .hadoopCatalog(dir.resolve("warehouse").toUri())
+        .table(db, "orders");
   }
 
   /** {@code config} written to {@code file} in the test's directory, loaded. */
@@ -198,18 +225,27 @@ class ShardTableLifeTest {
   void aTruncatedShardLosesItsRowsInOrderWithTheDataAndAReplayEndsTheSame() throws Exception {
     Shards shards = shards("trunc", 3, 30);
     ShardbergConfig config = load(config("trunc", "truncate-pipeline"), "truncate-pipeline.yaml");
-    JobClient first = ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), config);
+    JobClient first =
+        ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), config);
     Table table = Catalogs.loadTable(config.target());
     String savepoint;
     try {
       awaitRows(table, shards.rows());
       long snapshotRead = System.currentTimeMillis();
-      savepoint = first.triggerSavepoint(dir.resolve("savepoints").toUri().toString(), SavepointFormatType.CANONICAL).get();
-      // a TRUNCATE within ~2 s of the shard's snapshot rows counts as one during the snapshot and stops
+      savepoint =
+          first
+              .triggerSavepoint(
+                  dir.resolve("savepoints").toUri().toString(), SavepointFormatType.CANONICAL)
+              .get();
+      // a TRUNCATE within ~2 s of the shard's snapshot rows counts as one during the snapshot and
+      // stops
       // the job (binlog times are whole seconds; EvolvingLayout): this one comes clearly after
-      await().atMost(Duration.ofSeconds(10)).until(() -> System.currentTimeMillis() > snapshotRead + 4_000);
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .until(() -> System.currentTimeMillis() > snapshotRead + 4_000);
 
-      // changes on every shard around the TRUNCATE of shard 1, some of shard 1 just before it (likely
+      // changes on every shard around the TRUNCATE of shard 1, some of shard 1 just before it
+      // (likely
       // in the same checkpoint), keys that existed before it coming back after it
       shards.upsert(0, 31, 31);
       shards.upsert(1, 5, 500);
@@ -222,8 +258,12 @@ class ShardTableLifeTest {
       shards.delete(0, 2);
       shards.upsert(2, 41, 41);
       awaitRows(table, shards.rows());
-      assertThat(tableRows(table)).filteredOn(r -> r.startsWith("1|")).containsExactly("1|41|41", "1|5|5000");
-      assertThat(sparkRows("trunc")).as("Spark applies the shard-only deletes too").isEqualTo(shards.rows());
+      assertThat(tableRows(table))
+          .filteredOn(r -> r.startsWith("1|"))
+          .containsExactly("1|41|41", "1|5|5000");
+      assertThat(sparkRows("trunc"))
+          .as("Spark applies the shard-only deletes too")
+          .isEqualTo(shards.rows());
 
       // later changes of the truncated shard land normally
       shards.upsert(1, 42, 42);
@@ -240,7 +280,8 @@ class ShardTableLifeTest {
     shards.expected.get(2).put(50L, 50);
     Configuration conf = new Configuration();
     conf.set(StateRecoveryOptions.SAVEPOINT_PATH, savepoint);
-    JobClient second = ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(conf), config);
+    JobClient second =
+        ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(conf), config);
     try {
       awaitRows(table, shards.rows());
       shards.upsert(1, 43, 43);
@@ -257,17 +298,22 @@ class ShardTableLifeTest {
    * (docs/schema-evolution.md, "Re-reading one shard"): the job stops at the DDL; resumed with the
    * shard excluded, the other shards go on from their binlog position; the shard fixed and included
    * again, the job resumed once more reads it alone from a fresh snapshot and its rows are replaced
-   * (rows deleted on MySQL meanwhile leave the table). Resumes go through the local run's checkpoint
-   * directory, as {@code bin/shardberg run} does.
+   * (rows deleted on MySQL meanwhile leave the table). Resumes go through the local run's
+   * checkpoint directory, as {@code bin/shardberg run} does.
    */
   @Test
-  void aShardExcludedAfterAChangeTheTableCannotFollowIsReadAgainAloneWhenIncluded() throws Exception {
+  void aShardExcludedAfterAChangeTheTableCannotFollowIsReadAgainAloneWhenIncluded()
+      throws Exception {
     Shards shards = shards("reread", 3, 20);
     // one config for every run, changed only in its tables section (as a user edits the one file)
-    TestConfig base = config("reread", "reread-pipeline").checkpointDir(dir.resolve("reread-pipeline-checkpoints").toUri());
+    TestConfig base =
+        config("reread", "reread-pipeline")
+            .checkpointDir(dir.resolve("reread-pipeline-checkpoints").toUri());
     ShardbergConfig first = load(base, "reread-pipeline.yaml");
     StringWriter console = new StringWriter();
-    JobClient job1 = ShardbergPipeline.start(LocalCheckpoints.environment(first, false, new PrintWriter(console, true)), first);
+    JobClient job1 =
+        ShardbergPipeline.start(
+            LocalCheckpoints.environment(first, false, new PrintWriter(console, true)), first);
     Table table = Catalogs.loadTable(first.target());
     try {
       awaitRows(table, shards.rows());
@@ -276,33 +322,46 @@ class ShardTableLifeTest {
       awaitRows(table, shards.rows());
       // not evolvable: the job stops for good at the DDL
       server.execute("ALTER TABLE reread.orders_1 MODIFY qty VARCHAR(30) NOT NULL");
-      Throwable failure = org.assertj.core.api.Assertions.catchThrowable(() -> job1.getJobExecutionResult().get(2, TimeUnit.MINUTES));
-      assertThat(org.apache.flink.util.ExceptionUtils.findThrowable(failure, dev.shardberg.router.ShardRouterException.class))
-          .as("failure %s", failure).isPresent();
+      Throwable failure =
+          org.assertj.core.api.Assertions.catchThrowable(
+              () -> job1.getJobExecutionResult().get(2, TimeUnit.MINUTES));
+      assertThat(
+              org.apache.flink.util.ExceptionUtils.findThrowable(
+                  failure, dev.shardberg.router.ShardRouterException.class))
+          .as("failure %s", failure)
+          .isPresent();
     } finally {
       cancel(job1);
     }
     List<String> staleShard1 = tableRows(table).stream().filter(r -> r.startsWith("1|")).toList();
     assertThat(staleShard1).hasSize(20);
 
-    // shard 1 goes on changing on MySQL while it is excluded; the others are resumed from their position
-    server.execute("DELETE FROM reread.orders_1 WHERE id IN (3, 4)", "UPDATE reread.orders_1 SET qty = '7000' WHERE id = 7");
+    // shard 1 goes on changing on MySQL while it is excluded; the others are resumed from their
+    // position
+    server.execute(
+        "DELETE FROM reread.orders_1 WHERE id IN (3, 4)",
+        "UPDATE reread.orders_1 SET qty = '7000' WHERE id = 7");
     shards.expected.get(1).remove(3L);
     shards.expected.get(1).remove(4L);
     shards.expected.get(1).put(7L, 7000);
     ShardbergConfig excluded = load(base.copy().excludeShards(1), "reread-pipeline-exclude.yaml");
-    JobClient job2 = ShardbergPipeline.start(LocalCheckpoints.environment(excluded, false, new PrintWriter(console, true)), excluded);
+    JobClient job2 =
+        ShardbergPipeline.start(
+            LocalCheckpoints.environment(excluded, false, new PrintWriter(console, true)),
+            excluded);
     try {
       shards.upsert(0, 22, 22);
       shards.delete(2, 5);
-      List<String> duringExclusion = new ArrayList<>(shards.rows().stream().filter(r -> !r.startsWith("1|")).toList());
+      List<String> duringExclusion =
+          new ArrayList<>(shards.rows().stream().filter(r -> !r.startsWith("1|")).toList());
       duringExclusion.addAll(staleShard1);
       duringExclusion.sort(null);
       awaitRows(table, duringExclusion);
       VerifyReport report = Reconciliation.verify(excluded, 5);
       assertThat(report.matches()).as(report.render()).isTrue();
       assertThat(report.excludedShards()).containsEntry(1, 20L);
-      assertThat(addedRows(table, job2)).as("shard 0 and 2 go on from their position: only the new changes")
+      assertThat(addedRows(table, job2))
+          .as("shard 0 and 2 go on from their position: only the new changes")
           .isEqualTo(Map.of(0, 1L));
     } finally {
       cancel(job2); // its checkpoints stay: the next run resumes from the newest
@@ -311,17 +370,30 @@ class ShardTableLifeTest {
     // shard 1 fixed (the change reverted) and included again: read alone from a fresh snapshot
     server.execute("ALTER TABLE reread.orders_1 MODIFY qty INT NOT NULL");
     shards.upsert(1, 30, 30);
-    // included again without tables.reread-shards: the source would go on with it from the binlog alone;
+    // included again without tables.reread-shards: the source would go on with it from the binlog
+    // alone;
     // the resumed job stops at once, before any checkpoint, naming the shard and the key
-    JobClient refused = ShardbergPipeline.start(LocalCheckpoints.environment(first, false, new PrintWriter(console, true)), first);
-    Throwable stop = org.assertj.core.api.Assertions.catchThrowable(() -> refused.getJobExecutionResult().get(2, TimeUnit.MINUTES));
-    assertThat(org.apache.flink.util.ExceptionUtils.findThrowable(stop, dev.shardberg.coordinator.PipelineConflictException.class))
-        .as("failure %s", stop).get().extracting(Throwable::getMessage).asString()
-        .contains("shard(s) [1] are new to the restored state").contains("tables.reread-shards: [1]");
+    JobClient refused =
+        ShardbergPipeline.start(
+            LocalCheckpoints.environment(first, false, new PrintWriter(console, true)), first);
+    Throwable stop =
+        org.assertj.core.api.Assertions.catchThrowable(
+            () -> refused.getJobExecutionResult().get(2, TimeUnit.MINUTES));
+    assertThat(
+            org.apache.flink.util.ExceptionUtils.findThrowable(
+                stop, dev.shardberg.coordinator.PipelineConflictException.class))
+        .as("failure %s", stop)
+        .get()
+        .extracting(Throwable::getMessage)
+        .asString()
+        .contains("shard(s) [1] are new to the restored state")
+        .contains("tables.reread-shards: [1]");
     cancel(refused);
 
     ShardbergConfig reread = load(base.copy().rereadShards(1), "reread-pipeline-reread.yaml");
-    JobClient job3 = ShardbergPipeline.start(LocalCheckpoints.environment(reread, false, new PrintWriter(console, true)), reread);
+    JobClient job3 =
+        ShardbergPipeline.start(
+            LocalCheckpoints.environment(reread, false, new PrintWriter(console, true)), reread);
     try {
       shards.upsert(2, 23, 23);
       awaitRows(table, shards.rows());
@@ -330,7 +402,9 @@ class ShardTableLifeTest {
       Map<Integer, Long> added = addedRows(table, job3);
       assertThat(added.getOrDefault(0, 0L)).as("shard 0 not read again").isZero();
       assertThat(added.get(2)).as("shard 2: its one new row").isEqualTo(1L);
-      assertThat(added.get(1)).as("shard 1 read again from a snapshot").isEqualTo((long) shards.expected.get(1).size());
+      assertThat(added.get(1))
+          .as("shard 1 read again from a snapshot")
+          .isEqualTo((long) shards.expected.get(1).size());
     } finally {
       cancel(job3);
     }
@@ -341,14 +415,17 @@ class ShardTableLifeTest {
   static Map<Integer, Long> addedRows(Table table, JobClient job) {
     table.refresh();
     Map<Integer, Long> added = new TreeMap<>();
-    for (dev.shardberg.coordinator.CommitRecord c
-        : dev.shardberg.coordinator.CommittedCheckpoints.history(table, "reread-pipeline", Integer.MAX_VALUE)) {
+    for (dev.shardberg.coordinator.CommitRecord c :
+        dev.shardberg.coordinator.CommittedCheckpoints.history(
+            table, "reread-pipeline", Integer.MAX_VALUE)) {
       if (c.flinkJobId().equals(job.getJobID().toString())) {
-        c.shardCounts().forEach((shard, counts) -> {
-          if (counts.addedRecords() > 0) {
-            added.merge(shard, counts.addedRecords(), Long::sum);
-          }
-        });
+        c.shardCounts()
+            .forEach(
+                (shard, counts) -> {
+                  if (counts.addedRecords() > 0) {
+                    added.merge(shard, counts.addedRecords(), Long::sum);
+                  }
+                });
       }
     }
     return added;
@@ -358,7 +435,8 @@ class ShardTableLifeTest {
   void aDroppedShardKeepsItsRowsAndTheHostWatchCountsIt() throws Exception {
     Shards shards = shards("dropped", 3, 10);
     ShardbergConfig config = load(config("dropped", "dropped-pipeline"), "dropped-pipeline.yaml");
-    JobClient job = ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), config);
+    JobClient job =
+        ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), config);
     Table table = Catalogs.loadTable(config.target());
     try {
       awaitRows(table, shards.rows());
@@ -368,8 +446,12 @@ class ShardTableLifeTest {
       shards.upsert(0, 11, 11);
       shards.delete(1, 3);
       awaitRows(table, shards.rows()); // shard 2's rows are still expected: a DROP deletes nothing
-      await().atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofMillis(500))
-          .until(() -> gauge(job, "host.truncate", "droppedShards"), v -> v != null && v.intValue() == 1);
+      await()
+          .atMost(Duration.ofMinutes(2))
+          .pollInterval(Duration.ofMillis(500))
+          .until(
+              () -> gauge(job, "host.truncate", "droppedShards"),
+              v -> v != null && v.intValue() == 1);
       shards.upsert(0, 12, 12);
       awaitRows(table, shards.rows());
       assertThat(job.getJobStatus().get()).isEqualTo(org.apache.flink.api.common.JobStatus.RUNNING);
@@ -378,16 +460,22 @@ class ShardTableLifeTest {
     }
   }
 
-  /** The value of gauge {@code name} in a metric group of {@code job} whose identifier ends with {@code group}. */
+  /**
+   * The value of gauge {@code name} in a metric group of {@code job} whose identifier ends with
+   * {@code group}.
+   */
   static Number gauge(JobClient job, String group, String name) {
     Number[] found = new Number[1];
-    METRICS.getMetricsByGroup().forEach((g, byName) -> {
-      if (job.getJobID().toString().equals(g.getAllVariables().get("<job_id>"))
-          && g.getMetricIdentifier(name).endsWith("." + group + "." + name)
-          && byName.get(name) instanceof Gauge<?> gauge) {
-        found[0] = (Number) gauge.getValue();
-      }
-    });
+    METRICS
+        .getMetricsByGroup()
+        .forEach(
+            (g, byName) -> {
+              if (job.getJobID().toString().equals(g.getAllVariables().get("<job_id>"))
+                  && g.getMetricIdentifier(name).endsWith("." + group + "." + name)
+                  && byName.get(name) instanceof Gauge<?> gauge) {
+                found[0] = (Number) gauge.getValue();
+              }
+            });
     return found[0];
   }
 
@@ -396,8 +484,11 @@ class ShardTableLifeTest {
     try (TestingServer zooKeeper = new TestingServer(true)) {
       Shards shards = shards("locked", 2, 5);
       ShardbergConfig config =
-          load(config("locked", "locked-pipeline").zooKeeper(zooKeeper.getConnectString()), "locked-pipeline.yaml");
-      JobClient job = ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), config);
+          load(
+              config("locked", "locked-pipeline").zooKeeper(zooKeeper.getConnectString()),
+              "locked-pipeline.yaml");
+      JobClient job =
+          ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), config);
       Table table = Catalogs.loadTable(config.target());
       try {
         awaitRows(table, shards.rows());
@@ -407,31 +498,41 @@ class ShardTableLifeTest {
         CountDownLatch held = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
         AtomicReference<Throwable> holderFailure = new AtomicReference<>();
-        Thread holder = new Thread(() -> {
-          try {
-            ZooKeeperTableLock.withTableLock(
-                ZooKeeperOptions.of(zooKeeper.getConnectString()).withLockTimeout(Duration.ofMinutes(1)),
-                config.target().qualifiedName(),
+        Thread holder =
+            new Thread(
                 () -> {
-                  held.countDown();
-                  return release.await(2, TimeUnit.MINUTES);
-                });
-          } catch (Throwable t) {
-            holderFailure.set(t);
-            held.countDown();
-          }
-        }, "lock-holder");
+                  try {
+                    ZooKeeperTableLock.withTableLock(
+                        ZooKeeperOptions.of(zooKeeper.getConnectString())
+                            .withLockTimeout(Duration.ofMinutes(1)),
+                        config.target().qualifiedName(),
+                        () -> {
+                          held.countDown();
+                          return release.await(2, TimeUnit.MINUTES);
+                        });
+                  } catch (Throwable t) {
+                    holderFailure.set(t);
+                    held.countDown();
+                  }
+                },
+                "lock-holder");
         holder.start();
         assertThat(held.await(1, TimeUnit.MINUTES)).isTrue();
         assertThat(holderFailure.get()).isNull();
-        server.execute("ALTER TABLE locked.orders_0 ADD COLUMN tag VARCHAR(10) NULL",
+        server.execute(
+            "ALTER TABLE locked.orders_0 ADD COLUMN tag VARCHAR(10) NULL",
             "INSERT INTO locked.orders_0 (id, qty, tag) VALUES (100, 100, 'tagged')");
         shards.expected.get(0).put(100L, 100);
-        await().during(Duration.ofSeconds(8)).atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(250))
-            .until(() -> {
-              table.refresh();
-              return table.schema().schemaId() == schemaBefore && table.schema().findField("tag") == null;
-            });
+        await()
+            .during(Duration.ofSeconds(8))
+            .atMost(Duration.ofSeconds(20))
+            .pollInterval(Duration.ofMillis(250))
+            .until(
+                () -> {
+                  table.refresh();
+                  return table.schema().schemaId() == schemaBefore
+                      && table.schema().findField("tag") == null;
+                });
 
         release.countDown();
         holder.join(TimeUnit.MINUTES.toMillis(1));

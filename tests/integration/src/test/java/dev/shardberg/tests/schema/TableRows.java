@@ -10,9 +10,10 @@ import org.apache.iceberg.data.Record;
 import org.apache.iceberg.io.CloseableIterable;
 
 /**
- * The rows of a table as its readers see them now (Iceberg's generic reader, deletes applied), rendered
- * {@code shard|id|c1|c2…} and sorted: a key held twice shows as two rows, a column the table's schema
- * lacks reads {@code null}. The schema tests compare these with the rows the shards must have.
+ * The rows of a table as its readers see them now (Iceberg's generic reader, deletes applied),
+ * rendered {@code shard|id|c1|c2…} and sorted: a key held twice shows as two rows, a column the
+ * table's schema lacks reads {@code null}. The schema tests compare these with the rows the shards
+ * must have.
  */
 final class TableRows {
   private TableRows() {}
@@ -27,7 +28,8 @@ final class TableRows {
       for (Record r : records) {
         StringBuilder row = new StringBuilder(r.getField("shard_number") + "|" + r.getField("id"));
         for (String column : columns) {
-          row.append('|').append(table.schema().findField(column) == null ? null : r.getField(column));
+          row.append('|')
+              .append(table.schema().findField(column) == null ? null : r.getField(column));
         }
         rows.add(row.toString());
       }

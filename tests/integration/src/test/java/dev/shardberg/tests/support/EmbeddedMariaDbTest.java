@@ -45,21 +45,26 @@ class EmbeddedMariaDbTest {
   @Test
   void cdcUserAuthenticatesAndWrongPasswordIsRefused() throws SQLException {
     server.createCdcUser("cdc", "s3cret'x");
-    server.execute("CREATE DATABASE IF NOT EXISTS support_db", "CREATE TABLE IF NOT EXISTS support_db.t (id INT PRIMARY KEY)");
-    try (Connection c = DriverManager.getConnection(server.jdbcUrl("support_db"), "cdc", "s3cret'x");
+    server.execute(
+        "CREATE DATABASE IF NOT EXISTS support_db",
+        "CREATE TABLE IF NOT EXISTS support_db.t (id INT PRIMARY KEY)");
+    try (Connection c =
+            DriverManager.getConnection(server.jdbcUrl("support_db"), "cdc", "s3cret'x");
         Statement s = c.createStatement();
         ResultSet rs = s.executeQuery("SHOW GRANTS")) {
       assertThat(rs.next()).isTrue();
       assertThat(rs.getString(1))
           .contains("SELECT", "RELOAD", "SHOW DATABASES", "REPLICATION SLAVE", "LOCK TABLES");
     }
-    assertThatThrownBy(() -> DriverManager.getConnection(server.jdbcUrl("support_db"), "cdc", "wrong"))
+    assertThatThrownBy(
+            () -> DriverManager.getConnection(server.jdbcUrl("support_db"), "cdc", "wrong"))
         .isInstanceOf(SQLException.class)
         .hasMessageContaining("Access denied");
     // the grant tables are really checked: the CDC user cannot write
     assertThatThrownBy(
             () -> {
-              try (Connection c = DriverManager.getConnection(server.jdbcUrl("support_db"), "cdc", "s3cret'x");
+              try (Connection c =
+                      DriverManager.getConnection(server.jdbcUrl("support_db"), "cdc", "s3cret'x");
                   Statement s = c.createStatement()) {
                 s.execute("INSERT INTO support_db.t VALUES (1)");
               }

@@ -10,19 +10,32 @@ import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** What the suites' configs are written with: every value reads back as written, strings as strings. */
+/**
+ * What the suites' configs are written with: every value reads back as written, strings as strings.
+ */
 class TestConfigTest {
   private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
 
   @Test
   void valuesReadBackAsWrittenAndStringsStayStrings() throws Exception {
-    TestConfig config = TestConfig.pipeline("p-1").checkpointInterval("1s").parallelism(2).restart(3, "1s")
-        .source(new TestConfig.Source("a", "127.0.0.1", 3306).user("cdc").passwordFile(Path.of("/tmp/pw"))
-            .serverIds("5400-5403").withoutTls())
-        .tables("shop|shop_(?<shard>\\d+)", "orders_(?<shard>\\d+)").keyColumns(List.of("tenant_id", "id"))
-        .excludeShards(1, 2)
-        .hadoopCatalog(URI.create("file:///tmp/wh/")).table("shop", "orders").buckets(2)
-        .zooKeeper("127.0.0.1:2181");
+    TestConfig config =
+        TestConfig.pipeline("p-1")
+            .checkpointInterval("1s")
+            .parallelism(2)
+            .restart(3, "1s")
+            .source(
+                new TestConfig.Source("a", "127.0.0.1", 3306)
+                    .user("cdc")
+                    .passwordFile(Path.of("/tmp/pw"))
+                    .serverIds("5400-5403")
+                    .withoutTls())
+            .tables("shop|shop_(?<shard>\\d+)", "orders_(?<shard>\\d+)")
+            .keyColumns(List.of("tenant_id", "id"))
+            .excludeShards(1, 2)
+            .hadoopCatalog(URI.create("file:///tmp/wh/"))
+            .table("shop", "orders")
+            .buckets(2)
+            .zooKeeper("127.0.0.1:2181");
     JsonNode root = YAML.readTree(config.yaml());
 
     assertThat(root.at("/pipeline/id").textValue()).isEqualTo("p-1");
@@ -31,8 +44,11 @@ class TestConfigTest {
     assertThat(root.at("/sources/0/host").textValue()).isEqualTo("127.0.0.1");
     assertThat(root.at("/sources/0/port").intValue()).isEqualTo(3306);
     assertThat(root.at("/sources/0/server-id-range").textValue()).isEqualTo("5400-5403");
-    assertThat(root.at("/sources/0/jdbc-properties/useSSL").textValue()).as("a string, not a boolean").isEqualTo("false");
-    assertThat(root.at("/tables/database-pattern").textValue()).isEqualTo("shop|shop_(?<shard>\\d+)");
+    assertThat(root.at("/sources/0/jdbc-properties/useSSL").textValue())
+        .as("a string, not a boolean")
+        .isEqualTo("false");
+    assertThat(root.at("/tables/database-pattern").textValue())
+        .isEqualTo("shop|shop_(?<shard>\\d+)");
     assertThat(root.at("/tables/table-pattern").textValue()).isEqualTo("orders_(?<shard>\\d+)");
     assertThat(root.at("/tables/key-columns").toString()).isEqualTo("[\"tenant_id\",\"id\"]");
     assertThat(root.at("/tables/exclude-shards").toString()).isEqualTo("[1,2]");
@@ -43,7 +59,9 @@ class TestConfigTest {
 
   @Test
   void stringsThatYamlWouldReadAsSomethingElseAreQuoted() throws Exception {
-    for (String value : List.of("true", "no", "null", "42", "1.5", "1:30", "0x1f", "2026-01-31", "it's", "a b", "#x")) {
+    for (String value :
+        List.of(
+            "true", "no", "null", "42", "1.5", "1:30", "0x1f", "2026-01-31", "it's", "a b", "#x")) {
       JsonNode root = YAML.readTree(TestConfig.pipeline(value).yaml());
       assertThat(root.at("/pipeline/id").isTextual()).as(value).isTrue();
       assertThat(root.at("/pipeline/id").textValue()).isEqualTo(value);

@@ -8,7 +8,9 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
-/** One JVM of the cluster: its process, the Flink log file and the file holding its stdout/stderr. */
+/**
+ * One JVM of the cluster: its process, the Flink log file and the file holding its stdout/stderr.
+ */
 record FlinkProcess(String name, Process process, Path logFile, Path outFile) {
 
   long pid() {
@@ -25,7 +27,10 @@ record FlinkProcess(String name, Process process, Path logFile, Path outFile) {
     waitForExit(30);
   }
 
-  /** SIGTERM, so the JVM runs its shutdown hooks; SIGKILL if it is still there after the grace period. */
+  /**
+   * SIGTERM, so the JVM runs its shutdown hooks; SIGKILL if it is still there after the grace
+   * period.
+   */
   void stop(int graceSeconds) {
     process.destroy();
     if (!waitForExit(graceSeconds)) {
@@ -44,9 +49,21 @@ record FlinkProcess(String name, Process process, Path logFile, Path outFile) {
 
   /** The last lines of the Flink log and of stdout/stderr, for exception messages. */
   String tail(int lines) {
-    return "---- " + name + " (pid " + pid() + (isAlive() ? ", alive" : ", exited " + process.exitValue())
-        + ") log " + logFile + ":\n" + tailOf(logFile, lines)
-        + "---- " + name + " stdout/stderr " + outFile + ":\n" + tailOf(outFile, lines);
+    return "---- "
+        + name
+        + " (pid "
+        + pid()
+        + (isAlive() ? ", alive" : ", exited " + process.exitValue())
+        + ") log "
+        + logFile
+        + ":\n"
+        + tailOf(logFile, lines)
+        + "---- "
+        + name
+        + " stdout/stderr "
+        + outFile
+        + ":\n"
+        + tailOf(outFile, lines);
   }
 
   static String tailOf(Path file, int lines) {
@@ -55,9 +72,11 @@ record FlinkProcess(String name, Process process, Path logFile, Path outFile) {
     }
     try {
       // lenient decoding: a log may hold anything, and a tail must never fail
-      List<String> all = new String(Files.readAllBytes(file), StandardCharsets.UTF_8).lines().toList();
+      List<String> all =
+          new String(Files.readAllBytes(file), StandardCharsets.UTF_8).lines().toList();
       StringBuilder out = new StringBuilder();
-      all.subList(Math.max(0, all.size() - lines), all.size()).forEach(l -> out.append(l).append('\n'));
+      all.subList(Math.max(0, all.size() - lines), all.size())
+          .forEach(l -> out.append(l).append('\n'));
       return out.toString();
     } catch (IOException e) {
       throw new UncheckedIOException("Cannot read the log " + file, e);

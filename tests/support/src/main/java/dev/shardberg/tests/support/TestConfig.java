@@ -13,27 +13,36 @@ import java.util.function.Consumer;
 import java.util.regex.Pattern;
 
 /**
- * A Shardberg config file for a test, written through typed methods instead of YAML strings. Each method
- * sets the key of docs/config.md it is named after; what a test does not set keeps the job's default.
+ * A Shardberg config file for a test, written through typed methods instead of YAML strings. Each
+ * method sets the key of docs/config.md it is named after; what a test does not set keeps the job's
+ * default.
  *
- * <p>{@link #yaml()} writes block YAML in the order of docs/config.md (pipeline, sources, tables, source,
- * maintenance, target, schema, coordinator), two spaces a level. A string stays plain where YAML reads it
- * back as the same string ({@code 1s}, {@code 5600-5601}, {@code file:/tmp/wh/}) and is single-quoted
- * otherwise (a regex, {@code 'false'}); numbers and lists of numbers stay numbers.
+ * <p>{@link #yaml()} writes block YAML in the order of docs/config.md (pipeline, sources, tables,
+ * source, maintenance, target, schema, coordinator), two spaces a level. A string stays plain where
+ * YAML reads it back as the same string ({@code 1s}, {@code 5600-5601}, {@code file:/tmp/wh/}) and
+ * is single-quoted otherwise (a regex, {@code 'false'}); numbers and lists of numbers stay numbers.
  */
 public final class TestConfig {
-  /** A string YAML reads as itself when written plain: no indicator, space, quote or escape in it. */
+  /**
+   * A string YAML reads as itself when written plain: no indicator, space, quote or escape in it.
+   */
   private static final Pattern PLAIN = Pattern.compile("[A-Za-z0-9_/][A-Za-z0-9_./:@+-]*");
-  /** Plain strings YAML 1.1 reads as something else: booleans, null, numbers (also 0x1f, 1:30), dates. */
+
+  /**
+   * Plain strings YAML 1.1 reads as something else: booleans, null, numbers (also 0x1f, 1:30),
+   * dates.
+   */
   private static final Pattern NOT_A_STRING =
-      Pattern.compile("(?i)y|n|yes|no|true|false|on|off|null"
-          + "|[-+]?[0-9][0-9_]*(\\.[0-9_]*)?(e[-+]?[0-9]+)?|[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+(\\.[0-9_]*)?"
-          + "|0x[0-9a-f_]+|0b[01_]+|[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}.*");
+      Pattern.compile(
+          "(?i)y|n|yes|no|true|false|on|off|null"
+              + "|[-+]?[0-9][0-9_]*(\\.[0-9_]*)?(e[-+]?[0-9]+)?|[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+(\\.[0-9_]*)?"
+              + "|0x[0-9a-f_]+|0b[01_]+|[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}.*");
 
   private final Map<String, Object> root = new LinkedHashMap<>();
 
   private TestConfig(String pipelineId) {
-    for (String section : List.of("pipeline", "tables", "source", "maintenance", "target", "schema", "coordinator")) {
+    for (String section :
+        List.of("pipeline", "tables", "source", "maintenance", "target", "schema", "coordinator")) {
       root.put(section, new LinkedHashMap<String, Object>());
       if (section.equals("pipeline")) {
         root.put("sources", new ArrayList<Map<String, Object>>());
@@ -61,7 +70,8 @@ public final class TestConfig {
     return this;
   }
 
-  // ---- pipeline ---------------------------------------------------------------------------------------
+  // ---- pipeline
+  // ---------------------------------------------------------------------------------------
 
   public TestConfig checkpointInterval(String duration) {
     return put("pipeline.checkpoint-interval", duration);
@@ -94,7 +104,8 @@ public final class TestConfig {
     return put("pipeline.on-stateless-start", behavior);
   }
 
-  // ---- sources, tables ---------------------------------------------------------------------------------
+  // ---- sources, tables
+  // ---------------------------------------------------------------------------------
 
   /** One more entry of {@code sources}. */
   public TestConfig source(Source source) {
@@ -120,7 +131,8 @@ public final class TestConfig {
     return put("tables.reread-shards", Arrays.asList(shards));
   }
 
-  // ---- source ------------------------------------------------------------------------------------------
+  // ---- source
+  // ------------------------------------------------------------------------------------------
 
   /** {@code source.startup-mode}: initial, latest or timestamp. */
   public TestConfig startupMode(String mode) {
@@ -143,7 +155,8 @@ public final class TestConfig {
     return put("source.binlog-format-check-interval", duration);
   }
 
-  // ---- maintenance -------------------------------------------------------------------------------------
+  // ---- maintenance
+  // -------------------------------------------------------------------------------------
 
   public TestConfig maintenanceInterval(String duration) {
     return put("maintenance.interval", duration);
@@ -153,7 +166,8 @@ public final class TestConfig {
     return put("maintenance.compaction.min-small-files", files);
   }
 
-  // ---- target ------------------------------------------------------------------------------------------
+  // ---- target
+  // ------------------------------------------------------------------------------------------
 
   /** A {@code hadoop} catalog with its warehouse. */
   public TestConfig hadoopCatalog(URI warehouse) {
@@ -192,7 +206,8 @@ public final class TestConfig {
     return put("target.buckets", buckets);
   }
 
-  // ---- schema, coordinator -----------------------------------------------------------------------------
+  // ---- schema, coordinator
+  // -----------------------------------------------------------------------------
 
   /** {@code schema.change-behavior}: evolve or fail. */
   public TestConfig schemaChangeBehavior(String behavior) {
@@ -204,7 +219,8 @@ public final class TestConfig {
     return put("coordinator.zookeeper.connect", connect);
   }
 
-  // ---- output ------------------------------------------------------------------------------------------
+  // ---- output
+  // ------------------------------------------------------------------------------------------
 
   /** The config file's text. */
   public String yaml() {
@@ -253,12 +269,17 @@ public final class TestConfig {
     /** One entry of {@code jdbc-properties}. */
     public Source jdbcProperty(String key, String value) {
       @SuppressWarnings("unchecked")
-      Map<String, Object> properties = (Map<String, Object>) fields.computeIfAbsent("jdbc-properties", k -> new LinkedHashMap<>());
+      Map<String, Object> properties =
+          (Map<String, Object>)
+              fields.computeIfAbsent("jdbc-properties", k -> new LinkedHashMap<>());
       properties.put(key, value);
       return this;
     }
 
-    /** {@code useSSL: false} and {@code allowPublicKeyRetrieval: true}: what an embedded MariaDB (no TLS) needs. */
+    /**
+     * {@code useSSL: false} and {@code allowPublicKeyRetrieval: true}: what an embedded MariaDB (no
+     * TLS) needs.
+     */
     public Source withoutTls() {
       return jdbcProperty("useSSL", "false").jdbcProperty("allowPublicKeyRetrieval", "true");
     }
@@ -274,7 +295,9 @@ public final class TestConfig {
     String[] path = dottedKey.split("\\.");
     Map<String, Object> map = root;
     for (int i = 0; i < path.length - 1; i++) {
-      map = (Map<String, Object>) map.computeIfAbsent(path[i], k -> new LinkedHashMap<String, Object>());
+      map =
+          (Map<String, Object>)
+              map.computeIfAbsent(path[i], k -> new LinkedHashMap<String, Object>());
     }
     map.put(path[path.length - 1], value);
     return this;
@@ -298,7 +321,10 @@ public final class TestConfig {
     return value instanceof Map<?, ?> m && m.isEmpty() || value instanceof List<?> l && l.isEmpty();
   }
 
-  /** The entries of {@code map}, the first after {@code firstLead}, the others after {@code indent}; empty ones left out. */
+  /**
+   * The entries of {@code map}, the first after {@code firstLead}, the others after {@code indent};
+   * empty ones left out.
+   */
   private static void writeMap(StringBuilder yaml, Map<?, ?> map, String firstLead, String indent) {
     String lead = firstLead;
     for (Map.Entry<?, ?> e : map.entrySet()) {
@@ -309,7 +335,8 @@ public final class TestConfig {
     }
   }
 
-  private static void writeEntry(StringBuilder yaml, String lead, String key, Object value, String indent) {
+  private static void writeEntry(
+      StringBuilder yaml, String lead, String key, Object value, String indent) {
     yaml.append(lead).append(key).append(':');
     if (value instanceof Map<?, ?> map) {
       yaml.append('\n');
