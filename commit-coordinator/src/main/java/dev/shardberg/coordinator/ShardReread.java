@@ -153,7 +153,7 @@ final class ShardReread {
       long checkpointId,
       SortedSet<Integer> shards)
       throws IOException {
-    WriteResult deletes = truncations(table, shards, shardColumn);
+    WriteResult deletes = deletesEmptying(table, shards, shardColumn);
     Map<Integer, ShardCounts> counts = new HashMap<>();
     shards.forEach(shard -> counts.put(shard, new ShardCounts(0, 0)));
     LOG.info(
@@ -178,8 +178,8 @@ final class ShardReread {
    * The delete files that empty {@code shards} in {@code table} as of now (none for a shard without
    * files).
    */
-  static WriteResult truncations(Table table, SortedSet<Integer> shards, String shardColumn)
-      throws IOException {
+  private static WriteResult deletesEmptying(
+      Table table, SortedSet<Integer> shards, String shardColumn) throws IOException {
     table.refresh();
     if (shards.isEmpty() || table.currentSnapshot() == null) {
       return WriteResult.builder().build();

@@ -72,6 +72,39 @@ class TableMaintenanceTest {
     coordinator.harness.notifyOfCompletedCheckpoint(checkpoint);
   }
 
+  /**
+   * Checkpoint 1 inserts keys 1..3 of shard 1 ("a", "b", "c"); checkpoint 2 updates 1 to "a2",
+   * deletes 2.
+   */
+  private static void commitInsertsThenAnUpdateAndADelete(Writer writer, Coordinator coordinator)
+      throws Exception {
+    commit(
+        coordinator,
+        1,
+        writer.checkpoint(
+            1, row(INSERT, 1, 1, "a"), row(INSERT, 1, 2, "b"), row(INSERT, 1, 3, "c")));
+    commit(
+        coordinator,
+        2,
+        writer.checkpoint(
+            2,
+            row(UPDATE_BEFORE, 1, 1, "a"),
+            row(UPDATE_AFTER, 1, 1, "a2"),
+            row(DELETE, 1, 2, "b")));
+  }
+
+  /**
+   * Maintenance after every checkpoint, no compaction, orphan removal of files older than a day.
+   */
+  private static Configuration orphanRemovalEveryCheckpoint() {
+    Configuration config = new Configuration();
+    config.set(MaintenanceOptions.INTERVAL, Duration.ofMillis(1));
+    config.set(MaintenanceOptions.COMPACTION_ENABLED, false);
+    config.set(MaintenanceOptions.ORPHAN_FILES_INTERVAL, Duration.ofMillis(1));
+    config.set(MaintenanceOptions.ORPHAN_FILES_MIN_AGE, Duration.ofDays(1));
+    return config;
+  }
+
   private static Configuration compactionOnly() {
     Configuration config = new Configuration();
     config.set(MaintenanceOptions.INTERVAL, Duration.ofMillis(1));
@@ -89,19 +122,7 @@ class TableMaintenanceTest {
             new Coordinator(
                 TestTables.loader(warehouse), new JobID(), CommitGuardFactory.none(), 10)) {
       coordinator.harness.open();
-      commit(
-          coordinator,
-          1,
-          writer.checkpoint(
-              1, row(INSERT, 1, 1, "a"), row(INSERT, 1, 2, "b"), row(INSERT, 1, 3, "c")));
-      commit(
-          coordinator,
-          2,
-          writer.checkpoint(
-              2,
-              row(UPDATE_BEFORE, 1, 1, "a"),
-              row(UPDATE_AFTER, 1, 1, "a2"),
-              row(DELETE, 1, 2, "b")));
+      commitInsertsThenAnUpdateAndADelete(writer, coordinator);
     }
     table.refresh();
     // The maintenance thread is the caller's (a direct executor): compaction plans and rewrites
@@ -155,19 +176,7 @@ class TableMaintenanceTest {
             new Coordinator(
                 TestTables.loader(warehouse), new JobID(), CommitGuardFactory.none(), 10)) {
       coordinator.harness.open();
-      commit(
-          coordinator,
-          1,
-          writer.checkpoint(
-              1, row(INSERT, 1, 1, "a"), row(INSERT, 1, 2, "b"), row(INSERT, 1, 3, "c")));
-      commit(
-          coordinator,
-          2,
-          writer.checkpoint(
-              2,
-              row(UPDATE_BEFORE, 1, 1, "a"),
-              row(UPDATE_AFTER, 1, 1, "a2"),
-              row(DELETE, 1, 2, "b")));
+      commitInsertsThenAnUpdateAndADelete(writer, coordinator);
     }
     // A long retry wait: the interrupt finds the commit in it (the test never waits for it).
     table.updateProperties().set(TableProperties.COMMIT_MIN_RETRY_WAIT_MS, "30000").commit();
@@ -384,13 +393,9 @@ class TableMaintenanceTest {
   @Test
   void expiryAndOrphanRemovalKeepWhatAPendingCheckpointNeedsSoItsRestoreCommitsIt()
       throws Exception {
-    Configuration config = new Configuration();
-    config.set(MaintenanceOptions.INTERVAL, Duration.ofMillis(1));
-    config.set(MaintenanceOptions.COMPACTION_ENABLED, false);
+    Configuration config = orphanRemovalEveryCheckpoint();
     config.set(MaintenanceOptions.EXPIRE_SNAPSHOTS_MAX_AGE, Duration.ZERO);
     config.set(MaintenanceOptions.EXPIRE_SNAPSHOTS_RETAIN_LAST, 1);
-    config.set(MaintenanceOptions.ORPHAN_FILES_INTERVAL, Duration.ofMillis(1));
-    config.set(MaintenanceOptions.ORPHAN_FILES_MIN_AGE, Duration.ofDays(1));
     MaintenanceSettings settings = MaintenanceSettings.from(config);
     JobID job = new JobID();
     OperatorSubtaskState takenBeforeMaintenance;
@@ -477,12 +482,8 @@ class TableMaintenanceTest {
   @Test
   void orphanRemovalKeepsTheWritersFilesTheCoordinatorCollectedButHasNotStagedYet()
       throws Exception {
-    Configuration config = new Configuration();
-    config.set(MaintenanceOptions.INTERVAL, Duration.ofMillis(1));
-    config.set(MaintenanceOptions.COMPACTION_ENABLED, false);
+    Configuration config = orphanRemovalEveryCheckpoint();
     config.set(MaintenanceOptions.EXPIRE_SNAPSHOTS_ENABLED, false);
-    config.set(MaintenanceOptions.ORPHAN_FILES_INTERVAL, Duration.ofMillis(1));
-    config.set(MaintenanceOptions.ORPHAN_FILES_MIN_AGE, Duration.ofDays(1));
     MaintenanceSettings settings = MaintenanceSettings.from(config);
     Path data = warehouse.resolve("shop/orders/data");
     try (Writer writer = new Writer(TestTables.loader(warehouse));
