@@ -29,7 +29,8 @@ import org.apache.flink.configuration.ConfigOptions;
  * its place in docs/config.md), add it to {@link #REQUIRED} if it has no default and must be set,
  * read it with {@code configuration.get(OPTION)} where {@link ShardbergConfig} builds its records,
  * and regenerate docs/config.md ({@code ConfigReferenceTest} says how). The loader then accepts,
- * type-checks and suggests it by itself; cross-key rules go into {@link ConfigLoader}.
+ * type-checks and suggests it by itself; cross-key rules go into {@link CrossKeyRules} (or its
+ * {@link SourceRules} and {@link TargetRules}).
  */
 public final class ShardbergOptions {
   private ShardbergOptions() {}

@@ -1,0 +1,149 @@
+package dev.shardberg.job.config;
+
+import static dev.shardberg.job.config.ShardbergOptions.*;
+
+import dev.shardberg.coordinator.maintenance.MaintenanceOptions;
+import dev.shardberg.coordinator.maintenance.MaintenanceSettings;
+import dev.shardberg.router.RouterOptions;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.Set;
+import org.apache.flink.configuration.Configuration;
+
+/**
+ * The rules across keys of the Iceberg side: the catalog has what its type needs, commits only
+ * through an atomic swap (no hadoop catalog on an object store, no hive catalog without its lock),
+ * and orphan removal cannot delete files the writers wrote for checkpoints not yet taken.
+ */
+final class TargetRules {
+  private final Problems problems;
+  private final KeyChecks keys;
+
+  TargetRules(Problems problems, KeyChecks keys) {
+    this.problems = problems;
+    this.keys = keys;
+  }
+
+  void target(Configuration conf) {
+    CatalogType type = conf.get(TARGET_CATALOG_TYPE);
+    if (type == CatalogType.HADOOP && conf.get(TARGET_CATALOG_WAREHOUSE) == null) {
+      problems.add(
+          "Missing key '"
+              + TARGET_CATALOG_WAREHOUSE.key()
+              + "': a hadoop catalog needs its warehouse directory"
+              + " (e.g. hdfs://nn/warehouse or file:///tmp/warehouse).");
+    }
+    if ((type == CatalogType.HIVE || type == CatalogType.REST)
+        && conf.get(TARGET_CATALOG_URI) == null) {
+      problems.add(
+          "Missing key '"
+              + TARGET_CATALOG_URI.key()
+              + "': a "
+              + type
+              + " catalog needs its "
+              + (type == CatalogType.HIVE
+                  ? "metastore URI (thrift://host:9083)"
+                  : "REST endpoint (https://host/api/catalog)")
+              + ".");
+    }
+    String confDir = conf.get(TARGET_CATALOG_HADOOP_CONF_DIR);
+    if (confDir != null && !Files.isDirectory(Path.of(confDir))) {
+      problems.add(
+          "'"
+              + TARGET_CATALOG_HADOOP_CONF_DIR.key()
+              + "' = '"
+              + confDir
+              + "' is not a directory: point it at the directory"
+              + " holding core-site.xml / hdfs-site.xml / hive-site.xml, or remove it.");
+    }
+    keys.positive(conf, RouterOptions.TARGET_BUCKETS);
+    String warehouse = conf.get(TARGET_CATALOG_WAREHOUSE);
+    String scheme = warehouse == null ? null : objectStoreScheme(warehouse);
+    if (type == CatalogType.HADOOP && scheme != null) {
+      problems.add(
+          "Cannot use '"
+              + TARGET_CATALOG_TYPE.key()
+              + "' = hadoop with '"
+              + TARGET_CATALOG_WAREHOUSE.key()
+              + "' = '"
+              + warehouse
+              + "': the hadoop catalog commits by renaming a metadata file, which is not atomic on an object store ("
+              + scheme
+              + "://), so two commits (the job's schema changes and checkpoints, maintenance, another writer) can"
+              + " overwrite each other and a checkpoint is lost silently. Use a catalog with an atomic swap (type hive or rest)"
+              + " with its warehouse on the object store, or a warehouse on HDFS or a local file system.");
+    }
+    String hiveLock = conf.get(RouterOptions.TARGET_TABLE_PROPERTIES).get(HIVE_LOCK_ENABLED);
+    if (type == CatalogType.HIVE && hiveLock != null && !Boolean.parseBoolean(hiveLock.trim())) {
+      problems.add(
+          "Cannot set '"
+              + RouterOptions.TARGET_TABLE_PROPERTIES.key()
+              + "."
+              + HIVE_LOCK_ENABLED
+              + "' = "
+              + hiveLock
+              + " with a hive catalog: without the metastore lock the commit's swap is atomic only on a Hive 4 metastore,"
+              + " and the bundled Hive client is 2.3, so two commits can overwrite each other and a checkpoint is lost silently."
+              + " Remove the key (the lock is on by default).");
+    }
+  }
+
+  /** Iceberg's table property that turns the Hive Metastore lock around commits off. */
+  static final String HIVE_LOCK_ENABLED = "engine.hive.lock-enabled";
+
+  /** The scheme of an object-store location (no atomic rename), or null. */
+  static String objectStoreScheme(String location) {
+    int colon = location.indexOf(':');
+    if (colon <= 0) {
+      return null;
+    }
+    String scheme = location.substring(0, colon).toLowerCase(Locale.ROOT);
+    return Set.of(
+                "s3", "s3a", "s3n", "gs", "gcs", "abfs", "abfss", "wasb", "wasbs", "oss", "cos",
+                "cosn", "obs", "r2")
+            .contains(scheme)
+        ? scheme
+        : null;
+  }
+
+  /**
+   * The {@code maintenance.*} ranges are checked where they are declared, by {@link
+   * MaintenanceSettings}.
+   */
+  void maintenance(Configuration conf) {
+    MaintenanceSettings settings;
+    try {
+      settings = MaintenanceSettings.from(conf);
+    } catch (IllegalArgumentException e) {
+      problems.add(e.getMessage() + ". Fix the maintenance key in the config file.");
+      return;
+    }
+    if (settings.enabled()
+        && settings.orphanFiles()
+        && conf.containsKey(MaintenanceOptions.ORPHAN_FILES_MIN_AGE.key())) {
+      // A writer's file is closed at a barrier and staged when the checkpoint is taken: until then
+      // only its age protects it from orphan removal. A checkpoint takes at most the timeout, and
+      // files opened up to an interval before its barrier; three of those is the margin.
+      Duration interval = conf.get(ShardbergOptions.PIPELINE_CHECKPOINT_INTERVAL);
+      Duration timeout = conf.get(ShardbergOptions.PIPELINE_CHECKPOINT_TIMEOUT);
+      Duration safe = interval.plus(timeout).multipliedBy(3);
+      if (settings.orphanMinAge().compareTo(safe) < 0) {
+        problems.add(
+            "Cannot use '"
+                + MaintenanceOptions.ORPHAN_FILES_MIN_AGE.key()
+                + "' = "
+                + settings.orphanMinAge()
+                + ": orphan removal would delete files the writers wrote for checkpoints not yet taken, and the next commit"
+                + " would reference them (every scan of their partitions then fails). It must be at least 3 x ('"
+                + ShardbergOptions.PIPELINE_CHECKPOINT_INTERVAL.key()
+                + "' + '"
+                + ShardbergOptions.PIPELINE_CHECKPOINT_TIMEOUT.key()
+                + "') = "
+                + safe
+                + "; the default is 1 day.");
+      }
+    }
+  }
+}
