@@ -1,10 +1,8 @@
 package dev.shardberg.coordinator;
 
-import java.time.Duration;
-import java.util.concurrent.Callable;
-
 /**
- * What the coordinator holds around every Iceberg commit.
+ * What the coordinator holds around every Iceberg commit: the table's {@link TableCommitLock}, plus
+ * the fencing of zombie instances of its pipeline.
  *
  * <p>Without ZooKeeper the guard is {@link NoopCommitGuard}: no lock, no epoch. With {@code
  * coordinator.zookeeper.*} set it is the Curator-backed guard, which serialises every commit on one
@@ -31,7 +29,7 @@ import java.util.concurrent.Callable;
  *       coordinator fails for good with its message.
  * </ul>
  */
-public interface CommitGuard extends AutoCloseable {
+public interface CommitGuard extends TableCommitLock {
 
   /**
    * Epoch of this coordinator instance for its pipeline; {@code -1} when fencing is off (or, for a
@@ -41,10 +39,4 @@ public interface CommitGuard extends AutoCloseable {
 
   /** False while the guard knows it cannot commit (e.g. ZooKeeper connection suspended or lost). */
   boolean canCommit();
-
-  /** Runs {@code action} holding the table's commit lock. */
-  <T> T runExclusive(Duration lockTimeout, Callable<T> action) throws Exception;
-
-  @Override
-  void close();
 }

@@ -25,5 +25,8 @@ public final class NoopCommitGuard implements CommitGuard {
   }
 
   @Override
+  public void checkStillHeld() {}
+
+  @Override
   public void close() {}
 }

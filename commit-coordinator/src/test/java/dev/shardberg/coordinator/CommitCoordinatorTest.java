@@ -497,6 +497,9 @@ class CommitCoordinatorTest {
     }
 
     @Override
+    public void checkStillHeld() {}
+
+    @Override
     public <T> T runExclusive(Duration lockTimeout, Callable<T> action) throws Exception {
       if (lockTimesOut.get() || !connected.get()) {
         throw new CommitDeferredException("lock not obtained within " + lockTimeout);

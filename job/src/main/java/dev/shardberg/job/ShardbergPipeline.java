@@ -1,9 +1,11 @@
 package dev.shardberg.job;
 
 import dev.shardberg.coordinator.CommitGuardFactory;
+import dev.shardberg.coordinator.LockedTableLoader;
 import dev.shardberg.coordinator.ShardbergSink;
 import dev.shardberg.coordinator.zk.ZooKeeperCommitGuardFactory;
 import dev.shardberg.coordinator.zk.ZooKeeperOptions;
+import dev.shardberg.coordinator.zk.ZooKeeperTableLock;
 import dev.shardberg.job.config.ShardbergConfig;
 import dev.shardberg.job.config.ShardbergConfig.CdcConfig;
 import dev.shardberg.job.config.ShardbergConfig.PipelineConfig;
@@ -16,7 +18,6 @@ import dev.shardberg.router.discovery.LogicalTableSpec;
 import dev.shardberg.router.discovery.MySqlHost;
 import dev.shardberg.router.discovery.ShardDiscovery;
 import dev.shardberg.router.discovery.ShardPlan;
-import dev.shardberg.router.schema.SchemaCommitLock;
 import dev.shardberg.router.schema.TableCreator;
 import dev.shardberg.router.schema.TableLayout;
 import dev.shardberg.router.schema.TableSchemaEvolver;
@@ -394,17 +395,19 @@ public final class ShardbergPipeline {
     if (!evolves(config) || config.target().catalog() == null) {
       return null;
     }
-    // in HA mode schema commits hold the table's ZooKeeper lock, like every other commit on the
-    // table
-    SchemaCommitLock lock =
-        config.coordinator().haEnabled()
-            ? new ZooKeeperSchemaLock(zooKeeperOptions(config), config.target().qualifiedName())
-            : SchemaCommitLock.NONE;
-    return new TableSchemaEvolver(
+    TableLoader table =
         TableLoader.fromCatalog(
-            Catalogs.loader(config.target().catalog()), Catalogs.identifier(config.target())),
-        config.target().qualifiedName(),
-        lock);
+            Catalogs.loader(config.target().catalog()), Catalogs.identifier(config.target()));
+    if (config.coordinator().haEnabled()) {
+      // schema commits hold the table's ZooKeeper lock, like every other commit on the table
+      ZooKeeperOptions zooKeeper = zooKeeperOptions(config);
+      table =
+          new LockedTableLoader(
+              table,
+              ZooKeeperTableLock.opener(zooKeeper, config.target().qualifiedName()),
+              zooKeeper.lockTimeout());
+    }
+    return new TableSchemaEvolver(table, config.target().qualifiedName());
   }
 
   private static MySqlSource<RowData> mySqlSource(

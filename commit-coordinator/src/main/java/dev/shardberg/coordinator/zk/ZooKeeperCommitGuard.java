@@ -32,13 +32,12 @@ import org.slf4j.LoggerFactory;
  * The lazy guard takes its epoch at its first commit, under the table lock ({@link
  * FencingEpoch#increment()}); the value is this instance's {@link #epoch()} and goes into every
  * commit (summary and the table's progress record). The guard checks it in one place: {@link
- * #runExclusive}, holding the lock, right before the action ({@link #checkLockHeldAndNotFenced()}).
- * A larger value in the node means another instance of the same pipeline has started since, and
- * this one stops for good. What makes the commit itself safe is the coordinator's side of the same
- * check: it compares its epoch with the one in the table's progress record on the very metadata it
- * commits on, and its commit only swaps from that metadata (Iceberg's compare-and-swap), so an
- * instance whose session expired after the guard's check cannot land a commit on top of a newer
- * instance's.
+ * #runExclusive}, holding the lock, right before the action ({@link #checkStillHeld()}). A larger
+ * value in the node means another instance of the same pipeline has started since, and this one
+ * stops for good. What makes the commit itself safe is the coordinator's side of the same check: it
+ * compares its epoch with the one in the table's progress record on the very metadata it commits
+ * on, and its commit only swaps from that metadata (Iceberg's compare-and-swap), so an instance
+ * whose session expired after the guard's check cannot land a commit on top of a newer instance's.
  *
  * <h2>States</h2>
  *
@@ -203,7 +202,7 @@ public final class ZooKeeperCommitGuard implements CommitGuard {
                 }
               }
               // the guard's one fencing check: under the lock, right before the commit
-              checkLockHeldAndNotFenced();
+              checkStillHeld();
               return action.call();
             });
   }
@@ -217,7 +216,8 @@ public final class ZooKeeperCommitGuard implements CommitGuard {
    * cannot be read, nothing may be committed and {@code runExclusive} reports a {@link
    * dev.shardberg.coordinator.CommitDeferredException} (retried at the next checkpoint).
    */
-  public void checkLockHeldAndNotFenced() throws CommitFencedException {
+  @Override
+  public void checkStillHeld() throws CommitFencedException {
     throwIfFenced();
     Recipes connected = this.recipes;
     if (connected == null || epoch < 0) {
@@ -228,7 +228,7 @@ public final class ZooKeeperCommitGuard implements CommitGuard {
     }
     ZooKeeperTableLock lock = connected.lock();
     if (lock.isHeldByCurrentThread()) {
-      lock.checkLockHeld();
+      lock.checkStillHeld();
     } else if (!connected.connection().isConnected()) {
       throw new LockLostException(
           String.format(

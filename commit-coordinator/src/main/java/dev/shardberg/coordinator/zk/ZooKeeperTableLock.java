@@ -5,6 +5,7 @@ import static com.google.common.base.Preconditions.checkNotNull;
 
 import dev.shardberg.coordinator.CommitDeferredException;
 import dev.shardberg.coordinator.CoordinatorConfigOptions;
+import dev.shardberg.coordinator.TableCommitLock;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
@@ -21,10 +22,10 @@ import org.slf4j.LoggerFactory;
  *
  * <pre>{@code
  * try (ZooKeeperTableLock lock = ZooKeeperTableLock.open(options, "hadoop.shop.orders")) {
- *   lock.runExclusive(() -> {
+ *   lock.runExclusive(options.lockTimeout(), () -> {
  *     table.refresh();
  *     RewriteManifests rewrite = table.rewriteManifests() ...;
- *     lock.checkLockHeld(); // just before the commit
+ *     lock.checkStillHeld(); // just before the commit
  *     rewrite.commit();
  *     return null;
  *   });
@@ -33,10 +34,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Only a CONNECTED connection runs actions: otherwise {@link #runExclusive} throws {@link
  * CommitDeferredException} without running the action. A holder whose connection was interrupted
- * since it took the lock may have lost it, so {@link #checkLockHeld()} refuses, and a commit that
+ * since it took the lock may have lost it, so {@link #checkStillHeld()} refuses, and a commit that
  * already went out is judged by what Iceberg answered, never by this lock.
  */
-public final class ZooKeeperTableLock implements AutoCloseable {
+public final class ZooKeeperTableLock implements TableCommitLock {
   private static final Logger LOG = LoggerFactory.getLogger(ZooKeeperTableLock.class);
 
   private final ZooKeeperConnection connection;
@@ -99,13 +100,28 @@ public final class ZooKeeperTableLock implements AutoCloseable {
   public static <T> T withTableLock(ZooKeeperOptions options, String tableName, Callable<T> action)
       throws Exception {
     try (ZooKeeperTableLock lock = open(options, tableName)) {
-      return lock.runExclusive(action);
+      return lock.runExclusive(options.lockTimeout(), action);
     }
   }
 
-  /** Runs {@code action} holding the lock, waiting at most {@code lock-timeout} for it. */
-  public <T> T runExclusive(Callable<T> action) throws Exception {
-    return runExclusive(connection.options().lockTimeout(), action);
+  /**
+   * Opens the lock of {@code tableName} where it is used, with its own connection ({@link #open});
+   * a server that cannot be reached within the connection timeout is a {@link
+   * CommitDeferredException}.
+   */
+  public static TableCommitLock.Opener opener(ZooKeeperOptions options, String tableName) {
+    checkNotNull(options, "Cannot open a table lock: options are null");
+    return () -> {
+      try {
+        return open(options, tableName);
+      } catch (IllegalStateException e) {
+        throw new CommitDeferredException(e.getMessage(), e); // not connected in time
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new CommitDeferredException(
+            "Interrupted while connecting to ZooKeeper for the commit lock of " + tableName, e);
+      }
+    };
   }
 
   /**
@@ -114,11 +130,12 @@ public final class ZooKeeperTableLock implements AutoCloseable {
    * <p>Throws {@link CommitDeferredException}, without running the action, when the connection is
    * not CONNECTED, when the lock is not granted within {@code lockTimeout}, when taking it fails on
    * a ZooKeeper error, or when the connection was interrupted while it was being taken. The same
-   * exception replaces a {@link LockLostException} thrown by {@link #checkLockHeld()} inside the
+   * exception replaces a {@link LockLostException} thrown by {@link #checkStillHeld()} inside the
    * action: nothing was committed in that case either. Any other exception of the action is passed
    * on unchanged; the action's own result is returned unchanged, even when the connection dropped
    * after the action's commit went out (Iceberg answered for that commit, not this lock).
    */
+  @Override
   public <T> T runExclusive(Duration lockTimeout, Callable<T> action) throws Exception {
     checkNotNull(action, "Cannot run a null action under the lock of table '%s'", tableName);
     checkArgument(
@@ -164,7 +181,7 @@ public final class ZooKeeperTableLock implements AutoCloseable {
     long previousHeldSince = heldSinceInterruption; // re-entrant use by the same thread
     heldSinceInterruption = interruptionsBefore;
     try {
-      checkLockHeld();
+      checkStillHeld();
       T result = action.call();
       if (connection.interruptions() != interruptionsBefore) {
         LOG.warn(
@@ -195,13 +212,14 @@ public final class ZooKeeperTableLock implements AutoCloseable {
    *
    * @throws IllegalStateException when this thread does not hold the lock
    */
-  public void checkLockHeld() {
+  @Override
+  public void checkStillHeld() {
     long heldSince = heldSinceInterruption;
     if (heldSince < 0 || !mutex.isOwnedByCurrentThread()) {
       throw new IllegalStateException(
           String.format(
               "Cannot check the commit lock of table '%s': this thread does not hold it; call"
-                  + " checkLockHeld() inside runExclusive()",
+                  + " checkStillHeld() inside runExclusive()",
               tableName));
     }
     ZooKeeperConnection.State now = connection.state();

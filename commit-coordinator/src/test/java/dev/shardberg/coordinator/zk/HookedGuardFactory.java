@@ -67,6 +67,11 @@ final class HookedGuardFactory implements CommitGuardFactory {
       }
 
       @Override
+      public void checkStillHeld() {
+        guard.checkStillHeld();
+      }
+
+      @Override
       public void close() {
         guard.close();
       }

@@ -349,6 +349,7 @@ final class SharedTableWorkload {
               lock == null
                   ? work.call()
                   : lock.runExclusive(
+                      lock.connection().options().lockTimeout(),
                       () -> {
                         lockWaits.update((System.nanoTime() - askedForLock) / 1_000_000);
                         return work.call();

@@ -112,7 +112,7 @@ class ZooKeeperCommitGuardTest {
                 LOCK_TIMEOUT,
                 () -> {
                   epochInsideTheLock.add(guard.epoch());
-                  guard.checkLockHeldAndNotFenced();
+                  guard.checkStillHeld();
                   return commits.incrementAndGet();
                 }))
         .isEqualTo(1);
@@ -178,7 +178,7 @@ class ZooKeeperCommitGuardTest {
                 first.runExclusive(
                     LOCK_TIMEOUT,
                     () -> {
-                      first.checkLockHeldAndNotFenced();
+                      first.checkStillHeld();
                       return commits.incrementAndGet();
                     }))
         .isInstanceOf(CommitFencedException.class)
@@ -187,7 +187,7 @@ class ZooKeeperCommitGuardTest {
     assertThatThrownBy(() -> first.runExclusive(LOCK_TIMEOUT, commits::incrementAndGet))
         .isInstanceOf(CommitFencedException.class)
         .hasMessage(fenced);
-    assertThatThrownBy(first::checkLockHeldAndNotFenced).hasMessage(fenced);
+    assertThatThrownBy(first::checkStillHeld).hasMessage(fenced);
 
     // the fenced attempt released the lock: the newer instance commits
     assertThat(second.canCommit()).isTrue();
@@ -195,7 +195,7 @@ class ZooKeeperCommitGuardTest {
         second.runExclusive(
             LOCK_TIMEOUT,
             () -> {
-              second.checkLockHeldAndNotFenced();
+              second.checkStillHeld();
               return commits.incrementAndGet();
             });
     assertThat(committed).isEqualTo(1);
@@ -309,7 +309,7 @@ class ZooKeeperCommitGuardTest {
     AtomicInteger commits = new AtomicInteger();
     Callable<Integer> commit =
         () -> {
-          guard.checkLockHeldAndNotFenced();
+          guard.checkStillHeld();
           return commits.incrementAndGet();
         };
     assertThat(guard.runExclusive(LOCK_TIMEOUT, commit)).isEqualTo(1);
@@ -350,7 +350,7 @@ class ZooKeeperCommitGuardTest {
                       // the server dropped the lock node with the session: while this action
                       // still runs, another committer takes the lock
                       other.runExclusive(LOCK_TIMEOUT, () -> otherGotTheLock.getAndSet(true));
-                      guard.checkLockHeldAndNotFenced();
+                      guard.checkStillHeld();
                       return commits.incrementAndGet();
                     }))
         .isInstanceOf(CommitDeferredException.class)
@@ -368,7 +368,7 @@ class ZooKeeperCommitGuardTest {
         guard.runExclusive(
             LOCK_TIMEOUT,
             () -> {
-              guard.checkLockHeldAndNotFenced();
+              guard.checkStillHeld();
               return commits.incrementAndGet();
             });
     assertThat(committed).isEqualTo(1);
@@ -383,7 +383,7 @@ class ZooKeeperCommitGuardTest {
         guard.runExclusive(
             LOCK_TIMEOUT,
             () -> {
-              guard.checkLockHeldAndNotFenced();
+              guard.checkStillHeld();
               commits.incrementAndGet(); // the commit went out and Iceberg accepted it
               expireSession(guard);
               return "committed";
@@ -466,15 +466,15 @@ class ZooKeeperCommitGuardTest {
   }
 
   @Test
-  void checkLockHeldOutsideRunExclusiveIsAProgrammingError() throws Exception {
+  void checkStillHeldOutsideRunExclusiveIsAProgrammingError() throws Exception {
     ZooKeeperTableLock lock =
         closeLater(ZooKeeperTableLock.open(options(server.getConnectString()), TABLE));
 
-    assertThatThrownBy(lock::checkLockHeld)
+    assertThatThrownBy(lock::checkStillHeld)
         .isInstanceOf(IllegalStateException.class)
         .hasMessage(
             "Cannot check the commit lock of table 'hadoop.shop.orders': this thread does not hold"
-                + " it; call checkLockHeld() inside runExclusive()");
+                + " it; call checkStillHeld() inside runExclusive()");
   }
 
   @Test
@@ -497,7 +497,7 @@ class ZooKeeperCommitGuardTest {
 
   private static Callable<String> checkThenCommit(ZooKeeperCommitGuard guard) {
     return () -> {
-      guard.checkLockHeldAndNotFenced();
+      guard.checkStillHeld();
       return "committed";
     };
   }

@@ -76,9 +76,9 @@ class ZooKeeperConnectionTest {
   void aLockOverAGivenConnectionLeavesItOpenWhenClosed() throws Exception {
     ZooKeeperTableLock first = new ZooKeeperTableLock(connection, "hadoop.shop.orders");
     ZooKeeperTableLock second = new ZooKeeperTableLock(connection, "hadoop.shop.orders");
-    assertThat(first.runExclusive(() -> second.isHeldByCurrentThread())).isFalse();
+    assertThat(first.runExclusive(WAIT, () -> second.isHeldByCurrentThread())).isFalse();
     first.close();
     assertThat(connection.isConnected()).isTrue();
-    assertThat(second.runExclusive(() -> "ran")).isEqualTo("ran");
+    assertThat(second.runExclusive(WAIT, () -> "ran")).isEqualTo("ran");
   }
 }

@@ -24,38 +24,32 @@ import org.slf4j.LoggerFactory;
  * <p>The changes are planned again against the freshly refreshed schema on every attempt: a second
  * source that applied the same rollout first, or a replay after a restore, leaves nothing to do.
  *
- * <p>Each attempt runs holding the table's {@link SchemaCommitLock}: in HA mode the ZooKeeper lock
- * every committer of the table holds (the coordinators, maintenance), so refresh → plan → commit
- * happen with no other commit in between and the schema commit never meets a stale base, nor makes
- * another committer's base stale. Without it (a single job), a coordinator commit whose base
- * changed schema meanwhile is checked again on the new base (see CommitCoordinator).
+ * <p>The router holds no lock (it knows nothing of commits beyond Iceberg's API): in HA mode the
+ * job hands it a table whose metadata swap runs under the table's ZooKeeper lock, the one every
+ * committer of the table holds (the coordinators, maintenance), so a schema commit is serialised
+ * with every other commit. A swap that meets a changed base, or a lock that cannot be taken now, is
+ * Iceberg's {@link CommitFailedException}: nothing was committed, and the change is planned again
+ * on the fresh schema after a pause. A coordinator commit whose base changed schema meanwhile is
+ * checked again on the new base (see CheckpointCommitter).
  */
 public final class TableSchemaEvolver implements Serializable, AutoCloseable {
   private static final long serialVersionUID = 1L;
   private static final Logger LOG = LoggerFactory.getLogger(TableSchemaEvolver.class);
   static final int MAX_ATTEMPTS = 10;
 
-  /**
-   * Pause before the first retry when the lock is unavailable; doubled per attempt, at most 10 s.
-   */
-  static final long LOCK_RETRY_PAUSE_MS = 500;
+  /** Pause before the first retry; doubled per attempt, at most 10 s. */
+  static final long RETRY_PAUSE_MS = 500;
 
   private final TableLoader loader;
   private final String tableName;
-  private final SchemaCommitLock lock;
   private transient Table table;
 
-  public TableSchemaEvolver(TableLoader loader, String tableName) {
-    this(loader, tableName, SchemaCommitLock.NONE);
-  }
-
   /**
-   * @param lock held around every schema commit (the table's ZooKeeper lock in HA mode)
+   * @param loader the table; in HA mode one whose commits hold the table's ZooKeeper lock
    */
-  public TableSchemaEvolver(TableLoader loader, String tableName, SchemaCommitLock lock) {
+  public TableSchemaEvolver(TableLoader loader, String tableName) {
     this.loader = loader;
     this.tableName = tableName;
-    this.lock = lock;
   }
 
   public String tableName() {
@@ -89,72 +83,59 @@ public final class TableSchemaEvolver implements Serializable, AutoCloseable {
       Set<String> droppedColumns) {
     Table t = table();
     RuntimeException last = null;
-    long pauseMs = LOCK_RETRY_PAUSE_MS;
+    long pauseMs = RETRY_PAUSE_MS;
     for (int attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+      if (attempt > 1) {
+        pause(pauseMs);
+        pauseMs = Math.min(pauseMs * 2, 10_000);
+      }
       try {
-        return lock.runExclusive(
-            checkStillHeld -> {
-              t.refresh();
-              List<SchemaEvolution.Change> changes = planner.apply(t.schema());
-              String droppedKey = DROPPED_COLUMNS_PREFIX + shard;
-              Set<String> dropped = new TreeSet<>(droppedColumns(t.properties(), shard));
-              boolean newDrops = dropped.addAll(droppedColumns);
-              if (changes.isEmpty() && !newDrops) {
-                return t.schema();
-              }
-              Transaction transaction = t.newTransaction();
-              if (!changes.isEmpty()) {
-                UpdateSchema update = transaction.updateSchema();
-                changes.forEach(c -> c.applyTo(update));
-                update.commit();
-              }
-              if (newDrops) {
-                transaction.updateProperties().set(droppedKey, String.join(",", dropped)).commit();
-              }
-              checkStillHeld.run();
-              transaction.commitTransaction();
-              t.refresh();
-              LOG.info(
-                  "Evolved Iceberg table {} to schema {} for {}: {}{}",
-                  tableName,
-                  t.schema().schemaId(),
-                  why,
-                  changes,
-                  newDrops
-                      ? "; shard "
-                          + shard
-                          + " dropped columns "
-                          + dropped
-                          + " (verify does not compare them for it)"
-                      : "");
-              return t.schema();
-            });
-      } catch (CommitFailedException | IllegalArgumentException e) {
-        // another committer changed the schema meanwhile (without the lock: the same column added
-        // first by another host's source): plan again
-        last = e;
+        t.refresh();
+        List<SchemaEvolution.Change> changes = planner.apply(t.schema());
+        String droppedKey = DROPPED_COLUMNS_PREFIX + shard;
+        Set<String> dropped = new TreeSet<>(droppedColumns(t.properties(), shard));
+        boolean newDrops = dropped.addAll(droppedColumns);
+        if (changes.isEmpty() && !newDrops) {
+          return t.schema();
+        }
+        Transaction transaction = t.newTransaction();
+        if (!changes.isEmpty()) {
+          UpdateSchema update = transaction.updateSchema();
+          changes.forEach(c -> c.applyTo(update));
+          update.commit();
+        }
+        if (newDrops) {
+          transaction.updateProperties().set(droppedKey, String.join(",", dropped)).commit();
+        }
+        transaction.commitTransaction();
+        t.refresh();
         LOG.info(
-            "Schema update of table {} for {} met a concurrent change, planning again: {}",
+            "Evolved Iceberg table {} to schema {} for {}: {}{}",
             tableName,
+            t.schema().schemaId(),
             why,
-            e.getMessage());
-      } catch (SchemaCommitLock.Unavailable e) {
+            changes,
+            newDrops
+                ? "; shard "
+                    + shard
+                    + " dropped columns "
+                    + dropped
+                    + " (verify does not compare them for it)"
+                : "");
+        return t.schema();
+      } catch (CommitFailedException | IllegalArgumentException e) {
+        // another committer changed the schema meanwhile (the same column added first by another
+        // host's source), or the table's commit lock cannot be taken now: plan again
         last = e;
         LOG.warn(
-            "Cannot take the commit lock of table {} for {} (attempt {} of {}), trying again in {} ms: {}",
+            "Schema update of table {} for {} not committed (attempt {} of {}), planning again in {}"
+                + " ms: {}",
             tableName,
             why,
             attempt,
             MAX_ATTEMPTS,
             pauseMs,
             e.getMessage());
-        pause(pauseMs);
-        pauseMs = Math.min(pauseMs * 2, 10_000);
-      } catch (RuntimeException e) {
-        throw e; // e.g. not evolvable: the planner's message says what to do
-      } catch (Exception e) {
-        throw new IllegalStateException(
-            String.format("Cannot evolve table %s for %s: %s", tableName, why, e.getMessage()), e);
       }
     }
     throw new IllegalStateException(

@@ -59,12 +59,13 @@ final class Maintenance implements AutoCloseable {
     }
     try {
       lock.runExclusive(
+          options.lockTimeout(),
           () -> {
             Table table = catalog.loadTable(ModeRunner.TABLE);
             if (table.currentSnapshot() == null) {
               return null;
             }
-            lock.checkLockHeld();
+            lock.checkStillHeld();
             table.rewriteManifests().rewriteIf(manifest -> true).commit();
             commits.incrementAndGet();
             return null;
