@@ -1,7 +1,5 @@
 package dev.shardberg.router.tagging;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.shardberg.router.Preconditions;
 import dev.shardberg.router.ShardRouterException;
 import dev.shardberg.router.ShardTable;
@@ -21,12 +19,10 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.regex.Pattern;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
-import org.apache.flink.cdc.connectors.shaded.org.apache.kafka.connect.data.Field;
 import org.apache.flink.cdc.connectors.shaded.org.apache.kafka.connect.data.Schema;
 import org.apache.flink.cdc.connectors.shaded.org.apache.kafka.connect.data.Struct;
 import org.apache.flink.cdc.connectors.shaded.org.apache.kafka.connect.source.SourceRecord;
 import org.apache.flink.cdc.debezium.DebeziumDeserializationSchema;
-import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
 import org.apache.flink.table.types.logical.RowType;
@@ -79,8 +75,6 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
   /** {@code _…_T_gho} / {@code _…_T_new} → T. */
   private static final Pattern SHADOW_NAME = Pattern.compile("_+(.+)(_gho|_new)");
 
-  private static final ObjectMapper JSON = new ObjectMapper();
-
   /** Connect and socket timeout of the in-flight read of a shard's columns (see EvolvingLayout). */
   static final long COLUMN_READ_TIMEOUT_MS = 30_000;
 
@@ -110,12 +104,9 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
    */
   private final int[] keyPositions;
 
-  private transient MySqlType[] types;
-  private transient RowData.FieldGetter[] keyGetters;
-  private transient Map<Schema, Boolean> verifiedSchemas;
-
   /**
-   * Null: the fixed layout of {@link #rowType} (schema.change-behavior=fail). Else versioned rows.
+   * Null: the fixed layout of {@link #rowType} (schema.change-behavior=fail; {@link FixedLayout}).
+   * Else versioned rows ({@link EvolvingLayout}).
    */
   private final TableSchemaEvolver evolver;
 
@@ -131,9 +122,12 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
 
   /**
    * The table's bucket count B: a TRUNCATE of a shard sends one marker per bucket (see
-   * EvolvingLayout).
+   * ShardTruncation).
    */
   private final int buckets;
+
+  /** Built on first use: the fixed layout without {@link #evolver}, else the evolving one. */
+  private transient FixedLayout fixed;
 
   private transient EvolvingLayout evolving;
 
@@ -327,7 +321,7 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
     Struct value = (Struct) record.value();
     if (SCHEMA_CHANGE_VALUE.equals(valueSchema.name())) {
       if (evolver == null) {
-        throw schemaChange(value);
+        throw fixed().schemaChange(value);
       }
       evolving().onSchemaChange(value, out, binlogEventMillis(record));
       return;
@@ -412,111 +406,26 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
    * True when both rows hold the same key values (byte for byte: Iceberg compares keys exactly).
    */
   private boolean sameKey(RowData a, RowData b) {
-    if (evolver != null) {
-      return evolving().sameKey(a, b);
-    }
-    if (keyGetters == null) {
-      keyGetters = new RowData.FieldGetter[keyPositions.length];
-      for (int i = 0; i < keyPositions.length; i++) {
-        keyGetters[i] =
-            RowData.createFieldGetter(rowType.getTypeAt(keyPositions[i]), keyPositions[i]);
-      }
-    }
-    for (RowData.FieldGetter getter : keyGetters) {
-      if (!Objects.deepEquals(getter.getFieldOrNull(a), getter.getFieldOrNull(b))) {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  private ShardRouterException schemaChange(Struct value) {
-    String ddl = value.schema().field("ddl") == null ? null : value.getString("ddl");
-    String db =
-        value.schema().field("databaseName") == null ? null : value.getString("databaseName");
-    if (ddl == null && value.schema().field("historyRecord") != null) {
-      // Flink CDC carries Debezium's schema history record as JSON: {"databaseName":…,"ddl":…,…}
-      try {
-        JsonNode history = JSON.readTree(value.getString("historyRecord"));
-        ddl = history.path("ddl").asText(null);
-        if (db == null) {
-          db = history.path("databaseName").asText(null);
-        }
-      } catch (java.io.IOException | RuntimeException e) {
-        ddl = null;
-      }
-    }
-    if (ddl == null) {
-      ddl = "(statement not in the record)";
-    }
-    String table = null;
-    if (value.schema().field("source") != null && value.getStruct("source") != null) {
-      Struct source = value.getStruct("source");
-      if (source.schema().field("table") != null) {
-        table = source.getString("table");
-      }
-      if (db == null && source.schema().field("db") != null) {
-        db = source.getString("db");
-      }
-    }
-    String where;
-    Integer shard = table == null ? null : shardByTable.get(db + "." + table);
-    if (shard != null) {
-      where = String.format("shard %d ('%s.%s' on host '%s')", shard, db, table, hostName);
-    } else {
-      List<Integer> shards = new ArrayList<>();
-      final String database = db;
-      shardByTable.forEach(
-          (k, v) -> {
-            if (k.startsWith(database + ".")) {
-              shards.add(v);
-            }
-          });
-      shards.sort(null);
-      where = String.format("database '%s' on host '%s' (shards %s)", db, hostName, shards);
-    }
-    return new ShardRouterException(
-        String.format(
-            "Cannot apply a schema change on %s: DDL '%s'. schema.change-behavior is 'fail', so the job stops here for good (no restarts); nothing after the last completed checkpoint is lost. To let the table follow the shards, set schema.change-behavior to 'evolve' and restore the job from its latest checkpoint (docs/schema-evolution.md)",
-            where, ddl));
+    return evolver != null ? evolving().sameKey(a, b) : fixed().sameKey(a, b);
   }
 
   private RowData toRow(RowKind kind, int shard, String qualifiedName, Struct row) {
-    if (evolver != null) {
-      return evolving().toRow(kind, shard, qualifiedName, row);
+    return evolver != null
+        ? evolving().toRow(kind, shard, qualifiedName, row)
+        : fixed().toRow(kind, shard, qualifiedName, row);
+  }
+
+  private FixedLayout fixed() {
+    if (fixed == null) {
+      fixed = new FixedLayout(hostName, rowType, shardByTable, columns, keyPositions);
     }
-    if (types == null) {
-      types = columns.stream().map(MySqlType::of).toArray(MySqlType[]::new);
-      verifiedSchemas = new HashMap<>();
-    }
-    verifyColumns(shard, qualifiedName, row.schema());
-    GenericRowData result = new GenericRowData(kind, rowType.getFieldCount());
-    result.setField(0, shard);
-    List<String> names = rowType.getFieldNames();
-    for (int i = 1; i < rowType.getFieldCount(); i++) {
-      String name = names.get(i);
-      Field field = row.schema().field(name);
-      Object v = row.get(field);
-      if (v == null) {
-        continue;
-      }
-      try {
-        result.setField(i, types[i - 1].toFlink(v, field.schema(), columns.get(i - 1)));
-      } catch (RuntimeException e) {
-        throw new ShardRouterException(
-            String.format(
-                "Cannot convert column '%s' of shard %d ('%s' on host '%s') to %s: %s",
-                name, shard, qualifiedName, hostName, rowType.getTypeAt(i), e.getMessage()),
-            e);
-      }
-    }
-    return result;
+    return fixed;
   }
 
   private EvolvingLayout evolving() {
     if (evolving == null) {
-      EvolvingLayout.HostShards shards =
-          new EvolvingLayout.HostShards(
+      HostShards shards =
+          new HostShards(
               hostName, shardByTable, columns, ownColumns, tablePrimaryKey, keyColumns, buckets);
       EvolvingLayout.ColumnReader mySql =
           host == null
@@ -526,24 +435,5 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
       evolving = new EvolvingLayout(shards, evolver, mySql);
     }
     return evolving;
-  }
-
-  /**
-   * A row whose columns differ from the layout means a DDL reached the binlog reader without a
-   * record.
-   */
-  private void verifyColumns(int shard, String qualifiedName, Schema schema) {
-    if (verifiedSchemas.containsKey(schema)) {
-      return;
-    }
-    List<String> expected = rowType.getFieldNames().subList(1, rowType.getFieldCount());
-    List<String> found = schema.fields().stream().map(Field::name).toList();
-    if (!expected.equals(found)) {
-      throw new ShardRouterException(
-          String.format(
-              "Cannot apply a schema change on shard %d ('%s' on host '%s'): its change records have columns %s but the table layout has %s. schema.change-behavior is 'fail'; to let the table follow the shards, set it to 'evolve' and restore the job from its latest checkpoint (docs/schema-evolution.md)",
-              shard, qualifiedName, hostName, found, expected));
-    }
-    verifiedSchemas.put(schema, Boolean.TRUE);
   }
 }

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.shardberg.router.ShardRouterException;
 import dev.shardberg.router.ShardTable;
-import dev.shardberg.router.discovery.ShardDiscovery.FoundTable;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -25,7 +24,7 @@ class ShardAssignmentTest {
     LogicalTableSpec spec =
         LogicalTableSpecTest.spec("shop_\\d+", "orders_(?<shard>\\d+)", Map.of());
     Map<String, List<ShardTable>> plan =
-        ShardDiscovery.assign(
+        ShardNumbering.assign(
             spec,
             found(
                 List.of(
@@ -45,7 +44,7 @@ class ShardAssignmentTest {
         LogicalTableSpecTest.spec("shop_\\d+", "orders_(?<shard>\\d+)", Map.of());
     assertThatThrownBy(
             () ->
-                ShardDiscovery.assign(
+                ShardNumbering.assign(
                     spec,
                     found(
                         List.of(
@@ -65,7 +64,7 @@ class ShardAssignmentTest {
         LogicalTableSpecTest.spec("shop", "orders_(?<shard>\\d+)|orders_x", Map.of());
     assertThatThrownBy(
             () ->
-                ShardDiscovery.assign(
+                ShardNumbering.assign(
                     spec, found(List.of(new FoundTable("a", "shop", "orders_x")), List.of())))
         .isInstanceOf(ShardRouterException.class)
         .hasMessage(
@@ -75,7 +74,7 @@ class ShardAssignmentTest {
   @Test
   void noTableAnywhereIsAnError() {
     LogicalTableSpec spec = LogicalTableSpecTest.spec("shop", "orders_(?<shard>\\d+)", Map.of());
-    assertThatThrownBy(() -> ShardDiscovery.assign(spec, found(List.of(), List.of())))
+    assertThatThrownBy(() -> ShardNumbering.assign(spec, found(List.of(), List.of())))
         .isInstanceOf(ShardRouterException.class)
         .hasMessage(
             "Cannot find any table matching tables.database-pattern 'shop' and tables.table-pattern 'orders_(?<shard>\\d+)' on host(s) [a, b]; the patterns are anchored Java regexes matched against whole names (check them, the case of the names and the user's privileges)");

@@ -29,7 +29,7 @@ class EvolvingLayoutTest {
 
   @Test
   void debeziumColumnsKeepTheirDefault() throws Exception {
-    List<MySqlColumn> columns = EvolvingLayout.columns(new ObjectMapper().readTree(COLUMNS));
+    List<MySqlColumn> columns = DebeziumTableChanges.columns(new ObjectMapper().readTree(COLUMNS));
     assertThat(columns).extracting(MySqlColumn::name).containsExactly("id", "tag", "prio", "state");
     assertThat(columns)
         .extracting(MySqlColumn::defaultValue)
@@ -41,12 +41,12 @@ class EvolvingLayoutTest {
 
   @Test
   void onlyAddedColumnsWithADefaultOtherThanNullAreReported() throws Exception {
-    List<MySqlColumn> after = EvolvingLayout.columns(new ObjectMapper().readTree(COLUMNS));
+    List<MySqlColumn> after = DebeziumTableChanges.columns(new ObjectMapper().readTree(COLUMNS));
     List<MySqlColumn> before =
         List.of(
             MySqlColumn.of("id", "bigint", false),
             new MySqlColumn("state", "varchar", "varchar(8)", true, "new", 8, null, null, false));
-    assertThat(EvolvingLayout.addedWithDefault(before, after))
+    assertThat(ShardSchemaChanges.addedWithDefault(before, after))
         .extracting(MySqlColumn::name)
         .containsExactly("prio");
     List<MySqlColumn> fromInformationSchema =
@@ -61,6 +61,6 @@ class EvolvingLayoutTest {
                 null,
                 null,
                 false)); // MariaDB's DEFAULT NULL
-    assertThat(EvolvingLayout.addedWithDefault(before, fromInformationSchema)).isEmpty();
+    assertThat(ShardSchemaChanges.addedWithDefault(before, fromInformationSchema)).isEmpty();
   }
 }

@@ -239,7 +239,7 @@ class ShardTableLifeTest {
               .get();
       // a TRUNCATE within ~2 s of the shard's snapshot rows counts as one during the snapshot and
       // stops
-      // the job (binlog times are whole seconds; EvolvingLayout): this one comes clearly after
+      // the job (binlog times are whole seconds; ShardTruncation): this one comes clearly after
       await()
           .atMost(Duration.ofSeconds(10))
           .until(() -> System.currentTimeMillis() > snapshotRead + 4_000);
