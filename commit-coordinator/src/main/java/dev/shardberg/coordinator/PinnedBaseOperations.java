@@ -1,8 +1,12 @@
 package dev.shardberg.coordinator;
 
 import java.util.function.Predicate;
+import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.TableMetadata;
 import org.apache.iceberg.TableOperations;
+import org.apache.iceberg.exceptions.CommitFailedException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The table's operations, with a commit that only swaps from metadata on which the coordinator's
@@ -19,8 +23,13 @@ import org.apache.iceberg.TableOperations;
  * not retry it); the coordinator then starts over from a fresh refresh. The catalog's
  * compare-and-swap of the metadata pointer is the fencing token: a commit checked on a base where
  * another instance of the pipeline has committed since never lands.
+ *
+ * <p>A conflict the catalog reports for a swap that landed (a REST catalog's retried request that
+ * meets its own first one) is taken as the success it is: Iceberg would otherwise delete the files
+ * of the snapshot the table now points to.
  */
 final class PinnedBaseOperations extends ForwardingTableOperations {
+  private static final Logger LOG = LoggerFactory.getLogger(PinnedBaseOperations.class);
   private final TableMetadata checked;
   private final Predicate<TableMetadata> sameInputs;
 
@@ -81,7 +90,35 @@ final class PinnedBaseOperations extends ForwardingTableOperations {
     }
     // The catalog's compare-and-swap: fails with CommitFailedException if the pointer moved since
     // `base`; Iceberg's retry then calls back here with the new base, judged above.
-    super.commit(base, metadata);
+    try {
+      super.commit(base, metadata);
+    } catch (CommitFailedException e) {
+      if (!landed(base, metadata)) {
+        throw e;
+      }
+      // A conflict reported for a swap that landed (a catalog whose retried request met its own
+      // first one): passing the exception on would make Iceberg delete the files of the snapshot
+      // now current, as a failed commit's. It landed: report success.
+      LOG.warn(
+          "The catalog reported a conflict for the commit of snapshot {}, yet the table holds it:"
+              + " taken as committed ({})",
+          metadata.currentSnapshot().snapshotId(),
+          e.getMessage());
+    }
+  }
+
+  /** Whether the table, read again, holds the new snapshot of {@code metadata}. */
+  private boolean landed(TableMetadata base, TableMetadata metadata) {
+    Snapshot ours = metadata.currentSnapshot();
+    if (ours == null || (base != null && base.snapshot(ours.snapshotId()) != null)) {
+      return false; // no new snapshot to look for
+    }
+    try {
+      TableMetadata now = delegate().refresh();
+      return now != null && now.snapshot(ours.snapshotId()) != null;
+    } catch (RuntimeException e) {
+      return false; // cannot tell: the conflict stands
+    }
   }
 
   private static boolean sameVersion(TableMetadata a, TableMetadata b) {

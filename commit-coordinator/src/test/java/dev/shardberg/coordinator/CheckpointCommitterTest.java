@@ -3,7 +3,6 @@ package dev.shardberg.coordinator;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.shardberg.coordinator.CommitCoordinatorTest.ScriptedGuard;
 import dev.shardberg.coordinator.TestTables.Row;
 import dev.shardberg.coordinator.maintenance.MaintenanceSettings;
 import java.io.IOException;
@@ -18,12 +17,15 @@ import org.apache.iceberg.DataFile;
 import org.apache.iceberg.FileFormat;
 import org.apache.iceberg.PartitionKey;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.data.GenericAppenderFactory;
 import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.encryption.EncryptedFiles;
+import org.apache.iceberg.flink.TableLoader;
 import org.apache.iceberg.io.DataWriter;
 import org.apache.iceberg.io.WriteResult;
+import org.apache.iceberg.types.Types;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -49,10 +51,19 @@ class CheckpointCommitterTest {
   /** One run: a committer with its own run id; {@code epoch} ≥ 0: fencing on with that epoch. */
   private final class Run {
     final String id = PipelineProgress.newRunId();
+    final String flinkJobId;
     final ScriptedGuard guard;
     final CheckpointCommitter committer;
 
     Run(long epoch, String flinkJobId, int maxEmptyCommits) {
+      this(epoch, flinkJobId, maxEmptyCommits, TestTables.load(warehouse));
+    }
+
+    /**
+     * A run committing to {@code committed} (e.g. the table through fault-injecting operations).
+     */
+    Run(long epoch, String flinkJobId, int maxEmptyCommits, Table committed) {
+      this.flinkJobId = flinkJobId;
       this.guard = new ScriptedGuard(epoch);
       CoordinatorOptions options =
           new CoordinatorOptions(
@@ -67,7 +78,7 @@ class CheckpointCommitterTest {
               null);
       this.committer =
           new CheckpointCommitter(
-              TestTables.load(warehouse),
+              committed,
               epoch < 0 ? NoopCommitGuard.INSTANCE : guard,
               options,
               "shard_number",
@@ -272,8 +283,12 @@ class CheckpointCommitterTest {
     Run c = new Run(fencing ? 3 : -1);
     assertThatThrownBy(() -> c.restoredFrom(aChk2WithEntry2Pending))
         .isInstanceOf(PipelineConflictException.class)
-        .hasMessageContaining("restored state of superseded run " + a.id)
-        .hasMessageContaining("committed by run " + b.id);
+        .hasMessageContaining("Cannot commit checkpoint 2 of pipeline " + PIPELINE)
+        .hasMessageContaining("it is restored state of superseded run " + a.id)
+        .hasMessageContaining("(its Flink checkpoint 2 was never committed)")
+        .hasMessageContaining("the table already holds checkpoint 2, committed by run " + b.id)
+        .hasMessageContaining("of Flink job " + b.flinkJobId)
+        .hasMessageContaining("Restore the job from the newest retained checkpoint or savepoint");
     assertThat(rows()).isEqualTo(union(rows(1, "a1", 1), rows(2, "b2", 1)));
   }
 
@@ -323,11 +338,21 @@ class CheckpointCommitterTest {
     assertThat(table.currentSnapshot().summary())
         .containsEntry(SnapshotSummaryKeys.HEARTBEAT, "true");
     assertThat(progress().checkpointId()).isEqualTo(4L);
-    assertThat(rows()).isEqualTo(rows(1, "a", 1));
+
+    // a data commit restarts the count: the next heartbeat comes 3 empty checkpoints after it
+    a.stage(5, 1, "b", 2);
+    a.commitUpTo(5);
+    for (long c = 6; c <= 8; c++) {
+      a.stage(c, 1, "unused");
+      a.commitUpTo(c);
+    }
+    assertThat(committedCheckpoints()).containsExactly(1L, 4L, 5L, 8L);
+    assertThat(TestTables.summaries(table).get(2)).doesNotContainKey(SnapshotSummaryKeys.HEARTBEAT);
+    assertThat(rows()).isEqualTo(union(rows(1, "a", 1), rows(1, "b", 2)));
   }
 
   @Test
-  void aCheckpointThatCannotTakeTheLockStaysPendingWithEveryLaterOneAndCommitsInOrderLater()
+  void aCheckpointThatCannotTakeTheLockOrIsDisconnectedStaysPendingAndCommitsInOrderLater()
       throws Exception {
     Run a = new Run(1).fresh();
     a.stage(1, 1, "first", 1);
@@ -337,10 +362,112 @@ class CheckpointCommitterTest {
     assertThat(a.pending()).containsExactly(1L, 2L);
     assertThat(table.currentSnapshot()).isNull();
     a.guard.lockTimesOut.set(false);
+    a.guard.connected.set(false); // ZooKeeper SUSPENDED or LOST: not even tried
+    a.commitUpTo(2);
+    assertThat(a.pending()).containsExactly(1L, 2L);
+    assertThat(table.currentSnapshot()).isNull();
+    a.guard.connected.set(true);
     a.commitUpTo(2);
     assertThat(a.pending()).isEmpty();
     assertThat(committedCheckpoints()).containsExactly(1L, 2L);
     assertThat(rows()).isEqualTo(union(rows(1, "first", 1), rows(1, "second", 2)));
+  }
+
+  @Test
+  void eachCommitRecordsPipelineCheckpointEpochAndPerShardCountsInItsSummary() throws Exception {
+    Run a = new Run(7).fresh();
+    a.stage(1, 5, "a", 1, 2);
+    a.commitUpTo(1);
+    table.refresh();
+    assertThat(table.currentSnapshot().summary())
+        .containsEntry(SnapshotSummaryKeys.PIPELINE_ID, PIPELINE)
+        .containsEntry(SnapshotSummaryKeys.CHECKPOINT_ID, "1")
+        .containsEntry(SnapshotSummaryKeys.FLINK_CHECKPOINT_ID, "1")
+        .containsEntry(SnapshotSummaryKeys.EPOCH, "7")
+        .containsEntry("shardberg.shard.5.added-records", "2")
+        .containsEntry("shardberg.shard.5.deleted-records", "0");
+    List<CommitRecord> history = CommittedCheckpoints.history(table, PIPELINE, 10);
+    assertThat(history).hasSize(1);
+    assertThat(history.get(0).checkpointId()).isEqualTo(1);
+    assertThat(history.get(0).epoch()).isEqualTo(7);
+    assertThat(history.get(0).shardCounts())
+        .containsExactlyEntriesOf(Map.of(5, new ShardCounts(2, 0)));
+    assertThat(CommittedCheckpoints.maxCommittedCheckpoint(table, PIPELINE)).hasValue(1);
+    assertThat(CommittedCheckpoints.maxCommittedCheckpoint(table, "another-pipeline")).isEmpty();
+    assertThat(rows()).isEqualTo(rows(5, "a", 1, 2));
+  }
+
+  @Test
+  void aRunStartedWithoutStateNumbersItsCheckpointsPastTheTablesCommits() throws Exception {
+    Run a = new Run(-1).fresh();
+    a.stage(1, 1, "v1", 1);
+    a.stage(2, 1, "v2", 2);
+    a.commitUpTo(2);
+    Run b = new Run(-1).fresh();
+    b.stage(1, 1, "again", 3);
+    b.commitUpTo(1);
+    assertThat(committedCheckpoints()).containsExactly(1L, 2L, 3L);
+    assertThat(TestTables.summaries(table).get(2))
+        .containsEntry(SnapshotSummaryKeys.FLINK_CHECKPOINT_ID, "1");
+    assertThat(rows()).isEqualTo(union(rows(1, "v1", 1), rows(1, "v2", 2), rows(1, "again", 3)));
+  }
+
+  @Test
+  void aTableLayoutThatNoLongerMatchesTheWritersFailsTheCommitClearly() throws Exception {
+    Run a = new Run(-1).fresh();
+    a.stage(1, 1, "a", 1);
+    table
+        .updateSchema()
+        .allowIncompatibleChanges()
+        .addRequiredColumn("region", Types.StringType.get())
+        .commit();
+    assertThatThrownBy(() -> a.commitUpTo(1))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("Cannot write to table " + TestTables.TABLE_NAME)
+        .hasMessageContaining("layout no longer matches")
+        .hasMessageContaining("region");
+    assertThat(committedCheckpoints()).isEmpty();
+  }
+
+  @Test
+  void aConflictThatOutlastsIcebergsRetriesIsRetriedAndCommittedOnce() throws Exception {
+    table.updateProperties().set(TableProperties.COMMIT_NUM_RETRIES, "0").commit();
+    FaultInjection.arm(
+        List.of(
+            new FaultInjection.Fault(FaultInjection.Point.COMMIT_CONFLICT, 1),
+            new FaultInjection.Fault(FaultInjection.Point.COMMIT_CONFLICT, 2)));
+    Run a = new Run(-1, "job", 10, faultyTable()).fresh();
+    a.stage(1, 1, "a", 1);
+    a.commitUpTo(1);
+    assertThat(FaultInjection.fired()).hasSize(2);
+    assertThat(committedCheckpoints()).containsExactly(1L);
+    assertThat(rows()).isEqualTo(rows(1, "a", 1));
+  }
+
+  /**
+   * The catalog swaps, then reports a conflict (a REST catalog's retried request meeting its own
+   * first one). Not committed again, and readable: before, Iceberg took the conflict at its word
+   * and deleted the manifest list of the snapshot the table pointed to.
+   */
+  @Test
+  void aCommitThatLandedWhileTheCatalogReportedAConflictIsNotRepeatedByTheRetry() throws Exception {
+    table.updateProperties().set(TableProperties.COMMIT_NUM_RETRIES, "0").commit();
+    FaultInjection.arm(
+        List.of(new FaultInjection.Fault(FaultInjection.Point.LANDED_BUT_REPORTED_CONFLICT, 1)));
+    Run a = new Run(-1, "job", 10, faultyTable()).fresh();
+    a.stage(1, 1, "a", 1);
+    a.commitUpTo(1);
+    assertThat(a.pending()).isEmpty();
+    assertThat(FaultInjection.fired()).hasSize(1);
+    assertThat(committedCheckpoints()).containsExactly(1L);
+    assertThat(rows()).isEqualTo(rows(1, "a", 1));
+  }
+
+  /** The table through operations that inject the armed faults. */
+  private Table faultyTable() {
+    TableLoader loader = new FaultInjection.FaultyTableLoader(TestTables.loader(warehouse));
+    loader.open();
+    return loader.loadTable();
   }
 
   @SafeVarargs

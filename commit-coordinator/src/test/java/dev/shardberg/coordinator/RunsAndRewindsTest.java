@@ -4,9 +4,7 @@ import static dev.shardberg.coordinator.TestTables.row;
 import static org.apache.flink.types.RowKind.INSERT;
 import static org.apache.flink.types.RowKind.UPDATE_AFTER;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.shardberg.coordinator.CommitCoordinatorTest.ScriptedGuard;
 import dev.shardberg.coordinator.OperatorHarnesses.Coordinator;
 import dev.shardberg.coordinator.OperatorHarnesses.Writer;
 import dev.shardberg.coordinator.TestTables.Row;
@@ -114,92 +112,6 @@ class RunsAndRewindsTest {
     PipelineProgress progress =
         PipelineProgress.read(table, OperatorHarnesses.PIPELINE).orElseThrow();
     assertThat(progress.runs()).hasSize(3); // J1's, J2's and J3's runs, each with its mark
-  }
-
-  /**
-   * J1 staged checkpoint 2 and was killed before its completion notice; the operator restored J2
-   * from J1's chk-1 and J2 committed past it; then J1's chk-2 is restored. Its entry 2 was never
-   * committed and the table holds newer changes: neither skipped (lost) nor committed (older over
-   * newer), and the message says what the state is and what to do.
-   */
-  @ParameterizedTest(name = "fencing {0}")
-  @ValueSource(booleans = {false, true})
-  void aRestoreOfASupersededBranchIsRefusedNamingIt(boolean fencing) throws Exception {
-    OperatorSubtaskState j1chk1;
-    OperatorSubtaskState j1chk2;
-    try (Writer writer = writer();
-        Coordinator j1 = coordinator(new JobID(), fencing ? 1 : -1)) {
-      j1.harness.open();
-      j1chk1 = checkpoint(j1, 1, writer.checkpoint(1, row(INSERT, 1, 1, "a")));
-      j1.add(writer.checkpoint(2, row(UPDATE_AFTER, 1, 1, "j1-stale")));
-      j1chk2 = j1.harness.snapshot(2, 2); // killed: the notice never came
-    }
-    JobID j2Job = new JobID();
-    try (Writer writer = writer();
-        Coordinator j2 = coordinator(j2Job, fencing ? 2 : -1)) {
-      j2.harness.initializeState(j1chk1);
-      j2.harness.open();
-      checkpoint(
-          j2, 2, writer.checkpoint(2, row(UPDATE_AFTER, 1, 1, "j2"), row(INSERT, 1, 2, "j2")));
-    }
-    try (Coordinator j3 = coordinator(new JobID(), fencing ? 3 : -1)) {
-      Throwable thrown =
-          org.assertj.core.api.Assertions.catchThrowable(
-              () -> {
-                j3.harness.initializeState(j1chk2);
-                j3.harness.open();
-              });
-      assertThat(causeOfType(thrown, PipelineConflictException.class))
-          .hasMessageContaining("Cannot commit checkpoint 2 of pipeline orders-pipeline")
-          .hasMessageContaining("it is restored state of superseded run ")
-          .hasMessageContaining("(its Flink checkpoint 2 was never committed)")
-          .hasMessageContaining("the table already holds checkpoint 2, committed by run ")
-          .hasMessageContaining("of Flink job " + j2Job)
-          .hasMessageContaining("Restore the job from the newest retained checkpoint or savepoint");
-    }
-    assertThat(TestTables.read(table))
-        .containsExactlyInAnyOrder(new Row(1, 1, "j2"), new Row(1, 2, "j2"));
-  }
-
-  /**
-   * Issue 26, item 3: two deployments with one Flink job id (application mode derives it from
-   * high-availability.cluster-id). Without fencing the run that is behind stops loudly; with
-   * fencing the newer one numbers past the other's commits. Before runs, the run behind took the
-   * other's commits for its own and silently skipped its own checkpoints: its changes were lost.
-   */
-  @ParameterizedTest(name = "fencing {0}")
-  @ValueSource(booleans = {false, true})
-  void twoDeploymentsWithOneFlinkJobIdNeverSkipEachOthersCheckpoints(boolean fencing)
-      throws Exception {
-    JobID shared = new JobID();
-    try (Writer blueWriter = writer();
-        Writer greenWriter = writer();
-        Coordinator blue = coordinator(shared, fencing ? 1 : -1);
-        Coordinator green = coordinator(shared, fencing ? 2 : -1)) {
-      blue.harness.open();
-      green.harness.open(); // both without state on an empty table: both number from 1
-      checkpoint(blue, 1, blueWriter.checkpoint(1, row(INSERT, 1, 1, "blue")));
-      checkpoint(blue, 2, blueWriter.checkpoint(2, row(INSERT, 1, 2, "blue")));
-      green.add(greenWriter.checkpoint(1, row(INSERT, 2, 1, "green")));
-      green.harness.snapshot(1, 1);
-      if (fencing) {
-        green.harness.notifyOfCompletedCheckpoint(1);
-        assertThat(green.pending()).isEmpty();
-      } else {
-        assertThatThrownBy(() -> green.harness.notifyOfCompletedCheckpoint(1))
-            .isInstanceOf(PipelineConflictException.class)
-            .hasMessageContaining("two jobs share pipeline.id");
-      }
-    }
-    if (fencing) {
-      assertThat(TestTables.read(table))
-          .containsExactlyInAnyOrder(
-              new Row(1, 1, "blue"), new Row(1, 2, "blue"), new Row(2, 1, "green"));
-      assertThat(TestTables.committedCheckpoints(table)).containsExactly(1L, 2L, 3L);
-    } else {
-      assertThat(TestTables.read(table))
-          .containsExactlyInAnyOrder(new Row(1, 1, "blue"), new Row(1, 2, "blue"));
-    }
   }
 
   /**

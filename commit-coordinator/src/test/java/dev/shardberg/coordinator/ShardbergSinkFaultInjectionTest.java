@@ -194,6 +194,7 @@ class ShardbergSinkFaultInjectionTest {
                 Point.BEFORE_COMMIT,
                 Point.AFTER_COMMIT,
                 Point.COMMIT_CONFLICT,
+                Point.LANDED_BUT_REPORTED_CONFLICT,
                 Point.AT_SWAP));
     java.util.Collections.shuffle(points, random);
     int count = 2 + random.nextInt(2);

@@ -8,7 +8,6 @@ import static org.apache.flink.types.RowKind.UPDATE_BEFORE;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.shardberg.coordinator.CommitCoordinatorTest.ScriptedGuard;
 import dev.shardberg.coordinator.OperatorHarnesses.Coordinator;
 import dev.shardberg.coordinator.OperatorHarnesses.Writer;
 import dev.shardberg.coordinator.TestTables.Row;
