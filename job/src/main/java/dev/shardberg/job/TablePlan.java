@@ -120,7 +120,7 @@ public record TablePlan(
         .append(bucket.reason())
         .append(")")
         .append(nl);
-    String chunkKey = ShardbergPipeline.chunkKeyColumn(plan, layout);
+    String chunkKey = MySqlSources.chunkKeyColumn(plan, layout);
     if (chunkKey != null) {
       sb.append("  snapshot chunk key: ")
           .append(chunkKey)

@@ -33,7 +33,7 @@ class ChunkKeyColumnTest {
                 List.of(),
                 Map.of())
             .withKeySample(Map.of("tenant_id", 3L, "entry_id", 500L));
-    assertThat(ShardbergPipeline.chunkKeyColumn(plan(noPk), TableLayout.derive(noPk)))
+    assertThat(MySqlSources.chunkKeyColumn(plan(noPk), TableLayout.derive(noPk)))
         .isEqualTo("entry_id");
   }
 
@@ -46,7 +46,6 @@ class ChunkKeyColumnTest {
             "UNIQUE INDEX uq_entry (tenant_id, entry_id)",
             List.of("id"),
             Map.of());
-    assertThat(ShardbergPipeline.chunkKeyColumn(plan(pkBeside), TableLayout.derive(pkBeside)))
-        .isNull();
+    assertThat(MySqlSources.chunkKeyColumn(plan(pkBeside), TableLayout.derive(pkBeside))).isNull();
   }
 }
