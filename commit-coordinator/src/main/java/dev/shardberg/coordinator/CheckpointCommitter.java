@@ -1,25 +1,12 @@
 package dev.shardberg.coordinator;
 
-import java.io.IOException;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.NavigableMap;
-import java.util.Optional;
 import java.util.Set;
-import java.util.SortedMap;
-import java.util.TreeMap;
 import java.util.function.Consumer;
-import org.apache.iceberg.HasTableOperations;
 import org.apache.iceberg.Schema;
-import org.apache.iceberg.SnapshotUpdate;
 import org.apache.iceberg.Table;
-import org.apache.iceberg.TableMetadata;
-import org.apache.iceberg.TableOperations;
-import org.apache.iceberg.Transaction;
-import org.apache.iceberg.Transactions;
-import org.apache.iceberg.UpdateProperties;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -84,6 +71,9 @@ import org.slf4j.LoggerFactory;
  *       with every later one, and is tried again at the next {@link #commitUpTo}.
  * </ul>
  *
+ * <p>The pending entries and their numbering are kept in {@link PendingCheckpoints}; one entry's
+ * commit under the lock, with its decision against the progress record, is {@link LockedCommit}.
+ *
  * <p>Not thread-safe: one thread stages and commits. {@link #pendingManifests()} alone may be read
  * from another thread (maintenance's orphan removal).
  */
@@ -124,24 +114,11 @@ final class CheckpointCommitter {
   private final Table table;
   private final CommitGuard guard;
   private final CoordinatorOptions options;
-  private final String shardColumn;
-  private final Consumer<Schema> schemaCheck;
-  private final String runId;
-  private final String flinkJobId;
   private final Metrics metrics;
-
-  private NavigableMap<Long, PendingCheckpoint> pending = new TreeMap<>();
-  private long checkpointOffset;
-
-  /**
-   * Runs this run was restored from, each with the Flink checkpoint restored (the lineage in
-   * state).
-   */
-  private final LinkedHashMap<String, Long> restoredFrom = new LinkedHashMap<>();
-
+  private final PendingCheckpoints pending;
   private final InsertOnlyLedger insertOnly;
+  private final LockedCommit lockedCommit;
   private int continuousEmptyCheckpoints;
-  private volatile List<byte[]> pendingManifests = List.of();
 
   /**
    * @param shardColumn the table's shard column (insert-only checks read its partition values)
@@ -161,27 +138,33 @@ final class CheckpointCommitter {
     this.table = table;
     this.guard = guard;
     this.options = options;
-    this.shardColumn = shardColumn;
-    this.schemaCheck = schemaCheck;
-    this.runId = runId;
-    this.flinkJobId = flinkJobId;
     this.metrics = metrics;
+    this.pending = new PendingCheckpoints(options, runId);
     this.insertOnly = new InsertOnlyLedger(table, options, shardColumn);
+    this.lockedCommit =
+        new LockedCommit(
+            table,
+            guard,
+            options,
+            shardColumn,
+            schemaCheck,
+            runId,
+            flinkJobId,
+            metrics,
+            insertOnly,
+            pending);
   }
 
   // ---- state ----------------------------------------------------------------------------------
 
   /** Takes restored state: the offset, the runs it descends from, its pending entries. */
   void restore(long offset, Map<String, Long> lineage, List<PendingCheckpoint> entries) {
-    checkpointOffset = Math.max(checkpointOffset, offset);
-    lineage.forEach((run, c) -> restoredFrom.merge(run, c, Math::max));
-    entries.forEach(entry -> pending.put(entry.checkpointId(), entry));
-    publishPendingManifests();
+    pending.restore(offset, lineage, entries);
   }
 
   /** The pipeline checkpoint id of Flink checkpoint {@code flinkCheckpointId} is it plus this. */
   long offset() {
-    return checkpointOffset;
+    return pending.offset();
   }
 
   /**
@@ -194,18 +177,7 @@ final class CheckpointCommitter {
         PipelineProgress.read(table, options.pipelineId())
             .map(PipelineProgress::checkpointId)
             .orElse(-1L);
-    long needed = maxCommitted - lastFlinkCheckpoint;
-    if (needed > checkpointOffset) {
-      LOG.info(
-          "Table {} already holds checkpoint {} of pipeline {}, past this job's Flink checkpoint {};"
-              + " numbering this job's commits from {}",
-          options.tableName(),
-          maxCommitted,
-          options.pipelineId(),
-          lastFlinkCheckpoint,
-          maxCommitted + 1);
-      checkpointOffset = needed;
-    }
+    pending.numberPast(maxCommitted, lastFlinkCheckpoint);
   }
 
   /** The entries staged and not committed yet, in checkpoint order. */
@@ -215,18 +187,12 @@ final class CheckpointCommitter {
 
   /** Whether an entry at or below {@code checkpointId} still waits. */
   boolean pendingUpTo(long checkpointId) {
-    return !pending.headMap(checkpointId, true).isEmpty();
+    return pending.anyUpTo(checkpointId);
   }
 
   /** The ancestry to keep in state at Flink checkpoint c: the restored runs plus this run at c. */
   LinkedHashMap<String, Long> lineageAt(long flinkCheckpointId) {
-    LinkedHashMap<String, Long> lineage = new LinkedHashMap<>(restoredFrom);
-    lineage.remove(runId);
-    lineage.put(runId, flinkCheckpointId);
-    while (lineage.size() > PipelineProgress.MAX_RUNS) {
-      lineage.remove(lineage.keySet().iterator().next());
-    }
-    return lineage;
+    return pending.lineageAt(flinkCheckpointId);
   }
 
   /**
@@ -234,7 +200,7 @@ final class CheckpointCommitter {
    * published after each staging and after each commit, never before the commit landed.
    */
   List<byte[]> pendingManifests() {
-    return pendingManifests;
+    return pending.manifests();
   }
 
   /** The snapshots whose history insert-only checks still walk ({@code -1}: the whole history). */
@@ -251,7 +217,7 @@ final class CheckpointCommitter {
    * are in a restored run and write every row as an upsert.
    */
   PendingCheckpoint stage(PendingCheckpoint written) {
-    if (pending.containsKey(written.checkpointId())) {
+    if (pending.contains(written.checkpointId())) {
       throw new IllegalStateException(
           String.format(
               "Cannot stage checkpoint %d of pipeline %s twice: writer results arrived after"
@@ -261,29 +227,11 @@ final class CheckpointCommitter {
     PendingCheckpoint staged = insertOnly.resolve(written);
     insertOnly
         .checkBeforeStaging(staged)
-        .ifPresent(upTo -> advanceVerifiedPoints(staged.insertOnlyScans(), upTo));
-    pending.put(staged.checkpointId(), staged);
+        .ifPresent(
+            upTo -> pending.advanceVerifiedPoints(insertOnly, staged.insertOnlyScans(), upTo));
+    pending.add(staged);
     insertOnly.staged(staged);
-    publishPendingManifests();
     return staged;
-  }
-
-  /**
-   * The insert-only check of {@code checked} held up to snapshot {@code upTo}: later checks of
-   * these shards start there, in memory and in the pending checkpoints (and so in state).
-   */
-  private void advanceVerifiedPoints(SortedMap<Integer, Long> checked, long upTo) {
-    insertOnly.advance(checked, upTo);
-    pending.replaceAll((id, entry) -> insertOnly.resolve(entry));
-  }
-
-  private void publishPendingManifests() {
-    List<byte[]> manifests = new ArrayList<>();
-    for (PendingCheckpoint checkpoint : pending.values()) {
-      manifests.addAll(checkpoint.dataManifests());
-      manifests.addAll(checkpoint.deleteManifests());
-    }
-    pendingManifests = List.copyOf(manifests);
   }
 
   // ---- committing -----------------------------------------------------------------------------
@@ -298,10 +246,10 @@ final class CheckpointCommitter {
     boolean again = true;
     while (again) {
       again = false;
-      for (PendingCheckpoint checkpoint : new ArrayList<>(pending.headMap(limit, true).values())) {
+      for (PendingCheckpoint checkpoint : pending.upTo(limit)) {
         Outcome outcome = commitOne(checkpoint);
         if (outcome == Outcome.RENUMBERED) {
-          long shift = pending.firstKey() - checkpoint.checkpointId();
+          long shift = pending.firstId() - checkpoint.checkpointId();
           limit = limit == Long.MAX_VALUE ? limit : limit + shift;
           again = true;
           break;
@@ -309,8 +257,7 @@ final class CheckpointCommitter {
         if (outcome == Outcome.LEFT_PENDING) {
           break; // later checkpoints wait too: commits happen in checkpoint order
         }
-        pending.remove(checkpoint.checkpointId());
-        publishPendingManifests();
+        pending.remove(checkpoint);
         deleteTemporaryManifests(checkpoint);
       }
     }
@@ -343,7 +290,7 @@ final class CheckpointCommitter {
           "Cannot commit checkpoints {} of pipeline {} to table {} now: the commit guard is not"
               + " connected. They stay pending and are retried at the next completed checkpoint;"
               + " check the ZooKeeper connection if this repeats.",
-          pending.tailMap(checkpoint.checkpointId(), true).keySet(),
+          pending.idsFrom(checkpoint.checkpointId()),
           options.pipelineId(),
           options.tableName());
       return Outcome.LEFT_PENDING;
@@ -351,7 +298,8 @@ final class CheckpointCommitter {
     if (heartbeat) {
       continuousEmptyCheckpoints++; // counted in the heartbeat's log line
     }
-    Outcome outcome = commitWithRetries(checkpoint, heartbeat);
+    Outcome outcome =
+        lockedCommit.commitWithRetries(checkpoint, heartbeat, continuousEmptyCheckpoints);
     if (outcome == Outcome.LEFT_PENDING || outcome == Outcome.RENUMBERED) {
       if (heartbeat) {
         continuousEmptyCheckpoints--;
@@ -360,210 +308,5 @@ final class CheckpointCommitter {
       continuousEmptyCheckpoints = 0;
     }
     return outcome;
-  }
-
-  /** Commits under the guard's lock, tried again as {@link CommitRetries} allows. */
-  private Outcome commitWithRetries(PendingCheckpoint checkpoint, boolean heartbeat)
-      throws Exception {
-    try {
-      return CommitRetries.run(
-          table,
-          options,
-          checkpoint.checkpointId(),
-          metrics,
-          () -> {
-            long askedForLock = System.nanoTime();
-            return guard.runExclusive(
-                options.lockTimeout(),
-                () -> {
-                  metrics.lockGranted((System.nanoTime() - askedForLock) / 1_000_000);
-                  return commitUnderLock(checkpoint, heartbeat);
-                });
-          });
-    } catch (CommitDeferredException e) {
-      metrics.lockTimeout();
-      LOG.warn(
-          "Cannot commit checkpoint {} of pipeline {} to table {} now: {}. It stays pending and"
-              + " is retried at the next completed checkpoint.",
-          checkpoint.checkpointId(),
-          options.pipelineId(),
-          options.tableName(),
-          e.getMessage());
-      return Outcome.LEFT_PENDING;
-    } catch (CommitFencedException e) {
-      // Non-recoverable by its annotation: Flink fails the job instead of restarting a zombie
-      // that would take a newer epoch and fence the instance that rightly took over.
-      LOG.error(
-          "Stopping pipeline {} for good: {} Nothing was committed for checkpoint {}.",
-          options.pipelineId(),
-          e.getMessage(),
-          checkpoint.checkpointId());
-      throw e;
-    }
-  }
-
-  /**
-   * "Commit one checkpoint", holding the guard's lock: every decision is taken on the metadata the
-   * commit is built on, and the commit swaps from exactly that metadata or not at all.
-   */
-  private Outcome commitUnderLock(PendingCheckpoint checkpoint, boolean heartbeat)
-      throws IOException {
-    long start = System.nanoTime();
-    TableOperations ops = ((HasTableOperations) table).operations();
-    TableMetadata base = ops.refresh();
-    Optional<PipelineProgress> progress = PipelineProgress.read(table, options.pipelineId());
-    // Fencing first, on the metadata the commit swaps from (the guard checked ZooKeeper's epoch
-    // when it took the lock): a newer epoch in the record means this instance was superseded, even
-    // if the newer one already committed this very entry for it.
-    long epoch = guard.epoch();
-    if (progress.isPresent()) {
-      CommitRefusals.checkRecordNotNewerEpoch(options, checkpoint, progress.get(), epoch);
-    }
-    if (progress.isPresent()) {
-      Outcome decided = decideAgainstTheRecord(checkpoint, progress.get(), epoch, heartbeat);
-      if (decided != null) {
-        return decided;
-      }
-    }
-    schemaCheck.accept(table.schema());
-    PipelineShards.check(base.properties(), options);
-    SortedMap<Integer, Long> insertOnlyScans = insertOnly.resolve(checkpoint.insertOnlyScans());
-    if (!insertOnlyScans.isEmpty()) {
-      Optional<InsertOnlyCheck.Finding> finding =
-          InsertOnlyCheck.foreignWrite(table, shardColumn, options.pipelineId(), insertOnlyScans);
-      if (finding.isPresent()) {
-        throw CommitRefusals.insertOnlyRefused(options, checkpoint, insertOnlyScans, finding.get());
-      }
-    }
-
-    TempManifests.Files files = TempManifests.read(table, checkpoint);
-    Transaction transaction =
-        Transactions.newTransaction(
-            table.name(),
-            PinnedBaseOperations.forCheckpoint(
-                ops, base, table.io(), options.pipelineId(), shardColumn, insertOnlyScans));
-    SnapshotUpdate<?> update =
-        CheckpointSnapshot.update(
-            options, runId, flinkJobId, transaction, checkpoint, files, heartbeat, epoch);
-    update.commit();
-    PipelineProgress committed =
-        PipelineProgress.next(
-            progress.filter(p -> !p.legacy()),
-            checkpoint.checkpointId(),
-            checkpoint.flinkCheckpointId(),
-            checkpoint.stagedBy() != null ? checkpoint.stagedBy() : runId,
-            runId,
-            flinkJobId,
-            epoch,
-            restoredFrom);
-    UpdateProperties properties =
-        transaction
-            .updateProperties()
-            .set(PipelineProgress.propertyKey(options.pipelineId()), committed.encode());
-    long snapshotId = transaction.table().currentSnapshot().snapshotId();
-    insertOnly.publishHistoryNeeded(
-        properties, base, pending.values(), checkpoint, insertOnlyScans, snapshotId);
-    if (options.shards() != null) {
-      String shards = PipelineShards.encode(options.shards());
-      if (!shards.equals(base.properties().get(PipelineShards.propertyKey(options.pipelineId())))) {
-        properties.set(PipelineShards.propertyKey(options.pipelineId()), shards);
-      }
-    }
-    properties.commit();
-    transaction.commitTransaction();
-    if (!insertOnlyScans.isEmpty()) {
-      advanceVerifiedPoints(
-          insertOnlyScans, snapshotId); // checked up to the base, own commit on it
-    }
-    CheckpointSnapshot.logCommitted(
-        options,
-        metrics,
-        continuousEmptyCheckpoints,
-        checkpoint,
-        files,
-        heartbeat,
-        (System.nanoTime() - start) / 1_000_000,
-        snapshotId);
-    return Outcome.COMMITTED;
-  }
-
-  /**
-   * The decision against the pipeline's progress record when it is at or past this entry: null to
-   * commit, else what to do instead. A refusal throws.
-   */
-  private Outcome decideAgainstTheRecord(
-      PendingCheckpoint checkpoint, PipelineProgress progress, long epoch, boolean heartbeat) {
-    if (isCommitted(progress, checkpoint)) {
-      LOG.info(
-          "Checkpoint {} of pipeline {} (run {}, Flink checkpoint {}) is already in table {}"
-              + " (progress record: {}); not committing it again",
-          checkpoint.checkpointId(),
-          options.pipelineId(),
-          checkpoint.stagedBy(),
-          checkpoint.flinkCheckpointId(),
-          options.tableName(),
-          progress);
-      metrics.alreadyCommitted(progress.checkpointId());
-      return Outcome.ALREADY_COMMITTED;
-    }
-    if (progress.checkpointId() < checkpoint.checkpointId()) {
-      return null;
-    }
-    // Not committed, and the table is past it: who is past it decides.
-    if (checkpoint.isEmpty() && !heartbeat) {
-      return Outcome.SKIPPED_EMPTY; // nothing of it to place
-    }
-    if (checkpoint.stagedBy() != null && !checkpoint.stagedBy().equals(runId)) {
-      throw CommitRefusals.supersededRun(options, checkpoint, progress);
-    }
-    if (epoch >= 0 && progress.epoch() < epoch) {
-      // Fencing is on and this instance is the pipeline's newest: the record is an older
-      // instance's progress, made before it was fenced. Number this run's own checkpoints past
-      // it (never another run's: its entries are committed or superseded, decided above).
-      renumberPast(progress.checkpointId());
-      return Outcome.RENUMBERED;
-    }
-    throw CommitRefusals.otherJob(options, runId, flinkJobId, checkpoint, progress);
-  }
-
-  /**
-   * True when the table's progress shows this entry committed: the record is at or past its id (ids
-   * are committed in increasing order) and its run's committed mark is at or past the entry's Flink
-   * checkpoint ({@link PipelineProgress#covers}). The first condition keeps a restored run's
-   * ancestry mark, written with its first commit, from covering restored entries not committed yet.
-   * Without runs on either side (a table or state from before the record), the first alone decides.
-   */
-  static boolean isCommitted(PipelineProgress progress, PendingCheckpoint checkpoint) {
-    if (progress.checkpointId() < checkpoint.checkpointId()) {
-      return false;
-    }
-    if (progress.legacy() || checkpoint.stagedBy() == null) {
-      return true;
-    }
-    return progress.covers(checkpoint.stagedBy(), checkpoint.flinkCheckpointId());
-  }
-
-  /**
-   * Shifts every pending id (and the offset for later ones) past {@code committed}: this instance
-   * holds the newest epoch (ZooKeeper said so under the lock) and the table holds an older
-   * instance's commits up to {@code committed}, made while this one started.
-   */
-  private void renumberPast(long committed) {
-    long shift = committed - pending.firstKey() + 1;
-    NavigableMap<Long, PendingCheckpoint> shifted = new TreeMap<>();
-    for (PendingCheckpoint entry : pending.values()) {
-      shifted.put(
-          entry.checkpointId() + shift, entry.withCheckpointId(entry.checkpointId() + shift));
-    }
-    LOG.info(
-        "Table {} holds checkpoint {} of pipeline {}, committed by an older instance (older epoch)"
-            + " while this one started; numbering this instance's pending checkpoints {} from {}",
-        options.tableName(),
-        committed,
-        options.pipelineId(),
-        pending.keySet(),
-        pending.firstKey() + shift);
-    pending = shifted;
-    checkpointOffset += shift;
   }
 }

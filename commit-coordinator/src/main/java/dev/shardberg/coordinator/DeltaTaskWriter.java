@@ -1,15 +1,11 @@
 package dev.shardberg.coordinator;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -26,28 +22,22 @@ import org.apache.iceberg.Schema;
 import org.apache.iceberg.StructLike;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
-import org.apache.iceberg.deletes.PositionDelete;
 import org.apache.iceberg.flink.FlinkSchemaUtil;
 import org.apache.iceberg.flink.RowDataWrapper;
 import org.apache.iceberg.flink.data.RowDataProjection;
-import org.apache.iceberg.io.DataWriteResult;
-import org.apache.iceberg.io.DeleteWriteResult;
 import org.apache.iceberg.io.FileIO;
 import org.apache.iceberg.io.FileWriterFactory;
 import org.apache.iceberg.io.OutputFileFactory;
-import org.apache.iceberg.io.RollingDataWriter;
 import org.apache.iceberg.io.RollingEqualityDeleteWriter;
-import org.apache.iceberg.io.RollingPositionDeleteWriter;
 import org.apache.iceberg.io.TaskWriter;
 import org.apache.iceberg.io.WriteResult;
 import org.apache.iceberg.types.TypeUtil;
 import org.apache.iceberg.util.PropertyUtil;
-import org.apache.iceberg.util.StructLikeMap;
-import org.apache.iceberg.util.StructLikeUtil;
 
 /**
  * One writer subtask's Iceberg files for one checkpoint: per partition, a data file, a key-only
- * equality-delete file and a position-delete file, each opened only when its first record arrives.
+ * equality-delete file and a position-delete file, each opened only when its first record arrives
+ * (a {@link PartitionDelta} each).
  *
  * <p>Three writes: {@link #upsert} (delete the key, then write the row), {@link #insert} (write the
  * row only: the caller guarantees no earlier version of the key can be in the table) and {@link
@@ -294,17 +284,19 @@ final class DeltaTaskWriter implements TaskWriter<RowData> {
 
   void upsert(RowData row) {
     PartitionDelta partition = route(row);
-    partition.deleteKey(row);
-    partition.write(row);
+    filesOpened += partition.deleteKey(fileWriters, keyProjection.wrap(row));
+    filesOpened += partition.write(fileWriters, row, keyProjection.wrap(row));
   }
 
   /** Writes the row without deleting its key: only for keys no committed file can hold. */
   void insert(RowData row) {
-    route(row).write(row);
+    PartitionDelta partition = route(row);
+    filesOpened += partition.write(fileWriters, row, keyProjection.wrap(row));
   }
 
   void deleteKey(RowData row) {
-    route(row).deleteKey(row);
+    PartitionDelta partition = route(row);
+    filesOpened += partition.deleteKey(fileWriters, keyProjection.wrap(row));
   }
 
   /**
@@ -320,7 +312,7 @@ final class DeltaTaskWriter implements TaskWriter<RowData> {
     int dropped = 0;
     PartitionDelta open = partitions.remove(partition);
     if (open != null) {
-      Closed closed = open.close();
+      PartitionDelta.Closed closed = open.close(fileWriters);
       filesOpened += closed.filesOpened();
       for (ContentFile<?> file : closed.dataFiles()) {
         io.deleteFile(file.location());
@@ -390,7 +382,9 @@ final class DeltaTaskWriter implements TaskWriter<RowData> {
     PartitionDelta partition = partitions.get(partitionKey);
     if (partition == null) {
       PartitionKey copy = partitionKey.copy();
-      partition = new PartitionDelta(copy);
+      partition =
+          new PartitionDelta(
+              copy, spec, outputFiles, io, targetFileSize, keySchema.asStruct(), keyWrapper);
       partitions.put(copy, partition);
     }
     return partition;
@@ -436,179 +430,15 @@ final class DeltaTaskWriter implements TaskWriter<RowData> {
   private void closePartitions() throws IOException {
     List<PartitionDelta> open = new ArrayList<>(partitions.values());
     partitions.clear();
-    List<CompletableFuture<Closed>> closes = new ArrayList<>(open.size());
-    for (PartitionDelta partition : open) {
-      closes.add(
-          closePool == null || open.size() == 1
-              ? closeNow(partition)
-              : CompletableFuture.supplyAsync(() -> closeUnchecked(partition), closePool));
-    }
-    IOException failure = null;
-    for (CompletableFuture<Closed> close : closes) {
-      try {
-        Closed closed = close.join();
-        dataFiles.addAll(closed.dataFiles());
-        deleteFiles.addAll(closed.deleteFiles());
-        referencedDataFiles.addAll(closed.referencedDataFiles());
-        filesOpened += closed.filesOpened();
-      } catch (CompletionException | UncheckedIOException e) {
-        Throwable cause = e instanceof CompletionException ? e.getCause() : e;
-        IOException io =
-            cause instanceof UncheckedIOException u
-                ? u.getCause()
-                : cause instanceof IOException ioe
-                    ? ioe
-                    : new IOException("Cannot close a partition's files", cause);
-        if (failure == null) {
-          failure = io;
-        } else {
-          failure.addSuppressed(io);
-        }
-      }
-    }
-    if (failure != null) {
-      throw failure;
-    }
-  }
-
-  private static CompletableFuture<Closed> closeNow(PartitionDelta partition) {
-    try {
-      return CompletableFuture.completedFuture(partition.close());
-    } catch (IOException | UncheckedIOException | CompletionException e) {
-      return CompletableFuture.failedFuture(
-          e instanceof IOException io ? new UncheckedIOException(io) : e);
-    }
-  }
-
-  private static Closed closeUnchecked(PartitionDelta partition) {
-    try {
-      return partition.close();
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-  }
-
-  /**
-   * What closing one partition produced: its files, and the position-delete files it opened to
-   * close.
-   */
-  private record Closed(
-      List<DataFile> dataFiles,
-      List<DeleteFile> deleteFiles,
-      List<CharSequence> referencedDataFiles,
-      long filesOpened) {}
-
-  /** Where a row written in this checkpoint lives. */
-  private record Position(CharSequence path, long row) {}
-
-  private final class PartitionDelta {
-    private final PartitionKey partition;
-    private final StructLikeMap<Position> writtenKeys = StructLikeMap.create(keySchema.asStruct());
-    private final List<Position> deletedPositions = new ArrayList<>();
-    private RollingDataWriter<RowData> data;
-    private CharSequence currentPath;
-    private RollingEqualityDeleteWriter<RowData> equalityDeletes;
-
-    PartitionDelta(PartitionKey partition) {
-      this.partition = partition;
-    }
-
-    void write(RowData row) {
-      if (data == null) {
-        data =
-            new RollingDataWriter<>(fileWriters, outputFiles, io, targetFileSize, spec, partition);
-        filesOpened++;
-      }
-      long rowInFile = data.currentFileRows();
-      if (rowInFile == 0 || currentPath == null) {
-        currentPath = data.currentFilePath(); // a new file; computing the location costs per call
-      }
-      StructLike key = StructLikeUtil.copy(keyWrapper.wrap(keyProjection.wrap(row)));
-      Position previous = writtenKeys.put(key, new Position(currentPath, rowInFile));
-      if (previous != null) {
-        deletedPositions.add(previous); // the same key twice in one checkpoint: the later row wins
-      }
-      data.write(row);
-      if (data.currentFileRows() <= rowInFile) {
-        filesOpened++; // rolled over to a new file at the target size
-      }
-    }
-
-    void deleteKey(RowData row) {
-      RowData key = keyProjection.wrap(row);
-      Position written = writtenKeys.remove(keyWrapper.wrap(key));
-      if (written != null) {
-        deletedPositions.add(written); // written in this checkpoint: no older version to delete
-        return;
-      }
-      if (equalityDeletes == null) {
-        equalityDeletes =
-            new RollingEqualityDeleteWriter<>(
-                fileWriters, outputFiles, io, targetFileSize, spec, partition);
-        filesOpened++;
-      }
-      equalityDeletes.write(key);
-    }
-
-    /**
-     * Closes this partition's open data file (a schema switch); returns its files. Touches nothing
-     * of the enclosing writer.
-     */
-    List<DataFile> closeData() throws IOException {
-      if (data == null) {
-        return List.of();
-      }
-      data.close();
-      DataWriteResult result = data.result();
-      data = null;
-      currentPath = null;
-      return result.dataFiles();
-    }
-
-    /**
-     * Closes this partition's files; touches nothing of the enclosing writer (it may run on a close
-     * thread).
-     */
-    Closed close() throws IOException {
-      List<DataFile> closedData = new ArrayList<>();
-      List<DeleteFile> closedDeletes = new ArrayList<>();
-      List<CharSequence> referenced = new ArrayList<>();
-      long opened = 0;
-      try {
-        closedData.addAll(closeData());
-        if (equalityDeletes != null) {
-          equalityDeletes.close();
-          DeleteWriteResult result = equalityDeletes.result();
-          closedDeletes.addAll(result.deleteFiles());
-          equalityDeletes = null;
-        }
-        if (!deletedPositions.isEmpty()) {
-          DeleteWriteResult result = writePositionDeletes();
-          closedDeletes.addAll(result.deleteFiles());
-          referenced.addAll(result.referencedDataFiles());
-          opened++;
-        }
-        return new Closed(closedData, closedDeletes, referenced, opened);
-      } finally {
-        writtenKeys.clear();
-        deletedPositions.clear();
-      }
-    }
-
-    private DeleteWriteResult writePositionDeletes() throws IOException {
-      deletedPositions.sort(
-          Comparator.comparing((Position p) -> p.path().toString())
-              .thenComparingLong(Position::row));
-      RollingPositionDeleteWriter<RowData> writer =
-          new RollingPositionDeleteWriter<>(
-              fileWriters, outputFiles, io, targetFileSize, spec, partition);
-      PositionDelete<RowData> delete = PositionDelete.create();
-      try (writer) {
-        for (Position p : deletedPositions) {
-          writer.write(delete.set(p.path(), p.row()));
-        }
-      }
-      return writer.result();
-    }
+    PartitionDelta.closeAll(
+        open,
+        fileWriters,
+        closePool,
+        closed -> {
+          dataFiles.addAll(closed.dataFiles());
+          deleteFiles.addAll(closed.deleteFiles());
+          referencedDataFiles.addAll(closed.referencedDataFiles());
+          filesOpened += closed.filesOpened();
+        });
   }
 }

@@ -1,14 +1,11 @@
 package dev.shardberg.coordinator.maintenance;
 
-import dev.shardberg.coordinator.CommitDeferredException;
 import dev.shardberg.coordinator.CommitFencedException;
 import dev.shardberg.coordinator.CommitGuard;
 import java.io.IOException;
-import java.nio.channels.ClosedByInterruptException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
-import java.util.StringJoiner;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -17,19 +14,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.apache.flink.metrics.MetricGroup;
-import org.apache.iceberg.DataFile;
-import org.apache.iceberg.ExpireSnapshots;
-import org.apache.iceberg.HasTableOperations;
-import org.apache.iceberg.ManifestContent;
-import org.apache.iceberg.RewriteFiles;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
-import org.apache.iceberg.TableMetadata;
-import org.apache.iceberg.TableOperations;
 import org.apache.iceberg.TableProperties;
-import org.apache.iceberg.exceptions.CommitFailedException;
-import org.apache.iceberg.exceptions.CommitStateUnknownException;
-import org.apache.iceberg.exceptions.ValidationException;
 import org.apache.iceberg.flink.TableLoader;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -82,6 +69,9 @@ import org.slf4j.LoggerFactory;
  *       InterruptedException} with the thread's interrupt status kept, and the rewrite's files are
  *       kept (orphan removal collects them if the commit did not land).
  * </ul>
+ *
+ * <p>This class schedules; the commits themselves are {@code CompactionCommit}, {@code
+ * SnapshotExpiry} and {@code ManifestRewrite}.
  */
 public final class TableMaintainer implements AutoCloseable {
   /**
@@ -124,6 +114,9 @@ public final class TableMaintainer implements AutoCloseable {
   private final ExecutorService executor;
   private final LongSupplier clock;
   private final MaintenanceMetrics metrics;
+  private final CompactionCommit compactionCommit;
+  private final SnapshotExpiry expiry;
+  private final ManifestRewrite manifestRewrite;
 
   /** The maintenance thread's own table instance (Table is not thread-safe). */
   private Table backgroundTable;
@@ -157,6 +150,10 @@ public final class TableMaintainer implements AutoCloseable {
     this.executor = executor;
     this.clock = clock;
     this.metrics = new MaintenanceMetrics(metricGroup);
+    this.compactionCommit =
+        new CompactionCommit(tableName, executor, clock, metrics, this::backgroundTable);
+    this.expiry = new SnapshotExpiry(tableName, settings, executor, metrics, this::backgroundTable);
+    this.manifestRewrite = new ManifestRewrite(tableName, settings, metrics);
     long now = clock.getAsLong();
     this.nextCycleAt = now + settings.interval().toMillis();
     this.nextOrphansAt = now + settings.orphanInterval().toMillis();
@@ -199,10 +196,10 @@ public final class TableMaintainer implements AutoCloseable {
     if (now >= nextCycleAt && compaction == null) {
       nextCycleAt = now + settings.interval().toMillis();
       if (settings.expireSnapshots()) {
-        expireSnapshots(table, guard, lockTimeout, view.insertOnlyScans(), now);
+        expiry.expire(table, guard, lockTimeout, view.insertOnlyScans(), now);
       }
       if (settings.maxManifests() > 0) {
-        rewriteManifestsIfMany(table, guard, lockTimeout);
+        manifestRewrite.rewriteIfMany(table, guard, lockTimeout);
       }
       if (settings.compaction()) {
         compactionStartedAt = now;
@@ -241,7 +238,7 @@ public final class TableMaintainer implements AutoCloseable {
       compaction = null;
     }
     if (readyToCommit != null) {
-      if (!commitCompaction(table, guard, lockTimeout, readyToCommit)) {
+      if (!compactionCommit.commit(table, guard, lockTimeout, readyToCommit, compactionStartedAt)) {
         return false;
       }
       readyToCommit = null;
@@ -310,326 +307,6 @@ public final class TableMaintainer implements AutoCloseable {
     }
   }
 
-  /** False when the lock could not be taken now (the result is kept for the next call). */
-  private boolean commitCompaction(
-      Table table, CommitGuard guard, Duration lockTimeout, PartitionRewrite.Result result)
-      throws Exception {
-    if (result == null || result.isEmpty()) {
-      return true;
-    }
-    long start = System.nanoTime();
-    try {
-      guard.runExclusive(
-          lockTimeout,
-          () -> {
-            table.refresh();
-            RewriteFiles rewrite =
-                table
-                    .newRewrite()
-                    .validateFromSnapshot(result.snapshotId())
-                    .dataSequenceNumber(result.sequenceNumber());
-            result.rewritten().forEach(rewrite::deleteFile);
-            result.droppedDeletes().forEach(rewrite::deleteFile);
-            result.added().forEach(rewrite::addFile);
-            // Merged equality deletes at S's sequence number: they apply to the base files as the
-            // deletes they replace did, not to the merged data files (same sequence number).
-            result.addedDeletes().forEach(d -> rewrite.addFile(d, result.sequenceNumber()));
-            rewrite.set(TableHealth.MAINTENANCE, result.kind());
-            if (!result.isMerge()) {
-              StringJoiner shards = new StringJoiner(",");
-              result.shards().forEach(s -> shards.add(Integer.toString(s)));
-              rewrite.set(TableHealth.COMPACTED_SHARDS, shards.toString());
-            }
-            rewrite.commit();
-            return null;
-          });
-    } catch (CommitDeferredException e) {
-      LOG.info("Compaction of table {} waits for the commit lock: {}", tableName, e.getMessage());
-      return false;
-    } catch (CommitFencedException e) {
-      throw e;
-    } catch (RuntimeException e) {
-      if (isInterruption(e)) {
-        // Whether or not it landed, its files stay: orphan removal collects them if it did not.
-        throw stopped((result.isMerge() ? "Merge" : "Compaction") + " commit", e);
-      }
-      return commitFailed(table, result, e);
-    }
-    long now = clock.getAsLong();
-    long ms = (System.nanoTime() - start) / 1_000_000;
-    metrics.compacted(result, now, now - compactionStartedAt);
-    String message =
-        (result.isMerge() ? "Merged the recent files of table {}" : "Compacted table {}")
-            + ": {} partitions of shards {}, {} data files and {} delete files ({} bytes) into {}"
-            + " data files and {} delete files, planned on snapshot {}, commit {} ms, {} ms in all";
-    Object[] args = {
-      tableName,
-      result.partitions().size(),
-      result.shards(),
-      result.rewritten().size(),
-      result.droppedDeletes().size(),
-      result.bytesRead(),
-      result.added().size(),
-      result.addedDeletes().size(),
-      result.snapshotId(),
-      ms,
-      now - compactionStartedAt
-    };
-    if (result.isMerge()) {
-      LOG.debug(message, args); // after every checkpoint: the counters tell
-    } else {
-      LOG.info(message, args);
-    }
-    return true;
-  }
-
-  /**
-   * A compaction or merge commit that failed (not interrupted): dropped, or kept when it may have
-   * landed.
-   */
-  private boolean commitFailed(Table table, PartitionRewrite.Result result, RuntimeException e) {
-    if (e instanceof ValidationException || e instanceof CommitFailedException) {
-      if (landed(table, result)) {
-        // A catalog may report a conflict for a swap that landed; Iceberg's retry then fails
-        // validation against its own commit. It is in the table: done, keep its files.
-        LOG.info(
-            "Compaction of table {} was reported failed but is in the table: {}",
-            tableName,
-            e.getMessage());
-        metrics.compacted(result, clock.getAsLong(), clock.getAsLong() - compactionStartedAt);
-        return true;
-      }
-      metrics.compactionDropped();
-      LOG.info(
-          "Compaction of {} partitions of table {} planned on snapshot {} is dropped, its inputs"
-              + " changed under it; planned again in a later cycle: {}",
-          result.partitions().size(),
-          tableName,
-          result.snapshotId(),
-          e.getMessage());
-      executor.submit(() -> PartitionRewrite.deleteAdded(backgroundTable(), result));
-      return true;
-    }
-    metrics.compactionFailed();
-    if (e instanceof CommitStateUnknownException) {
-      // It may have landed: keep its files; orphan-file removal collects them if it did not.
-      LOG.warn(
-          "Compaction commit of table {} has an unknown state; its files are kept", tableName, e);
-    } else {
-      LOG.warn(
-          "Compaction commit of table {} failed; dropped, planned again in a later cycle",
-          tableName,
-          e);
-    }
-    return true;
-  }
-
-  /**
-   * True when {@code failure} is the current thread being interrupted rather than a failure of the
-   * work: Flink interrupts a task's thread when its job is cancelled or stopped. Iceberg restores
-   * the interrupt status before it wraps the {@link InterruptedException} of its retry wait or of
-   * its worker pool's wait ({@code Tasks}) in a {@link RuntimeException}; NIO channels keep it with
-   * {@link ClosedByInterruptException}.
-   */
-  static boolean isInterruption(Throwable failure) {
-    if (Thread.currentThread().isInterrupted()) {
-      return true;
-    }
-    int depth = 0;
-    for (Throwable t = failure; t != null && depth < 32; t = t.getCause(), depth++) {
-      if (t instanceof InterruptedException || t instanceof ClosedByInterruptException) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  /**
-   * The interruption of {@code what}, as the {@link InterruptedException} the caller propagates
-   * (the job is stopping; nothing failed); the thread's interrupt status stays set for the code
-   * after.
-   */
-  private InterruptedException stopped(String what, Exception interrupted) {
-    LOG.info("{} of table {} was interrupted: the job is stopping; not a failure", what, tableName);
-    Thread.currentThread().interrupt();
-    InterruptedException e =
-        new InterruptedException(
-            what + " of table " + tableName + " was interrupted (the job is stopping)");
-    e.initCause(interrupted);
-    return e;
-  }
-
-  /** True when a compaction snapshot after the planned one added this result's first file. */
-  private static boolean landed(Table table, PartitionRewrite.Result result) {
-    if (result.added().isEmpty()) {
-      return false;
-    }
-    String first = result.added().get(0).location();
-    table.refresh();
-    for (Snapshot s = table.currentSnapshot();
-        s != null && s.snapshotId() != result.snapshotId();
-        s = s.parentId() == null ? null : table.snapshot(s.parentId())) {
-      if (result.kind().equals(s.summary().get(TableHealth.MAINTENANCE))) {
-        for (DataFile file : s.addedDataFiles(table.io())) {
-          if (file.location().equals(first)) {
-            return true;
-          }
-        }
-      }
-    }
-    return false;
-  }
-
-  // ---- expiry, manifests
-  // ---------------------------------------------------------------------------
-
-  private long parseSnapshotId(String key, String value) {
-    try {
-      return Long.parseLong(value.trim());
-    } catch (NumberFormatException e) {
-      LOG.warn(
-          "Table {} has property {} = '{}', not a snapshot id; ignored by snapshot expiry",
-          tableName,
-          key,
-          value);
-      return Long.MAX_VALUE;
-    }
-  }
-
-  private void expireSnapshots(
-      Table table, CommitGuard guard, Duration lockTimeout, Set<Long> insertOnlyScans, long now)
-      throws Exception {
-    if (insertOnlyScans.contains(-1L)) {
-      LOG.debug(
-          "Snapshot expiry of {} skipped: insert-only rows of a scan of the empty table are pending",
-          tableName);
-      return;
-    }
-    TableMetadata[] beforeAfter = new TableMetadata[2];
-    int expired;
-    try {
-      expired =
-          guard.runExclusive(
-              lockTimeout,
-              () -> {
-                TableOperations ops = ((HasTableOperations) table).operations();
-                TableMetadata before = ops.refresh();
-                long olderThan = now - settings.snapshotMaxAge().toMillis();
-                Set<Long> needed = new java.util.HashSet<>(insertOnlyScans);
-                before
-                    .properties()
-                    .forEach(
-                        (key, value) -> {
-                          if (key.startsWith(INSERT_ONLY_FROM_PREFIX)) {
-                            needed.add(parseSnapshotId(key, value));
-                          }
-                        });
-                if (needed.contains(-1L)) {
-                  LOG.debug(
-                      "Snapshot expiry of {} skipped: a pipeline's insert-only check reads the whole history",
-                      tableName);
-                  return 0;
-                }
-                for (Long scanned : needed) {
-                  Snapshot s = before.snapshot(scanned);
-                  if (s != null) {
-                    olderThan = Math.min(olderThan, s.timestampMillis());
-                  }
-                }
-                ExpireSnapshots expire =
-                    table
-                        .expireSnapshots()
-                        .expireOlderThan(olderThan)
-                        .retainLast(settings.retainLastSnapshots())
-                        .cleanExpiredFiles(false);
-                List<Snapshot> removed = expire.apply();
-                if (removed.isEmpty()) {
-                  return 0;
-                }
-                expire.commit();
-                beforeAfter[0] = before;
-                beforeAfter[1] = ops.refresh();
-                return removed.size();
-              });
-    } catch (CommitDeferredException e) {
-      return;
-    } catch (CommitFencedException e) {
-      throw e;
-    } catch (RuntimeException e) {
-      if (isInterruption(e)) {
-        throw stopped("Snapshot expiry", e);
-      }
-      LOG.warn("Snapshot expiry of table {} failed; tried again next cycle", tableName, e);
-      return;
-    }
-    if (expired > 0) {
-      metrics.expired(expired);
-      TableMetadata before = beforeAfter[0];
-      TableMetadata after = beforeAfter[1];
-      LOG.info("Expired {} snapshots of table {}", expired, tableName);
-      executor.submit(
-          () -> {
-            try {
-              int deleted = FileCleanup.deleteExpired(backgroundTable().io(), before, after);
-              metrics.expiredFilesDeleted(deleted);
-              LOG.info("Deleted {} files of the expired snapshots of table {}", deleted, tableName);
-            } catch (RuntimeException e) {
-              if (isInterruption(e)) {
-                LOG.info(
-                    "Deleting the files of expired snapshots of table {} stopped with maintenance",
-                    tableName);
-                return;
-              }
-              LOG.warn(
-                  "Could not delete the files of expired snapshots of table {}; orphan-file"
-                      + " removal finds them",
-                  tableName,
-                  e);
-            }
-          });
-    }
-  }
-
-  private void rewriteManifestsIfMany(Table table, CommitGuard guard, Duration lockTimeout)
-      throws Exception {
-    Snapshot current = table.currentSnapshot();
-    if (current == null || current.dataManifests(table.io()).size() <= settings.maxManifests()) {
-      return;
-    }
-    int shardFieldId = table.schema().columns().get(0).fieldId();
-    try {
-      guard.runExclusive(
-          lockTimeout,
-          () -> {
-            table.refresh();
-            table
-                .rewriteManifests()
-                .rewriteIf(m -> m.content() == ManifestContent.DATA)
-                .clusterBy(file -> clusterKey(table, file, shardFieldId))
-                .set(TableHealth.MAINTENANCE, "rewrite-manifests")
-                .commit();
-            return null;
-          });
-      metrics.manifestsRewritten();
-      LOG.info("Rewrote the data manifests of table {} clustered by shard", tableName);
-    } catch (CommitDeferredException e) {
-      // next cycle
-    } catch (CommitFencedException e) {
-      throw e;
-    } catch (RuntimeException e) {
-      if (isInterruption(e)) {
-        throw stopped("Manifest rewrite", e);
-      }
-      LOG.warn("Manifest rewrite of table {} failed; tried again next cycle", tableName, e);
-    }
-  }
-
-  private static String clusterKey(Table table, DataFile file, int shardFieldId) {
-    int position = TableHealth.shardPosition(table.specs().get(file.specId()), shardFieldId);
-    Object shard = position < 0 ? null : file.partition().get(position, Integer.class);
-    return file.specId() + "/" + shard;
-  }
-
   // ---- orphans
   // -------------------------------------------------------------------------------------
 
@@ -656,7 +333,7 @@ public final class TableMaintainer implements AutoCloseable {
       metrics.orphansDeleted(deleted);
       LOG.info("Removed {} orphan files of table {}", deleted, tableName);
     } catch (RuntimeException e) {
-      if (isInterruption(e)) {
+      if (Interruptions.isInterruption(e)) {
         LOG.info("Orphan-file removal of table {} stopped with maintenance", tableName);
         return;
       }

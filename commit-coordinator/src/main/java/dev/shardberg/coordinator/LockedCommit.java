@@ -1,0 +1,254 @@
+package dev.shardberg.coordinator;
+
+import dev.shardberg.coordinator.CheckpointCommitter.Outcome;
+import java.io.IOException;
+import java.util.Optional;
+import java.util.SortedMap;
+import java.util.function.Consumer;
+import org.apache.iceberg.HasTableOperations;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.SnapshotUpdate;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.TableMetadata;
+import org.apache.iceberg.TableOperations;
+import org.apache.iceberg.Transaction;
+import org.apache.iceberg.Transactions;
+import org.apache.iceberg.UpdateProperties;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Commits one pending checkpoint of {@link CheckpointCommitter} holding the guard's lock, tried
+ * again as {@link CommitRetries} allows: every decision (fenced, already committed, nothing to
+ * place, renumber, refuse) is taken on the metadata the commit is built on, and the commit (one
+ * transaction: the checkpoint's snapshot and the pipeline's progress record) swaps from exactly
+ * that metadata or not at all. The rules and invariants are in {@link CheckpointCommitter}'s
+ * javadoc.
+ */
+final class LockedCommit {
+  /** The committer's logger: a bench and tests read the commit lines under that name. */
+  private static final Logger LOG = LoggerFactory.getLogger(CheckpointCommitter.class);
+
+  private final Table table;
+  private final CommitGuard guard;
+  private final CoordinatorOptions options;
+  private final String shardColumn;
+  private final Consumer<Schema> schemaCheck;
+  private final String runId;
+  private final String flinkJobId;
+  private final CheckpointCommitter.Metrics metrics;
+  private final InsertOnlyLedger insertOnly;
+  private final PendingCheckpoints pending;
+
+  /** The parameters are {@link CheckpointCommitter}'s, with its ledger and pending checkpoints. */
+  LockedCommit(
+      Table table,
+      CommitGuard guard,
+      CoordinatorOptions options,
+      String shardColumn,
+      Consumer<Schema> schemaCheck,
+      String runId,
+      String flinkJobId,
+      CheckpointCommitter.Metrics metrics,
+      InsertOnlyLedger insertOnly,
+      PendingCheckpoints pending) {
+    this.table = table;
+    this.guard = guard;
+    this.options = options;
+    this.shardColumn = shardColumn;
+    this.schemaCheck = schemaCheck;
+    this.runId = runId;
+    this.flinkJobId = flinkJobId;
+    this.metrics = metrics;
+    this.insertOnly = insertOnly;
+    this.pending = pending;
+  }
+
+  /**
+   * Commits under the guard's lock, tried again as {@link CommitRetries} allows.
+   *
+   * @param continuousEmptyCheckpoints the empty checkpoints before this one (a heartbeat's log
+   *     line)
+   */
+  Outcome commitWithRetries(
+      PendingCheckpoint checkpoint, boolean heartbeat, int continuousEmptyCheckpoints)
+      throws Exception {
+    try {
+      return CommitRetries.run(
+          table,
+          options,
+          checkpoint.checkpointId(),
+          metrics,
+          () -> {
+            long askedForLock = System.nanoTime();
+            return guard.runExclusive(
+                options.lockTimeout(),
+                () -> {
+                  metrics.lockGranted((System.nanoTime() - askedForLock) / 1_000_000);
+                  return commitUnderLock(checkpoint, heartbeat, continuousEmptyCheckpoints);
+                });
+          });
+    } catch (CommitDeferredException e) {
+      metrics.lockTimeout();
+      LOG.warn(
+          "Cannot commit checkpoint {} of pipeline {} to table {} now: {}. It stays pending and"
+              + " is retried at the next completed checkpoint.",
+          checkpoint.checkpointId(),
+          options.pipelineId(),
+          options.tableName(),
+          e.getMessage());
+      return Outcome.LEFT_PENDING;
+    } catch (CommitFencedException e) {
+      // Non-recoverable by its annotation: Flink fails the job instead of restarting a zombie
+      // that would take a newer epoch and fence the instance that rightly took over.
+      LOG.error(
+          "Stopping pipeline {} for good: {} Nothing was committed for checkpoint {}.",
+          options.pipelineId(),
+          e.getMessage(),
+          checkpoint.checkpointId());
+      throw e;
+    }
+  }
+
+  /**
+   * "Commit one checkpoint", holding the guard's lock: every decision is taken on the metadata the
+   * commit is built on, and the commit swaps from exactly that metadata or not at all.
+   */
+  private Outcome commitUnderLock(
+      PendingCheckpoint checkpoint, boolean heartbeat, int continuousEmptyCheckpoints)
+      throws IOException {
+    long start = System.nanoTime();
+    TableOperations ops = ((HasTableOperations) table).operations();
+    TableMetadata base = ops.refresh();
+    Optional<PipelineProgress> progress = PipelineProgress.read(table, options.pipelineId());
+    // Fencing first, on the metadata the commit swaps from (the guard checked ZooKeeper's epoch
+    // when it took the lock): a newer epoch in the record means this instance was superseded, even
+    // if the newer one already committed this very entry for it.
+    long epoch = guard.epoch();
+    if (progress.isPresent()) {
+      CommitRefusals.checkRecordNotNewerEpoch(options, checkpoint, progress.get(), epoch);
+    }
+    if (progress.isPresent()) {
+      Outcome decided = decideAgainstTheRecord(checkpoint, progress.get(), epoch, heartbeat);
+      if (decided != null) {
+        return decided;
+      }
+    }
+    schemaCheck.accept(table.schema());
+    PipelineShards.check(base.properties(), options);
+    SortedMap<Integer, Long> insertOnlyScans = insertOnly.resolve(checkpoint.insertOnlyScans());
+    if (!insertOnlyScans.isEmpty()) {
+      Optional<InsertOnlyCheck.Finding> finding =
+          InsertOnlyCheck.foreignWrite(table, shardColumn, options.pipelineId(), insertOnlyScans);
+      if (finding.isPresent()) {
+        throw CommitRefusals.insertOnlyRefused(options, checkpoint, insertOnlyScans, finding.get());
+      }
+    }
+
+    TempManifests.Files files = TempManifests.read(table, checkpoint);
+    Transaction transaction =
+        Transactions.newTransaction(
+            table.name(),
+            PinnedBaseOperations.forCheckpoint(
+                ops, base, table.io(), options.pipelineId(), shardColumn, insertOnlyScans));
+    SnapshotUpdate<?> update =
+        CheckpointSnapshot.update(
+            options, runId, flinkJobId, transaction, checkpoint, files, heartbeat, epoch);
+    update.commit();
+    PipelineProgress committed =
+        PipelineProgress.next(
+            progress.filter(p -> !p.legacy()),
+            checkpoint.checkpointId(),
+            checkpoint.flinkCheckpointId(),
+            checkpoint.stagedBy() != null ? checkpoint.stagedBy() : runId,
+            runId,
+            flinkJobId,
+            epoch,
+            pending.restoredFrom());
+    UpdateProperties properties =
+        transaction
+            .updateProperties()
+            .set(PipelineProgress.propertyKey(options.pipelineId()), committed.encode());
+    long snapshotId = transaction.table().currentSnapshot().snapshotId();
+    insertOnly.publishHistoryNeeded(
+        properties, base, pending.values(), checkpoint, insertOnlyScans, snapshotId);
+    if (options.shards() != null) {
+      String shards = PipelineShards.encode(options.shards());
+      if (!shards.equals(base.properties().get(PipelineShards.propertyKey(options.pipelineId())))) {
+        properties.set(PipelineShards.propertyKey(options.pipelineId()), shards);
+      }
+    }
+    properties.commit();
+    transaction.commitTransaction();
+    if (!insertOnlyScans.isEmpty()) {
+      pending.advanceVerifiedPoints(
+          insertOnly, insertOnlyScans, snapshotId); // checked up to the base, own commit on it
+    }
+    CheckpointSnapshot.logCommitted(
+        options,
+        metrics,
+        continuousEmptyCheckpoints,
+        checkpoint,
+        files,
+        heartbeat,
+        (System.nanoTime() - start) / 1_000_000,
+        snapshotId);
+    return Outcome.COMMITTED;
+  }
+
+  /**
+   * The decision against the pipeline's progress record when it is at or past this entry: null to
+   * commit, else what to do instead. A refusal throws.
+   */
+  private Outcome decideAgainstTheRecord(
+      PendingCheckpoint checkpoint, PipelineProgress progress, long epoch, boolean heartbeat) {
+    if (isCommitted(progress, checkpoint)) {
+      LOG.info(
+          "Checkpoint {} of pipeline {} (run {}, Flink checkpoint {}) is already in table {}"
+              + " (progress record: {}); not committing it again",
+          checkpoint.checkpointId(),
+          options.pipelineId(),
+          checkpoint.stagedBy(),
+          checkpoint.flinkCheckpointId(),
+          options.tableName(),
+          progress);
+      metrics.alreadyCommitted(progress.checkpointId());
+      return Outcome.ALREADY_COMMITTED;
+    }
+    if (progress.checkpointId() < checkpoint.checkpointId()) {
+      return null;
+    }
+    // Not committed, and the table is past it: who is past it decides.
+    if (checkpoint.isEmpty() && !heartbeat) {
+      return Outcome.SKIPPED_EMPTY; // nothing of it to place
+    }
+    if (checkpoint.stagedBy() != null && !checkpoint.stagedBy().equals(runId)) {
+      throw CommitRefusals.supersededRun(options, checkpoint, progress);
+    }
+    if (epoch >= 0 && progress.epoch() < epoch) {
+      // Fencing is on and this instance is the pipeline's newest: the record is an older
+      // instance's progress, made before it was fenced. Number this run's own checkpoints past
+      // it (never another run's: its entries are committed or superseded, decided above).
+      pending.renumberPast(progress.checkpointId());
+      return Outcome.RENUMBERED;
+    }
+    throw CommitRefusals.otherJob(options, runId, flinkJobId, checkpoint, progress);
+  }
+
+  /**
+   * True when the table's progress shows this entry committed: the record is at or past its id (ids
+   * are committed in increasing order) and its run's committed mark is at or past the entry's Flink
+   * checkpoint ({@link PipelineProgress#covers}). The first condition keeps a restored run's
+   * ancestry mark, written with its first commit, from covering restored entries not committed yet.
+   * Without runs on either side (a table or state from before the record), the first alone decides.
+   */
+  static boolean isCommitted(PipelineProgress progress, PendingCheckpoint checkpoint) {
+    if (progress.checkpointId() < checkpoint.checkpointId()) {
+      return false;
+    }
+    if (progress.legacy() || checkpoint.stagedBy() == null) {
+      return true;
+    }
+    return progress.covers(checkpoint.stagedBy(), checkpoint.flinkCheckpointId());
+  }
+}
