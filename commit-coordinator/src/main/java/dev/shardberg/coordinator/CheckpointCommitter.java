@@ -143,14 +143,8 @@ final class CheckpointCommitter {
     this.insertOnly = new InsertOnlyLedger(table, options, shardColumn);
     this.lockedCommit =
         new LockedCommit(
-            table,
-            guard,
-            options,
-            shardColumn,
-            schemaCheck,
-            runId,
-            flinkJobId,
-            metrics,
+            new LockedCommit.Context(
+                table, guard, options, shardColumn, schemaCheck, runId, flinkJobId, metrics),
             insertOnly,
             pending);
   }

@@ -40,8 +40,8 @@ final class LockedCommit {
   private final InsertOnlyLedger insertOnly;
   private final PendingCheckpoints pending;
 
-  /** The parameters are {@link CheckpointCommitter}'s, with its ledger and pending checkpoints. */
-  LockedCommit(
+  /** What every commit of one run is made with: {@link CheckpointCommitter}'s parameters. */
+  record Context(
       Table table,
       CommitGuard guard,
       CoordinatorOptions options,
@@ -49,17 +49,17 @@ final class LockedCommit {
       Consumer<Schema> schemaCheck,
       String runId,
       String flinkJobId,
-      CheckpointCommitter.Metrics metrics,
-      InsertOnlyLedger insertOnly,
-      PendingCheckpoints pending) {
-    this.table = table;
-    this.guard = guard;
-    this.options = options;
-    this.shardColumn = shardColumn;
-    this.schemaCheck = schemaCheck;
-    this.runId = runId;
-    this.flinkJobId = flinkJobId;
-    this.metrics = metrics;
+      CheckpointCommitter.Metrics metrics) {}
+
+  LockedCommit(Context context, InsertOnlyLedger insertOnly, PendingCheckpoints pending) {
+    this.table = context.table();
+    this.guard = context.guard();
+    this.options = context.options();
+    this.shardColumn = context.shardColumn();
+    this.schemaCheck = context.schemaCheck();
+    this.runId = context.runId();
+    this.flinkJobId = context.flinkJobId();
+    this.metrics = context.metrics();
     this.insertOnly = insertOnly;
     this.pending = pending;
   }

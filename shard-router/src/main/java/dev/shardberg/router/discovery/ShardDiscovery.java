@@ -58,7 +58,6 @@ public final class ShardDiscovery {
   public static ShardPlan discover(LogicalTableSpec spec, boolean unionOfEvolvable) {
     long start = System.nanoTime();
     Map<String, List<FoundTable>> found = new LinkedHashMap<>();
-    Map<FoundTable, SchemaComparison.ShardColumns> schemas = new HashMap<>();
     List<String> hostProblems = new ArrayList<>();
     Map<String, Map<FoundTable, TableColumns>> columnsByHost = new LinkedHashMap<>();
     for (MySqlHost host : spec.hosts()) {
