@@ -3,6 +3,7 @@ package dev.shardberg.coordinator;
 import org.apache.iceberg.RowDelta;
 import org.apache.iceberg.SnapshotUpdate;
 import org.apache.iceberg.Transaction;
+import org.apache.iceberg.util.ContentFileUtil;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -14,6 +15,9 @@ final class CheckpointSnapshot {
 
   /**
    * The checkpoint's snapshot: its rows and deletes (or a heartbeat), with the pipeline's summary.
+   *
+   * @param checkedSnapshot the table's current snapshot in the metadata the coordinator checked
+   *     (null: none yet)
    */
   static SnapshotUpdate<?> update(
       CoordinatorOptions options,
@@ -23,7 +27,8 @@ final class CheckpointSnapshot {
       PendingCheckpoint checkpoint,
       TempManifests.Files files,
       boolean heartbeat,
-      long epoch) {
+      long epoch,
+      Long checkedSnapshot) {
     SnapshotUpdate<?> update;
     if (heartbeat) {
       update = transaction.newAppend();
@@ -35,6 +40,16 @@ final class CheckpointSnapshot {
       RowDelta delta = transaction.newRowDelta();
       files.dataFiles().forEach(delta::addRows);
       files.deleteFiles().forEach(delta::addDeletes);
+      files.removedDeletes().forEach(delta::removeDeletes);
+      if (checkedSnapshot != null
+          && (!files.removedDeletes().isEmpty()
+              || files.deleteFiles().stream().anyMatch(ContentFileUtil::isDV))) {
+        // Iceberg refuses a deletion vector when another one was added to its data file after this
+        // snapshot (and, unset, since the start of history, the vector this commit replaces
+        // included). From the metadata the coordinator checked: its own previous vectors are
+        // older, another committer's newer one fails the commit instead of being dropped.
+        delta.validateFromSnapshot(checkedSnapshot);
+      }
       update = delta;
     }
     update.set(SnapshotSummaryKeys.PIPELINE_ID, options.pipelineId());

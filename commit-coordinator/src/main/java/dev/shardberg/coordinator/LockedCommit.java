@@ -153,7 +153,15 @@ final class LockedCommit {
                 ops, base, table.io(), options.pipelineId(), shardColumn, insertOnlyScans));
     SnapshotUpdate<?> update =
         CheckpointSnapshot.update(
-            options, runId, flinkJobId, transaction, checkpoint, files, heartbeat, epoch);
+            options,
+            runId,
+            flinkJobId,
+            transaction,
+            checkpoint,
+            files,
+            heartbeat,
+            epoch,
+            base.currentSnapshot() == null ? null : base.currentSnapshot().snapshotId());
     update.commit();
     PipelineProgress committed =
         PipelineProgress.next(

@@ -22,6 +22,9 @@ import java.util.SortedMap;
  *     snapshot id from which their check must start: the writers' scan, or a later snapshot up to
  *     which the check already held ({@link VerifiedPoints}) ({@code -1}: the table had no
  *     snapshot); empty when the checkpoint has no insert-only rows
+ * @param removedDeleteManifests encoded manifests of the delete files the commit removes, one per
+ *     partition spec: deletion vectors the writers merged into new ones (a data file keeps one);
+ *     empty in state of releases before deletion vectors
  */
 record PendingCheckpoint(
     long checkpointId,
@@ -31,12 +34,36 @@ record PendingCheckpoint(
     List<String> referencedDataFiles,
     SortedMap<Integer, ShardCounts> shardCounts,
     String stagedBy,
-    SortedMap<Integer, Long> insertOnlyScans) {
+    SortedMap<Integer, Long> insertOnlyScans,
+    List<byte[]> removedDeleteManifests) {
 
   /** No snapshot in the table when the writer scanned it. */
   static final long NO_SNAPSHOT = -1L;
 
+  /** An entry that removes no delete file. */
+  PendingCheckpoint(
+      long checkpointId,
+      long flinkCheckpointId,
+      List<byte[]> dataManifests,
+      List<byte[]> deleteManifests,
+      List<String> referencedDataFiles,
+      SortedMap<Integer, ShardCounts> shardCounts,
+      String stagedBy,
+      SortedMap<Integer, Long> insertOnlyScans) {
+    this(
+        checkpointId,
+        flinkCheckpointId,
+        dataManifests,
+        deleteManifests,
+        referencedDataFiles,
+        shardCounts,
+        stagedBy,
+        insertOnlyScans,
+        List.of());
+  }
+
   PendingCheckpoint {
+    removedDeleteManifests = removedDeleteManifests == null ? List.of() : removedDeleteManifests;
     insertOnlyScans =
         java.util.Collections.unmodifiableSortedMap(new java.util.TreeMap<>(insertOnlyScans));
     dataManifests = List.copyOf(dataManifests);
@@ -55,7 +82,8 @@ record PendingCheckpoint(
         referencedDataFiles,
         shardCounts,
         stagedBy,
-        insertOnlyScans);
+        insertOnlyScans,
+        removedDeleteManifests);
   }
 
   /** The same entry with its insert-only scans moved to later verified points. */
@@ -68,10 +96,11 @@ record PendingCheckpoint(
         referencedDataFiles,
         shardCounts,
         stagedBy,
-        scans);
+        scans,
+        removedDeleteManifests);
   }
 
   boolean isEmpty() {
-    return dataManifests.isEmpty() && deleteManifests.isEmpty();
+    return dataManifests.isEmpty() && deleteManifests.isEmpty() && removedDeleteManifests.isEmpty();
   }
 }

@@ -14,11 +14,13 @@ import org.apache.flink.core.memory.DataOutputSerializer;
  * Flink checkpoint id (long), data manifests (int count, then int length + bytes each), delete
  * manifests (same), referenced data files (int count, then UTF each), shard counts (int count, then
  * int shard, long added, long deleted each). Version 2 appends: staging Flink job id (UTF, empty
- * when unknown), insert-only scans (int count, then int shard, long snapshot id each). Version 1
- * entries restore with no staging job (lineage unknown) and no insert-only rows.
+ * when unknown), insert-only scans (int count, then int shard, long snapshot id each). Version 3
+ * appends the manifests of the delete files the commit removes (as the data manifests). Version 1
+ * entries restore with no staging job (lineage unknown) and no insert-only rows; versions 1 and 2
+ * remove no delete file.
  */
 final class PendingCheckpointSerializer implements SimpleVersionedSerializer<PendingCheckpoint> {
-  static final int VERSION = 2;
+  static final int VERSION = 3;
   static final PendingCheckpointSerializer INSTANCE = new PendingCheckpointSerializer();
 
   @Override
@@ -49,12 +51,13 @@ final class PendingCheckpointSerializer implements SimpleVersionedSerializer<Pen
       out.writeInt(entry.getKey());
       out.writeLong(entry.getValue());
     }
+    writeBlobs(out, pending.removedDeleteManifests());
     return out.getCopyOfBuffer();
   }
 
   @Override
   public PendingCheckpoint deserialize(int version, byte[] serialized) throws IOException {
-    if (version != 1 && version != VERSION) {
+    if (version < 1 || version > VERSION) {
       throw new IOException(
           String.format(
               "Cannot restore a pending Shardberg checkpoint: state version %d is not supported by"
@@ -87,6 +90,7 @@ final class PendingCheckpointSerializer implements SimpleVersionedSerializer<Pen
         scans.put(in.readInt(), in.readLong());
       }
     }
+    List<byte[]> removedDeleteManifests = version >= 3 ? readBlobs(in) : List.of();
     return new PendingCheckpoint(
         checkpointId,
         flinkCheckpointId,
@@ -95,7 +99,8 @@ final class PendingCheckpointSerializer implements SimpleVersionedSerializer<Pen
         referenced,
         counts,
         stagedBy,
-        scans);
+        scans,
+        removedDeleteManifests);
   }
 
   private static void writeBlobs(DataOutputSerializer out, List<byte[]> blobs) throws IOException {

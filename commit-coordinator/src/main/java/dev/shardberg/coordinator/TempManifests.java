@@ -37,8 +37,16 @@ final class TempManifests {
 
   private TempManifests() {}
 
-  /** Checkpoint files of one commit, read back from the temporary manifests. */
-  record Files(List<DataFile> dataFiles, List<DeleteFile> deleteFiles) {
+  /**
+   * Checkpoint files of one commit, read back from the temporary manifests: what it adds, and the
+   * delete files it removes (deletion vectors merged into new ones).
+   */
+  record Files(
+      List<DataFile> dataFiles, List<DeleteFile> deleteFiles, List<DeleteFile> removedDeletes) {
+    Files(List<DataFile> dataFiles, List<DeleteFile> deleteFiles) {
+      this(dataFiles, deleteFiles, List.of());
+    }
+
     long dataRecords() {
       return dataFiles.stream().mapToLong(ContentFile::recordCount).sum();
     }
@@ -59,6 +67,7 @@ final class TempManifests {
     SortedMap<Integer, Long> scans = new TreeMap<>();
     SortedMap<Integer, List<DataFile>> dataBySpec = new TreeMap<>();
     SortedMap<Integer, List<DeleteFile>> deletesBySpec = new TreeMap<>();
+    SortedMap<Integer, List<DeleteFile>> removedBySpec = new TreeMap<>();
     List<String> referenced = new ArrayList<>();
     SortedMap<Integer, ShardCounts> counts = new TreeMap<>();
     for (WriterResult result : results) {
@@ -67,6 +76,9 @@ final class TempManifests {
       }
       for (DeleteFile file : result.files().deleteFiles()) {
         deletesBySpec.computeIfAbsent(file.specId(), id -> new ArrayList<>()).add(file);
+      }
+      for (DeleteFile file : result.files().rewrittenDeleteFiles()) {
+        removedBySpec.computeIfAbsent(file.specId(), id -> new ArrayList<>()).add(file);
       }
       for (CharSequence path : result.files().referencedDataFiles()) {
         referenced.add(path.toString());
@@ -88,17 +100,10 @@ final class TempManifests {
       }
       dataManifests.add(ManifestFiles.encode(writer.toManifestFile()));
     }
-    List<byte[]> deleteManifests = new ArrayList<>();
-    for (Map.Entry<Integer, List<DeleteFile>> entry : deletesBySpec.entrySet()) {
-      OutputFile out = newFile(table, filePrefix, checkpointId, "deletes", entry.getKey());
-      ManifestWriter<DeleteFile> writer =
-          ManifestFiles.writeDeleteManifest(
-              formatVersion, spec(table, entry.getKey()), out, PLACEHOLDER_SNAPSHOT_ID);
-      try (writer) {
-        entry.getValue().forEach(writer::add);
-      }
-      deleteManifests.add(ManifestFiles.encode(writer.toManifestFile()));
-    }
+    List<byte[]> deleteManifests =
+        writeDeleteManifests(table, filePrefix, checkpointId, "deletes", deletesBySpec);
+    List<byte[]> removedManifests =
+        writeDeleteManifests(table, filePrefix, checkpointId, "removed-deletes", removedBySpec);
     return new PendingCheckpoint(
         checkpointId,
         flinkCheckpointId,
@@ -107,7 +112,30 @@ final class TempManifests {
         referenced,
         counts,
         stagedBy,
-        scans);
+        scans,
+        removedManifests);
+  }
+
+  private static List<byte[]> writeDeleteManifests(
+      Table table,
+      String filePrefix,
+      long checkpointId,
+      String kind,
+      SortedMap<Integer, List<DeleteFile>> bySpec)
+      throws IOException {
+    int formatVersion = TableUtil.formatVersion(table);
+    List<byte[]> manifests = new ArrayList<>();
+    for (Map.Entry<Integer, List<DeleteFile>> entry : bySpec.entrySet()) {
+      OutputFile out = newFile(table, filePrefix, checkpointId, kind, entry.getKey());
+      ManifestWriter<DeleteFile> writer =
+          ManifestFiles.writeDeleteManifest(
+              formatVersion, spec(table, entry.getKey()), out, PLACEHOLDER_SNAPSHOT_ID);
+      try (writer) {
+        entry.getValue().forEach(writer::add);
+      }
+      manifests.add(ManifestFiles.encode(writer.toManifestFile()));
+    }
+    return manifests;
   }
 
   /**
@@ -140,8 +168,16 @@ final class TempManifests {
         }
       }
     }
+    return new Files(
+        dataFiles,
+        readDeleteManifests(table, pending.deleteManifests()),
+        readDeleteManifests(table, pending.removedDeleteManifests()));
+  }
+
+  private static List<DeleteFile> readDeleteManifests(Table table, List<byte[]> manifests)
+      throws IOException {
     List<DeleteFile> deleteFiles = new ArrayList<>();
-    for (byte[] encoded : pending.deleteManifests()) {
+    for (byte[] encoded : manifests) {
       ManifestFile manifest = ManifestFiles.decode(encoded);
       try (ManifestReader<DeleteFile> reader =
           ManifestFiles.readDeleteManifest(manifest, table.io(), table.specs())) {
@@ -150,7 +186,7 @@ final class TempManifests {
         }
       }
     }
-    return new Files(dataFiles, deleteFiles);
+    return deleteFiles;
   }
 
   /** Best effort: a leftover temporary manifest is an orphan file, never a correctness problem. */
@@ -158,6 +194,7 @@ final class TempManifests {
     int deleted = 0;
     List<byte[]> all = new ArrayList<>(pending.dataManifests());
     all.addAll(pending.deleteManifests());
+    all.addAll(pending.removedDeleteManifests());
     for (byte[] encoded : all) {
       try {
         table.io().deleteFile(ManifestFiles.decode(encoded).path());

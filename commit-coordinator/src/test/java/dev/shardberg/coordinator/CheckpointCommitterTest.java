@@ -5,6 +5,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.shardberg.coordinator.TestTables.Row;
 import dev.shardberg.coordinator.maintenance.MaintenanceSettings;
+import dev.shardberg.coordinator.owner.CommittedRowDeletes;
+import dev.shardberg.coordinator.owner.CommittedRows;
+import dev.shardberg.coordinator.owner.FilePosition;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -14,8 +17,11 @@ import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
 import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileFormat;
+import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.PartitionKey;
+import org.apache.iceberg.StructLike;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.data.GenericAppenderFactory;
@@ -23,9 +29,13 @@ import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.encryption.EncryptedFiles;
 import org.apache.iceberg.flink.TableLoader;
+import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.io.DataWriter;
+import org.apache.iceberg.io.DeleteWriteResult;
+import org.apache.iceberg.io.OutputFileFactory;
 import org.apache.iceberg.io.WriteResult;
 import org.apache.iceberg.types.Types;
+import org.apache.iceberg.util.ContentFileUtil;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -112,7 +122,11 @@ class CheckpointCommitterTest {
      * Stages Flink checkpoint {@code c} with one row per id of {@code shard} (value {@code name}).
      */
     PendingCheckpoint stage(long c, int shard, String name, long... ids) throws IOException {
-      WriterResult result = ids.length == 0 ? empty(c) : inserts(c, shard, name, ids);
+      return stage(c, ids.length == 0 ? empty(c) : inserts(c, shard, name, ids));
+    }
+
+    /** Stages Flink checkpoint {@code c} with one writer's {@code result}. */
+    PendingCheckpoint stage(long c, WriterResult result) throws IOException {
       return committer.stage(
           TempManifests.write(
               table, "shardberg-test-" + id, c + committer.offset(), c, id, List.of(result)));
@@ -468,6 +482,112 @@ class CheckpointCommitterTest {
     TableLoader loader = new FaultInjection.FaultyTableLoader(TestTables.loader(warehouse));
     loader.open();
     return loader.loadTable();
+  }
+
+  /**
+   * Issue 28: deletes by position of committed rows, as a partition owner writes them. Two pending
+   * checkpoints delete rows of one data file: the second's deletion vector is merged with the
+   * first's and replaces it in its commit, so the file keeps one vector; a run restored from the
+   * state that holds both commits them the same way.
+   */
+  @Test
+  void aDeletionVectorReplacesItsDataFilesPreviousOneInTheCommitThatAddsIt() throws Exception {
+    table.updateProperties().set(TableProperties.FORMAT_VERSION, "3").commit();
+    Run a = new Run(-1).fresh();
+    a.stage(1, 1, "a", 1, 2, 3, 4, 5, 6, 7, 8);
+    a.commitUpTo(1);
+    table.refresh();
+    Map<Long, FilePosition> where = livePositions();
+    Map.Entry<String, List<Long>> file =
+        where.entrySet().stream()
+            .collect(
+                Collectors.groupingBy(
+                    e -> e.getValue().file(),
+                    java.util.TreeMap::new,
+                    Collectors.mapping(Map.Entry::getKey, Collectors.toList())))
+            .entrySet()
+            .stream()
+            .filter(e -> e.getValue().size() >= 2)
+            .findFirst()
+            .orElseThrow();
+    long x = file.getValue().get(0);
+    long y = file.getValue().get(1);
+
+    WriteResult second = deletes(where.get(x), Map.of());
+    DeleteFile firstVector = second.deleteFiles()[0];
+    a.stage(2, new WriterResult(2, 0, second, Map.of(1, new ShardCounts(0, 1))));
+    WriteResult third = deletes(where.get(y), Map.of(file.getKey(), firstVector));
+    assertThat(third.rewrittenDeleteFiles()).containsExactly(firstVector);
+    a.stage(3, new WriterResult(3, 0, third, Map.of(1, new ShardCounts(0, 1))));
+    State both = a.state(3);
+
+    Run b = new Run(-1).restoredFrom(both);
+    assertThat(b.pending()).isEmpty();
+    assertThat(committedCheckpoints()).containsExactly(1L, 2L, 3L);
+    java.util.Set<Long> left = new java.util.TreeSet<>(List.of(1L, 2L, 3L, 4L, 5L, 6L, 7L, 8L));
+    left.removeAll(List.of(x, y));
+    assertThat(rows()).isEqualTo(rows(1, "a", left.stream().mapToLong(Long::longValue).toArray()));
+    List<DeleteFile> applied = deletesOf(file.getKey());
+    assertThat(applied).hasSize(1);
+    assertThat(ContentFileUtil.isDV(applied.get(0))).isTrue();
+    assertThat(applied.get(0).recordCount()).isEqualTo(2);
+  }
+
+  /** Where each live row of shard 1 is, by id. */
+  private Map<Long, FilePosition> livePositions() throws IOException {
+    Map<Long, FilePosition> where = new java.util.TreeMap<>();
+    java.util.Set<String> partitions = new java.util.HashSet<>();
+    try (CloseableIterable<FileScanTask> tasks = table.newScan().planFiles()) {
+      for (FileScanTask task : tasks) {
+        if (partitions.add(table.spec().partitionToPath(task.file().partition()))) {
+          CommittedRows.live(
+                  table,
+                  table.currentSnapshot().snapshotId(),
+                  task.file().partition(),
+                  java.util.Set.of(1, 2))
+              .forEach((key, at) -> where.put(key.get(1, Long.class), at));
+        }
+      }
+    }
+    return where;
+  }
+
+  /** The deletion vector of one row, as its owner writes it. */
+  private WriteResult deletes(FilePosition at, Map<String, DeleteFile> previous) {
+    StructLike partition = null;
+    try (CloseableIterable<FileScanTask> tasks = table.newScan().planFiles()) {
+      for (FileScanTask task : tasks) {
+        if (task.file().location().equals(at.file())) {
+          partition = task.file().partition();
+        }
+      }
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+    CommittedRowDeletes deletes = new CommittedRowDeletes(table);
+    deletes.delete(at, table.spec(), partition);
+    DeleteWriteResult written =
+        deletes.write(
+            format -> OutputFileFactory.builderFor(table, 0, 1).format(format).build(), previous);
+    return WriteResult.builder()
+        .addDeleteFiles(written.deleteFiles())
+        .addRewrittenDeleteFiles(written.rewrittenDeleteFiles())
+        .addReferencedDataFiles(written.referencedDataFiles())
+        .build();
+  }
+
+  /** The delete files a reader applies to {@code file} now. */
+  private List<DeleteFile> deletesOf(String file) throws IOException {
+    table.refresh();
+    List<DeleteFile> deletes = new ArrayList<>();
+    try (CloseableIterable<FileScanTask> tasks = table.newScan().planFiles()) {
+      for (FileScanTask task : tasks) {
+        if (task.file().location().equals(file)) {
+          deletes.addAll(task.deletes());
+        }
+      }
+    }
+    return deletes;
   }
 
   @SafeVarargs

@@ -33,24 +33,32 @@ class CoordinatorStateSerializerTest {
    * state.
    */
   private static final String VERSION_1_HEX =
-      "0006"
-          + hex("orders")
-          + "0000000000000005"
-          + "0000000000000028"
-          + "00000002"
-          + "0010"
-          + hex("00000000000000aa")
-          + "0000000000000007"
-          + "0010"
-          + hex("00000000000000bb")
-          + "0000000000000003"
-          + "00000002"
-          + "00000000"
-          + "0000007f"
-          + "00000001"
-          + "00000002"
-          + String.format("%08x", PendingCheckpointSerializerTest.VERSION_2_HEX.length() / 2)
-          + PendingCheckpointSerializerTest.VERSION_2_HEX;
+      stateWithEntry(2, PendingCheckpointSerializerTest.VERSION_2_HEX);
+
+  /** The same state as this release writes it: its pending entry at version 3. */
+  private static final String VERSION_1_ENTRY_3_HEX =
+      stateWithEntry(3, PendingCheckpointSerializerTest.VERSION_3_HEX);
+
+  private static String stateWithEntry(int entryVersion, String entryHex) {
+    return "0006"
+        + hex("orders")
+        + "0000000000000005"
+        + "0000000000000028"
+        + "00000002"
+        + "0010"
+        + hex("00000000000000aa")
+        + "0000000000000007"
+        + "0010"
+        + hex("00000000000000bb")
+        + "0000000000000003"
+        + "00000002"
+        + "00000000"
+        + "0000007f"
+        + "00000001"
+        + String.format("%08x", entryVersion)
+        + String.format("%08x", entryHex.length() / 2)
+        + entryHex;
+  }
 
   private final CoordinatorStateSerializer serializer = CoordinatorStateSerializer.INSTANCE;
 
@@ -65,7 +73,10 @@ class CoordinatorStateSerializerTest {
 
   @Test
   void frozenVersionOneBytesStillRead() throws IOException {
-    assertThat(HexFormat.of().formatHex(serializer.serialize(SAMPLE))).isEqualTo(VERSION_1_HEX);
+    assertThat(HexFormat.of().formatHex(serializer.serialize(SAMPLE)))
+        .isEqualTo(VERSION_1_ENTRY_3_HEX);
+    assertSame(serializer.deserialize(1, HexFormat.of().parseHex(VERSION_1_ENTRY_3_HEX)), SAMPLE);
+    // as the release before deletion vectors wrote it: its pending entry at version 2
     assertSame(serializer.deserialize(1, HexFormat.of().parseHex(VERSION_1_HEX)), SAMPLE);
   }
 

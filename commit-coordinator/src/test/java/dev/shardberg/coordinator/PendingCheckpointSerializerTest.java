@@ -72,11 +72,42 @@ class PendingCheckpointSerializerTest {
           + "00000005"
           + "ffffffffffffffff";
 
+  /** Version 3 bytes of {@link #SAMPLE}, frozen: version 2's, then no removed delete files. */
+  static final String VERSION_3_HEX = VERSION_2_HEX + "00000000";
+
+  /** {@link #SAMPLE} with two manifests of delete files to remove (deletion vectors replaced). */
+  static final PendingCheckpoint SAMPLE_REMOVING =
+      new PendingCheckpoint(
+          SAMPLE.checkpointId(),
+          SAMPLE.flinkCheckpointId(),
+          SAMPLE.dataManifests(),
+          SAMPLE.deleteManifests(),
+          SAMPLE.referencedDataFiles(),
+          SAMPLE.shardCounts(),
+          SAMPLE.stagedBy(),
+          SAMPLE.insertOnlyScans(),
+          List.of(new byte[] {7, 8}, new byte[] {9}));
+
+  /** Version 3 bytes of {@link #SAMPLE_REMOVING}, frozen. */
+  private static final String VERSION_3_REMOVING_HEX =
+      VERSION_2_HEX + "00000002" + "00000002" + "0708" + "00000001" + "09";
+
   private final PendingCheckpointSerializer serializer = PendingCheckpointSerializer.INSTANCE;
 
   @Test
-  void isAtVersionTwo() {
-    assertThat(serializer.getVersion()).isEqualTo(2);
+  void isAtVersionThree() {
+    assertThat(serializer.getVersion()).isEqualTo(3);
+  }
+
+  @Test
+  void frozenVersionThreeBytesStillRead() throws IOException {
+    assertThat(HexFormat.of().formatHex(serializer.serialize(SAMPLE))).isEqualTo(VERSION_3_HEX);
+    assertThat(HexFormat.of().formatHex(serializer.serialize(SAMPLE_REMOVING)))
+        .isEqualTo(VERSION_3_REMOVING_HEX);
+    assertSame(serializer.deserialize(3, HexFormat.of().parseHex(VERSION_3_HEX)), SAMPLE);
+    assertSame(
+        serializer.deserialize(3, HexFormat.of().parseHex(VERSION_3_REMOVING_HEX)),
+        SAMPLE_REMOVING);
   }
 
   @Test
@@ -84,11 +115,13 @@ class PendingCheckpointSerializerTest {
     PendingCheckpoint copy =
         serializer.deserialize(serializer.getVersion(), serializer.serialize(SAMPLE));
     assertSame(copy, SAMPLE);
+    assertSame(
+        serializer.deserialize(serializer.getVersion(), serializer.serialize(SAMPLE_REMOVING)),
+        SAMPLE_REMOVING);
   }
 
   @Test
-  void frozenVersionTwoBytesStillRead() throws IOException {
-    assertThat(HexFormat.of().formatHex(serializer.serialize(SAMPLE))).isEqualTo(VERSION_2_HEX);
+  void frozenVersionTwoBytesStillReadRemovingNothing() throws IOException {
     PendingCheckpoint restored = serializer.deserialize(2, HexFormat.of().parseHex(VERSION_2_HEX));
     assertSame(restored, SAMPLE);
   }
@@ -98,16 +131,16 @@ class PendingCheckpointSerializerTest {
     PendingCheckpoint restored = serializer.deserialize(1, HexFormat.of().parseHex(VERSION_1_HEX));
     assertSame(restored, SAMPLE_V1);
     // written again (at the next checkpoint) it stays without lineage
-    assertSame(serializer.deserialize(2, serializer.serialize(restored)), SAMPLE_V1);
+    assertSame(serializer.deserialize(3, serializer.serialize(restored)), SAMPLE_V1);
   }
 
   @Test
   void unsupportedVersionIsRejectedWithTheFix() {
-    assertThatThrownBy(() -> serializer.deserialize(3, serializer.serialize(SAMPLE)))
+    assertThatThrownBy(() -> serializer.deserialize(4, serializer.serialize(SAMPLE)))
         .isInstanceOf(IOException.class)
         .hasMessage(
-            "Cannot restore a pending Shardberg checkpoint: state version 3 is not supported by"
-                + " this release (it reads versions 1 to 2). Restore with the release that wrote"
+            "Cannot restore a pending Shardberg checkpoint: state version 4 is not supported by"
+                + " this release (it reads versions 1 to 3). Restore with the release that wrote"
                 + " the checkpoint, or start the pipeline without state.");
   }
 
@@ -120,6 +153,8 @@ class PendingCheckpointSerializerTest {
     assertThat(actual.shardCounts()).isEqualTo(expected.shardCounts());
     assertThat(actual.stagedBy()).isEqualTo(expected.stagedBy());
     assertThat(actual.insertOnlyScans()).isEqualTo(expected.insertOnlyScans());
+    assertThat(actual.removedDeleteManifests())
+        .containsExactlyElementsOf(expected.removedDeleteManifests());
   }
 
   static String hex(String text) {
