@@ -25,6 +25,12 @@ public final class Catalogs {
     "core-site.xml", "hdfs-site.xml", "hive-site.xml"
   };
 
+  /** Iceberg's JDBC catalog and its properties for the database user and password. */
+  static final String JDBC_CATALOG = "org.apache.iceberg.jdbc.JdbcCatalog";
+
+  private static final String JDBC_USER = "jdbc.user";
+  private static final String JDBC_PASSWORD = "jdbc.password";
+
   private Catalogs() {}
 
   /** A serializable loader: it travels with the job graph to the coordinator. */
@@ -51,6 +57,13 @@ public final class Catalogs {
       case HADOOP -> CatalogLoader.hadoop(catalog.name(), hadoopConf, properties);
       case HIVE -> CatalogLoader.hive(catalog.name(), hadoopConf, properties);
       case REST -> CatalogLoader.rest(catalog.name(), hadoopConf, properties);
+      case JDBC -> {
+        // read here, where the job is built: the loader carries it to the coordinator, as the
+        // sources carry the MySQL passwords
+        properties.put(JDBC_USER, catalog.jdbcUser());
+        properties.put(JDBC_PASSWORD, catalog.jdbcPassword().read().reveal());
+        yield CatalogLoader.custom(catalog.name(), properties, hadoopConf, JDBC_CATALOG);
+      }
     };
   }
 

@@ -21,7 +21,6 @@ import dev.shardberg.router.schema.TableLayout;
 import dev.shardberg.router.schema.TableSchemaEvolver;
 import dev.shardberg.router.watch.BinlogFormatWatch;
 import dev.shardberg.router.watch.SourceHostWatch;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -292,9 +291,7 @@ public final class ShardbergPipeline {
   }
 
   private static Secret secret(SourceConfig source) {
-    return source.password().env() != null
-        ? Secret.fromEnv(source.password().env())
-        : Secret.fromFile(Path.of(source.password().file()));
+    return source.password().read();
   }
 
   private static SourceConfig sourceConfig(ShardbergConfig config, String name) {

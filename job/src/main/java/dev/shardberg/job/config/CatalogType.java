@@ -6,7 +6,8 @@ import java.util.Locale;
 public enum CatalogType {
   HADOOP,
   HIVE,
-  REST;
+  REST,
+  JDBC;
 
   @Override
   public String toString() {

@@ -42,7 +42,7 @@ final class CrossKeyRules {
     this.keys = keys;
     this.top = top;
     this.sourceRules = new SourceRules(problems, keys, env);
-    this.targetRules = new TargetRules(problems, keys);
+    this.targetRules = new TargetRules(problems, keys, env);
   }
 
   /**

@@ -6,6 +6,7 @@ import dev.shardberg.coordinator.CoordinatorConfigOptions;
 import dev.shardberg.coordinator.maintenance.MaintenanceSettings;
 import dev.shardberg.router.RouterOptions;
 import dev.shardberg.router.SchemaChangeBehavior;
+import dev.shardberg.router.Secret;
 import java.io.Serializable;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -146,6 +147,11 @@ public record ShardbergConfig(
 
     public static PasswordRef ofFile(String path) {
       return new PasswordRef(null, path);
+    }
+
+    /** Reads the password now (where the job is built); fails naming the variable or file. */
+    public Secret read() {
+      return env != null ? Secret.fromEnv(env) : Secret.fromFile(java.nio.file.Path.of(file));
     }
 
     @Override
@@ -300,26 +306,38 @@ public record ShardbergConfig(
     }
   }
 
+  /**
+   * @param jdbcUser the jdbc catalog's database user (type jdbc only)
+   * @param jdbcPassword where its password is (type jdbc only; read when the job is built)
+   */
   public record CatalogConfig(
       CatalogType type,
       String name,
       String uri,
       String warehouse,
       String hadoopConfDir,
-      Map<String, String> properties)
+      Map<String, String> properties,
+      String jdbcUser,
+      PasswordRef jdbcPassword)
       implements Serializable {
     public CatalogConfig {
       properties = Map.copyOf(properties);
     }
 
     static CatalogConfig from(Configuration conf) {
+      String passwordEnv = conf.get(TARGET_CATALOG_JDBC_PASSWORD_ENV);
+      String passwordFile = conf.get(TARGET_CATALOG_JDBC_PASSWORD_FILE);
       return new CatalogConfig(
           conf.get(TARGET_CATALOG_TYPE),
           conf.get(TARGET_CATALOG_NAME),
           conf.get(TARGET_CATALOG_URI),
           conf.get(TARGET_CATALOG_WAREHOUSE),
           conf.get(TARGET_CATALOG_HADOOP_CONF_DIR),
-          conf.get(TARGET_CATALOG_PROPERTIES));
+          conf.get(TARGET_CATALOG_PROPERTIES),
+          conf.get(TARGET_CATALOG_JDBC_USER),
+          passwordEnv == null && passwordFile == null
+              ? null
+              : new PasswordRef(passwordEnv, passwordFile));
     }
 
     /**
@@ -340,6 +358,7 @@ public record ShardbergConfig(
           + hadoopConfDir
           + ", properties="
           + masked(properties)
+          + (jdbcUser == null ? "" : ", jdbcUser=" + jdbcUser + ", jdbcPassword=" + jdbcPassword)
           + "]";
     }
   }

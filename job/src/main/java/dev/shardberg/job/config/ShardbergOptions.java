@@ -167,7 +167,7 @@ public final class ShardbergOptions {
       ConfigOptions.key("target.catalog.type")
           .enumType(CatalogType.class)
           .noDefaultValue()
-          .withDescription("hadoop | hive | rest.");
+          .withDescription("hadoop | hive | rest | jdbc.");
   public static final ConfigOption<String> TARGET_CATALOG_NAME =
       ConfigOptions.key("target.catalog.name")
           .stringType()
@@ -179,13 +179,15 @@ public final class ShardbergOptions {
           .stringType()
           .noDefaultValue()
           .withDescription(
-              "Metastore URI (hive: thrift://host:9083) or REST catalog URL (rest). Required for hive and rest.");
+              "Metastore URI (hive: thrift://host:9083), REST catalog URL (rest) or JDBC URL of the"
+                  + " catalog's database (jdbc: jdbc:mysql://host:3306/iceberg_catalog,"
+                  + " jdbc:postgresql://…). Required for hive, rest and jdbc.");
   public static final ConfigOption<String> TARGET_CATALOG_WAREHOUSE =
       ConfigOptions.key("target.catalog.warehouse")
           .stringType()
           .noDefaultValue()
           .withDescription(
-              "Warehouse location (hdfs://…, file:/…; s3://…, gs://… behind a hive or rest catalog)."
+              "Warehouse location (hdfs://…, file:/…; s3://…, gs://… behind a hive, rest or jdbc catalog)."
                   + " Required for hadoop, which is refused on an object store: it has no atomic"
                   + " swap of the table's metadata there.");
   public static final ConfigOption<String> TARGET_CATALOG_HADOOP_CONF_DIR =
@@ -195,6 +197,25 @@ public final class ShardbergOptions {
           .withDescription(
               "Directory with core-site.xml / hdfs-site.xml / hive-site.xml to load into the Hadoop"
                   + " configuration of the catalog.");
+  public static final ConfigOption<String> TARGET_CATALOG_JDBC_USER =
+      ConfigOptions.key("target.catalog.jdbc.user")
+          .stringType()
+          .noDefaultValue()
+          .withDescription("Database user of a jdbc catalog. Required for jdbc.");
+  public static final ConfigOption<String> TARGET_CATALOG_JDBC_PASSWORD_ENV =
+      ConfigOptions.key("target.catalog.jdbc.password-env")
+          .stringType()
+          .noDefaultValue()
+          .withDescription(
+              "Name of the environment variable holding the jdbc catalog user's password. Exactly"
+                  + " one of password-env and password-file for type jdbc.");
+  public static final ConfigOption<String> TARGET_CATALOG_JDBC_PASSWORD_FILE =
+      ConfigOptions.key("target.catalog.jdbc.password-file")
+          .stringType()
+          .noDefaultValue()
+          .withDescription(
+              "Path of a file holding the jdbc catalog user's password (one trailing line break"
+                  + " removed).");
   public static final ConfigOption<Map<String, String>> TARGET_CATALOG_PROPERTIES =
       ConfigOptions.key("target.catalog.properties")
           .mapType()
@@ -262,6 +283,9 @@ public final class ShardbergOptions {
           TARGET_CATALOG_URI,
           TARGET_CATALOG_WAREHOUSE,
           TARGET_CATALOG_HADOOP_CONF_DIR,
+          TARGET_CATALOG_JDBC_USER,
+          TARGET_CATALOG_JDBC_PASSWORD_ENV,
+          TARGET_CATALOG_JDBC_PASSWORD_FILE,
           TARGET_CATALOG_PROPERTIES,
           TARGET_NAMESPACE,
           TARGET_TABLE,

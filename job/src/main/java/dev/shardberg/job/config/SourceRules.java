@@ -5,8 +5,6 @@ import static dev.shardberg.job.config.ShardbergOptions.*;
 import dev.shardberg.job.config.ShardbergConfig.ServerIdRange;
 import dev.shardberg.router.RouterOptions;
 import dev.shardberg.router.types.ExactSnapshotDriver;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.DateTimeException;
 import java.time.Duration;
 import java.time.ZoneId;
@@ -129,44 +127,14 @@ final class SourceRules {
 
   /** Exactly one password source, and it can be read; the password itself is never read here. */
   private void password(String sourceName, int index, String passwordEnv, String passwordFile) {
-    String envKey = RouterOptions.sourceKey(RouterOptions.SOURCE_PASSWORD_ENV, index);
-    String fileKey = RouterOptions.sourceKey(RouterOptions.SOURCE_PASSWORD_FILE, index);
-    String who = sourceName == null ? "sources[" + index + "]" : "source '" + sourceName + "'";
-    if (passwordEnv != null && passwordFile != null) {
-      problems.add(
-          "Both '" + envKey + "' and '" + fileKey + "' are set for " + who + ": keep exactly one.");
-    } else if (passwordEnv == null && passwordFile == null) {
-      problems.add(
-          "Missing password for "
-              + who
-              + ": set '"
-              + envKey
-              + "' (name of an environment variable) or '"
-              + fileKey
-              + "' (path of a file holding it). Passwords never go into the config file.");
-    } else if (passwordEnv != null) {
-      if (env.apply(passwordEnv) == null) {
-        problems.add(
-            "Cannot read the password of "
-                + who
-                + ": environment variable '"
-                + passwordEnv
-                + "' ("
-                + envKey
-                + ") is not set. Export it before starting, or use '"
-                + fileKey
-                + "'.");
-      }
-    } else if (!Files.isReadable(Path.of(passwordFile))) {
-      problems.add(
-          "Cannot read the password of "
-              + who
-              + ": file '"
-              + passwordFile
-              + "' ("
-              + fileKey
-              + ") does not exist or is not readable. Fix the path or its permissions.");
-    }
+    PasswordRule.check(
+        problems,
+        env,
+        sourceName == null ? "sources[" + index + "]" : "source '" + sourceName + "'",
+        RouterOptions.sourceKey(RouterOptions.SOURCE_PASSWORD_ENV, index),
+        passwordEnv,
+        RouterOptions.sourceKey(RouterOptions.SOURCE_PASSWORD_FILE, index),
+        passwordFile);
   }
 
   private ServerIdRange serverIdRange(String key, String raw, int parallelism) {

@@ -8,8 +8,11 @@ import dev.shardberg.router.RouterOptions;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
+import java.util.function.Function;
 import org.apache.flink.configuration.Configuration;
 
 /**
@@ -20,10 +23,15 @@ import org.apache.flink.configuration.Configuration;
 final class TargetRules {
   private final Problems problems;
   private final KeyChecks keys;
+  private final Function<String, String> env;
 
-  TargetRules(Problems problems, KeyChecks keys) {
+  /**
+   * @param env environment lookup (for {@code password-env}); {@code System::getenv} outside tests
+   */
+  TargetRules(Problems problems, KeyChecks keys, Function<String, String> env) {
     this.problems = problems;
     this.keys = keys;
+    this.env = env;
   }
 
   void target(Configuration conf) {
@@ -35,7 +43,7 @@ final class TargetRules {
               + "': a hadoop catalog needs its warehouse directory"
               + " (e.g. hdfs://nn/warehouse or file:///tmp/warehouse).");
     }
-    if ((type == CatalogType.HIVE || type == CatalogType.REST)
+    if ((type == CatalogType.HIVE || type == CatalogType.REST || type == CatalogType.JDBC)
         && conf.get(TARGET_CATALOG_URI) == null) {
       problems.add(
           "Missing key '"
@@ -43,11 +51,14 @@ final class TargetRules {
               + "': a "
               + type
               + " catalog needs its "
-              + (type == CatalogType.HIVE
-                  ? "metastore URI (thrift://host:9083)"
-                  : "REST endpoint (https://host/api/catalog)")
+              + switch (type) {
+                case HIVE -> "metastore URI (thrift://host:9083)";
+                case REST -> "REST endpoint (https://host/api/catalog)";
+                default -> "database's JDBC URL (jdbc:mysql://host:3306/iceberg_catalog)";
+              }
               + ".");
     }
+    jdbc(conf, type);
     String confDir = conf.get(TARGET_CATALOG_HADOOP_CONF_DIR);
     if (confDir != null && !Files.isDirectory(Path.of(confDir))) {
       problems.add(
@@ -72,7 +83,7 @@ final class TargetRules {
               + "': the hadoop catalog commits by renaming a metadata file, which is not atomic on an object store ("
               + scheme
               + "://), so two commits (the job's schema changes and checkpoints, maintenance, another writer) can"
-              + " overwrite each other and a checkpoint is lost silently. Use a catalog with an atomic swap (type hive or rest)"
+              + " overwrite each other and a checkpoint is lost silently. Use a catalog with an atomic swap (type hive, rest or jdbc)"
               + " with its warehouse on the object store, or a warehouse on HDFS or a local file system.");
     }
     String hiveLock = conf.get(RouterOptions.TARGET_TABLE_PROPERTIES).get(HIVE_LOCK_ENABLED);
@@ -89,6 +100,75 @@ final class TargetRules {
               + " Remove the key (the lock is on by default).");
     }
   }
+
+  /**
+   * A jdbc catalog: a JDBC URL, a user and exactly one readable password reference; the database
+   * credentials of every catalog stay out of the pass-through properties, which the config file
+   * holds in plain text.
+   */
+  private void jdbc(Configuration conf, CatalogType type) {
+    Map<String, String> properties = conf.get(TARGET_CATALOG_PROPERTIES);
+    for (String credential : List.of(JDBC_PASSWORD_PROPERTY, JDBC_USER_PROPERTY)) {
+      if (properties.containsKey(credential)) {
+        problems.add(
+            "Cannot set '"
+                + TARGET_CATALOG_PROPERTIES.key()
+                + "."
+                + credential
+                + "': use '"
+                + (credential.equals(JDBC_USER_PROPERTY)
+                    ? TARGET_CATALOG_JDBC_USER.key()
+                    : TARGET_CATALOG_JDBC_PASSWORD_ENV.key()
+                        + "' or '"
+                        + TARGET_CATALOG_JDBC_PASSWORD_FILE.key())
+                + "' instead. Passwords never go into the config file.");
+      }
+    }
+    boolean jdbcKeys =
+        conf.get(TARGET_CATALOG_JDBC_USER) != null
+            || conf.get(TARGET_CATALOG_JDBC_PASSWORD_ENV) != null
+            || conf.get(TARGET_CATALOG_JDBC_PASSWORD_FILE) != null;
+    if (type != CatalogType.JDBC) {
+      if (jdbcKeys) {
+        problems.add(
+            "'target.catalog.jdbc.*' is set, but '"
+                + TARGET_CATALOG_TYPE.key()
+                + "' = "
+                + type
+                + ": set the type to jdbc, or remove the jdbc keys.");
+      }
+      return;
+    }
+    String uri = conf.get(TARGET_CATALOG_URI);
+    if (uri != null && !uri.startsWith("jdbc:")) {
+      problems.add(
+          "'"
+              + TARGET_CATALOG_URI.key()
+              + "' = '"
+              + uri
+              + "' is not a JDBC URL: a jdbc catalog needs the URL of its database, e.g."
+              + " jdbc:mysql://host:3306/iceberg_catalog or jdbc:postgresql://host:5432/iceberg.");
+    }
+    if (conf.get(TARGET_CATALOG_JDBC_USER) == null) {
+      problems.add(
+          "Missing key '"
+              + TARGET_CATALOG_JDBC_USER.key()
+              + "': a jdbc catalog needs the database user it connects as.");
+    }
+    PasswordRule.check(
+        problems,
+        env,
+        "the jdbc catalog",
+        TARGET_CATALOG_JDBC_PASSWORD_ENV.key(),
+        conf.get(TARGET_CATALOG_JDBC_PASSWORD_ENV),
+        TARGET_CATALOG_JDBC_PASSWORD_FILE.key(),
+        conf.get(TARGET_CATALOG_JDBC_PASSWORD_FILE));
+  }
+
+  /** Iceberg's JdbcCatalog properties for its database user and password. */
+  static final String JDBC_USER_PROPERTY = "jdbc.user";
+
+  static final String JDBC_PASSWORD_PROPERTY = "jdbc.password";
 
   /** Iceberg's table property that turns the Hive Metastore lock around commits off. */
   static final String HIVE_LOCK_ENABLED = "engine.hive.lock-enabled";

@@ -2,6 +2,7 @@ package dev.shardberg.job.config;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.shardberg.job.config.ShardbergConfig.CatalogConfig;
 import dev.shardberg.job.config.ShardbergConfig.PasswordRef;
 import dev.shardberg.job.config.ShardbergConfig.ServerIdRange;
 import java.nio.file.Files;
@@ -50,6 +51,98 @@ class ConfigLoaderTest {
       return e.getMessage();
     }
     throw new AssertionError("expected a ConfigException");
+  }
+
+  private String jdbcCatalog(String catalogLines) {
+    return minimal()
+        .replace(
+            """
+                type: hadoop
+                warehouse: file:///tmp/wh
+            """,
+            catalogLines);
+  }
+
+  @Test
+  void aJdbcCatalogTakesItsUserAndAPasswordByReference() {
+    ShardbergConfig config =
+        parse(
+            jdbcCatalog(
+                """
+                    type: jdbc
+                    uri: jdbc:mysql://catalog-db:3306/iceberg_catalog
+                    warehouse: hdfs://nn/warehouse
+                    jdbc:
+                      user: iceberg
+                      password-env: PW_A
+                """));
+    CatalogConfig catalog = config.target().catalog();
+    assertThat(catalog.type()).isEqualTo(CatalogType.JDBC);
+    assertThat(catalog.uri()).isEqualTo("jdbc:mysql://catalog-db:3306/iceberg_catalog");
+    assertThat(catalog.jdbcUser()).isEqualTo("iceberg");
+    assertThat(catalog.jdbcPassword()).isEqualTo(PasswordRef.ofEnv("PW_A"));
+    assertThat(catalog.toString()).doesNotContain("s3cr3t-a");
+  }
+
+  @Test
+  void aJdbcCatalogWithoutItsUrlUserOrPasswordIsRefusedNamingTheKeys() {
+    assertThat(messageOf(jdbcCatalog("    type: jdbc\n")))
+        .contains(
+            "Missing key 'target.catalog.uri': a jdbc catalog needs its database's JDBC URL"
+                + " (jdbc:mysql://host:3306/iceberg_catalog).")
+        .contains(
+            "Missing key 'target.catalog.jdbc.user': a jdbc catalog needs the database user it"
+                + " connects as.")
+        .contains(
+            "Missing password for the jdbc catalog: set 'target.catalog.jdbc.password-env' (name"
+                + " of an environment variable) or 'target.catalog.jdbc.password-file'");
+    assertThat(
+            messageOf(
+                jdbcCatalog(
+                    """
+                        type: jdbc
+                        uri: thrift://catalog-db:9083
+                        jdbc:
+                          user: iceberg
+                          password-env: UNSET_VARIABLE
+                    """)))
+        .contains(
+            "'target.catalog.uri' = 'thrift://catalog-db:9083' is not a JDBC URL: a jdbc catalog"
+                + " needs the URL of its database")
+        .contains(
+            "Cannot read the password of the jdbc catalog: environment variable 'UNSET_VARIABLE'"
+                + " (target.catalog.jdbc.password-env) is not set.");
+  }
+
+  @Test
+  void catalogCredentialsInThePassThroughPropertiesAreRefused() {
+    String message =
+        messageOf(
+            jdbcCatalog(
+                """
+                    type: jdbc
+                    uri: jdbc:mysql://catalog-db:3306/iceberg_catalog
+                    jdbc:
+                      user: iceberg
+                      password-env: PW_A
+                    properties:
+                      jdbc.password: plain-text-pw
+                """));
+    assertThat(message)
+        .contains(
+            "Cannot set 'target.catalog.properties.jdbc.password': use"
+                + " 'target.catalog.jdbc.password-env' or 'target.catalog.jdbc.password-file'"
+                + " instead. Passwords never go into the config file.")
+        .doesNotContain("plain-text-pw");
+    assertThat(
+            messageOf(
+                minimal()
+                    .replace(
+                        "    warehouse: file:///tmp/wh\n",
+                        "    warehouse: file:///tmp/wh\n    jdbc:\n      user: iceberg\n")))
+        .contains(
+            "'target.catalog.jdbc.*' is set, but 'target.catalog.type' = hadoop: set the type to"
+                + " jdbc, or remove the jdbc keys.");
   }
 
   @Test
@@ -225,7 +318,7 @@ class ConfigLoaderTest {
         .contains(
             "Cannot use 'target.catalog.type' = hadoop with 'target.catalog.warehouse' = 's3a://lake/warehouse':"
                 + " the hadoop catalog commits by renaming a metadata file, which is not atomic on an object store (s3a://)")
-        .contains("Use a catalog with an atomic swap (type hive or rest)");
+        .contains("Use a catalog with an atomic swap (type hive, rest or jdbc)");
     assertThat(messageOf(minimal().replace("file:///tmp/wh", "gs://lake/wh")))
         .contains("object store (gs://)");
     // the same warehouse behind a catalog with an atomic swap is fine
@@ -290,7 +383,7 @@ class ConfigLoaderTest {
         .contains(
             "Cannot parse 'target.insert-only-initial-load' = 'maybe': expected true or false.");
     assertThat(messageOf(minimal().replace("type: hadoop", "type: glue")))
-        .contains("Cannot use 'target.catalog.type' = 'glue': use hadoop, hive or rest.");
+        .contains("Cannot use 'target.catalog.type' = 'glue': use hadoop, hive, rest or jdbc.");
     assertThat(messageOf(minimal().replace("type: hadoop", "type: hive")))
         .contains(
             "Missing key 'target.catalog.uri': a hive catalog needs its metastore URI (thrift://host:9083).");

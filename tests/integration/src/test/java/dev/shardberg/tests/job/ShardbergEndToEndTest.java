@@ -14,7 +14,11 @@ import dev.shardberg.job.config.ShardbergConfig;
 import dev.shardberg.job.verify.VerifyReport;
 import dev.shardberg.tests.cli.CliRun;
 import dev.shardberg.tests.support.TestConfig;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
@@ -28,6 +32,7 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.InjectMiniCluster;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.hadoop.hive.conf.HiveConf;
+import org.apache.iceberg.HasTableOperations;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.hive.TestHiveMetastore;
 import org.junit.jupiter.api.AfterAll;
@@ -219,6 +224,65 @@ class ShardbergEndToEndTest {
     } finally {
       metastore.stop();
     }
+  }
+
+  /**
+   * A jdbc catalog whose database is a MariaDB server (one of the shards' hosts, as teams with a
+   * MySQL fleet would): the job creates the namespace and the table through it, commits every
+   * checkpoint through its compare-and-swap of the metadata location, and the catalog's own row
+   * names the metadata the table reads.
+   */
+  @Test
+  @Order(3)
+  void jdbcCatalogOnMariaDb() throws Exception {
+    shards.a.execute(
+        "CREATE DATABASE iceberg_catalog",
+        "CREATE USER 'iceberg'@'%' IDENTIFIED BY 'catalog-pw-\u00e9'",
+        "GRANT ALL ON iceberg_catalog.* TO 'iceberg'@'%'");
+    Path password = Files.writeString(dir.resolve("catalog.password"), "catalog-pw-\u00e9\n");
+    Path configFile =
+        config("e2e-jdbc")
+            .jdbcCatalog(
+                shards.a.jdbcUrl("iceberg_catalog"),
+                dir.resolve("jdbc-warehouse").toUri(),
+                "iceberg",
+                password)
+            .catalogName("jdbc_cat")
+            .table("shop_jdbc", "orders")
+            .write(dir.resolve("jdbc.yaml"));
+    ShardbergConfig config = ShardbergConfig.load(configFile);
+    JobClient job =
+        ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), config);
+    Table table;
+    try {
+      table = Catalogs.loadTable(config.target());
+      assertThat(table.name()).isEqualTo("jdbc_cat.shop_jdbc.orders");
+      awaitCaughtUp(table, config);
+      shards.changeRound(7);
+      awaitCaughtUp(table, config);
+    } finally {
+      stop(job);
+    }
+    table.refresh();
+    List<CommitRecord> commits = CommittedCheckpoints.history(table, "e2e-jdbc", Integer.MAX_VALUE);
+    assertThat(commits).isNotEmpty();
+    assertThat(commits.stream().map(CommitRecord::checkpointId).distinct().count())
+        .as("each checkpoint committed once")
+        .isEqualTo(commits.size());
+    try (Connection c = shards.a.connect("iceberg_catalog");
+        Statement s = c.createStatement();
+        ResultSet rs =
+            s.executeQuery(
+                "SELECT metadata_location FROM iceberg_tables WHERE catalog_name = 'jdbc_cat'"
+                    + " AND table_namespace = 'shop_jdbc' AND table_name = 'orders'")) {
+      assertThat(rs.next()).isTrue();
+      assertThat(rs.getString(1))
+          .isEqualTo(((HasTableOperations) table).operations().current().metadataFileLocation());
+    }
+    CliRun verify = cli("verify", "--config", configFile.toString());
+    assertThat(verify.exit()).as(verify.out()).isZero();
+    assertThat(verify.out()).contains("MATCH: " + shards.expectedCount() + " rows in 8 shards");
+    assertThat(verify.out() + verify.err()).doesNotContain("catalog-pw");
   }
 
   private static long compactions(Table table) {

@@ -187,6 +187,18 @@ public final class TestConfig {
     return put("target.catalog.warehouse", warehouse);
   }
 
+  /**
+   * A jdbc catalog: its database's JDBC URL, the warehouse, and the database user with its password
+   * in a file.
+   */
+  public TestConfig jdbcCatalog(String jdbcUrl, URI warehouse, String user, Path passwordFile) {
+    put("target.catalog.type", "jdbc");
+    put("target.catalog.uri", jdbcUrl);
+    put("target.catalog.warehouse", warehouse.toString());
+    put("target.catalog.jdbc.user", user);
+    return put("target.catalog.jdbc.password-file", passwordFile.toString());
+  }
+
   /** {@code target.catalog.name}. */
   public TestConfig catalogName(String name) {
     return put("target.catalog.name", name);
