@@ -47,10 +47,10 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The real job end to end: two MariaDB servers × 4 shards (numbers from table names on one, from
  * database names on the other), a Flink MiniCluster, an Iceberg table on disk (Hadoop catalog, then
- * a real Hive Metastore). Snapshot, binlog inserts/updates/deletes, a TaskManager killed and the
- * job restarted from its last checkpoint, more changes: after each phase the table equals the union
- * of the shards, checked with {@code verify} and, independently, row by row with Iceberg's generic
- * reader against the changes the test applied.
+ * a real Hive Metastore, then a jdbc catalog on MariaDB). Snapshot, binlog inserts/updates/deletes,
+ * a TaskManager killed and the job restarted from its last checkpoint, more changes: after each
+ * phase the table equals the union of the shards, checked with {@code verify} and, independently,
+ * row by row with Iceberg's generic reader against the changes the test applied.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ShardbergEndToEndTest {
