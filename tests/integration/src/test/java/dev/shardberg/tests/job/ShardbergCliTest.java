@@ -117,7 +117,7 @@ class ShardbergCliTest {
     assertThat(result.err())
         .contains("(3 problems)")
         .contains("Missing key 'pipeline.id'")
-        .contains("Cannot use 'target.catalog.type' = 'glue': use hadoop, hive or rest.")
+        .contains("Cannot use 'target.catalog.type' = 'glue': use hadoop, hive, rest or jdbc.")
         .contains("Server-id ranges of sources 'a'");
   }
 
