@@ -41,6 +41,19 @@ public final class CoordinatorConfigOptions {
                   + " job's first run (no restored state); restored runs and shards with data always"
                   + " upsert. false: every row is an upsert.");
 
+  public static final ConfigOption<DeleteMode> DELETE_MODE =
+      ConfigOptions.key("target.delete-mode")
+          .enumType(DeleteMode.class)
+          .defaultValue(DeleteMode.EQUALITY)
+          .withDescription(
+              "equality: updates and deletes are equality deletes, compacted by the job's"
+                  + " maintenance. position (experimental): each writer owns its partitions and"
+                  + " deletes rows by position, a deletion vector per data file on a format-v3 table"
+                  + " (a new table is created as v3) and position-delete files on v2, never an"
+                  + " equality delete; the job's compaction is off in this mode, and commits of other"
+                  + " writers to the table, shard re-reads and rewinds to older checkpoints are not"
+                  + " followed yet (docs/owner-write-path.md).");
+
   // ---- coordinator: the commit lock -----------------------------------------------------------
   public static final ConfigOption<Duration> LOCK_TIMEOUT =
       ConfigOptions.key("coordinator.lock-timeout")

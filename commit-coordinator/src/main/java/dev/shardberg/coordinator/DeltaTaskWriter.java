@@ -1,5 +1,6 @@
 package dev.shardberg.coordinator;
 
+import dev.shardberg.coordinator.owner.FilePosition;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -292,6 +293,27 @@ final class DeltaTaskWriter implements TaskWriter<RowData> {
   void insert(RowData row) {
     PartitionDelta partition = route(row);
     filesOpened += partition.write(fileWriters, row, keyProjection.wrap(row));
+  }
+
+  /**
+   * The partition owner's write: the row, with no delete of its key and not remembered here (the
+   * owner deletes older versions by position itself); returns where the row went.
+   */
+  FilePosition insertAt(RowData row) {
+    PartitionDelta partition = route(row);
+    filesOpened += partition.write(fileWriters, row, null);
+    return partition.lastWritten();
+  }
+
+  /** The partition of {@code row} (a copy). */
+  PartitionKey partitionOf(RowData row) {
+    partitionKey.partition(rowWrapper.wrap(row));
+    return partitionKey.copy();
+  }
+
+  /** The key columns of {@code row}, valid until the next call. */
+  RowData keyOf(RowData row) {
+    return keyProjection.wrap(row);
   }
 
   void deleteKey(RowData row) {

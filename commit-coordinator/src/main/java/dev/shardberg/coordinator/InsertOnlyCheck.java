@@ -76,7 +76,7 @@ final class InsertOnlyCheck {
         .specsById()
         .forEach(
             (id, spec) ->
-                positionBySpec.put(id, ShardbergWriter.identityPosition(spec, shardFieldId)));
+                positionBySpec.put(id, ShardsWithData.identityPosition(spec, shardFieldId)));
     Snapshot snapshot = metadata.currentSnapshot();
     while (snapshot != null) {
       long id = snapshot.snapshotId();

@@ -1,5 +1,6 @@
 package dev.shardberg.coordinator;
 
+import dev.shardberg.coordinator.owner.FilePosition;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
@@ -66,6 +67,10 @@ final class PartitionDelta {
   private final List<Position> deletedPositions = new ArrayList<>();
   private RollingDataWriter<RowData> data;
   private CharSequence currentPath;
+
+  /** Where the last row written went (the partition owner's index records it). */
+  private FilePosition lastWritten;
+
   private RollingEqualityDeleteWriter<RowData> equalityDeletes;
 
   PartitionDelta(
@@ -87,7 +92,8 @@ final class PartitionDelta {
 
   /**
    * Writes {@code row}, whose key columns are {@code key}; a row of the same key written earlier in
-   * this checkpoint is deleted by position.
+   * this checkpoint is deleted by position. A null {@code key}: the row is not remembered here (the
+   * partition's owner keeps every row's place itself, {@link #lastWritten()}).
    *
    * @return files opened (a new data file, or a roll-over to one at the target size)
    */
@@ -101,16 +107,24 @@ final class PartitionDelta {
     if (rowInFile == 0 || currentPath == null) {
       currentPath = data.currentFilePath(); // a new file; computing the location costs per call
     }
-    StructLike copy = StructLikeUtil.copy(keyWrapper.wrap(key));
-    Position previous = writtenKeys.put(copy, new Position(currentPath, rowInFile));
-    if (previous != null) {
-      deletedPositions.add(previous); // the same key twice in one checkpoint: the later row wins
+    if (key != null) {
+      StructLike copy = StructLikeUtil.copy(keyWrapper.wrap(key));
+      Position previous = writtenKeys.put(copy, new Position(currentPath, rowInFile));
+      if (previous != null) {
+        deletedPositions.add(previous); // the same key twice in one checkpoint: the later row wins
+      }
     }
+    lastWritten = new FilePosition(currentPath.toString(), rowInFile);
     data.write(row);
     if (data.currentFileRows() <= rowInFile) {
       opened++; // rolled over to a new file at the target size
     }
     return opened;
+  }
+
+  /** Where the row of the last {@link #write} went. */
+  FilePosition lastWritten() {
+    return lastWritten;
   }
 
   /**

@@ -76,6 +76,7 @@ public final class ShardbergSink {
     private boolean insertOnlyInitialLoad =
         CoordinatorConfigOptions.INSERT_ONLY_INITIAL_LOAD.defaultValue();
     private MaintenanceSettings maintenance = MaintenanceSettings.disabled();
+    private DeleteMode deleteMode = DeleteMode.EQUALITY;
     private boolean versionedRows = false;
     private java.util.SortedSet<Integer> shards;
     private java.util.SortedSet<Integer> rereadShards = new java.util.TreeSet<>();
@@ -171,6 +172,17 @@ public final class ShardbergSink {
     }
 
     /**
+     * How rows are deleted (default {@link DeleteMode#EQUALITY}). {@link DeleteMode#POSITION}: the
+     * writers own their partitions and delete by position; the coordinator's compaction and merges
+     * (which would move rows the writers know the places of) are off.
+     */
+    public Builder deleteMode(DeleteMode mode) {
+      this.deleteMode =
+          Preconditions.checkNotNull(mode, "Cannot build the sink: delete mode is null");
+      return this;
+    }
+
+    /**
      * Table maintenance run inside the coordinator (compaction, snapshot expiry, orphan-file
      * removal, manifest rewrite), its commits serialised with the checkpoint commits; see {@link
      * dev.shardberg.coordinator.maintenance.TableMaintainer}. Default off here; the job turns it on
@@ -237,7 +249,7 @@ public final class ShardbergSink {
               lockTimeout,
               commitAttempts,
               retryBackoff,
-              maintenance,
+              deleteMode == DeleteMode.POSITION ? maintenance.withoutCompaction() : maintenance,
               shards,
               rereadShards);
 
@@ -255,7 +267,8 @@ public final class ShardbergSink {
                       rowType,
                       equalityColumns,
                       insertOnlyInitialLoad,
-                      versionedRows))
+                      versionedRows,
+                      deleteMode == DeleteMode.POSITION))
               .uid(prefix + "-writer")
               .setParallelism(parallelism);
 
@@ -337,7 +350,7 @@ public final class ShardbergSink {
                   + " no identifier fields; set them to the shard column plus the primary key",
               tableName);
         }
-        WriterTableCheck.validate(table, tableName, rowType, equalityColumns);
+        WriterTableCheck.validate(table, tableName, rowType, equalityColumns, deleteMode);
         return table;
       } catch (java.io.IOException e) {
         throw new java.io.UncheckedIOException("Cannot close the table loader of " + tableName, e);

@@ -1,7 +1,6 @@
 package dev.shardberg.coordinator;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -17,23 +16,16 @@ import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
 import org.apache.flink.streaming.api.operators.BoundedOneInput;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
-import org.apache.flink.table.data.DecimalData;
-import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.types.RowKind;
-import org.apache.iceberg.DataFile;
-import org.apache.iceberg.FileScanTask;
-import org.apache.iceberg.PartitionField;
-import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.PartitionKey;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.flink.FlinkSchemaUtil;
 import org.apache.iceberg.flink.TableLoader;
-import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.io.DeleteWriteResult;
 import org.apache.iceberg.io.WriteResult;
-import org.apache.iceberg.types.Type;
-import org.apache.iceberg.types.Types;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -67,6 +59,11 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
   private final RowType rowType;
   private final List<String> equalityColumns;
   private final boolean insertOnlyInitialLoad;
+
+  /** target.delete-mode position: this writer owns its partitions ({@link PartitionOwner}). */
+  private final boolean positionDeletes;
+
+  private transient PartitionOwner owner;
 
   /**
    * Rows carry their table schema id as a last field and follow the table's schema (see
@@ -131,6 +128,28 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
       List<String> equalityColumns,
       boolean insertOnlyInitialLoad,
       boolean versionedRows) {
+    this(
+        tableLoader,
+        tableName,
+        rowType,
+        equalityColumns,
+        insertOnlyInitialLoad,
+        versionedRows,
+        false);
+  }
+
+  /**
+   * @param positionDeletes delete rows by position as their partitions' owner, never by key
+   */
+  ShardbergWriter(
+      TableLoader tableLoader,
+      String tableName,
+      RowType rowType,
+      List<String> equalityColumns,
+      boolean insertOnlyInitialLoad,
+      boolean versionedRows,
+      boolean positionDeletes) {
+    this.positionDeletes = positionDeletes;
     this.versionedRows = versionedRows;
     this.tableLoader = tableLoader;
     this.tableName = tableName;
@@ -166,7 +185,13 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
       tableLoader.open();
     }
     this.table = tableLoader.loadTable();
-    this.equalityFieldIds = WriterTableCheck.validate(table, tableName, rowType, equalityColumns);
+    this.equalityFieldIds =
+        WriterTableCheck.validate(
+            table,
+            tableName,
+            rowType,
+            equalityColumns,
+            positionDeletes ? DeleteMode.POSITION : DeleteMode.EQUALITY);
     this.writers =
         DeltaTaskWriter.factory(
             table,
@@ -181,13 +206,23 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
     }
     this.insertOnlyShards = new HashSet<>();
     this.snapshotShards = new HashSet<>();
+    if (positionDeletes) {
+      this.owner =
+          new PartitionOwner(
+              getRuntimeContext(),
+              table,
+              equalityFieldIds,
+              WriterTableCheck.shardColumn(rowType),
+              subtask,
+              getRuntimeContext().getTaskInfo().getAttemptNumber());
+    }
     if (insertOnlyInitialLoad && !restored) {
       this.scannedSnapshotId =
           table.currentSnapshot() == null
               ? PendingCheckpoint.NO_SNAPSHOT
               : table.currentSnapshot().snapshotId();
       this.shardsWithData =
-          shardsWithDataFiles(table, tableName, WriterTableCheck.shardColumn(rowType));
+          ShardsWithData.in(table, tableName, WriterTableCheck.shardColumn(rowType));
       if (shardsWithData != null) {
         LOG.info(
             "Writer {} of {}: first attempt; snapshot rows of shards without data files are written"
@@ -210,49 +245,6 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
     this.truncatedPartitions = metrics.counter("truncatedPartitions");
   }
 
-  /**
-   * The shards (values of the identity-partitioned shard column, field 0 of the row type) that have
-   * at least one data file in the current snapshot; null when the spec has no identity partition on
-   * the shard column, in which case nothing is written insert-only.
-   */
-  static Set<Integer> shardsWithDataFiles(Table table, String tableName, String shardColumn) {
-    int shardFieldId = table.schema().findField(shardColumn).fieldId();
-    Set<Integer> shards = new HashSet<>();
-    if (table.currentSnapshot() == null) {
-      return identityPosition(table.spec(), shardFieldId) < 0 ? null : shards;
-    }
-    Map<Integer, Integer> positionBySpec = new HashMap<>();
-    table
-        .specs()
-        .forEach((id, spec) -> positionBySpec.put(id, identityPosition(spec, shardFieldId)));
-    if (positionBySpec.get(table.spec().specId()) < 0) {
-      return null;
-    }
-    try (CloseableIterable<FileScanTask> tasks = table.newScan().ignoreResiduals().planFiles()) {
-      for (FileScanTask task : tasks) {
-        DataFile file = task.file();
-        int position = positionBySpec.getOrDefault(file.specId(), -1);
-        if (position < 0) {
-          return null; // a file of a spec without the shard partition: cannot tell its shard
-        }
-        shards.add(file.partition().get(position, Integer.class));
-      }
-    } catch (IOException e) {
-      throw new UncheckedIOException("Cannot list the data files of table " + tableName, e);
-    }
-    return shards;
-  }
-
-  static int identityPosition(PartitionSpec spec, int sourceId) {
-    List<PartitionField> fields = spec.fields();
-    for (int i = 0; i < fields.size(); i++) {
-      if (fields.get(i).sourceId() == sourceId && fields.get(i).transform().isIdentity()) {
-        return i;
-      }
-    }
-    return -1;
-  }
-
   @Override
   public void processElement(StreamRecord<RowData> element) throws Exception {
     RowData row = element.getValue();
@@ -272,12 +264,25 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
       writer = writers.create();
     }
     int shard = row.getInt(0);
-    if (kind == RowKind.DELETE) {
+    boolean insertOnly =
+        kind == RowKind.INSERT && shardsWithData != null && !shardsWithData.contains(shard);
+    if (owner != null) {
+      PartitionKey partition = writer.partitionOf(row);
+      owner.touch(partition, shard, insertOnly);
+      if (kind != RowKind.INSERT || !insertOnly) {
+        owner.delete(writer.keyOf(row), partition);
+      }
+      if (kind != RowKind.DELETE) {
+        owner.written(writer.keyOf(row), writer.insertAt(row));
+      }
+      (kind == RowKind.DELETE ? deleteRows : insertOnly ? insertOnlyRows : upsertRows).inc();
+      if (insertOnly) {
+        insertOnlyShards.add(shard);
+      }
+    } else if (kind == RowKind.DELETE) {
       writer.deleteKey(row);
       deleteRows.inc();
-    } else if (kind == RowKind.INSERT
-        && shardsWithData != null
-        && !shardsWithData.contains(shard)) {
+    } else if (insertOnly) {
       writer.insert(row);
       insertOnlyShards.add(shard);
       insertOnlyRows.inc();
@@ -297,12 +302,27 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
    * every row written before it, in this checkpoint (dropped here) and committed (an equality
    * delete by the shard column, committed with this checkpoint, in order with every other change).
    */
-  private void truncate(int shard, int bucket) throws IOException {
+  private void truncate(int shard, int bucket) throws Exception {
     if (writer == null) {
       writer = writers.create();
     }
-    org.apache.iceberg.PartitionKey partition =
+    PartitionKey partition =
         PartitionKeySelector.partitionOf(table.spec(), table.schema(), shard, bucket);
+    if (owner != null) {
+      owner.touch(partition, shard, false);
+      int deleted = owner.truncate(partition);
+      truncatedPartitions.inc();
+      counts.computeIfAbsent(shard, ignored -> new long[2]);
+      LOG.info(
+          "Writer {} of {}: truncated partition {} (shard {} truncated on MySQL); {} rows deleted by"
+              + " position with this checkpoint",
+          subtask,
+          tableName,
+          table.spec().partitionToPath(partition),
+          shard,
+          deleted);
+      return;
+    }
     int dropped = writer.truncate(partition, shard);
     truncatedPartitions.inc();
     counts.computeIfAbsent(shard, ignored -> new long[2]);
@@ -359,52 +379,6 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
     return adapter.adapt(row);
   }
 
-  /**
-   * Pads a row of an older schema (a prefix of the columns) and widens its values to the current
-   * types.
-   */
-  private static final class RowAdapter {
-    private final List<Type> types;
-
-    RowAdapter(Schema schema) {
-      this.types = schema.columns().stream().map(f -> f.type()).toList();
-    }
-
-    RowData adapt(RowData row) {
-      GenericRowData source = (GenericRowData) row;
-      GenericRowData result = new GenericRowData(row.getRowKind(), types.size());
-      int columns = Math.min(types.size(), row.getArity() - 1);
-      for (int i = 0; i < columns; i++) {
-        result.setField(i, widen(source.getField(i), types.get(i)));
-      }
-      return result;
-    }
-
-    /**
-     * As Iceberg reads a promoted column: int → long, float → double, decimal to a higher
-     * precision.
-     */
-    static Object widen(Object value, Type target) {
-      if (value == null) {
-        return null;
-      }
-      switch (target.typeId()) {
-        case LONG:
-          return value instanceof Integer i ? Long.valueOf(i) : value;
-        case DOUBLE:
-          return value instanceof Float f ? Double.valueOf(f) : value;
-        case DECIMAL:
-          Types.DecimalType d = (Types.DecimalType) target;
-          if (value instanceof DecimalData data && data.precision() != d.precision()) {
-            return DecimalData.fromBigDecimal(data.toBigDecimal(), d.precision(), d.scale());
-          }
-          return value;
-        default:
-          return value;
-      }
-    }
-  }
-
   @Override
   public void snapshotState(StateSnapshotContext context) throws Exception {
     super.snapshotState(context);
@@ -447,6 +421,16 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
           checkpointId,
           (System.nanoTime() - start) / 1_000_000);
       writer = null;
+    }
+    if (owner != null) {
+      DeleteWriteResult deletes = owner.complete(this::setCurrentKey);
+      files =
+          WriteResult.builder()
+              .add(files)
+              .addDeleteFiles(deletes.deleteFiles())
+              .addRewrittenDeleteFiles(deletes.rewrittenDeleteFiles())
+              .addReferencedDataFiles(deletes.referencedDataFiles())
+              .build();
     }
     Map<Integer, ShardCounts> shardCounts = new HashMap<>();
     counts.forEach((shard, c) -> shardCounts.put(shard, new ShardCounts(c[0], c[1])));

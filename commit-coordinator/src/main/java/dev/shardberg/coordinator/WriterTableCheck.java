@@ -47,15 +47,40 @@ final class WriterTableCheck {
    */
   static Set<Integer> validate(
       Table table, String tableName, RowType rowType, List<String> equalityColumns) {
+    return validate(table, tableName, rowType, equalityColumns, DeleteMode.EQUALITY);
+  }
+
+  /**
+   * {@link #validate(Table, String, RowType, List)} for a delete mode: equality deletes need format
+   * 2; deletes by position take format 2 (position-delete files) or 3 (deletion vectors).
+   */
+  static Set<Integer> validate(
+      Table table,
+      String tableName,
+      RowType rowType,
+      List<String> equalityColumns,
+      DeleteMode deleteMode) {
     String shardColumn = shardColumn(rowType);
     Schema schema = table.schema();
     int formatVersion = TableUtil.formatVersion(table);
-    check(
-        formatVersion == 2,
-        "Cannot write upserts to table %s: format version is %s, Shardberg writes format 2 (equality"
-            + " deletes). Create the table with 'format-version'='2'.",
-        tableName,
-        formatVersion);
+    if (deleteMode == DeleteMode.POSITION) {
+      check(
+          formatVersion == 2 || formatVersion == 3,
+          "Cannot write to table %s by position (%s: position): format version is %s; Shardberg"
+              + " writes deletion vectors to format 3 and position-delete files to format 2.",
+          tableName,
+          CoordinatorConfigOptions.DELETE_MODE.key(),
+          formatVersion);
+    } else {
+      check(
+          formatVersion == 2,
+          "Cannot write upserts to table %s: format version is %s, Shardberg writes format 2"
+              + " (equality deletes). Create the table with 'format-version'='2', or write by"
+              + " position (%s: position).",
+          tableName,
+          formatVersion,
+          CoordinatorConfigOptions.DELETE_MODE.key());
+    }
     validateSchema(schema, tableName, rowType);
 
     check(

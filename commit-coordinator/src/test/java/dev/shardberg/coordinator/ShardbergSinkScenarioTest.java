@@ -19,6 +19,7 @@ import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.TableProperties;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -141,5 +142,77 @@ class ShardbergSinkScenarioTest {
     assertThat(committed).doesNotHaveDuplicates().isSorted();
     assertThat(committed.size()).isBetween(1, steps.size());
     TestTables.assertEachCommitAppliesNewSteps(table, "scenario", steps);
+  }
+
+  static Stream<Arguments> ownerScenarios() {
+    return scenarios()
+        .flatMap(
+            scenario ->
+                Stream.of(2, 3)
+                    .map(version -> Arguments.of(version, scenario.get()[0], scenario.get()[1])));
+  }
+
+  /**
+   * The same scripts with {@code target.delete-mode: position} (issue 28): every writer owns its
+   * partitions and deletes rows by position. After every commit the table equals the script up to
+   * that checkpoint; no snapshot adds an equality delete; on format v3 each data file carries at
+   * most one delete file, a deletion vector, and on v2 none is one.
+   */
+  @ParameterizedTest(name = "v{0}: {1}")
+  @MethodSource("ownerScenarios")
+  @SuppressWarnings("unchecked")
+  void asPartitionOwnersTheWritersDeleteByPositionOnly(int formatVersion, String name, Object steps)
+      throws Exception {
+    List<List<Change>> script = (List<List<Change>>) steps;
+    Table table = TestTables.create(warehouse, 5);
+    table
+        .updateProperties()
+        .set(TableProperties.FORMAT_VERSION, Integer.toString(formatVersion))
+        .commit();
+
+    Configuration config = new Configuration();
+    config.set(RestartStrategyOptions.RESTART_STRATEGY, "none");
+    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(config);
+    env.enableCheckpointing(100);
+    DataStream<RowData> changes =
+        env.addSource(
+                new ScriptedChangelogSource(script),
+                "scripted changelog",
+                InternalTypeInfo.of(TestTables.ROW_TYPE))
+            .setParallelism(1);
+    ShardbergSink.forRowData(changes)
+        .tableLoader(TestTables.loader(warehouse))
+        .tableName(TestTables.TABLE_NAME)
+        .rowType(TestTables.ROW_TYPE)
+        .equalityColumns(TestTables.EQUALITY_COLUMNS)
+        .pipelineId("scenario")
+        .writeParallelism(WRITERS)
+        .insertOnlyInitialLoad(false)
+        .deleteMode(DeleteMode.POSITION)
+        .append();
+    env.execute(name);
+
+    table.refresh();
+    assertThat(TestTables.read(table))
+        .containsExactlyInAnyOrderElementsOf(Change.expectedRows(script));
+    TestTables.assertEachCommitAppliesNewSteps(table, "scenario", script);
+    for (org.apache.iceberg.Snapshot snapshot : table.snapshots()) {
+      assertThat(snapshot.summary().getOrDefault("added-equality-deletes", "0"))
+          .as("equality deletes added by snapshot %s", snapshot.snapshotId())
+          .isEqualTo("0");
+    }
+    try (org.apache.iceberg.io.CloseableIterable<org.apache.iceberg.FileScanTask> tasks =
+        table.newScan().planFiles()) {
+      for (org.apache.iceberg.FileScanTask task : tasks) {
+        if (formatVersion >= 3) {
+          assertThat(task.deletes())
+              .as("deletes of %s", task.file().location())
+              .hasSizeLessThanOrEqualTo(1);
+          assertThat(task.deletes()).allMatch(org.apache.iceberg.util.ContentFileUtil::isDV);
+        } else {
+          assertThat(task.deletes()).noneMatch(org.apache.iceberg.util.ContentFileUtil::isDV);
+        }
+      }
+    }
   }
 }

@@ -91,6 +91,30 @@ public record MaintenanceSettings(
   }
 
   /** Every option at its default: maintenance on. */
+  /**
+   * These settings without compaction and recent-files merges (they move rows, which the writers of
+   * {@code target.delete-mode: position} know the places of); expiry, orphan removal and manifest
+   * rewrites stay.
+   */
+  public MaintenanceSettings withoutCompaction() {
+    return new MaintenanceSettings(
+        enabled,
+        interval,
+        false,
+        targetFileSizeBytes,
+        minSmallFiles,
+        maxPartitionsPerCycle,
+        maxBytesPerCycle,
+        mergeMinFiles,
+        expireSnapshots,
+        snapshotMaxAge,
+        retainLastSnapshots,
+        orphanFiles,
+        orphanInterval,
+        orphanMinAge,
+        maxManifests);
+  }
+
   public static MaintenanceSettings defaults() {
     return from(new Configuration());
   }

@@ -2,7 +2,10 @@ package dev.shardberg.coordinator.owner;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.Set;
+import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.MetadataColumns;
 import org.apache.iceberg.PartitionSpec;
@@ -14,10 +17,13 @@ import org.apache.iceberg.data.GenericDeleteFilter;
 import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.IdentityPartitionConverters;
 import org.apache.iceberg.data.Record;
+import org.apache.iceberg.expressions.Expression;
+import org.apache.iceberg.expressions.Expressions;
 import org.apache.iceberg.formats.FormatModelRegistry;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.types.TypeUtil;
 import org.apache.iceberg.types.Types;
+import org.apache.iceberg.util.ContentFileUtil;
 import org.apache.iceberg.util.PartitionUtil;
 import org.apache.iceberg.util.StructLikeMap;
 
@@ -45,10 +51,36 @@ public final class CommittedRows {
    */
   public static StructLikeMap<FilePosition> live(
       Table table, Long snapshotId, StructLike partition, Set<Integer> keyFieldIds) {
+    return read(table, snapshotId, partition, keyFieldIds, Expressions.alwaysTrue()).rows();
+  }
+
+  /**
+   * A partition as its owner learns it: where its live rows are, and each data file's deletion
+   * vector (the one a new vector of the file must be merged with and replace).
+   *
+   * @param rows the live rows by key (generic records of the key columns)
+   * @param deletionVectors each data file's current deletion vector, by data file location
+   */
+  public record Partition(
+      StructLikeMap<FilePosition> rows, Map<String, DeleteFile> deletionVectors) {}
+
+  /**
+   * {@link #live}, and the partition's deletion vectors.
+   *
+   * @param filter a row filter that keeps at least the partition's files (e.g. its shard), so the
+   *     scan plans only those
+   */
+  public static Partition read(
+      Table table,
+      Long snapshotId,
+      StructLike partition,
+      Set<Integer> keyFieldIds,
+      Expression filter) {
     Schema keys = TypeUtil.select(table.schema(), keyFieldIds);
     StructLikeMap<FilePosition> live = StructLikeMap.create(keys.asStruct());
+    Map<String, DeleteFile> vectors = new HashMap<>();
     if (snapshotId == null) {
-      return live;
+      return new Partition(live, vectors);
     }
     Snapshot snapshot = table.snapshot(snapshotId);
     if (snapshot == null) {
@@ -69,6 +101,11 @@ public final class CommittedRows {
           continue;
         }
         read(table, task, keys, projection, partitionPath, live);
+        for (DeleteFile delete : task.deletes()) {
+          if (ContentFileUtil.isDV(delete)) {
+            vectors.put(task.file().location(), delete);
+          }
+        }
       }
     } catch (IOException e) {
       throw new UncheckedIOException(
@@ -77,7 +114,7 @@ public final class CommittedRows {
               partitionPath, table.name(), snapshotId),
           e);
     }
-    return live;
+    return new Partition(live, vectors);
   }
 
   private static void read(

@@ -1,0 +1,227 @@
+package dev.shardberg.coordinator;
+
+import dev.shardberg.coordinator.owner.CommittedRowDeletes;
+import dev.shardberg.coordinator.owner.CommittedRows;
+import dev.shardberg.coordinator.owner.FilePosition;
+import dev.shardberg.coordinator.owner.KeyCodec;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import org.apache.flink.api.common.functions.RuntimeContext;
+import org.apache.flink.api.common.state.MapState;
+import org.apache.flink.api.common.state.MapStateDescriptor;
+import org.apache.flink.api.common.state.ValueState;
+import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.api.java.tuple.Tuple2;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.util.InstantiationUtil;
+import org.apache.iceberg.DeleteFile;
+import org.apache.iceberg.FileFormat;
+import org.apache.iceberg.PartitionKey;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.data.InternalRecordWrapper;
+import org.apache.iceberg.expressions.Expressions;
+import org.apache.iceberg.flink.FlinkSchemaUtil;
+import org.apache.iceberg.flink.RowDataWrapper;
+import org.apache.iceberg.io.DeleteWriteResult;
+import org.apache.iceberg.io.OutputFileFactory;
+import org.apache.iceberg.types.TypeUtil;
+import org.apache.iceberg.util.ContentFileUtil;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The writer's knowledge as the owner of its partitions ({@code target.delete-mode: position}):
+ * where each live row of a partition is, in the writer's keyed state (keyed by partition, as the
+ * writer's input is), and each data file's current deletion vector. A partition is learned from the
+ * committed table on its first change since the state began ({@link CommittedRows}); from then on
+ * every row written moves its key's place, and every delete of a row becomes a delete by position
+ * ({@link CommittedRowDeletes}), so no equality delete is ever written.
+ *
+ * <p>Consistency: the index and the files it points to change together before a barrier, so a
+ * checkpoint holds an index that matches the files its commit adds. What it does not yet follow
+ * (docs/owner-write-path.md): commits by others to its partitions, and restores to a checkpoint
+ * older than the table.
+ */
+final class PartitionOwner {
+  private static final Logger LOG = LoggerFactory.getLogger(PartitionOwner.class);
+
+  private final Table table;
+  private final Set<Integer> keyFieldIds;
+  private final String shardColumn;
+  private final KeyCodec codec;
+  private final RowDataWrapper keyWrapper;
+  private final InternalRecordWrapper recordKeyWrapper;
+  private final OutputFileFactory dvFiles;
+  private final OutputFileFactory positionFiles;
+  private final MapState<String, Tuple2<String, Long>> rows;
+  private final MapState<String, byte[]> vectors;
+  private final ValueState<Long> indexedAt;
+  private CommittedRowDeletes deletes;
+
+  /** This checkpoint's data files with deletes, and their current vectors (merged, replaced). */
+  private final Map<String, DeleteFile> previousVectors = new HashMap<>();
+
+  private long partitionsIndexed;
+
+  PartitionOwner(
+      RuntimeContext context,
+      Table table,
+      Set<Integer> keyFieldIds,
+      String shardColumn,
+      int subtask,
+      int attempt) {
+    this.table = table;
+    this.keyFieldIds = keyFieldIds;
+    this.shardColumn = shardColumn;
+    Schema keys = TypeUtil.select(table.schema(), keyFieldIds);
+    this.codec = new KeyCodec(keys.asStruct());
+    RowType keyRowType = FlinkSchemaUtil.convert(keys);
+    this.keyWrapper = new RowDataWrapper(keyRowType, keys.asStruct());
+    this.recordKeyWrapper = new InternalRecordWrapper(keys.asStruct());
+    this.dvFiles =
+        OutputFileFactory.builderFor(table, subtask, attempt).format(FileFormat.PUFFIN).build();
+    this.positionFiles =
+        OutputFileFactory.builderFor(table, subtask, attempt)
+            .format(FileFormat.PARQUET)
+            .suffix("positions")
+            .build();
+    this.rows =
+        context.getMapState(
+            new MapStateDescriptor<>(
+                "shardberg-owner-rows", Types.STRING, Types.TUPLE(Types.STRING, Types.LONG)));
+    this.vectors =
+        context.getMapState(
+            new MapStateDescriptor<>(
+                "shardberg-owner-vectors",
+                Types.STRING,
+                PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO));
+    this.indexedAt =
+        context.getState(new ValueStateDescriptor<>("shardberg-owner-indexed-at", Types.LONG));
+    this.deletes = new CommittedRowDeletes(table);
+  }
+
+  /**
+   * Before the first change to {@code partition} (the current key) since the state began: learns
+   * its rows from the committed table, or marks it empty when the caller knows it is ({@code
+   * knownEmpty}: an insert-only shard).
+   */
+  void touch(PartitionKey partition, int shard, boolean knownEmpty) throws Exception {
+    if (indexedAt.value() != null) {
+      return;
+    }
+    table.refresh();
+    Snapshot current = table.currentSnapshot();
+    Long snapshotId = current == null ? null : current.snapshotId();
+    if (!knownEmpty) {
+      CommittedRows.Partition read =
+          CommittedRows.read(
+              table, snapshotId, partition, keyFieldIds, Expressions.equal(shardColumn, shard));
+      Map<String, Tuple2<String, Long>> entries = new HashMap<>();
+      read.rows()
+          .forEach(
+              (key, at) ->
+                  entries.put(
+                      codec.encode(recordKeyWrapper.copyFor(key)),
+                      Tuple2.of(at.file(), at.position())));
+      rows.putAll(entries);
+      for (Map.Entry<String, DeleteFile> vector : read.deletionVectors().entrySet()) {
+        vectors.put(vector.getKey(), InstantiationUtil.serializeObject(vector.getValue()));
+      }
+    }
+    indexedAt.update(snapshotId == null ? -1L : snapshotId);
+    partitionsIndexed++;
+  }
+
+  /**
+   * Deletes the live row of {@code key} of {@code partition} (the current key), if there is one.
+   */
+  void delete(RowData key, PartitionKey partition) throws Exception {
+    String encoded = codec.encode(keyWrapper.wrap(key));
+    Tuple2<String, Long> at = rows.get(encoded);
+    if (at == null) {
+      return; // not in the table, nor written since: nothing to delete
+    }
+    deleteAt(at, partition);
+    rows.remove(encoded);
+  }
+
+  /** The row of {@code key} now is at {@code at}. */
+  void written(RowData key, FilePosition at) throws Exception {
+    rows.put(codec.encode(keyWrapper.wrap(key)), Tuple2.of(at.file(), at.position()));
+  }
+
+  /** Deletes every live row of {@code partition} (the current key): a truncate of its shard. */
+  int truncate(PartitionKey partition) throws Exception {
+    List<Tuple2<String, Long>> all = new ArrayList<>();
+    rows.values().forEach(all::add);
+    for (Tuple2<String, Long> at : all) {
+      deleteAt(at, partition);
+    }
+    rows.clear();
+    return all.size();
+  }
+
+  private void deleteAt(Tuple2<String, Long> at, PartitionKey partition) throws IOException {
+    if (!previousVectors.containsKey(at.f0)) {
+      byte[] vector;
+      try {
+        vector = vectors.get(at.f0);
+      } catch (Exception e) {
+        throw new IOException("Cannot read the deletion vector state of " + at.f0, e);
+      }
+      previousVectors.put(at.f0, vector == null ? null : deserialize(vector));
+    }
+    deletes.delete(new FilePosition(at.f0, at.f1), table.spec(), partition);
+  }
+
+  /**
+   * Writes this checkpoint's deletes and remembers each data file's new vector (under its
+   * partition, which {@code setPartition} makes the current key).
+   */
+  DeleteWriteResult complete(Consumer<String> setPartition) throws Exception {
+    Map<String, DeleteFile> previous = new HashMap<>();
+    previousVectors.forEach(
+        (file, vector) -> {
+          if (vector != null) {
+            previous.put(file, vector);
+          }
+        });
+    Function<FileFormat, OutputFileFactory> files =
+        format -> format == FileFormat.PUFFIN ? dvFiles : positionFiles;
+    DeleteWriteResult written = deletes.write(files, previous);
+    for (DeleteFile vector : written.deleteFiles()) {
+      if (ContentFileUtil.isDV(vector)) {
+        setPartition.accept(table.specs().get(vector.specId()).partitionToPath(vector.partition()));
+        vectors.put(
+            ContentFileUtil.referencedDataFileLocation(vector),
+            InstantiationUtil.serializeObject(vector));
+      }
+    }
+    previousVectors.clear();
+    return written;
+  }
+
+  /** Partitions learned from the table since this writer opened. */
+  long partitionsIndexed() {
+    return partitionsIndexed;
+  }
+
+  private static DeleteFile deserialize(byte[] bytes) throws IOException {
+    try {
+      return InstantiationUtil.deserializeObject(bytes, PartitionOwner.class.getClassLoader());
+    } catch (ClassNotFoundException e) {
+      throw new IOException("Cannot read a deletion vector from the writer's state", e);
+    }
+  }
+}
