@@ -1,6 +1,7 @@
 package dev.shardberg.job;
 
 import dev.shardberg.coordinator.CommitGuardFactory;
+import dev.shardberg.coordinator.DeleteMode;
 import dev.shardberg.coordinator.LockedTableLoader;
 import dev.shardberg.coordinator.ShardbergSink;
 import dev.shardberg.coordinator.zk.ZooKeeperCommitGuardFactory;
@@ -40,6 +41,7 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.flink.CatalogLoader;
@@ -119,6 +121,7 @@ public final class ShardbergPipeline {
         .commitGuard(commitGuard(config))
         .lockTimeout(config.coordinator().commitLockTimeout())
         .insertOnlyInitialLoad(config.target().insertOnlyInitialLoad())
+        .deleteMode(config.target().deleteMode())
         .maintenance(config.maintenance())
         .versionedRows(evolves(config)) // the taggers' rows follow the table's schema
         // a shard included again after tables.exclude-shards is read from a fresh snapshot: its old
@@ -233,11 +236,14 @@ public final class ShardbergPipeline {
   }
 
   static TableLayout layout(ShardbergConfig config, ShardPlan plan, BucketColumn bucket) {
+    Map<String, String> properties = new java.util.LinkedHashMap<>();
+    if (config.target().deleteMode() == DeleteMode.POSITION) {
+      // a new table gets deletion vectors; an existing one keeps its version (v2: position deletes)
+      properties.put(TableProperties.FORMAT_VERSION, "3");
+    }
+    properties.putAll(config.target().tableProperties());
     return TableLayout.derive(
-        plan.schema(),
-        config.target().buckets(),
-        bucket.column(),
-        config.target().tableProperties());
+        plan.schema(), config.target().buckets(), bucket.column(), properties);
   }
 
   private static TableLayout layout(

@@ -3,6 +3,7 @@ package dev.shardberg.job.config;
 import static dev.shardberg.job.config.ShardbergOptions.*;
 
 import dev.shardberg.coordinator.CoordinatorConfigOptions;
+import dev.shardberg.coordinator.DeleteMode;
 import dev.shardberg.coordinator.maintenance.MaintenanceSettings;
 import dev.shardberg.router.RouterOptions;
 import dev.shardberg.router.SchemaChangeBehavior;
@@ -371,7 +372,8 @@ public record ShardbergConfig(
       String keyColumn,
       Map<String, String> tableProperties,
       boolean insertOnlyInitialLoad,
-      SchemaChangeBehavior schemaChangeBehavior)
+      SchemaChangeBehavior schemaChangeBehavior,
+      DeleteMode deleteMode)
       implements Serializable {
     public TargetConfig {
       tableProperties = Map.copyOf(tableProperties);
@@ -386,7 +388,8 @@ public record ShardbergConfig(
           conf.get(RouterOptions.TARGET_KEY_COLUMN),
           conf.get(RouterOptions.TARGET_TABLE_PROPERTIES),
           conf.get(CoordinatorConfigOptions.INSERT_ONLY_INITIAL_LOAD),
-          conf.get(RouterOptions.SCHEMA_CHANGE_BEHAVIOR));
+          conf.get(RouterOptions.SCHEMA_CHANGE_BEHAVIOR),
+          conf.get(CoordinatorConfigOptions.DELETE_MODE));
     }
 
     /** {@code catalog.namespace.table}, the name used in logs and for the commit lock. */

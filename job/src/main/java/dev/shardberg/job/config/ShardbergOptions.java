@@ -293,6 +293,7 @@ public final class ShardbergOptions {
           RouterOptions.TARGET_KEY_COLUMN,
           RouterOptions.TARGET_TABLE_PROPERTIES,
           CoordinatorConfigOptions.INSERT_ONLY_INITIAL_LOAD,
+          CoordinatorConfigOptions.DELETE_MODE,
           RouterOptions.SCHEMA_CHANGE_BEHAVIOR,
           CoordinatorConfigOptions.LOCK_TIMEOUT,
           CoordinatorConfigOptions.ZK_CONNECT,

@@ -2,6 +2,7 @@ package dev.shardberg.job.config;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.shardberg.coordinator.DeleteMode;
 import dev.shardberg.job.config.ShardbergConfig.CatalogConfig;
 import dev.shardberg.job.config.ShardbergConfig.PasswordRef;
 import dev.shardberg.job.config.ShardbergConfig.ServerIdRange;
@@ -143,6 +144,30 @@ class ConfigLoaderTest {
         .contains(
             "'target.catalog.jdbc.*' is set, but 'target.catalog.type' = hadoop: set the type to"
                 + " jdbc, or remove the jdbc keys.");
+  }
+
+  @Test
+  void deletesByPositionAreRefusedWithReReadsAndReSnapshotsForNow() {
+    String yaml =
+        minimal()
+            .replace("  id: orders\n", "  id: orders\n  on-stateless-start: resnapshot\n")
+            .replace("  namespace: shop\n", "  namespace: shop\n  delete-mode: position\n")
+            .replace(
+                "  table-pattern: 'orders_(?<shard>\\d+)'\n",
+                "  table-pattern: 'orders_(?<shard>\\d+)'\n  reread-shards: [3]\n");
+    assertThat(messageOf(yaml))
+        .contains(
+            "Cannot read shards again (tables.reread-shards) with 'target.delete-mode' = position"
+                + " yet")
+        .contains(
+            "Cannot use 'pipeline.on-stateless-start' = resnapshot with 'target.delete-mode' ="
+                + " position yet");
+    ShardbergConfig config =
+        parse(
+            minimal()
+                .replace("  namespace: shop\n", "  namespace: shop\n  delete-mode: position\n"));
+    assertThat(config.target().deleteMode()).isEqualTo(DeleteMode.POSITION);
+    assertThat(parse(minimal()).target().deleteMode()).isEqualTo(DeleteMode.EQUALITY);
   }
 
   @Test

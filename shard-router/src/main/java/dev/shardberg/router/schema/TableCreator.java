@@ -195,6 +195,9 @@ public final class TableCreator {
           diffs);
     }
     for (Map.Entry<String, String> e : layout.properties().entrySet()) {
+      if (e.getKey().equals("format-version")) {
+        continue; // table metadata, not a property: a table keeps the version it was created with
+      }
       String actual = table.properties().get(e.getKey());
       if (!e.getValue().equals(actual)) {
         LOG.warn(

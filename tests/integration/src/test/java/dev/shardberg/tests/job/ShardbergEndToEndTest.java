@@ -285,6 +285,52 @@ class ShardbergEndToEndTest {
     assertThat(verify.out() + verify.err()).doesNotContain("catalog-pw");
   }
 
+  /**
+   * {@code target.delete-mode: position} (issue 28, experimental) through the real job: a new table
+   * is created as format v3, the snapshot and binlog changes land, and no snapshot adds an equality
+   * delete; each data file carries at most one deletion vector; verify matches the shards.
+   */
+  @Test
+  @Order(4)
+  void deletesByPositionAsPartitionOwners() throws Exception {
+    Path configFile =
+        config("e2e-position")
+            .hadoopCatalog(dir.resolve("position-warehouse").toUri())
+            .table("shop", "orders_by_position")
+            .deleteMode("position")
+            .write(dir.resolve("position.yaml"));
+    ShardbergConfig config = ShardbergConfig.load(configFile);
+    JobClient job =
+        ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), config);
+    Table table;
+    try {
+      table = Catalogs.loadTable(config.target());
+      assertThat(((HasTableOperations) table).operations().current().formatVersion()).isEqualTo(3);
+      awaitCaughtUp(table, config);
+      shards.changeRound(8);
+      shards.changeRound(9);
+      awaitCaughtUp(table, config);
+    } finally {
+      stop(job);
+    }
+    table.refresh();
+    for (org.apache.iceberg.Snapshot snapshot : table.snapshots()) {
+      assertThat(snapshot.summary().getOrDefault("added-equality-deletes", "0"))
+          .as("equality deletes added by snapshot %s", snapshot.snapshotId())
+          .isEqualTo("0");
+    }
+    long vectors = 0;
+    try (org.apache.iceberg.io.CloseableIterable<org.apache.iceberg.FileScanTask> tasks =
+        table.newScan().planFiles()) {
+      for (org.apache.iceberg.FileScanTask task : tasks) {
+        assertThat(task.deletes()).hasSizeLessThanOrEqualTo(1);
+        assertThat(task.deletes()).allMatch(org.apache.iceberg.util.ContentFileUtil::isDV);
+        vectors += task.deletes().size();
+      }
+    }
+    assertThat(vectors).as("deletion vectors in the table").isPositive();
+  }
+
   private static long compactions(Table table) {
     table.refresh();
     long count = 0;

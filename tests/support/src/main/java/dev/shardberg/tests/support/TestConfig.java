@@ -199,6 +199,11 @@ public final class TestConfig {
     return put("target.catalog.jdbc.password-file", passwordFile.toString());
   }
 
+  /** {@code target.delete-mode}: equality or position. */
+  public TestConfig deleteMode(String mode) {
+    return put("target.delete-mode", mode);
+  }
+
   /** {@code target.catalog.name}. */
   public TestConfig catalogName(String name) {
     return put("target.catalog.name", name);
