@@ -167,6 +167,14 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
           restored.pending().stream().map(PendingCheckpoint::checkpointId).toList());
       // Every restored entry belongs to a completed checkpoint: commit what the table lacks.
       committer.commitUpTo(Long.MAX_VALUE);
+      if (options.deleteMode() == DeleteMode.POSITION) {
+        table.refresh();
+        CommitRefusals.checkNotRewoundForPositionDeletes(
+            options,
+            PipelineProgress.read(table, options.pipelineId()),
+            restored.lineage(),
+            restoredFlinkCheckpoint);
+      }
     }
     this.lastStagedFlinkCheckpoint = restoredFlinkCheckpoint;
     committer.numberPastTheTable(restoredFlinkCheckpoint);

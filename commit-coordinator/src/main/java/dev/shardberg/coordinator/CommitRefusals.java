@@ -1,5 +1,7 @@
 package dev.shardberg.coordinator;
 
+import java.util.Map;
+import java.util.Optional;
 import java.util.SortedMap;
 
 /**
@@ -150,5 +152,47 @@ final class CommitRefusals {
             finding.historyGone()
                 ? "Whether another writer wrote these shards meanwhile cannot be told."
                 : "Committing them could duplicate keys; stop any other writer of these shards."));
+  }
+
+  /**
+   * With deletes by position, a restored state must know every commit of the pipeline in the table:
+   * its writers know where the rows are as of that state, so a restore to an older checkpoint while
+   * newer commits exist (or to another branch of runs) would delete replayed rows at places that
+   * moved, and leave the newer copies behind as duplicates. Refused until the writers learn such
+   * partitions again (docs/owner-write-path.md).
+   *
+   * @param lineage the restored state's runs, each with the Flink checkpoint up to which its
+   *     entries are part of that state
+   */
+  static void checkNotRewoundForPositionDeletes(
+      CoordinatorOptions options,
+      Optional<PipelineProgress> progress,
+      Map<String, Long> lineage,
+      long restoredFlinkCheckpoint) {
+    if (progress.isEmpty()) {
+      return; // nothing of the pipeline in the table yet
+    }
+    PipelineProgress last = progress.get();
+    Long known = last.stagedBy() == null ? null : lineage.get(last.stagedBy());
+    if (known != null && known >= last.flinkCheckpointId()) {
+      return;
+    }
+    throw new PipelineConflictException(
+        String.format(
+            "Cannot restore pipeline %s from Flink checkpoint %d with %s: position: table %s already"
+                + " holds the pipeline's checkpoint %d (run %s, Flink checkpoint %d), which the"
+                + " restored state does not know: a restore to an older checkpoint or savepoint, or"
+                + " of another branch of runs. The writers' index of where each row is would be"
+                + " older than the table, and replayed changes would leave duplicates. Restore from"
+                + " the newest retained checkpoint, or run this restore with %s: equality"
+                + " (docs/owner-write-path.md).",
+            options.pipelineId(),
+            restoredFlinkCheckpoint,
+            CoordinatorConfigOptions.DELETE_MODE.key(),
+            options.tableName(),
+            last.checkpointId(),
+            last.stagedBy(),
+            last.flinkCheckpointId(),
+            CoordinatorConfigOptions.DELETE_MODE.key()));
   }
 }

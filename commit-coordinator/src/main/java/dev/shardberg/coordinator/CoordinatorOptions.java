@@ -28,5 +28,31 @@ record CoordinatorOptions(
     Duration retryBackoff,
     MaintenanceSettings maintenance,
     java.util.SortedSet<Integer> shards,
-    java.util.SortedSet<Integer> rereadShards)
-    implements Serializable {}
+    java.util.SortedSet<Integer> rereadShards,
+    DeleteMode deleteMode)
+    implements Serializable {
+
+  /** Options of a pipeline that deletes by key ({@link DeleteMode#EQUALITY}). */
+  CoordinatorOptions(
+      String tableName,
+      String pipelineId,
+      int maxContinuousEmptyCommits,
+      Duration lockTimeout,
+      int commitAttempts,
+      Duration retryBackoff,
+      MaintenanceSettings maintenance,
+      java.util.SortedSet<Integer> shards,
+      java.util.SortedSet<Integer> rereadShards) {
+    this(
+        tableName,
+        pipelineId,
+        maxContinuousEmptyCommits,
+        lockTimeout,
+        commitAttempts,
+        retryBackoff,
+        maintenance,
+        shards,
+        rereadShards,
+        DeleteMode.EQUALITY);
+  }
+}

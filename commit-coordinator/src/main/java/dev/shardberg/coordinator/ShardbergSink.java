@@ -251,7 +251,8 @@ public final class ShardbergSink {
               retryBackoff,
               deleteMode == DeleteMode.POSITION ? maintenance.withoutCompaction() : maintenance,
               shards,
-              rereadShards);
+              rereadShards,
+              deleteMode);
 
       SingleOutputStreamOperator<WriterResult> written =
           input

@@ -170,6 +170,62 @@ class RunsAndRewindsTest {
             null));
   }
 
+  /**
+   * Issue 28: with deletes by position a rewind is refused at the restore, naming what the table
+   * holds; a restore of the newest checkpoint goes on.
+   */
+  @Test
+  void withDeletesByPositionARestoreOfAnOlderCheckpointIsRefused() throws Exception {
+    OperatorSubtaskState chk1;
+    OperatorSubtaskState chk2;
+    try (Writer writer = writer();
+        Coordinator j1 = byPosition()) {
+      j1.harness.open();
+      chk1 = checkpoint(j1, 1, writer.checkpoint(1, row(INSERT, 1, 1, "a")));
+      chk2 = checkpoint(j1, 2, writer.checkpoint(2, row(INSERT, 1, 2, "b")));
+    }
+    try (Coordinator rewound = byPosition()) {
+      Throwable thrown =
+          org.assertj.core.api.Assertions.catchThrowable(
+              () -> {
+                rewound.harness.initializeState(chk1);
+                rewound.harness.open();
+              });
+      assertThat(causeOfType(thrown, PipelineConflictException.class))
+          .hasMessageContaining(
+              "Cannot restore pipeline orders-pipeline from Flink checkpoint 1 with"
+                  + " target.delete-mode: position")
+          .hasMessageContaining("already holds the pipeline's checkpoint 2")
+          .hasMessageContaining("Restore from the newest retained checkpoint");
+    }
+    try (Writer writer = writer();
+        Coordinator newest = byPosition()) {
+      newest.harness.initializeState(chk2);
+      newest.harness.open();
+      checkpoint(newest, 3, writer.checkpoint(3, row(INSERT, 1, 3, "c")));
+    }
+    assertThat(TestTables.read(table))
+        .containsExactlyInAnyOrder(new Row(1, 1, "a"), new Row(1, 2, "b"), new Row(1, 3, "c"));
+  }
+
+  private Coordinator byPosition() throws Exception {
+    return new Coordinator(
+        TestTables.loader(warehouse),
+        new JobID(),
+        CommitGuardFactory.none(),
+        new CoordinatorOptions(
+            TestTables.TABLE_NAME,
+            OperatorHarnesses.PIPELINE,
+            10,
+            java.time.Duration.ofSeconds(5),
+            3,
+            java.time.Duration.ofMillis(10),
+            dev.shardberg.coordinator.maintenance.MaintenanceSettings.disabled(),
+            null,
+            null,
+            DeleteMode.POSITION));
+  }
+
   @Test
   void shardSetsAreWrittenAsRanges() {
     java.util.SortedSet<Integer> shards =
