@@ -177,24 +177,12 @@ final class DeltaTaskWriter implements TaskWriter<RowData> {
               table, schema, dataFormat(table), deleteFormat(table), rowType, equalityFieldIds);
     }
 
-    /** The table's data file format ({@code write.format.default}). */
     private static FileFormat dataFormat(Table table) {
-      return FileFormat.fromString(
-          table
-              .properties()
-              .getOrDefault(
-                  TableProperties.DEFAULT_FILE_FORMAT,
-                  TableProperties.DEFAULT_FILE_FORMAT_DEFAULT));
+      return TableFormats.data(table);
     }
 
-    /**
-     * The table's delete file format ({@code write.delete.format.default}, else the data format).
-     */
     private static FileFormat deleteFormat(Table table) {
-      return FileFormat.fromString(
-          table
-              .properties()
-              .getOrDefault(TableProperties.DELETE_DEFAULT_FILE_FORMAT, dataFormat(table).name()));
+      return TableFormats.deletes(table);
     }
 
     /** The same writers for rows of a later schema of the table (same key, same file names). */

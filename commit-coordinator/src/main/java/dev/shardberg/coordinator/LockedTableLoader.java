@@ -3,11 +3,7 @@ package dev.shardberg.coordinator;
 import static com.google.common.base.Preconditions.checkArgument;
 import static com.google.common.base.Preconditions.checkNotNull;
 
-import java.io.IOException;
 import java.time.Duration;
-import org.apache.iceberg.BaseTable;
-import org.apache.iceberg.HasTableOperations;
-import org.apache.iceberg.Table;
 import org.apache.iceberg.TableMetadata;
 import org.apache.iceberg.TableOperations;
 import org.apache.iceberg.exceptions.CommitFailedException;
@@ -24,10 +20,9 @@ import org.apache.iceberg.flink.TableLoader;
  * <p>A swap that meets a changed base fails as it would without the lock, so planning outside the
  * lock is safe: the update is planned again on the fresh metadata.
  */
-public final class LockedTableLoader implements TableLoader {
+public final class LockedTableLoader extends ForwardingTableLoader {
   private static final long serialVersionUID = 1L;
 
-  private final TableLoader delegate;
   private final TableCommitLock.Opener lock;
   private final Duration lockTimeout;
 
@@ -37,7 +32,7 @@ public final class LockedTableLoader implements TableLoader {
    */
   public LockedTableLoader(
       TableLoader delegate, TableCommitLock.Opener lock, Duration lockTimeout) {
-    this.delegate = checkNotNull(delegate, "Cannot lock a null table loader");
+    super(checkNotNull(delegate, "Cannot lock a null table loader"));
     this.lock = checkNotNull(lock, "Cannot lock table commits without a lock");
     checkArgument(
         lockTimeout != null && lockTimeout.toMillis() > 0,
@@ -47,36 +42,18 @@ public final class LockedTableLoader implements TableLoader {
   }
 
   @Override
-  public void open() {
-    delegate.open();
+  TableOperations wrap(TableOperations operations, String tableName) {
+    return new LockedOperations(operations, tableName);
   }
 
   @Override
-  public boolean isOpen() {
-    return delegate.isOpen();
-  }
-
-  @Override
-  public Table loadTable() {
-    Table table = delegate.loadTable();
-    TableOperations ops = ((HasTableOperations) table).operations();
-    return new BaseTable(new LockedOperations(ops, table.name()), table.name());
-  }
-
-  @Override
-  @SuppressWarnings("MethodDoesntCallSuperMethod")
-  public TableLoader clone() {
-    return new LockedTableLoader(delegate.clone(), lock, lockTimeout);
-  }
-
-  @Override
-  public void close() throws IOException {
-    delegate.close();
+  TableLoader cloneWith(TableLoader clonedDelegate) {
+    return new LockedTableLoader(clonedDelegate, lock, lockTimeout);
   }
 
   @Override
   public String toString() {
-    return delegate + ", commits under " + lock;
+    return delegate() + ", commits under " + lock;
   }
 
   /** The table's operations with every metadata swap inside the commit lock. */

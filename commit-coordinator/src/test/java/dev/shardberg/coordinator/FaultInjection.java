@@ -11,9 +11,6 @@ import org.apache.flink.runtime.state.FunctionSnapshotContext;
 import org.apache.flink.streaming.api.checkpoint.CheckpointedFunction;
 import org.apache.flink.streaming.api.functions.sink.SinkFunction;
 import org.apache.flink.table.data.RowData;
-import org.apache.iceberg.BaseTable;
-import org.apache.iceberg.HasTableOperations;
-import org.apache.iceberg.Table;
 import org.apache.iceberg.TableMetadata;
 import org.apache.iceberg.TableOperations;
 import org.apache.iceberg.exceptions.CommitFailedException;
@@ -167,40 +164,21 @@ final class FaultInjection {
   }
 
   /** Wraps a real loader; the tables it loads go through the faulty operations and file IO. */
-  static final class FaultyTableLoader implements TableLoader {
+  static final class FaultyTableLoader extends ForwardingTableLoader {
     private static final long serialVersionUID = 1L;
-    private final TableLoader delegate;
 
     FaultyTableLoader(TableLoader delegate) {
-      this.delegate = delegate;
+      super(delegate);
     }
 
     @Override
-    public void open() {
-      delegate.open();
+    TableOperations wrap(TableOperations operations, String tableName) {
+      return new FaultyOperations(operations);
     }
 
     @Override
-    public boolean isOpen() {
-      return delegate.isOpen();
-    }
-
-    @Override
-    public Table loadTable() {
-      Table table = delegate.loadTable();
-      return new BaseTable(
-          new FaultyOperations(((HasTableOperations) table).operations()), table.name());
-    }
-
-    @Override
-    @SuppressWarnings("MethodDoesntCallSuperMethod")
-    public TableLoader clone() {
-      return new FaultyTableLoader(delegate.clone());
-    }
-
-    @Override
-    public void close() throws java.io.IOException {
-      delegate.close();
+    TableLoader cloneWith(TableLoader clonedDelegate) {
+      return new FaultyTableLoader(clonedDelegate);
     }
   }
 

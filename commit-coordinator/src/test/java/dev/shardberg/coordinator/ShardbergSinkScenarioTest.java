@@ -112,29 +112,9 @@ class ShardbergSinkScenarioTest {
   @MethodSource("scenarios")
   void tableEqualsTheScriptsFinalState(String name, List<List<Change>> steps) throws Exception {
     Table table = TestTables.create(warehouse, 5);
-
-    Configuration config = new Configuration();
-    config.set(RestartStrategyOptions.RESTART_STRATEGY, "none");
-    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(config);
-    env.enableCheckpointing(100);
-    DataStream<RowData> changes =
-        env.addSource(
-                new ScriptedChangelogSource(steps),
-                "scripted changelog",
-                InternalTypeInfo.of(TestTables.ROW_TYPE))
-            .setParallelism(1);
-    ShardbergSink.forRowData(changes)
-        .tableLoader(TestTables.loader(warehouse))
-        .tableName(TestTables.TABLE_NAME)
-        .rowType(TestTables.ROW_TYPE)
-        .equalityColumns(TestTables.EQUALITY_COLUMNS)
-        .pipelineId("scenario")
-        .writeParallelism(WRITERS)
-        // these scenarios send INSERT for keys that exist (upsert semantics), which insert-only
-        // initial load reserves for snapshot reads; InsertOnlyInitialLoadTest covers that mode
-        .insertOnlyInitialLoad(false)
-        .append();
-    env.execute(name);
+    // these scenarios send INSERT for keys that exist (upsert semantics), which insert-only
+    // initial load reserves for snapshot reads; InsertOnlyInitialLoadTest covers that mode
+    run(name, steps, sink -> sink);
 
     assertThat(TestTables.read(table))
         .containsExactlyInAnyOrderElementsOf(Change.expectedRows(steps));
@@ -170,27 +150,7 @@ class ShardbergSinkScenarioTest {
         .set(TableProperties.FORMAT_VERSION, Integer.toString(formatVersion))
         .commit();
 
-    Configuration config = new Configuration();
-    config.set(RestartStrategyOptions.RESTART_STRATEGY, "none");
-    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(config);
-    env.enableCheckpointing(100);
-    DataStream<RowData> changes =
-        env.addSource(
-                new ScriptedChangelogSource(script),
-                "scripted changelog",
-                InternalTypeInfo.of(TestTables.ROW_TYPE))
-            .setParallelism(1);
-    ShardbergSink.forRowData(changes)
-        .tableLoader(TestTables.loader(warehouse))
-        .tableName(TestTables.TABLE_NAME)
-        .rowType(TestTables.ROW_TYPE)
-        .equalityColumns(TestTables.EQUALITY_COLUMNS)
-        .pipelineId("scenario")
-        .writeParallelism(WRITERS)
-        .insertOnlyInitialLoad(false)
-        .deleteMode(DeleteMode.POSITION)
-        .append();
-    env.execute(name);
+    run(name, script, sink -> sink.deleteMode(DeleteMode.POSITION));
 
     table.refresh();
     assertThat(TestTables.read(table))
@@ -214,5 +174,34 @@ class ShardbergSinkScenarioTest {
         }
       }
     }
+  }
+
+  /** Runs {@code steps} through the sink (as {@code mode} sets it up) to the end of the script. */
+  private void run(
+      String name,
+      List<List<Change>> steps,
+      java.util.function.UnaryOperator<ShardbergSink.Builder> mode)
+      throws Exception {
+    Configuration config = new Configuration();
+    config.set(RestartStrategyOptions.RESTART_STRATEGY, "none");
+    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(config);
+    env.enableCheckpointing(100);
+    DataStream<RowData> changes =
+        env.addSource(
+                new ScriptedChangelogSource(steps),
+                "scripted changelog",
+                InternalTypeInfo.of(TestTables.ROW_TYPE))
+            .setParallelism(1);
+    mode.apply(
+            ShardbergSink.forRowData(changes)
+                .tableLoader(TestTables.loader(warehouse))
+                .tableName(TestTables.TABLE_NAME)
+                .rowType(TestTables.ROW_TYPE)
+                .equalityColumns(TestTables.EQUALITY_COLUMNS)
+                .pipelineId("scenario")
+                .writeParallelism(WRITERS)
+                .insertOnlyInitialLoad(false))
+        .append();
+    env.execute(name);
   }
 }

@@ -1,5 +1,6 @@
 package dev.shardberg.coordinator.maintenance;
 
+import dev.shardberg.coordinator.TableFormats;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -18,7 +19,6 @@ import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.StructLike;
 import org.apache.iceberg.Table;
-import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.data.GenericFileWriterFactory;
 import org.apache.iceberg.data.InternalRecordWrapper;
 import org.apache.iceberg.data.Record;
@@ -232,17 +232,7 @@ final class RecentFilesMerge {
       idSet.add(id);
     }
     Schema keys = TypeUtil.select(table.schema(), idSet);
-    FileFormat format =
-        FileFormat.fromString(
-            table
-                .properties()
-                .getOrDefault(
-                    TableProperties.DELETE_DEFAULT_FILE_FORMAT,
-                    table
-                        .properties()
-                        .getOrDefault(
-                            TableProperties.DEFAULT_FILE_FORMAT,
-                            TableProperties.DEFAULT_FILE_FORMAT_DEFAULT)));
+    FileFormat format = TableFormats.deletes(table);
     GenericFileWriterFactory writers =
         new GenericFileWriterFactory.Builder(table)
             .deleteFileFormat(format)

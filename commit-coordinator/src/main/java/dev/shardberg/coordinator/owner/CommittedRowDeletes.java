@@ -1,5 +1,6 @@
 package dev.shardberg.coordinator.owner;
 
+import dev.shardberg.coordinator.TableFormats;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
@@ -14,7 +15,6 @@ import org.apache.iceberg.FileFormat;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.StructLike;
 import org.apache.iceberg.Table;
-import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.TableUtil;
 import org.apache.iceberg.data.BaseDeleteLoader;
 import org.apache.iceberg.data.GenericFileWriterFactory;
@@ -121,17 +121,7 @@ public final class CommittedRowDeletes {
 
   private DeleteWriteResult writePositionDeletes(Function<FileFormat, OutputFileFactory> files)
       throws IOException {
-    FileFormat format =
-        FileFormat.fromString(
-            table
-                .properties()
-                .getOrDefault(
-                    TableProperties.DELETE_DEFAULT_FILE_FORMAT,
-                    table
-                        .properties()
-                        .getOrDefault(
-                            TableProperties.DEFAULT_FILE_FORMAT,
-                            TableProperties.DEFAULT_FILE_FORMAT_DEFAULT)));
+    FileFormat format = TableFormats.deletes(table);
     GenericFileWriterFactory writers =
         new GenericFileWriterFactory.Builder(table).deleteFileFormat(format).build();
     // one file per partition, its positions sorted by file then position
