@@ -20,6 +20,7 @@ import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -174,6 +175,65 @@ class ShardbergSinkScenarioTest {
         }
       }
     }
+  }
+
+  /**
+   * A table written by key first (equality deletes, format v2), upgraded to v3, then written by a
+   * new run in position mode without state: each owner learns its partitions from the table on
+   * their first change (rows under equality deletes not counted), updates and deletes committed
+   * rows by position, and adds no equality delete of its own.
+   */
+  @Test
+  void ownersLearnPartitionsATableAlreadyHoldsWithItsEqualityDeletes() throws Exception {
+    Table table = TestTables.create(warehouse, 5);
+    List<List<Change>> byKey =
+        List.of(
+            List.of(insert(1, 1, "a"), insert(1, 2, "b"), insert(2, 3, "c"), insert(2, 4, "d")),
+            List.of(updateBefore(1, 1, "a"), updateAfter(1, 1, "a2"), delete(2, 4, "d")));
+    run("by key", byKey, sink -> sink);
+    table.refresh();
+    long byKeyEnd = table.currentSnapshot().snapshotId();
+    assertThat(addedEqualityDeletes(table)).isPositive();
+    table.updateProperties().set(TableProperties.FORMAT_VERSION, "3").commit();
+
+    List<List<Change>> byPosition =
+        List.of(
+            List.of(updateBefore(1, 1, "a2"), updateAfter(1, 1, "a3"), delete(1, 2, "b")),
+            List.of(insert(2, 4, "d-again"), updateBefore(2, 3, "c"), updateAfter(2, 3, "c2")),
+            List.of(delete(1, 1, "a3")));
+    run("by position", byPosition, sink -> sink.deleteMode(DeleteMode.POSITION));
+
+    List<List<Change>> all = new ArrayList<>(byKey);
+    all.addAll(byPosition);
+    table.refresh();
+    assertThat(TestTables.read(table))
+        .containsExactlyInAnyOrderElementsOf(Change.expectedRows(all));
+    for (org.apache.iceberg.Snapshot snapshot : table.snapshots()) {
+      if (snapshot.sequenceNumber() > table.snapshot(byKeyEnd).sequenceNumber()) {
+        assertThat(snapshot.summary().getOrDefault("added-equality-deletes", "0"))
+            .as("equality deletes added by snapshot %s", snapshot.snapshotId())
+            .isEqualTo("0");
+      }
+    }
+    try (org.apache.iceberg.io.CloseableIterable<org.apache.iceberg.FileScanTask> tasks =
+        table.newScan().planFiles()) {
+      for (org.apache.iceberg.FileScanTask task : tasks) {
+        assertThat(
+                task.deletes().stream()
+                    .filter(org.apache.iceberg.util.ContentFileUtil::isDV)
+                    .count())
+            .as("deletion vectors of %s", task.file().location())
+            .isLessThanOrEqualTo(1);
+      }
+    }
+  }
+
+  private static long addedEqualityDeletes(Table table) {
+    long total = 0;
+    for (org.apache.iceberg.Snapshot snapshot : table.snapshots()) {
+      total += Long.parseLong(snapshot.summary().getOrDefault("added-equality-deletes", "0"));
+    }
+    return total;
   }
 
   /** Runs {@code steps} through the sink (as {@code mode} sets it up) to the end of the script. */
