@@ -67,12 +67,10 @@ final class PartitionOwner {
   private final MapState<String, Tuple2<String, Long>> rows;
   private final MapState<String, byte[]> vectors;
   private final ValueState<Long> indexedAt;
-  private CommittedRowDeletes deletes;
+  private final CommittedRowDeletes deletes;
 
   /** This checkpoint's data files with deletes, and their current vectors (merged, replaced). */
   private final Map<String, DeleteFile> previousVectors = new HashMap<>();
-
-  private long partitionsIndexed;
 
   PartitionOwner(
       RuntimeContext context,
@@ -120,13 +118,16 @@ final class PartitionOwner {
     if (indexedAt.value() != null) {
       return;
     }
-    table.refresh();
-    Snapshot current = table.currentSnapshot();
-    Long snapshotId = current == null ? null : current.snapshotId();
     if (!knownEmpty) {
+      table.refresh(); // an insert-only shard needs no read, nor a fresh table for it
+      Snapshot readAt = table.currentSnapshot();
       CommittedRows.Partition read =
           CommittedRows.read(
-              table, snapshotId, partition, keyFieldIds, Expressions.equal(shardColumn, shard));
+              table,
+              readAt == null ? null : readAt.snapshotId(),
+              partition,
+              keyFieldIds,
+              Expressions.equal(shardColumn, shard));
       Map<String, Tuple2<String, Long>> entries = new HashMap<>();
       read.rows()
           .forEach(
@@ -139,8 +140,8 @@ final class PartitionOwner {
         vectors.put(vector.getKey(), InstantiationUtil.serializeObject(vector.getValue()));
       }
     }
-    indexedAt.update(snapshotId == null ? -1L : snapshotId);
-    partitionsIndexed++;
+    Snapshot current = table.currentSnapshot();
+    indexedAt.update(current == null ? -1L : current.snapshotId());
   }
 
   /**
@@ -210,11 +211,6 @@ final class PartitionOwner {
     }
     previousVectors.clear();
     return written;
-  }
-
-  /** Partitions learned from the table since this writer opened. */
-  long partitionsIndexed() {
-    return partitionsIndexed;
   }
 
   private static DeleteFile deserialize(byte[] bytes) throws IOException {
