@@ -155,6 +155,45 @@ final class CommitRefusals {
   }
 
   /**
+   * Deletes by position of a completed checkpoint that cannot be committed: another committer
+   * changed files of their shards after the writers (the partitions' owners) last checked them, so
+   * the positions may point at rows that moved; or the history since that check cannot be read.
+   */
+  static PipelineConflictException ownerKnowledgeStale(
+      CoordinatorOptions options,
+      PendingCheckpoint checkpoint,
+      Optional<PipelineProgress> lastCommit,
+      InsertOnlyCheck.Finding finding) {
+    String landed =
+        lastCommit
+            .filter(p -> p.flinkCheckpointId() >= 0)
+            .map(
+                p ->
+                    String.format(
+                        " (pipeline checkpoint %d, Flink checkpoint %d of job %s)",
+                        p.checkpointId(), p.flinkCheckpointId(), p.flinkJobId()))
+            .orElse("");
+    return new PipelineConflictException(
+        String.format(
+            "Cannot commit checkpoint %d of pipeline %s to table %s: its writers delete by position"
+                + " (target.delete-mode: position) and checked shard(s) %s as of snapshot(s) %s, but"
+                + " %s. %s Nothing was committed. Stop the other writer of these shards, then resume"
+                + " the pipeline from the checkpoint or savepoint of its last commit that landed%s:"
+                + " its writers then read the changed partitions again from the table.",
+            checkpoint.checkpointId(),
+            options.pipelineId(),
+            options.tableName(),
+            checkpoint.ownerChecks().keySet(),
+            checkpoint.ownerChecks().values(),
+            finding,
+            finding.historyGone()
+                ? "Whether another committer changed them cannot be told."
+                : "Committing would delete rows at places that moved and leave their newer copies"
+                    + " behind (duplicate keys).",
+            landed));
+  }
+
+  /**
    * With deletes by position, a restored state must know every commit of the pipeline in the table:
    * its writers know where the rows are as of that state, so a restore to an older checkpoint while
    * newer commits exist (or to another branch of runs) would delete replayed rows at places that

@@ -1,6 +1,7 @@
 package dev.shardberg.coordinator;
 
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.SortedMap;
@@ -66,6 +67,103 @@ final class InsertOnlyCheck {
       String shardColumn,
       String pipelineId,
       SortedMap<Integer, Long> scans) {
+    return walk(
+        metadata,
+        shardColumn,
+        pipelineId,
+        scans,
+        (snapshot, positionBySpec, open) -> {
+          if (DataOperations.REPLACE.equals(snapshot.operation())) {
+            return Optional.empty(); // compaction rewrites rows that exist, it adds none
+          }
+          return firstHit(
+              snapshot,
+              "added",
+              "after the writers' scan",
+              positionBySpec,
+              open,
+              snapshot.addedDataFiles(io),
+              snapshot.addedDeleteFiles(io));
+        });
+  }
+
+  /**
+   * For the owners of partitions ({@code target.delete-mode: position}): a description of the first
+   * commit not made by this pipeline that changed a file of one of {@code verified}'s shards since
+   * the snapshot each was verified at — any data or delete file added or removed, a {@code replace}
+   * (someone else's compaction) included, since it moves rows the owners' index points at — or of
+   * why the history cannot tell; empty when the owners' knowledge still holds.
+   */
+  static Optional<Finding> foreignChange(
+      TableMetadata metadata,
+      FileIO io,
+      String shardColumn,
+      String pipelineId,
+      SortedMap<Integer, Long> verified) {
+    return walk(
+        metadata,
+        shardColumn,
+        pipelineId,
+        verified,
+        (snapshot, positionBySpec, open) -> {
+          if (movesNoFile(snapshot)) {
+            return Optional.empty(); // a manifest rewrite: nothing to read
+          }
+          Optional<Finding> added =
+              firstHit(
+                  snapshot,
+                  "added",
+                  "after the partition owners read it",
+                  positionBySpec,
+                  open,
+                  snapshot.addedDataFiles(io),
+                  snapshot.addedDeleteFiles(io));
+          return added.isPresent()
+              ? added
+              : firstHit(
+                  snapshot,
+                  "removed",
+                  "after the partition owners read it",
+                  positionBySpec,
+                  open,
+                  snapshot.removedDataFiles(io),
+                  snapshot.removedDeleteFiles(io));
+        });
+  }
+
+  /** The summary's file counters, each present only when the snapshot changed such files. */
+  private static final List<String> FILE_CHANGES =
+      List.of(
+          "added-data-files", "deleted-data-files", "added-delete-files", "removed-delete-files");
+
+  /**
+   * A {@code replace} whose summary counts no file added or removed (a manifest rewrite, such as
+   * the job's own maintenance makes): it moves no row, and its manifests need not be read.
+   */
+  private static boolean movesNoFile(Snapshot snapshot) {
+    Map<String, String> summary = snapshot.summary();
+    return DataOperations.REPLACE.equals(snapshot.operation())
+        && summary != null
+        && summary.containsKey("total-data-files")
+        && FILE_CHANGES.stream().noneMatch(summary::containsKey);
+  }
+
+  /** What one snapshot not made by this pipeline did to the shards still open. */
+  private interface Look {
+    Optional<Finding> at(
+        Snapshot snapshot, Map<Integer, Integer> positionBySpec, SortedMap<Integer, Long> open);
+  }
+
+  /**
+   * Walks back from the current snapshot until every shard's starting snapshot is reached, asking
+   * {@code look} about each snapshot not made by this pipeline.
+   */
+  private static Optional<Finding> walk(
+      TableMetadata metadata,
+      String shardColumn,
+      String pipelineId,
+      SortedMap<Integer, Long> scans,
+      Look look) {
     if (scans.isEmpty()) {
       return Optional.empty();
     }
@@ -84,18 +182,10 @@ final class InsertOnlyCheck {
       if (open.isEmpty()) {
         return Optional.empty();
       }
-      if (!isOwn(snapshot, pipelineId) && !DataOperations.REPLACE.equals(snapshot.operation())) {
-        for (ContentFile<?> file : snapshot.addedDataFiles(io)) {
-          Optional<Finding> hit = hit(snapshot, file, positionBySpec, open);
-          if (hit.isPresent()) {
-            return hit;
-          }
-        }
-        for (ContentFile<?> file : snapshot.addedDeleteFiles(io)) {
-          Optional<Finding> hit = hit(snapshot, file, positionBySpec, open);
-          if (hit.isPresent()) {
-            return hit;
-          }
+      if (!isOwn(snapshot, pipelineId)) {
+        Optional<Finding> hit = look.at(snapshot, positionBySpec, open);
+        if (hit.isPresent()) {
+          return hit;
         }
       }
       Long parent = snapshot.parentId();
@@ -126,6 +216,25 @@ final class InsertOnlyCheck {
     return Optional.empty();
   }
 
+  @SafeVarargs
+  private static Optional<Finding> firstHit(
+      Snapshot snapshot,
+      String verb,
+      String when,
+      Map<Integer, Integer> positionBySpec,
+      SortedMap<Integer, Long> open,
+      Iterable<? extends ContentFile<?>>... files) {
+    for (Iterable<? extends ContentFile<?>> group : files) {
+      for (ContentFile<?> file : group) {
+        Optional<Finding> hit = hit(snapshot, verb, when, file, positionBySpec, open);
+        if (hit.isPresent()) {
+          return hit;
+        }
+      }
+    }
+    return Optional.empty();
+  }
+
   private static boolean isOwn(Snapshot snapshot, String pipelineId) {
     return snapshot.summary() != null
         && pipelineId.equals(snapshot.summary().get(SnapshotSummaryKeys.PIPELINE_ID));
@@ -133,6 +242,8 @@ final class InsertOnlyCheck {
 
   private static Optional<Finding> hit(
       Snapshot snapshot,
+      String verb,
+      String when,
       ContentFile<?> file,
       Map<Integer, Integer> positionBySpec,
       SortedMap<Integer, Long> open) {
@@ -145,12 +256,15 @@ final class InsertOnlyCheck {
         new Finding(
             false,
             String.format(
-                "snapshot %d (operation %s%s) added %s to %s after the writers' scan",
+                "snapshot %d (operation %s%s) %s %s %s %s %s",
                 snapshot.snapshotId(),
                 snapshot.operation(),
                 pipelineOf(snapshot),
+                verb,
                 file.location(),
-                shard == null ? "a file whose shard cannot be told" : "shard " + shard)));
+                verb.equals("added") ? "to" : "of",
+                shard == null ? "a file whose shard cannot be told" : "shard " + shard,
+                when)));
   }
 
   private static String pipelineOf(Snapshot snapshot) {

@@ -144,13 +144,27 @@ final class LockedCommit {
         throw CommitRefusals.insertOnlyRefused(options, checkpoint, insertOnlyScans, finding.get());
       }
     }
+    if (!checkpoint.ownerChecks().isEmpty()) {
+      Optional<InsertOnlyCheck.Finding> finding =
+          InsertOnlyCheck.foreignChange(
+              base, table.io(), shardColumn, options.pipelineId(), checkpoint.ownerChecks());
+      if (finding.isPresent()) {
+        throw CommitRefusals.ownerKnowledgeStale(options, checkpoint, progress, finding.get());
+      }
+    }
 
     TempManifests.Files files = TempManifests.read(table, checkpoint);
     Transaction transaction =
         Transactions.newTransaction(
             table.name(),
             PinnedBaseOperations.forCheckpoint(
-                ops, base, table.io(), options.pipelineId(), shardColumn, insertOnlyScans));
+                ops,
+                base,
+                table.io(),
+                options.pipelineId(),
+                shardColumn,
+                insertOnlyScans,
+                checkpoint.ownerChecks().keySet()));
     SnapshotUpdate<?> update =
         CheckpointSnapshot.update(
             options,

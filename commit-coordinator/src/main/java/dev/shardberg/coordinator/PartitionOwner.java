@@ -7,9 +7,13 @@ import dev.shardberg.coordinator.owner.KeyCodec;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
+import java.util.SortedMap;
+import java.util.TreeMap;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import org.apache.flink.api.common.functions.RuntimeContext;
@@ -25,6 +29,7 @@ import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.util.InstantiationUtil;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileFormat;
+import org.apache.iceberg.HasTableOperations;
 import org.apache.iceberg.PartitionKey;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
@@ -49,14 +54,21 @@ import org.slf4j.LoggerFactory;
  * ({@link CommittedRowDeletes}), so no equality delete is ever written.
  *
  * <p>Consistency: the index and the files it points to change together before a barrier, so a
- * checkpoint holds an index that matches the files its commit adds. What it does not yet follow
- * (docs/owner-write-path.md): commits by others to its partitions, and restores to a checkpoint
- * older than the table.
+ * checkpoint holds an index that matches the files its commit adds. The index is a cache of the
+ * committed table: at the first change to a partition in each checkpoint the owner checks that no
+ * other committer changed the partition's shard since the snapshot the index reflects ({@link
+ * InsertOnlyCheck#foreignChange}); if one did (an external compaction, a Spark {@code DELETE},
+ * another pipeline) or that history expired, the partition is read again from the table — when
+ * every change the owner made to it has landed — or the job stops naming the commit. The snapshot
+ * each check held up to travels with the checkpoint ({@link WriterResult#ownerChecks}), and the
+ * coordinator checks the rest of the way before it commits. A restore to a checkpoint older than
+ * the table is refused at the restore ({@link CommitRefusals#checkNotRewoundForPositionDeletes}).
  */
 final class PartitionOwner {
   private static final Logger LOG = LoggerFactory.getLogger(PartitionOwner.class);
 
   private final Table table;
+  private final String pipelineId;
   private final Set<Integer> keyFieldIds;
   private final String shardColumn;
   private final KeyCodec codec;
@@ -67,7 +79,20 @@ final class PartitionOwner {
   private final MapState<String, Tuple2<String, Long>> rows;
   private final MapState<String, byte[]> vectors;
   private final ValueState<Long> indexedAt;
+
+  /** The Flink checkpoint whose rows changed the partition last. */
+  private final ValueState<Long> writtenIn;
+
   private final CommittedRowDeletes deletes;
+
+  /** Partitions (their keys in the writer's keyed state) checked in this checkpoint. */
+  private final Set<Object> checked = new HashSet<>();
+
+  /** Changed shards of this checkpoint, each with the oldest snapshot a check held up to. */
+  private final SortedMap<Integer, Long> checks = new TreeMap<>();
+
+  /** The table was refreshed in this checkpoint. */
+  private boolean refreshed;
 
   /** This checkpoint's data files with deletes, and their current vectors (merged, replaced). */
   private final Map<String, DeleteFile> previousVectors = new HashMap<>();
@@ -75,11 +100,13 @@ final class PartitionOwner {
   PartitionOwner(
       RuntimeContext context,
       Table table,
+      String pipelineId,
       Set<Integer> keyFieldIds,
       String shardColumn,
       int subtask,
       int attempt) {
     this.table = table;
+    this.pipelineId = pipelineId;
     this.keyFieldIds = keyFieldIds;
     this.shardColumn = shardColumn;
     Schema keys = TypeUtil.select(table.schema(), keyFieldIds);
@@ -106,42 +133,140 @@ final class PartitionOwner {
                 PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO));
     this.indexedAt =
         context.getState(new ValueStateDescriptor<>("shardberg-owner-indexed-at", Types.LONG));
+    this.writtenIn =
+        context.getState(new ValueStateDescriptor<>("shardberg-owner-written-in", Types.LONG));
     this.deletes = new CommittedRowDeletes(table);
   }
 
   /**
-   * Before the first change to {@code partition} (the current key) since the state began: learns
-   * its rows from the committed table, or marks it empty when the caller knows it is ({@code
-   * knownEmpty}: an insert-only shard).
+   * Before a change to {@code partition} (the current key, {@code key}) of Flink checkpoint {@code
+   * checkpoint}: at the first since the state began, learns the partition's rows from the committed
+   * table, or marks it empty when the caller knows it is ({@code knownEmpty}: an insert-only
+   * shard); at the first of each later checkpoint, checks that no other committer changed the
+   * partition's shard since the index's snapshot, and reads the partition again if one did.
+   *
+   * @throws PipelineConflictException another committer changed the shard while changes of this
+   *     owner to the partition are not committed yet: neither the index nor the table is right
    */
-  void touch(PartitionKey partition, int shard, boolean knownEmpty) throws Exception {
-    if (indexedAt.value() != null) {
+  void touch(Object key, PartitionKey partition, int shard, boolean knownEmpty, long checkpoint)
+      throws Exception {
+    if (!checked.add(key)) {
       return;
     }
-    if (!knownEmpty) {
-      table.refresh(); // an insert-only shard needs no read, nor a fresh table for it
-      Snapshot readAt = table.currentSnapshot();
-      CommittedRows.Partition read =
-          CommittedRows.read(
-              table,
-              readAt == null ? null : readAt.snapshotId(),
-              partition,
-              keyFieldIds,
-              Expressions.equal(shardColumn, shard));
-      Map<String, Tuple2<String, Long>> entries = new HashMap<>();
-      read.rows()
-          .forEach(
-              (key, at) ->
-                  entries.put(
-                      codec.encode(recordKeyWrapper.copyFor(key)),
-                      Tuple2.of(at.file(), at.position())));
-      rows.putAll(entries);
-      for (Map.Entry<String, DeleteFile> vector : read.deletionVectors().entrySet()) {
-        vectors.put(vector.getKey(), InstantiationUtil.serializeObject(vector.getValue()));
+    Long at = indexedAt.value();
+    if (at == null) {
+      if (knownEmpty) {
+        Snapshot current = table.currentSnapshot(); // an insert-only shard needs no read
+        indexedAt.update(current == null ? PendingCheckpoint.NO_SNAPSHOT : current.snapshotId());
+      } else {
+        learn(partition, shard);
+      }
+    } else {
+      refreshOnce();
+      Snapshot current = table.currentSnapshot();
+      long now = current == null ? PendingCheckpoint.NO_SNAPSHOT : current.snapshotId();
+      if (at != now) {
+        Optional<InsertOnlyCheck.Finding> finding =
+            InsertOnlyCheck.foreignChange(
+                ((HasTableOperations) table).operations().current(),
+                table.io(),
+                shardColumn,
+                pipelineId,
+                new TreeMap<>(Map.of(shard, at)));
+        if (finding.isEmpty()) {
+          indexedAt.update(now);
+        } else {
+          learnAgain(partition, shard, at, finding.get());
+        }
       }
     }
-    Snapshot current = table.currentSnapshot();
-    indexedAt.update(current == null ? -1L : current.snapshotId());
+    checks.merge(shard, indexedAt.value(), this::older);
+    writtenIn.update(checkpoint);
+  }
+
+  /**
+   * The index of the partition no longer reflects the table: drops it and reads the partition from
+   * the table, when every change of this owner to it has landed; otherwise fails.
+   */
+  private void learnAgain(
+      PartitionKey partition, int shard, long at, InsertOnlyCheck.Finding finding)
+      throws Exception {
+    String path = table.spec().partitionToPath(partition);
+    Long written = writtenIn.value();
+    long landed =
+        PipelineProgress.read(table, pipelineId).map(p -> p.flinkCheckpointId()).orElse(-1L);
+    if (written != null && written > landed) {
+      throw new PipelineConflictException(
+          String.format(
+              "Cannot write partition %s of table %s by position (target.delete-mode: position):"
+                  + " its writer knows its rows as of snapshot %d, but %s, and the writer's changes"
+                  + " to it of Flink checkpoint %d are not committed yet (the last commit of pipeline"
+                  + " %s that landed is of Flink checkpoint %d), so neither the writer's index nor"
+                  + " the table can tell where its rows are. Stop the other writer of shard %d, then"
+                  + " resume the pipeline from its last checkpoint: the writer reads the partition"
+                  + " again from the table once its own changes have landed.",
+              path, table.name(), at, finding, written, pipelineId, landed, shard));
+    }
+    LOG.info(
+        "Partition {} of table {}: {}; its writer reads the partition again from the table (every"
+            + " change it made to it has landed)",
+        path,
+        table.name(),
+        finding);
+    rows.clear();
+    vectors.clear();
+    learn(partition, shard);
+  }
+
+  private void learn(PartitionKey partition, int shard) throws Exception {
+    refreshOnce();
+    Snapshot readAt = table.currentSnapshot();
+    CommittedRows.Partition read =
+        CommittedRows.read(
+            table,
+            readAt == null ? null : readAt.snapshotId(),
+            partition,
+            keyFieldIds,
+            Expressions.equal(shardColumn, shard));
+    Map<String, Tuple2<String, Long>> entries = new HashMap<>();
+    read.rows()
+        .forEach(
+            (key, at) ->
+                entries.put(
+                    codec.encode(recordKeyWrapper.copyFor(key)),
+                    Tuple2.of(at.file(), at.position())));
+    rows.putAll(entries);
+    for (Map.Entry<String, DeleteFile> vector : read.deletionVectors().entrySet()) {
+      vectors.put(vector.getKey(), InstantiationUtil.serializeObject(vector.getValue()));
+    }
+    indexedAt.update(readAt == null ? PendingCheckpoint.NO_SNAPSHOT : readAt.snapshotId());
+  }
+
+  private void refreshOnce() {
+    if (!refreshed) {
+      table.refresh();
+      refreshed = true;
+    }
+  }
+
+  private long older(long a, long b) {
+    if (a == PendingCheckpoint.NO_SNAPSHOT || b == PendingCheckpoint.NO_SNAPSHOT) {
+      return PendingCheckpoint.NO_SNAPSHOT;
+    }
+    Snapshot first = table.snapshot(a);
+    Snapshot second = table.snapshot(b);
+    if (first == null || second == null) {
+      return first == null ? a : b;
+    }
+    return first.sequenceNumber() <= second.sequenceNumber() ? a : b;
+  }
+
+  /**
+   * This checkpoint's changed shards, each with the oldest snapshot up to which a check of its
+   * partitions held: the coordinator checks from there before it commits.
+   */
+  SortedMap<Integer, Long> checks() {
+    return new TreeMap<>(checks);
   }
 
   /**
@@ -210,6 +335,9 @@ final class PartitionOwner {
       }
     }
     previousVectors.clear();
+    checked.clear();
+    checks.clear();
+    refreshed = false;
     return written;
   }
 

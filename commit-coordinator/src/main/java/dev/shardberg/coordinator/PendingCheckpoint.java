@@ -25,6 +25,11 @@ import java.util.SortedMap;
  * @param removedDeleteManifests encoded manifests of the delete files the commit removes, one per
  *     partition spec: deletion vectors the writers merged into new ones (a data file keeps one);
  *     empty in state of releases before deletion vectors
+ * @param ownerChecks with deletes by position ({@code target.delete-mode: position}): the shards
+ *     this checkpoint changed, each with the snapshot up to which their writers (the partitions'
+ *     owners) checked that no other committer changed them; the commit checks the rest of the way
+ *     ({@link InsertOnlyCheck#foreignChange}). Empty in the other mode and in state of releases
+ *     before this check
  */
 record PendingCheckpoint(
     long checkpointId,
@@ -35,7 +40,8 @@ record PendingCheckpoint(
     SortedMap<Integer, ShardCounts> shardCounts,
     String stagedBy,
     SortedMap<Integer, Long> insertOnlyScans,
-    List<byte[]> removedDeleteManifests) {
+    List<byte[]> removedDeleteManifests,
+    SortedMap<Integer, Long> ownerChecks) {
 
   /** No snapshot in the table when the writer scanned it. */
   static final long NO_SNAPSHOT = -1L;
@@ -59,10 +65,15 @@ record PendingCheckpoint(
         shardCounts,
         stagedBy,
         insertOnlyScans,
-        List.of());
+        List.of(),
+        java.util.Collections.emptySortedMap());
   }
 
   PendingCheckpoint {
+    ownerChecks =
+        ownerChecks == null
+            ? java.util.Collections.emptySortedMap()
+            : java.util.Collections.unmodifiableSortedMap(new java.util.TreeMap<>(ownerChecks));
     removedDeleteManifests = removedDeleteManifests == null ? List.of() : removedDeleteManifests;
     insertOnlyScans =
         java.util.Collections.unmodifiableSortedMap(new java.util.TreeMap<>(insertOnlyScans));
@@ -83,7 +94,8 @@ record PendingCheckpoint(
         shardCounts,
         stagedBy,
         insertOnlyScans,
-        removedDeleteManifests);
+        removedDeleteManifests,
+        ownerChecks);
   }
 
   /** The same entry with its insert-only scans moved to later verified points. */
@@ -97,7 +109,8 @@ record PendingCheckpoint(
         shardCounts,
         stagedBy,
         scans,
-        removedDeleteManifests);
+        removedDeleteManifests,
+        ownerChecks);
   }
 
   boolean isEmpty() {

@@ -15,12 +15,13 @@ import org.apache.flink.core.memory.DataOutputSerializer;
  * manifests (same), referenced data files (int count, then UTF each), shard counts (int count, then
  * int shard, long added, long deleted each). Version 2 appends: staging Flink job id (UTF, empty
  * when unknown), insert-only scans (int count, then int shard, long snapshot id each). Version 3
- * appends the manifests of the delete files the commit removes (as the data manifests). Version 1
- * entries restore with no staging job (lineage unknown) and no insert-only rows; versions 1 and 2
- * remove no delete file.
+ * appends the manifests of the delete files the commit removes (as the data manifests). Version 4
+ * appends the owners' checks (int count, then int shard, long snapshot id each). Version 1 entries
+ * restore with no staging job (lineage unknown) and no insert-only rows; versions 1 and 2 remove no
+ * delete file; versions 1 to 3 carry no owner check.
  */
 final class PendingCheckpointSerializer implements SimpleVersionedSerializer<PendingCheckpoint> {
-  static final int VERSION = 3;
+  static final int VERSION = 4;
   static final PendingCheckpointSerializer INSTANCE = new PendingCheckpointSerializer();
 
   @Override
@@ -52,6 +53,11 @@ final class PendingCheckpointSerializer implements SimpleVersionedSerializer<Pen
       out.writeLong(entry.getValue());
     }
     writeBlobs(out, pending.removedDeleteManifests());
+    out.writeInt(pending.ownerChecks().size());
+    for (var entry : pending.ownerChecks().entrySet()) {
+      out.writeInt(entry.getKey());
+      out.writeLong(entry.getValue());
+    }
     return out.getCopyOfBuffer();
   }
 
@@ -91,6 +97,13 @@ final class PendingCheckpointSerializer implements SimpleVersionedSerializer<Pen
       }
     }
     List<byte[]> removedDeleteManifests = version >= 3 ? readBlobs(in) : List.of();
+    SortedMap<Integer, Long> ownerChecks = new TreeMap<>();
+    if (version >= 4) {
+      int checkCount = in.readInt();
+      for (int i = 0; i < checkCount; i++) {
+        ownerChecks.put(in.readInt(), in.readLong());
+      }
+    }
     return new PendingCheckpoint(
         checkpointId,
         flinkCheckpointId,
@@ -100,7 +113,8 @@ final class PendingCheckpointSerializer implements SimpleVersionedSerializer<Pen
         counts,
         stagedBy,
         scans,
-        removedDeleteManifests);
+        removedDeleteManifests,
+        ownerChecks);
   }
 
   private static void writeBlobs(DataOutputSerializer out, List<byte[]> blobs) throws IOException {

@@ -43,7 +43,8 @@ final class PinnedBaseOperations extends ForwardingTableOperations {
   /**
    * For one checkpoint's commit: swaps from {@code base}, or from a newer base where the pipeline's
    * progress record and the schema are unchanged and no foreign write reached the insert-only
-   * shards since the checked snapshot (on a moved base only the snapshots after it need the check).
+   * shards since the checked snapshot, nor any foreign change to the shards whose owners delete by
+   * position (on a moved base only the snapshots after it need the check).
    */
   static PinnedBaseOperations forCheckpoint(
       TableOperations ops,
@@ -51,7 +52,8 @@ final class PinnedBaseOperations extends ForwardingTableOperations {
       org.apache.iceberg.io.FileIO io,
       String pipelineId,
       String shardColumn,
-      java.util.SortedMap<Integer, Long> insertOnlyScans) {
+      java.util.SortedMap<Integer, Long> insertOnlyScans,
+      java.util.Set<Integer> ownedShards) {
     String progressKey = PipelineProgress.propertyKey(pipelineId);
     String checkedProgress = base.properties().get(progressKey);
     int checkedSchema = base.currentSchemaId();
@@ -61,6 +63,8 @@ final class PinnedBaseOperations extends ForwardingTableOperations {
             ? PendingCheckpoint.NO_SNAPSHOT
             : base.currentSnapshot().snapshotId();
     insertOnlyScans.keySet().forEach(shard -> sinceChecked.put(shard, checkedSnapshot));
+    java.util.SortedMap<Integer, Long> ownedSinceChecked = new java.util.TreeMap<>();
+    ownedShards.forEach(shard -> ownedSinceChecked.put(shard, checkedSnapshot));
     return new PinnedBaseOperations(
         ops,
         base,
@@ -68,6 +72,9 @@ final class PinnedBaseOperations extends ForwardingTableOperations {
             moved.currentSchemaId() == checkedSchema
                 && java.util.Objects.equals(moved.properties().get(progressKey), checkedProgress)
                 && InsertOnlyCheck.foreignWrite(moved, io, shardColumn, pipelineId, sinceChecked)
+                    .isEmpty()
+                && InsertOnlyCheck.foreignChange(
+                        moved, io, shardColumn, pipelineId, ownedSinceChecked)
                     .isEmpty());
   }
 

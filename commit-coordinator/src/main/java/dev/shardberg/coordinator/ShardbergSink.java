@@ -269,7 +269,7 @@ public final class ShardbergSink {
                       equalityColumns,
                       insertOnlyInitialLoad,
                       versionedRows,
-                      deleteMode == DeleteMode.POSITION))
+                      deleteMode == DeleteMode.POSITION ? pipelineId : null))
               .uid(prefix + "-writer")
               .setParallelism(parallelism);
 

@@ -60,8 +60,12 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
   private final List<String> equalityColumns;
   private final boolean insertOnlyInitialLoad;
 
-  /** target.delete-mode position: this writer owns its partitions ({@link PartitionOwner}). */
-  private final boolean positionDeletes;
+  /**
+   * target.delete-mode position: this writer owns its partitions ({@link PartitionOwner}) and skips
+   * this pipeline's own commits when it checks the table for changes by others; null: the writer
+   * deletes by key.
+   */
+  private final String ownerPipelineId;
 
   private transient PartitionOwner owner;
 
@@ -135,11 +139,12 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
         equalityColumns,
         insertOnlyInitialLoad,
         versionedRows,
-        false);
+        null);
   }
 
   /**
-   * @param positionDeletes delete rows by position as their partitions' owner, never by key
+   * @param ownerPipelineId with deletes by position (the writer owns its partitions, never deletes
+   *     by key): the pipeline's id, whose commits are not changes by others; null: delete by key
    */
   ShardbergWriter(
       TableLoader tableLoader,
@@ -148,8 +153,8 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
       List<String> equalityColumns,
       boolean insertOnlyInitialLoad,
       boolean versionedRows,
-      boolean positionDeletes) {
-    this.positionDeletes = positionDeletes;
+      String ownerPipelineId) {
+    this.ownerPipelineId = ownerPipelineId;
     this.versionedRows = versionedRows;
     this.tableLoader = tableLoader;
     this.tableName = tableName;
@@ -191,7 +196,7 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
             tableName,
             rowType,
             equalityColumns,
-            positionDeletes ? DeleteMode.POSITION : DeleteMode.EQUALITY);
+            ownerPipelineId != null ? DeleteMode.POSITION : DeleteMode.EQUALITY);
     this.writers =
         DeltaTaskWriter.factory(
             table,
@@ -206,11 +211,12 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
     }
     this.insertOnlyShards = new HashSet<>();
     this.snapshotShards = new HashSet<>();
-    if (positionDeletes) {
+    if (ownerPipelineId != null) {
       this.owner =
           new PartitionOwner(
               getRuntimeContext(),
               table,
+              ownerPipelineId,
               equalityFieldIds,
               WriterTableCheck.shardColumn(rowType),
               subtask,
@@ -268,7 +274,7 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
         kind == RowKind.INSERT && shardsWithData != null && !shardsWithData.contains(shard);
     if (owner != null) {
       PartitionKey partition = writer.partitionOf(row);
-      owner.touch(partition, shard, insertOnly);
+      owner.touch(getCurrentKey(), partition, shard, insertOnly, lastCheckpointId + 1);
       if (kind != RowKind.INSERT || !insertOnly) {
         owner.delete(writer.keyOf(row), partition);
       }
@@ -309,7 +315,7 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
     PartitionKey partition =
         PartitionKeySelector.partitionOf(table.spec(), table.schema(), shard, bucket);
     if (owner != null) {
-      owner.touch(partition, shard, false);
+      owner.touch(getCurrentKey(), partition, shard, false, lastCheckpointId + 1);
       int deleted = owner.truncate(partition);
       truncatedPartitions.inc();
       counts.computeIfAbsent(shard, ignored -> new long[2]);
@@ -422,7 +428,9 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
           (System.nanoTime() - start) / 1_000_000);
       writer = null;
     }
+    Map<Integer, Long> ownerChecks = Map.of();
     if (owner != null) {
+      ownerChecks = owner.checks();
       DeleteWriteResult deletes = owner.complete(this::setCurrentKey);
       files =
           WriteResult.builder()
@@ -442,7 +450,8 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
     snapshotShards.clear();
     output.collect(
         new StreamRecord<>(
-            new WriterResult(checkpointId, subtask, files, shardCounts, scans, snapshots)));
+            new WriterResult(
+                checkpointId, subtask, files, shardCounts, scans, snapshots, ownerChecks)));
   }
 
   @Override

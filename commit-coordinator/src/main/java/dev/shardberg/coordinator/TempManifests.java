@@ -65,6 +65,7 @@ final class TempManifests {
       Collection<WriterResult> results)
       throws IOException {
     SortedMap<Integer, Long> scans = new TreeMap<>();
+    SortedMap<Integer, Long> ownerChecks = new TreeMap<>();
     SortedMap<Integer, List<DataFile>> dataBySpec = new TreeMap<>();
     SortedMap<Integer, List<DeleteFile>> deletesBySpec = new TreeMap<>();
     SortedMap<Integer, List<DeleteFile>> removedBySpec = new TreeMap<>();
@@ -87,6 +88,10 @@ final class TempManifests {
       result
           .insertOnlyScans()
           .forEach((shard, scan) -> scans.merge(shard, scan, (a, b) -> older(table, a, b)));
+      result
+          .ownerChecks()
+          .forEach(
+              (shard, checked) -> ownerChecks.merge(shard, checked, (a, b) -> older(table, a, b)));
     }
     int formatVersion = TableUtil.formatVersion(table);
     List<byte[]> dataManifests = new ArrayList<>();
@@ -113,7 +118,8 @@ final class TempManifests {
         counts,
         stagedBy,
         scans,
-        removedManifests);
+        removedManifests,
+        ownerChecks);
   }
 
   private static List<byte[]> writeDeleteManifests(

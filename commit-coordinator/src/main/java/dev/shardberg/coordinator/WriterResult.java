@@ -30,6 +30,13 @@ final class WriterResult implements Serializable {
    */
   private final TreeSet<Integer> snapshotShards;
 
+  /**
+   * As the owner of its partitions: the shards changed in this checkpoint, each with the snapshot
+   * up to which the writer checked that no other committer changed them (null from a writer of a
+   * release before the check).
+   */
+  private final TreeMap<Integer, Long> ownerChecks;
+
   WriterResult(
       long checkpointId, int subtask, WriteResult files, Map<Integer, ShardCounts> counts) {
     this(checkpointId, subtask, files, counts, Map.of());
@@ -59,6 +66,22 @@ final class WriterResult implements Serializable {
       Map<Integer, ShardCounts> counts,
       Map<Integer, Long> insertOnlyScans,
       Set<Integer> snapshotShards) {
+    this(checkpointId, subtask, files, counts, insertOnlyScans, snapshotShards, Map.of());
+  }
+
+  /**
+   * @param ownerChecks as the owner of its partitions, the shards changed in this checkpoint, each
+   *     with the snapshot up to which the writer checked them
+   */
+  WriterResult(
+      long checkpointId,
+      int subtask,
+      WriteResult files,
+      Map<Integer, ShardCounts> counts,
+      Map<Integer, Long> insertOnlyScans,
+      Set<Integer> snapshotShards,
+      Map<Integer, Long> ownerChecks) {
+    this.ownerChecks = new TreeMap<>(ownerChecks);
     this.snapshotShards = new TreeSet<>(snapshotShards);
     this.checkpointId = checkpointId;
     this.subtask = subtask;
@@ -69,6 +92,12 @@ final class WriterResult implements Serializable {
 
   SortedMap<Integer, Long> insertOnlyScans() {
     return Collections.unmodifiableSortedMap(insertOnlyScans);
+  }
+
+  SortedMap<Integer, Long> ownerChecks() {
+    return ownerChecks == null
+        ? Collections.emptySortedMap()
+        : Collections.unmodifiableSortedMap(ownerChecks);
   }
 
   SortedSet<Integer> snapshotShards() {

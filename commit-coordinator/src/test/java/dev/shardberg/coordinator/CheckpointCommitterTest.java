@@ -533,6 +533,56 @@ class CheckpointCommitterTest {
     assertThat(applied.get(0).recordCount()).isEqualTo(2);
   }
 
+  /**
+   * Deletes by position whose writers checked their shard up to snapshot S: a commit by someone
+   * else to another shard after S, or a manifest rewrite, does not stop them; one to their own
+   * shard (an external compaction that moved the rows) refuses the checkpoint — nothing committed,
+   * the message names the snapshot and the way on — since the deletes name places the rows left.
+   */
+  @Test
+  void deletesByPositionAreRefusedAfterAnotherCommitterChangedTheirShardSinceTheWritersCheck()
+      throws Exception {
+    table.updateProperties().set(TableProperties.FORMAT_VERSION, "3").commit();
+    Run a = new Run(-1).fresh();
+    a.stage(1, 1, "a", 1, 2, 3, 4);
+    a.stage(2, 2, "a", 11, 12);
+    a.commitUpTo(2);
+    table.refresh();
+    long checkedAt = table.currentSnapshot().snapshotId();
+    table.newAppend().appendFile(inserts(9, 2, "foreign", 50).files().dataFiles()[0]).commit();
+    table.rewriteManifests().rewriteIf(manifest -> true).commit(); // moves no row
+    WriteResult first = deletes(livePositions().get(1L), Map.of());
+    a.stage(3, owned(3, first, checkedAt));
+    a.commitUpTo(3);
+    assertThat(committedCheckpoints()).containsExactly(1L, 2L, 3L);
+
+    table.refresh();
+    long checkedAgain = table.currentSnapshot().snapshotId();
+    WriteResult second = deletes(livePositions().get(2L), Map.of());
+    assertThat(ForeignCommits.compactShard(table, 1)).isEqualTo(3);
+    table.refresh();
+    long compaction = table.currentSnapshot().snapshotId();
+    Set<Row> before = rows();
+    a.stage(4, owned(4, second, checkedAgain));
+    assertThatThrownBy(() -> a.commitUpTo(4))
+        .isInstanceOf(PipelineConflictException.class)
+        .hasMessageContaining("Cannot commit checkpoint 4 of pipeline " + PIPELINE)
+        .hasMessageContaining(
+            "snapshot " + compaction + " (operation replace, not a Shardberg commit)")
+        .hasMessageContaining("shard 1")
+        .hasMessageContaining(
+            "resume the pipeline from the checkpoint or savepoint of its last commit that landed"
+                + " (pipeline checkpoint 3");
+    assertThat(committedCheckpoints()).containsExactly(1L, 2L, 3L);
+    assertThat(rows()).isEqualTo(before).contains(new Row(1, 2, "a"));
+  }
+
+  /** One writer's deletes of shard 1, checked by it up to {@code checkedAt}. */
+  private static WriterResult owned(long c, WriteResult deletes, long checkedAt) {
+    return new WriterResult(
+        c, 0, deletes, Map.of(1, new ShardCounts(0, 1)), Map.of(), Set.of(), Map.of(1, checkedAt));
+  }
+
   /** Where each live row of shard 1 is, by id. */
   private Map<Long, FilePosition> livePositions() throws IOException {
     Map<Long, FilePosition> where = new java.util.TreeMap<>();

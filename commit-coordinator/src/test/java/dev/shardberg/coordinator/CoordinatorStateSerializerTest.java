@@ -35,9 +35,13 @@ class CoordinatorStateSerializerTest {
   private static final String VERSION_1_HEX =
       stateWithEntry(2, PendingCheckpointSerializerTest.VERSION_2_HEX);
 
-  /** The same state as this release writes it: its pending entry at version 3. */
+  /** The same state as the release with deletion vectors wrote it: its entry at version 3. */
   private static final String VERSION_1_ENTRY_3_HEX =
       stateWithEntry(3, PendingCheckpointSerializerTest.VERSION_3_HEX);
+
+  /** The same state as this release writes it: its pending entry at version 4. */
+  private static final String VERSION_1_ENTRY_4_HEX =
+      stateWithEntry(4, PendingCheckpointSerializerTest.VERSION_4_HEX);
 
   private static String stateWithEntry(int entryVersion, String entryHex) {
     return "0006"
@@ -74,7 +78,8 @@ class CoordinatorStateSerializerTest {
   @Test
   void frozenVersionOneBytesStillRead() throws IOException {
     assertThat(HexFormat.of().formatHex(serializer.serialize(SAMPLE)))
-        .isEqualTo(VERSION_1_ENTRY_3_HEX);
+        .isEqualTo(VERSION_1_ENTRY_4_HEX);
+    assertSame(serializer.deserialize(1, HexFormat.of().parseHex(VERSION_1_ENTRY_4_HEX)), SAMPLE);
     assertSame(serializer.deserialize(1, HexFormat.of().parseHex(VERSION_1_ENTRY_3_HEX)), SAMPLE);
     // as the release before deletion vectors wrote it: its pending entry at version 2
     assertSame(serializer.deserialize(1, HexFormat.of().parseHex(VERSION_1_HEX)), SAMPLE);

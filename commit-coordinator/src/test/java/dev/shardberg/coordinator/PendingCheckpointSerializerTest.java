@@ -86,24 +86,58 @@ class PendingCheckpointSerializerTest {
           SAMPLE.shardCounts(),
           SAMPLE.stagedBy(),
           SAMPLE.insertOnlyScans(),
-          List.of(new byte[] {7, 8}, new byte[] {9}));
+          List.of(new byte[] {7, 8}, new byte[] {9}),
+          new TreeMap<>());
 
   /** Version 3 bytes of {@link #SAMPLE_REMOVING}, frozen. */
   private static final String VERSION_3_REMOVING_HEX =
       VERSION_2_HEX + "00000002" + "00000002" + "0708" + "00000001" + "09";
 
+  /** {@link #SAMPLE_REMOVING} with the owners' checks of two shards (deletes by position). */
+  static final PendingCheckpoint SAMPLE_OWNED =
+      new PendingCheckpoint(
+          SAMPLE.checkpointId(),
+          SAMPLE.flinkCheckpointId(),
+          SAMPLE.dataManifests(),
+          SAMPLE.deleteManifests(),
+          SAMPLE.referencedDataFiles(),
+          SAMPLE.shardCounts(),
+          SAMPLE.stagedBy(),
+          SAMPLE.insertOnlyScans(),
+          SAMPLE_REMOVING.removedDeleteManifests(),
+          new TreeMap<>(Map.of(3, 77L, 9, PendingCheckpoint.NO_SNAPSHOT)));
+
+  /** Version 4 bytes of {@link #SAMPLE}, frozen: version 3's, then no owner check. */
+  static final String VERSION_4_HEX = VERSION_3_HEX + "00000000";
+
+  /** Version 4 bytes of {@link #SAMPLE_OWNED}, frozen. */
+  private static final String VERSION_4_OWNED_HEX =
+      VERSION_3_REMOVING_HEX
+          + "00000002"
+          + "00000003"
+          + "000000000000004d"
+          + "00000009"
+          + "ffffffffffffffff";
+
   private final PendingCheckpointSerializer serializer = PendingCheckpointSerializer.INSTANCE;
 
   @Test
-  void isAtVersionThree() {
-    assertThat(serializer.getVersion()).isEqualTo(3);
+  void isAtVersionFour() {
+    assertThat(serializer.getVersion()).isEqualTo(4);
   }
 
   @Test
-  void frozenVersionThreeBytesStillRead() throws IOException {
-    assertThat(HexFormat.of().formatHex(serializer.serialize(SAMPLE))).isEqualTo(VERSION_3_HEX);
-    assertThat(HexFormat.of().formatHex(serializer.serialize(SAMPLE_REMOVING)))
-        .isEqualTo(VERSION_3_REMOVING_HEX);
+  void frozenVersionFourBytesStillRead() throws IOException {
+    assertThat(HexFormat.of().formatHex(serializer.serialize(SAMPLE))).isEqualTo(VERSION_4_HEX);
+    assertThat(HexFormat.of().formatHex(serializer.serialize(SAMPLE_OWNED)))
+        .isEqualTo(VERSION_4_OWNED_HEX);
+    assertSame(serializer.deserialize(4, HexFormat.of().parseHex(VERSION_4_HEX)), SAMPLE);
+    assertSame(
+        serializer.deserialize(4, HexFormat.of().parseHex(VERSION_4_OWNED_HEX)), SAMPLE_OWNED);
+  }
+
+  @Test
+  void frozenVersionThreeBytesStillReadWithoutOwnerChecks() throws IOException {
     assertSame(serializer.deserialize(3, HexFormat.of().parseHex(VERSION_3_HEX)), SAMPLE);
     assertSame(
         serializer.deserialize(3, HexFormat.of().parseHex(VERSION_3_REMOVING_HEX)),
@@ -118,6 +152,9 @@ class PendingCheckpointSerializerTest {
     assertSame(
         serializer.deserialize(serializer.getVersion(), serializer.serialize(SAMPLE_REMOVING)),
         SAMPLE_REMOVING);
+    assertSame(
+        serializer.deserialize(serializer.getVersion(), serializer.serialize(SAMPLE_OWNED)),
+        SAMPLE_OWNED);
   }
 
   @Test
@@ -131,16 +168,16 @@ class PendingCheckpointSerializerTest {
     PendingCheckpoint restored = serializer.deserialize(1, HexFormat.of().parseHex(VERSION_1_HEX));
     assertSame(restored, SAMPLE_V1);
     // written again (at the next checkpoint) it stays without lineage
-    assertSame(serializer.deserialize(3, serializer.serialize(restored)), SAMPLE_V1);
+    assertSame(serializer.deserialize(4, serializer.serialize(restored)), SAMPLE_V1);
   }
 
   @Test
   void unsupportedVersionIsRejectedWithTheFix() {
-    assertThatThrownBy(() -> serializer.deserialize(4, serializer.serialize(SAMPLE)))
+    assertThatThrownBy(() -> serializer.deserialize(5, serializer.serialize(SAMPLE)))
         .isInstanceOf(IOException.class)
         .hasMessage(
-            "Cannot restore a pending Shardberg checkpoint: state version 4 is not supported by"
-                + " this release (it reads versions 1 to 3). Restore with the release that wrote"
+            "Cannot restore a pending Shardberg checkpoint: state version 5 is not supported by"
+                + " this release (it reads versions 1 to 4). Restore with the release that wrote"
                 + " the checkpoint, or start the pipeline without state.");
   }
 
@@ -155,6 +192,7 @@ class PendingCheckpointSerializerTest {
     assertThat(actual.insertOnlyScans()).isEqualTo(expected.insertOnlyScans());
     assertThat(actual.removedDeleteManifests())
         .containsExactlyElementsOf(expected.removedDeleteManifests());
+    assertThat(actual.ownerChecks()).isEqualTo(expected.ownerChecks());
   }
 
   static String hex(String text) {

@@ -228,6 +228,135 @@ class ShardbergSinkScenarioTest {
     }
   }
 
+  static Stream<Arguments> foreignCommits() {
+    return Stream.of(2, 3)
+        .flatMap(
+            version ->
+                Stream.of(
+                    Arguments.of(version, "a foreign compaction of shard 1", true, false),
+                    Arguments.of(
+                        version, "a foreign compaction, then the history expired", true, true),
+                    Arguments.of(version, "the history expired", false, true)));
+  }
+
+  /**
+   * The owners' index is a cache of the table: between two checkpoints someone else compacts shard
+   * 1 (its rows move to new files, the deletes by position go with the old ones) and/or expires the
+   * history the owners last checked from. The next changes to shard 1 find the rows where they are
+   * now: no key twice, no deleted row back, after every commit. (Without the check, the deletes
+   * name the files the compaction removed and the rewritten copies stay: duplicate keys.)
+   */
+  @ParameterizedTest(name = "v{0}: {1}")
+  @MethodSource("foreignCommits")
+  void ownersReadAPartitionAgainAfterAnotherCommitterChangedIt(
+      int formatVersion, String name, boolean compact, boolean expire) throws Exception {
+    Table table = TestTables.create(warehouse, 2);
+    table
+        .updateProperties()
+        .set(TableProperties.FORMAT_VERSION, Integer.toString(formatVersion))
+        .commit();
+    List<Change> load = new ArrayList<>();
+    for (long id = 1; id <= 6; id++) {
+      load.add(insert(1, id, "a"));
+    }
+    load.add(insert(2, 1, "a"));
+    load.add(insert(2, 2, "a"));
+    List<List<Change>> script =
+        List.of(
+            load,
+            List.of(updateBefore(1, 1, "a"), updateAfter(1, 1, "b"), insert(2, 3, "a")),
+            List.of(
+                updateBefore(1, 1, "b"),
+                updateAfter(1, 1, "c"),
+                delete(1, 2, "a"),
+                updateBefore(1, 3, "a"),
+                updateAfter(1, 3, "c"),
+                updateBefore(2, 1, "a"),
+                updateAfter(2, 1, "c")),
+            List.of(delete(1, 1, "c"), insert(1, 2, "again"), delete(2, 3, "a")));
+
+    run(
+        name,
+        script,
+        sink -> sink.deleteMode(DeleteMode.POSITION),
+        2,
+        new ForeignCommitGate(
+            warehouse.toString(), Change.expectedRows(script.subList(0, 2)), compact, expire));
+
+    table.refresh();
+    assertThat(TestTables.read(table))
+        .containsExactlyInAnyOrderElementsOf(Change.expectedRows(script));
+    if (compact) {
+      assertThat(table.snapshots())
+          .as("the foreign compaction is in the table's history")
+          .anyMatch(
+              s ->
+                  "replace".equals(s.operation())
+                      && !s.summary().containsKey(SnapshotSummaryKeys.PIPELINE_ID));
+    }
+    for (org.apache.iceberg.Snapshot snapshot : table.snapshots()) {
+      assertThat(snapshot.summary().getOrDefault("added-equality-deletes", "0"))
+          .as("equality deletes added by snapshot %s", snapshot.snapshotId())
+          .isEqualTo("0");
+      if (snapshot.summary().containsKey(SnapshotSummaryKeys.PIPELINE_ID)) {
+        TestTables.readAt(table, snapshot.snapshotId()); // each key once after every commit
+      }
+    }
+  }
+
+  /**
+   * Before step 2: waits until the first two steps are in the table, then compacts shard 1 and/or
+   * expires every snapshot but the current one, as another tool on the table would.
+   */
+  private static final class ForeignCommitGate implements ScriptedChangelogSource.Gate {
+    private static final long serialVersionUID = 1L;
+    private final String warehouse;
+    private final java.util.HashSet<String> before; // rows as text: a Row is not serializable
+    private final boolean compact;
+    private final boolean expire;
+    private boolean done;
+
+    ForeignCommitGate(
+        String warehouse, java.util.Set<TestTables.Row> before, boolean compact, boolean expire) {
+      this.warehouse = warehouse;
+      this.before = text(before);
+      this.compact = compact;
+      this.expire = expire;
+    }
+
+    @Override
+    public boolean open() {
+      if (done) {
+        return true;
+      }
+      Table table = TestTables.load(Path.of(warehouse));
+      if (!text(TestTables.read(table)).equals(before)) {
+        return false;
+      }
+      if (compact) {
+        assertThat(ForeignCommits.compactShard(table, 1)).isEqualTo(6);
+      }
+      if (expire) {
+        table.refresh();
+        table
+            .expireSnapshots()
+            .expireOlderThan(System.currentTimeMillis() + 1)
+            .retainLast(1)
+            .commit();
+        table.refresh();
+        assertThat(table.snapshots()).hasSize(1);
+      }
+      done = true;
+      return true;
+    }
+
+    private static java.util.HashSet<String> text(java.util.Set<TestTables.Row> rows) {
+      java.util.HashSet<String> text = new java.util.HashSet<>();
+      rows.forEach(row -> text.add(row.toString()));
+      return text;
+    }
+  }
+
   private static long addedEqualityDeletes(Table table) {
     long total = 0;
     for (org.apache.iceberg.Snapshot snapshot : table.snapshots()) {
@@ -242,13 +371,24 @@ class ShardbergSinkScenarioTest {
       List<List<Change>> steps,
       java.util.function.UnaryOperator<ShardbergSink.Builder> mode)
       throws Exception {
+    run(name, steps, mode, -1, () -> true);
+  }
+
+  /** The same, waiting before step {@code gateBeforeStep} until {@code gate} opens. */
+  private void run(
+      String name,
+      List<List<Change>> steps,
+      java.util.function.UnaryOperator<ShardbergSink.Builder> mode,
+      int gateBeforeStep,
+      ScriptedChangelogSource.Gate gate)
+      throws Exception {
     Configuration config = new Configuration();
     config.set(RestartStrategyOptions.RESTART_STRATEGY, "none");
     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(config);
     env.enableCheckpointing(100);
     DataStream<RowData> changes =
         env.addSource(
-                new ScriptedChangelogSource(steps),
+                new ScriptedChangelogSource(steps, gateBeforeStep, gate),
                 "scripted changelog",
                 InternalTypeInfo.of(TestTables.ROW_TYPE))
             .setParallelism(1);
