@@ -404,6 +404,16 @@ class ShardTableLifeTest {
   void aShardCreatedOnAKnownHostIsReadAloneAtTheResumeWithTheSameConfig() throws Exception {
     Shards shards = shards("fleet", 2, 20);
     ShardbergConfig config = load(config("fleet", "fleet-pipeline"), "fleet-pipeline.yaml");
+    try (dev.shardberg.tests.job.CapturedLog log =
+        new dev.shardberg.tests.job.CapturedLog(
+            "dev.shardberg", org.apache.logging.log4j.Level.INFO)) {
+      aShardCreatedOnAKnownHostIsReadAloneAtTheResume(shards, config, log);
+    }
+  }
+
+  private static void aShardCreatedOnAKnownHostIsReadAloneAtTheResume(
+      Shards shards, ShardbergConfig config, dev.shardberg.tests.job.CapturedLog log)
+      throws Exception {
     JobClient first =
         ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), config);
     Table table = Catalogs.loadTable(config.target());
@@ -419,6 +429,18 @@ class ShardTableLifeTest {
       shards.upsert(0, 21, 21);
       List<String> withoutShard2 = shards.rows().stream().filter(r -> !r.startsWith("2|")).toList();
       awaitRows(table, withoutShard2);
+      // not silent: the host watch names the table and the way on (it looks every 30 s)
+      await()
+          .atMost(Duration.ofSeconds(75))
+          .pollInterval(Duration.ofMillis(500))
+          .until(
+              () ->
+                  log.has(
+                      org.apache.logging.log4j.Level.WARN,
+                      "Table 'fleet.orders_2'",
+                      "matches the shard patterns (shard 2) but is not read while the job runs",
+                      "resume it with the same config"));
+      assertThat(tableRows(table)).as("not read while the job runs").isEqualTo(withoutShard2);
       savepoint =
           first
               .triggerSavepoint(
@@ -458,6 +480,13 @@ class ShardTableLifeTest {
       awaitRows(table, shards.rows());
       VerifyReport report = Reconciliation.verify(config, 5);
       assertThat(report.matches()).as(report.render()).isTrue();
+      assertThat(
+              log.has(
+                  org.apache.logging.log4j.Level.INFO,
+                  "Shard 2 ('fleet.orders_2')",
+                  "is new to the restored state: it is read alone from a fresh snapshot"))
+          .as("one INFO line names the new shard")
+          .isTrue();
       Map<Integer, Long> added = addedRows(table, "fleet-pipeline", second);
       assertThat(added)
           .as("only shard 2 is read from a snapshot; shards 0 and 1 add only their new changes")
