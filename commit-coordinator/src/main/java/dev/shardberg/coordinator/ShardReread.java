@@ -54,8 +54,11 @@ final class ShardReread {
    * Which shards the state knows, and which of this run's shards to replace: those a restored state
    * does not know. A first run knows every shard it writes (a start without state on a table with
    * data is checked before the job starts); state from before this bookkeeping ({@code
-   * restoredKnown} null) knows every shard too. A shard new to the restored state that {@code
-   * tables.reread-shards} does not name is refused: the source would read it from the binlog alone.
+   * restoredKnown} null) knows every shard too. A shard new to the restored state is replaced when
+   * it is in {@code options.rereadShards()} (the job passes every shard when its source snapshots
+   * new shards by itself, the {@code initial} startup mode); any other is refused, naming the way
+   * on: with deletes by position (no delete by key to replace its old rows with), or a source that
+   * would read it from the binlog alone.
    *
    * @param restoredKnown the shards the restored state knows; null without state, or state from
    *     before the bookkeeping
@@ -85,20 +88,32 @@ final class ShardReread {
     if (options.rereadShards() != null) {
       undeclared.removeAll(options.rereadShards());
     }
+    if (!undeclared.isEmpty() && options.deleteMode() == DeleteMode.POSITION) {
+      throw new PipelineConflictException(
+          String.format(
+              "Cannot resume pipeline %s on table %s: shard(s) %s are new to the restored state (created since, or"
+                  + " left out with tables.exclude-shards in the run it resumes from), and a shard new to the state is"
+                  + " read from a fresh snapshot that replaces its old rows by key, which 'target.delete-mode' ="
+                  + " position does not do yet. Leave them out (tables.exclude-shards: %s) and resume again from the"
+                  + " same checkpoint, or read them in a run with 'target.delete-mode' = equality",
+              options.pipelineId(), options.tableName(), undeclared, undeclared));
+    }
     if (!undeclared.isEmpty()) {
       throw new PipelineConflictException(
           String.format(
-              "Cannot resume pipeline %s on table %s: shard(s) %s are new to the restored state (left out with"
-                  + " tables.exclude-shards in the run it resumes from, or added to the config since), and this run"
-                  + " would read them from the binlog alone: the table would keep their old rows and miss those never"
-                  + " changed since. Resume again from the same checkpoint with tables.reread-shards: %s (they are"
-                  + " then read from a fresh snapshot and their old rows replaced), or leave them in tables.exclude-shards",
+              "Cannot resume pipeline %s on table %s: shard(s) %s are new to the restored state (created since, or"
+                  + " left out with tables.exclude-shards in the run it resumes from), and this run would read them"
+                  + " from the binlog alone (source.startup-mode is not initial): the table would keep their old rows"
+                  + " and miss those never changed since. Resume again from the same checkpoint with"
+                  + " tables.reread-shards: %s (they are then read from a fresh snapshot and their old rows"
+                  + " replaced), or leave them in tables.exclude-shards",
               options.pipelineId(), options.tableName(), undeclared, undeclared));
     }
     if (!bookkeeping.reread.isEmpty()) {
       LOG.info(
-          "Pipeline {} writes shard(s) {} of table {} again after leaving them out: the source reads them from a fresh"
-              + " snapshot, and the checkpoint that holds the first rows of it deletes their older rows in the table",
+          "Pipeline {} writes shard(s) {} of table {} that the restored state does not know (created since, or left"
+              + " out before): the source reads each alone from a fresh snapshot, and the checkpoint that holds its"
+              + " first rows deletes any older rows of that shard number in the table",
           options.pipelineId(),
           bookkeeping.reread,
           options.tableName());

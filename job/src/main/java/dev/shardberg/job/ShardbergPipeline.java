@@ -11,6 +11,7 @@ import dev.shardberg.job.config.ShardbergConfig;
 import dev.shardberg.job.config.ShardbergConfig.PipelineConfig;
 import dev.shardberg.job.config.ShardbergConfig.SourceConfig;
 import dev.shardberg.job.config.ShardbergConfig.ZooKeeperConfig;
+import dev.shardberg.job.config.StartupMode;
 import dev.shardberg.router.SchemaChangeBehavior;
 import dev.shardberg.router.Secret;
 import dev.shardberg.router.discovery.LogicalTableSpec;
@@ -27,7 +28,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.function.Function;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
-import org.apache.flink.cdc.connectors.mysql.source.MySqlSource;
+import org.apache.flink.api.connector.source.Source;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.ExternalizedCheckpointRetention;
@@ -124,10 +125,10 @@ public final class ShardbergPipeline {
         .deleteMode(config.target().deleteMode())
         .maintenance(config.maintenance())
         .versionedRows(evolves(config)) // the taggers' rows follow the table's schema
-        // a shard included again after tables.exclude-shards is read from a fresh snapshot: its old
-        // rows go
+        // a shard new to a restored state (created meanwhile, or included again after
+        // tables.exclude-shards) is read from a fresh snapshot: its old rows go
         .shards(plan.shardNumbers())
-        .rereadShards(config.tables().rereadShards())
+        .rereadShards(replaceableShards(config, plan))
         .uidPrefix(SINK_UID_PREFIX)
         .append();
 
@@ -180,16 +181,7 @@ public final class ShardbergPipeline {
         continue; // discovery already warned: no shard on this host
       }
       SourceConfig source = sourceConfig(config, host.name());
-      MySqlSource<RowData> mySqlSource =
-          MySqlSources.forHost(
-              plan,
-              layout,
-              host,
-              source,
-              config.cdc(),
-              evolver,
-              !config.tables().excludeShards().isEmpty()
-                  || !config.tables().rereadShards().isEmpty());
+      Source<RowData, ?, ?> mySqlSource = source(config, plan, layout, host, source, evolver);
       DataStream<RowData> read =
           env.fromSource(mySqlSource, WatermarkStrategy.noWatermarks(), "MySQL " + host.name())
               .uid(SOURCE_UID_PREFIX + host.name())
@@ -212,6 +204,14 @@ public final class ShardbergPipeline {
                   new SourceHostWatch(
                       host,
                       plan.tablesOf(host.name()),
+                      // to name shard tables created while the job runs (this host only)
+                      new LogicalTableSpec(
+                          List.of(host),
+                          spec.databasePattern(),
+                          spec.tablePattern(),
+                          spec.explicitShardMap(),
+                          spec.keyColumns(),
+                          spec.excludedShards()),
                       config.cdc().healthCheckInterval(),
                       config.cdc().unreachableTimeout()))
               .uid(HOST_WATCH_UID_PREFIX + host.name())
@@ -219,6 +219,59 @@ public final class ShardbergPipeline {
       changes = changes == null ? hostChanges : changes.union(hostChanges);
     }
     return new Sources(plan, layout, changes);
+  }
+
+  /**
+   * The host's CDC source. In the {@code initial} startup mode a {@link ShardFleetSource}: at a
+   * restore, a shard table the state does not know is read alone from a fresh snapshot (its old
+   * rows replaced by the coordinator), one it knows that left the plan is dropped from the state,
+   * with no config change. In the other startup modes no shard is ever snapshotted: Flink CDC's
+   * scanning for added and removed tables is on only while {@code tables.exclude-shards} or {@code
+   * tables.reread-shards} lists a shard, as before.
+   */
+  private static Source<RowData, ?, ?> source(
+      ShardbergConfig config,
+      ShardPlan plan,
+      TableLayout layout,
+      MySqlHost host,
+      SourceConfig source,
+      TableSchemaEvolver evolver) {
+    if (snapshotsNewShards(config)) {
+      return new ShardFleetSource(
+          host.name(),
+          plan.tablesOf(host.name()),
+          MySqlSources.forHost(plan, layout, host, source, config.cdc(), evolver, true),
+          MySqlSources.forHost(plan, layout, host, source, config.cdc(), evolver, false));
+    }
+    return MySqlSources.forHost(
+        plan,
+        layout,
+        host,
+        source,
+        config.cdc(),
+        evolver,
+        !config.tables().excludeShards().isEmpty() || !config.tables().rereadShards().isEmpty());
+  }
+
+  /**
+   * Whether a shard new to a restored state is read from a fresh snapshot by itself ({@link
+   * ShardFleetSource}): in the {@code initial} startup mode.
+   */
+  static boolean snapshotsNewShards(ShardbergConfig config) {
+    return config.cdc().startupMode() == StartupMode.INITIAL;
+  }
+
+  /**
+   * The shards the coordinator may find new to a restored state and replace with their fresh
+   * snapshot: every shard of the plan when the source snapshots new shards by itself and deletes
+   * are by key; else only those of {@code tables.reread-shards} (with deletes by position, none:
+   * the coordinator refuses a shard new to the state, naming the mode).
+   */
+  static java.util.Set<Integer> replaceableShards(ShardbergConfig config, ShardPlan plan) {
+    if (config.target().deleteMode() == DeleteMode.POSITION) {
+      return java.util.Set.of();
+    }
+    return snapshotsNewShards(config) ? plan.shardNumbers() : config.tables().rereadShards();
   }
 
   /**

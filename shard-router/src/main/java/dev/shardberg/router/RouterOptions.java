@@ -123,7 +123,7 @@ public final class RouterOptions {
               "Shard numbers the job leaves out: not read, not checked against the others; their rows in the"
                   + " table stay as they are. Resumed from a checkpoint, the job drops their read position;"
                   + " removed from this list again later, each is read from a fresh snapshot (its old rows"
-                  + " replaced, with tables.reread-shards) while the other shards go on from their position. The way past a change on"
+                  + " replaced) while the other shards go on from their position. The way past a change on"
                   + " one shard that the table cannot follow (docs/schema-evolution.md, 'Re-reading one shard').");
   public static final ConfigOption<List<Integer>> TABLES_REREAD_SHARDS =
       ConfigOptions.key("tables.reread-shards")
@@ -131,11 +131,11 @@ public final class RouterOptions {
           .asList()
           .defaultValues()
           .withDescription(
-              "Shard numbers to read from a fresh snapshot when the job resumes from a checkpoint of a run that"
-                  + " left them out (tables.exclude-shards) or did not have them yet (a shard added to the"
-                  + " config): their old rows in the table are replaced, the other shards go on from their position."
-                  + " Remove them from the list at a later restart. A resumed job that meets such a shard without"
-                  + " it here stops, naming it.");
+              "Shard numbers to read from a fresh snapshot when the job resumes from a checkpoint whose state does"
+                  + " not know them, in the startup modes latest and timestamp. In the initial mode (the default) it is"
+                  + " not needed: a shard new to the restored state (created while the job was stopped, or included"
+                  + " again after tables.exclude-shards) is read alone from a fresh snapshot by itself, its old rows"
+                  + " replaced, the other shards going on from their position (docs/shard-fleet.md).");
 
   // ---- source: the binlog format watch --------------------------------------------------------
   public static final ConfigOption<Duration> SOURCE_BINLOG_FORMAT_CHECK_INTERVAL =

@@ -2,6 +2,7 @@ package dev.shardberg.router.watch;
 
 import dev.shardberg.router.Preconditions;
 import dev.shardberg.router.ShardTable;
+import dev.shardberg.router.discovery.LogicalTableSpec;
 import dev.shardberg.router.discovery.MySqlHost;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -52,7 +53,11 @@ import org.slf4j.LoggerFactory;
  *   <li>subtask 0 also checks, every {@link #TABLES_CHECK_EVERY}, that the host's shard tables
  *       still exist: a shard whose table is gone (a {@code DROP TABLE}) logs one WARN naming it
  *       (its rows stay in the Iceberg table: no data is deleted because of a DDL) and counts in
- *       gauge {@code droppedShards}; {@code status} lists such shards too.
+ *       gauge {@code droppedShards}; {@code status} lists such shards too. In the same look, a
+ *       table that matches the shard patterns but is not in the plan (created after the job
+ *       started) logs one WARN naming it and its shard number: it is not read while the job runs,
+ *       and is read alone from a fresh snapshot at the next resume (a number that clashes with a
+ *       shard's stops that resume, naming both tables).
  * </ul>
  *
  * <p>The binlog reader itself (Flink CDC / Debezium) fails its task when the server closes the
@@ -75,6 +80,9 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
   /** The host's shard tables in the plan (empty: not checked). */
   private final List<ShardTable> tables;
 
+  /** The shard patterns, to name tables created while the job runs; null: not looked for. */
+  private final LogicalTableSpec spec;
+
   private final long probeMillis;
   private final Duration unreachableLimit;
 
@@ -90,6 +98,7 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
   private transient long lastTablesCheckMillis; // prober thread only
   private transient Set<Integer> droppedShards; // task thread writes, gauge reads the size
   private transient volatile int droppedShardCount;
+  private transient Set<String> unplannedSeen; // prober thread only: tables already warned about
 
   public SourceHostWatch(MySqlHost host, Duration probeInterval, Duration unreachableLimit) {
     this(host, List.of(), probeInterval, unreachableLimit);
@@ -98,8 +107,22 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
   /** Watches {@code host} and checks that {@code tables} (its shards in the plan) still exist. */
   public SourceHostWatch(
       MySqlHost host, List<ShardTable> tables, Duration probeInterval, Duration unreachableLimit) {
+    this(host, tables, null, probeInterval, unreachableLimit);
+  }
+
+  /**
+   * Watches {@code host}, checks that {@code tables} still exist, and names the tables created
+   * while the job runs that match {@code spec}'s patterns (null: not looked for).
+   */
+  public SourceHostWatch(
+      MySqlHost host,
+      List<ShardTable> tables,
+      LogicalTableSpec spec,
+      Duration probeInterval,
+      Duration unreachableLimit) {
     this.host = Objects.requireNonNull(host, "host");
     this.tables = List.copyOf(tables);
+    this.spec = spec;
     Preconditions.checkArgument(
         probeInterval != null && !probeInterval.isNegative() && !probeInterval.isZero(),
         "Cannot watch host '%s': the probe interval %s is not positive (source.health-check-interval)",
@@ -125,6 +148,7 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
     boolean probing = getRuntimeContext().getTaskInfo().getIndexOfThisSubtask() == 0;
     snapshotRowsByShard = new HashMap<>();
     droppedShards = new TreeSet<>();
+    unplannedSeen = new java.util.HashSet<>();
     hostGroup = getMetricGroup().addGroup("host", host.name());
     registerGauges(hostGroup, probing);
     if (probing) {
@@ -321,12 +345,15 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
     }
   }
 
-  /** The shards of {@link #tables} whose table does not exist on the host (prober thread). */
+  /**
+   * The shards of {@link #tables} whose table does not exist on the host (prober thread); warns
+   * once about each table of the same databases that matches the patterns and is not planned.
+   */
   private Set<Integer> missingShards() throws SQLException {
     Set<String> databases = new TreeSet<>();
     tables.forEach(t -> databases.add(t.database()));
     String placeholders = String.join(",", java.util.Collections.nCopies(databases.size(), "?"));
-    Set<String> existing = new java.util.HashSet<>();
+    Map<String, String[]> existing = new HashMap<>();
     try (java.sql.PreparedStatement st =
         connection.prepareStatement(
             "SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA IN ("
@@ -338,17 +365,72 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
       }
       try (java.sql.ResultSet rs = st.executeQuery()) {
         while (rs.next()) {
-          existing.add(rs.getString(1) + "." + rs.getString(2));
+          existing.put(
+              rs.getString(1) + "." + rs.getString(2),
+              new String[] {rs.getString(1), rs.getString(2)});
         }
       }
     }
     Set<Integer> missing = new TreeSet<>();
     for (ShardTable t : tables) {
-      if (!existing.contains(t.qualifiedName())) {
+      if (!existing.containsKey(t.qualifiedName())) {
         missing.add(t.shard());
       }
     }
+    if (spec != null) {
+      warnUnplanned(existing);
+    }
     return missing;
+  }
+
+  /** One WARN per table that matches the patterns but is not in the plan (prober thread). */
+  private void warnUnplanned(Map<String, String[]> existing) {
+    Map<String, ShardTable> planned = new HashMap<>();
+    Map<Integer, ShardTable> byShard = new HashMap<>();
+    tables.forEach(
+        t -> {
+          planned.put(t.qualifiedName(), t);
+          byShard.put(t.shard(), t);
+        });
+    for (Map.Entry<String, String[]> e : existing.entrySet()) {
+      String db = e.getValue()[0];
+      String table = e.getValue()[1];
+      if (planned.containsKey(e.getKey())
+          || unplannedSeen.contains(e.getKey())
+          || !spec.matches(db, table)) {
+        continue;
+      }
+      Integer shard;
+      try {
+        shard = spec.shardNumber(db, table).orElse(null);
+      } catch (RuntimeException notAnInt) {
+        shard = null;
+      }
+      if (shard != null && spec.excludedShards().contains(shard)) {
+        continue; // left out on purpose
+      }
+      unplannedSeen.add(e.getKey());
+      ShardTable clash = shard == null ? null : byShard.get(shard);
+      if (clash != null) {
+        LOG.warn(
+            "Table '{}' on MySQL host {} matches the shard patterns but is not read: it was created after the job"
+                + " started, and its shard number {} is already taken by '{}'. The next resume stops naming both tables:"
+                + " rename or drop one of them, or fix tables.table-pattern / tables.shard-map",
+            e.getKey(),
+            host.describe(),
+            shard,
+            clash.qualifiedName());
+      } else {
+        LOG.warn(
+            "Table '{}' on MySQL host {} matches the shard patterns (shard {}) but is not read while the job runs:"
+                + " it was created after the job started. Stop the job with a savepoint and resume it with the same"
+                + " config: the resume reads it alone from a fresh snapshot, the other shards go on from their"
+                + " position",
+            e.getKey(),
+            host.describe(),
+            shard == null ? "without a number: add it to tables.shard-map" : shard);
+      }
+    }
   }
 
   private static String firstLine(String message) {

@@ -276,11 +276,13 @@ class LocalRunConsoleTest {
   }
 
   /**
-   * A resume the job refuses, as a user meets it: a run with shard 1 left out ({@code
-   * tables.exclude-shards}) stopped with its final savepoint, then a run of the same pipeline with
-   * shard 1 back but not in {@code tables.reread-shards}. The coordinator refuses the restored
-   * state; the console ends with the reason (naming {@code tables.reread-shards}) and the way on,
-   * one line each, with no stack trace (those go to the log file), and the run exits 1.
+   * A resume the job refuses, as a user meets it: with deletes by position ({@code
+   * target.delete-mode: position}, which cannot replace a shard's old rows yet), a run with shard 1
+   * left out ({@code tables.exclude-shards}) stopped with its final savepoint, then a run of the
+   * same pipeline with shard 1 back. (With deletes by key the shard would be read again by itself;
+   * see ShardTableLifeTest.) The coordinator refuses the restored state; the console ends with the
+   * reason (naming the mode and the way on) and the way on, one line each, with no stack trace
+   * (those go to the log file), and the run exits 1.
    */
   @Test
   void aRefusedResumeEndsWithTheReasonAndTheWayOn() throws Exception {
@@ -305,7 +307,8 @@ class LocalRunConsoleTest {
               .tables("shop", "orders_(?<shard>\\d+)")
               .hadoopCatalog(dir.resolve("warehouse").toUri())
               .table("shop", "orders")
-              .buckets(2);
+              .buckets(2)
+              .deleteMode("position");
       Path everyShard = config.write(dir.resolve("every-shard.yaml"));
       Path withoutShard1 =
           config.copy().excludeShards(1).write(dir.resolve("without-shard-1.yaml"));
@@ -331,7 +334,7 @@ class LocalRunConsoleTest {
       }
       assertThat(first.exitValue()).as(Files.readString(firstOut)).isZero();
 
-      // shard 1 back without tables.reread-shards: the resume is refused
+      // shard 1 back, with deletes by position: the resume is refused
       Path out = dir.resolve("refused.out");
       Process refused =
           cli(List.of("run", "--config", everyShard.toString(), "--progress-interval", "1s"), log)
@@ -350,7 +353,8 @@ class LocalRunConsoleTest {
           .as(console)
           .startsWith(
               "Stopped: Cannot resume pipeline refused on table shardberg.shop.orders: shard(s) [1] are new to the restored state")
-          .contains("tables.reread-shards: [1]");
+          .contains("'target.delete-mode' = position")
+          .contains("tables.exclude-shards: [1]");
       assertThat(lines.get(lines.size() - 1)).as(console).startsWith("To go on: ");
       assertThat(console)
           .as(

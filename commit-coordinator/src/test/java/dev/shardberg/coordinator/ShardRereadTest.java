@@ -1,0 +1,82 @@
+package dev.shardberg.coordinator;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.shardberg.coordinator.maintenance.MaintenanceSettings;
+import java.time.Duration;
+import java.util.List;
+import java.util.SortedSet;
+import java.util.TreeSet;
+import org.junit.jupiter.api.Test;
+
+/**
+ * What a restored coordinator does with a shard its state does not know (issue 30): replaced when
+ * the source reads it from a fresh snapshot, refused with the way on otherwise.
+ */
+class ShardRereadTest {
+
+  private static CoordinatorOptions options(
+      List<Integer> shards, List<Integer> replaceable, DeleteMode mode) {
+    return new CoordinatorOptions(
+        "cat.db.orders",
+        "orders-pipeline",
+        10,
+        Duration.ofSeconds(5),
+        3,
+        Duration.ofMillis(10),
+        MaintenanceSettings.disabled(),
+        new TreeSet<>(shards),
+        new TreeSet<>(replaceable),
+        mode);
+  }
+
+  private static SortedSet<Integer> known(Integer... shards) {
+    return new TreeSet<>(List.of(shards));
+  }
+
+  @Test
+  void aShardNewToTheStateIsReplacedWhenTheSourceSnapshotsIt() {
+    // the job passes every shard when its source snapshots new shards by itself
+    ShardReread reread =
+        ShardReread.start(
+            options(List.of(0, 1, 48), List.of(0, 1, 48), DeleteMode.EQUALITY), known(0, 1));
+    assertThat(reread.known()).containsExactly(0, 1);
+    List<WriterResult> results =
+        List.of(
+            new WriterResult(
+                7,
+                0,
+                org.apache.iceberg.io.WriteResult.builder().build(),
+                java.util.Map.of(48, new ShardCounts(1958, 0)),
+                java.util.Map.of(),
+                java.util.Set.of(48)));
+    assertThat(reread.replacedBy(7, results)).containsExactly(48);
+    reread.replaced(new TreeSet<>(List.of(48)));
+    assertThat(reread.known()).containsExactly(0, 1, 48);
+  }
+
+  @Test
+  void aShardNewToTheStateWithDeletesByPositionIsRefusedNamingTheModeAndTheWayOn() {
+    assertThatThrownBy(
+            () ->
+                ShardReread.start(
+                    options(List.of(0, 1, 48), List.of(), DeleteMode.POSITION), known(0, 1)))
+        .isInstanceOf(PipelineConflictException.class)
+        .hasMessageContaining("shard(s) [48] are new to the restored state")
+        .hasMessageContaining("'target.delete-mode' = position")
+        .hasMessageContaining("tables.exclude-shards: [48]");
+  }
+
+  @Test
+  void aShardNewToTheStateThatTheSourceReadsFromTheBinlogAloneIsRefused() {
+    assertThatThrownBy(
+            () ->
+                ShardReread.start(
+                    options(List.of(0, 1, 48), List.of(), DeleteMode.EQUALITY), known(0, 1)))
+        .isInstanceOf(PipelineConflictException.class)
+        .hasMessageContaining("shard(s) [48] are new to the restored state")
+        .hasMessageContaining("source.startup-mode is not initial")
+        .hasMessageContaining("tables.reread-shards: [48]");
+  }
+}

@@ -1,0 +1,207 @@
+package dev.shardberg.job;
+
+import dev.shardberg.router.ShardRouterException;
+import dev.shardberg.router.ShardTable;
+import dev.shardberg.router.tagging.ShardTaggingDeserializer;
+import io.debezium.relational.TableId;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.regex.Pattern;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.connector.source.Boundedness;
+import org.apache.flink.api.connector.source.Source;
+import org.apache.flink.api.connector.source.SourceReader;
+import org.apache.flink.api.connector.source.SourceReaderContext;
+import org.apache.flink.api.connector.source.SplitEnumerator;
+import org.apache.flink.api.connector.source.SplitEnumeratorContext;
+import org.apache.flink.api.java.typeutils.ResultTypeQueryable;
+import org.apache.flink.cdc.connectors.mysql.source.MySqlSource;
+import org.apache.flink.cdc.connectors.mysql.source.assigners.AssignerStatus;
+import org.apache.flink.cdc.connectors.mysql.source.assigners.state.HybridPendingSplitsState;
+import org.apache.flink.cdc.connectors.mysql.source.assigners.state.PendingSplitsState;
+import org.apache.flink.cdc.connectors.mysql.source.assigners.state.SnapshotPendingSplitsState;
+import org.apache.flink.cdc.connectors.mysql.source.split.MySqlSchemalessSnapshotSplit;
+import org.apache.flink.cdc.connectors.mysql.source.split.MySqlSplit;
+import org.apache.flink.core.io.SimpleVersionedSerializer;
+import org.apache.flink.table.data.RowData;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One host's MySQL source that follows the shard fleet at a restore: a shard table the restored
+ * state does not know (created while the job was stopped, or included again after {@code
+ * tables.exclude-shards}) is read alone from a fresh snapshot while every other shard goes on from
+ * its binlog position, and a shard table the state knows that is no longer in the plan (dropped,
+ * excluded) is dropped from the state — with no config change.
+ *
+ * <p>Flink CDC does both only with {@code scanNewlyAddedTableEnabled}, and only in the enumerator's
+ * restore ({@code MySqlSnapshotSplitAssigner.captureNewlyAddedTables}). On at every restore it
+ * would also snapshot, at every restart of the job, an online schema-change tool's shadow table
+ * that the {@code evolve} mode captures ({@link ShardTaggingDeserializer#captureListOf}): the
+ * host's binlog stalls while a copy of a whole shard is read, and a cut-over during that read fails
+ * the job. So this source holds two Flink CDC sources built alike but for that switch, and chooses
+ * the enumerator per restore by comparing the restored state's tables with the plan's: the switch
+ * is on only for the restore that meets a change in the host's shard tables (which then also reads
+ * a shadow table that exists at that moment). The readers are always the switched-on source's: they
+ * then hold back a table's binlog rows until its snapshot is done (a table the enumerator knows is
+ * always past its snapshot), and learn the definitions of tables new to the state.
+ *
+ * <p>Refused (the job stops, naming the shard tables and the way on): a table new to a state whose
+ * snapshot assignment is not finished. Flink CDC adds tables only after it, and would read the new
+ * shard from the binlog alone — its rows already there would never reach the table.
+ */
+final class ShardFleetSource
+    implements Source<RowData, MySqlSplit, PendingSplitsState>, ResultTypeQueryable<RowData> {
+  private static final long serialVersionUID = 1L;
+  private static final Logger LOG = LoggerFactory.getLogger(ShardFleetSource.class);
+
+  private final String hostName;
+
+  /** "db.table" → shard number, the host's shard tables in the plan. */
+  private final Map<String, Integer> planned;
+
+  /** Regexes of the shadow tables of the planned ones (captured in evolve mode, not shards). */
+  private final List<String> shadowPatterns;
+
+  /** With {@code scanNewlyAddedTableEnabled}: the readers, and enumerators that follow a change. */
+  private final MySqlSource<RowData> scanning;
+
+  /** Without: the enumerators of a first start and of restores that meet no change. */
+  private final MySqlSource<RowData> steady;
+
+  ShardFleetSource(
+      String hostName,
+      List<ShardTable> tables,
+      MySqlSource<RowData> scanning,
+      MySqlSource<RowData> steady) {
+    this.hostName = hostName;
+    Map<String, Integer> byName = new TreeMap<>();
+    tables.forEach(t -> byName.put(t.qualifiedName(), t.shard()));
+    this.planned = byName;
+    this.shadowPatterns =
+        tables.stream()
+            .flatMap(
+                t ->
+                    ShardTaggingDeserializer.shadowTablePatterns(t).stream()
+                        .map(p -> ShardTaggingDeserializer.escapeRegex(t.database()) + "\\." + p))
+            .toList();
+    this.scanning = scanning;
+    this.steady = steady;
+  }
+
+  @Override
+  public Boundedness getBoundedness() {
+    return steady.getBoundedness();
+  }
+
+  @Override
+  public SourceReader<RowData, MySqlSplit> createReader(SourceReaderContext context)
+      throws Exception {
+    return scanning.createReader(context);
+  }
+
+  @Override
+  public SplitEnumerator<MySqlSplit, PendingSplitsState> createEnumerator(
+      SplitEnumeratorContext<MySqlSplit> context) {
+    return steady.createEnumerator(context);
+  }
+
+  @Override
+  public SplitEnumerator<MySqlSplit, PendingSplitsState> restoreEnumerator(
+      SplitEnumeratorContext<MySqlSplit> context, PendingSplitsState state) {
+    if (!(state instanceof HybridPendingSplitsState hybrid)) {
+      // startup mode latest / timestamp: no snapshot to read a new table with
+      return steady.restoreEnumerator(context, state);
+    }
+    FleetChange change = change(hybrid.getSnapshotPendingSplits());
+    if (change.isEmpty()) {
+      return steady.restoreEnumerator(context, state);
+    }
+    AssignerStatus status = hybrid.getSnapshotPendingSplits().getSnapshotAssignerStatus();
+    if (!change.added().isEmpty() && !AssignerStatus.isAssigningFinished(status)) {
+      throw new ShardRouterException(
+          String.format(
+              "Cannot resume on MySQL host '%s': shard table(s) %s are new to the restored state, and that state is"
+                  + " still in a snapshot phase (%s); Flink CDC adds tables only once it is over, and would read"
+                  + " them from the binlog alone. Resume without them first (tables.exclude-shards: %s) until a"
+                  + " checkpoint completes after the snapshot phase, then resume with them from that checkpoint",
+              hostName, change.added().keySet(), status, new TreeSet<>(change.added().values())));
+    }
+    change
+        .added()
+        .forEach(
+            (table, shard) ->
+                LOG.info(
+                    "Shard {} ('{}') on MySQL host '{}' is new to the restored state: it is read alone from a fresh"
+                        + " snapshot while the other shards go on from their binlog position, and its rows replace"
+                        + " any rows of shard {} in the table",
+                    shard,
+                    table,
+                    hostName,
+                    shard));
+    if (!change.removed().isEmpty()) {
+      LOG.info(
+          "Shard table(s) {} on MySQL host '{}' are no longer in the plan (dropped or excluded): their read"
+              + " position leaves the state, their rows stay in the table",
+          change.removed(),
+          hostName);
+    }
+    return scanning.restoreEnumerator(context, state);
+  }
+
+  /**
+   * The shard tables of the plan the state does not know, and the tables the state knows that are
+   * neither in the plan nor shadow tables of a planned one.
+   */
+  FleetChange change(SnapshotPendingSplitsState snapshot) {
+    Set<String> known = new TreeSet<>();
+    snapshot.getAlreadyProcessedTables().forEach(t -> known.add(name(t)));
+    snapshot.getRemainingTables().forEach(t -> known.add(name(t)));
+    for (MySqlSchemalessSnapshotSplit split : snapshot.getRemainingSplits()) {
+      known.add(name(split.getTableId()));
+    }
+    for (MySqlSchemalessSnapshotSplit split : snapshot.getAssignedSplits().values()) {
+      known.add(name(split.getTableId()));
+    }
+    Map<String, Integer> added = new TreeMap<>(planned);
+    added.keySet().removeAll(known);
+    Set<String> removed = new TreeSet<>(known);
+    removed.removeAll(planned.keySet());
+    removed.removeIf(this::isShadow);
+    return new FleetChange(added, removed);
+  }
+
+  private boolean isShadow(String qualifiedName) {
+    return shadowPatterns.stream().anyMatch(p -> Pattern.matches(p, qualifiedName));
+  }
+
+  private static String name(TableId table) {
+    // MySQL's TableId: the database is the catalog
+    return (table.catalog() != null ? table.catalog() : table.schema()) + "." + table.table();
+  }
+
+  /** What changed in a host's shard tables between a restored state and the plan. */
+  record FleetChange(Map<String, Integer> added, Set<String> removed) {
+    boolean isEmpty() {
+      return added.isEmpty() && removed.isEmpty();
+    }
+  }
+
+  @Override
+  public SimpleVersionedSerializer<MySqlSplit> getSplitSerializer() {
+    return steady.getSplitSerializer();
+  }
+
+  @Override
+  public SimpleVersionedSerializer<PendingSplitsState> getEnumeratorCheckpointSerializer() {
+    return steady.getEnumeratorCheckpointSerializer();
+  }
+
+  @Override
+  public TypeInformation<RowData> getProducedType() {
+    return steady.getProducedType();
+  }
+}
