@@ -329,6 +329,11 @@ class ShardbergEndToEndTest {
       }
     }
     assertThat(vectors).as("deletion vectors in the table").isPositive();
+    assertThat(
+            TwoHostShards.sparkRows(
+                dir.resolve("position-warehouse").toUri(), "shop", "orders_by_position"))
+        .as("the table as Spark reads it, deletion vectors applied")
+        .isEqualTo(shards.expectedRows());
   }
 
   private static long compactions(Table table) {

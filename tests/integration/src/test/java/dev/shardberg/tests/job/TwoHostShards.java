@@ -238,6 +238,50 @@ final class TwoHostShards implements AutoCloseable {
     return rows;
   }
 
+  /**
+   * The table {@code namespace.name} of a Hadoop-catalog {@code warehouse} as a real Spark
+   * (Iceberg's Spark runtime) reads it, rendered like {@link #expectedRows}.
+   */
+  static List<String> sparkRows(java.net.URI warehouse, String namespace, String name) {
+    org.apache.spark.sql.SparkSession spark =
+        org.apache.spark.sql.SparkSession.builder()
+            .master("local[1]")
+            .appName("shardberg-read")
+            .config("spark.ui.enabled", "false")
+            .config("spark.driver.host", "127.0.0.1")
+            .config("spark.sql.shuffle.partitions", "1")
+            .config("spark.sql.catalog.t", "org.apache.iceberg.spark.SparkCatalog")
+            .config("spark.sql.catalog.t.type", "hadoop")
+            .config("spark.sql.catalog.t.warehouse", warehouse.toString())
+            .getOrCreate();
+    try {
+      List<String> rows = new ArrayList<>();
+      for (org.apache.spark.sql.Row r :
+          spark
+              .sql(
+                  "SELECT shard_number, order_id, customer_id, status, amount, note, created_at"
+                      + " FROM t."
+                      + namespace
+                      + "."
+                      + name)
+              .collectAsList()) {
+        rows.add(
+            render(
+                r.getInt(0),
+                r.getLong(1),
+                r.getInt(2),
+                r.getString(3),
+                r.getDecimal(4),
+                r.getString(5),
+                r.getAs(6)));
+      }
+      rows.sort(null);
+      return rows;
+    } finally {
+      spark.stop();
+    }
+  }
+
   private static String render(
       int shard,
       long id,
