@@ -41,8 +41,10 @@ final class CheckpointSnapshot {
       files.dataFiles().forEach(delta::addRows);
       files.deleteFiles().forEach(delta::addDeletes);
       files.removedDeletes().forEach(delta::removeDeletes);
+      files.removedData().forEach(delta::removeRows); // rewritten by their partition's owner
       if (checkedSnapshot != null
           && (!files.removedDeletes().isEmpty()
+              || !files.removedData().isEmpty()
               || files.deleteFiles().stream().anyMatch(ContentFileUtil::isDV))) {
         // Iceberg refuses a deletion vector when another one was added to its data file after this
         // snapshot (and, unset, since the start of history, the vector this commit replaces

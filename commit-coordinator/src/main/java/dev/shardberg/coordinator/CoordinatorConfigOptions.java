@@ -50,9 +50,13 @@ public final class CoordinatorConfigOptions {
                   + " maintenance. position (experimental): each writer owns its partitions and"
                   + " deletes rows by position, a deletion vector per data file on a format-v3 table"
                   + " (a new table is created as v3) and position-delete files on v2, never an"
-                  + " equality delete; the job's compaction is off in this mode, and commits of other"
-                  + " writers to the table, shard re-reads and rewinds to older checkpoints are not"
-                  + " followed yet (docs/owner-write-path.md).");
+                  + " equality delete. Each writer also compacts its own partitions on v3 (from"
+                  + " maintenance.compaction.min-small-files data files it added, with the checkpoint's"
+                  + " commit); the job's own compaction is off in this mode. A commit of another writer"
+                  + " to a shard (an external compaction, a Spark DELETE) makes its writers read the"
+                  + " shard's partitions again from the table, or stops the job naming the commit when"
+                  + " the writers' own changes to it have not landed yet; shard re-reads and rewinds to"
+                  + " older checkpoints are refused (docs/owner-write-path.md).");
 
   // ---- coordinator: the commit lock -----------------------------------------------------------
   public static final ConfigOption<Duration> LOCK_TIMEOUT =

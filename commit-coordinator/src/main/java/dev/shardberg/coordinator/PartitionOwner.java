@@ -4,6 +4,7 @@ import dev.shardberg.coordinator.owner.CommittedRowDeletes;
 import dev.shardberg.coordinator.owner.CommittedRows;
 import dev.shardberg.coordinator.owner.FilePosition;
 import dev.shardberg.coordinator.owner.KeyCodec;
+import dev.shardberg.coordinator.owner.LiveRowsRewrite;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -27,13 +28,16 @@ import org.apache.flink.api.java.tuple.Tuple2;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.util.InstantiationUtil;
+import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileFormat;
 import org.apache.iceberg.HasTableOperations;
 import org.apache.iceberg.PartitionKey;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.StructLike;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.TableUtil;
 import org.apache.iceberg.data.InternalRecordWrapper;
 import org.apache.iceberg.expressions.Expressions;
 import org.apache.iceberg.flink.FlinkSchemaUtil;
@@ -83,6 +87,14 @@ final class PartitionOwner {
   /** The Flink checkpoint whose rows changed the partition last. */
   private final ValueState<Long> writtenIn;
 
+  /** Data files this owner added to the partition since its last compaction (or its start). */
+  private final ValueState<Integer> filesAdded;
+
+  /** When and how much the owner compacts; null: never. */
+  private final OwnerCompaction compaction;
+
+  private final OutputFileFactory compactedFiles;
+
   private final CommittedRowDeletes deletes;
 
   /** Partitions (their keys in the writer's keyed state) checked in this checkpoint. */
@@ -104,9 +116,16 @@ final class PartitionOwner {
       Set<Integer> keyFieldIds,
       String shardColumn,
       int subtask,
-      int attempt) {
+      int attempt,
+      OwnerCompaction compaction) {
     this.table = table;
     this.pipelineId = pipelineId;
+    this.compaction = compaction;
+    this.compactedFiles =
+        OutputFileFactory.builderFor(table, subtask, attempt)
+            .format(FileFormat.PARQUET)
+            .suffix("compacted")
+            .build();
     this.keyFieldIds = keyFieldIds;
     this.shardColumn = shardColumn;
     Schema keys = TypeUtil.select(table.schema(), keyFieldIds);
@@ -135,6 +154,8 @@ final class PartitionOwner {
         context.getState(new ValueStateDescriptor<>("shardberg-owner-indexed-at", Types.LONG));
     this.writtenIn =
         context.getState(new ValueStateDescriptor<>("shardberg-owner-written-in", Types.LONG));
+    this.filesAdded =
+        context.getState(new ValueStateDescriptor<>("shardberg-owner-files-added", Types.INT));
     this.deletes = new CommittedRowDeletes(table);
   }
 
@@ -309,6 +330,108 @@ final class PartitionOwner {
       previousVectors.put(at.f0, vector == null ? null : deserialize(vector));
     }
     deletes.delete(new FilePosition(at.f0, at.f1), table.spec(), partition);
+  }
+
+  /**
+   * When the owners compact their partitions: a partition to which this owner added {@code
+   * minFiles} data files since its last compaction is rewritten at the next checkpoint barrier that
+   * adds one more — its older files (live rows only, the owner's own deletes applied) into one — at
+   * most {@code maxPartitions} partitions and about {@code maxBytes} bytes read per checkpoint per
+   * writer.
+   */
+  record OwnerCompaction(int minFiles, int maxPartitions, long maxBytes)
+      implements java.io.Serializable {}
+
+  /** What one checkpoint's compaction did: files written and removed, vectors removed. */
+  record Compacted(List<DataFile> written, List<DataFile> removed, List<DeleteFile> vectors) {
+    static final Compacted NONE = new Compacted(List.of(), List.of(), List.of());
+  }
+
+  /**
+   * At a barrier, before {@link #complete}: counts this checkpoint's new data files per partition
+   * and rewrites the partitions due ({@link OwnerCompaction}); this checkpoint's own files are left
+   * as they are. The rewritten files and their deletion vectors are removed by the same commit that
+   * adds the new file, and the index moves with the rows. Format v3 only (a position-delete file of
+   * v2 may name several data files).
+   */
+  Compacted compact(DataFile[] added, Consumer<String> setPartition) throws Exception {
+    if (compaction == null || added.length == 0 || TableUtil.formatVersion(table) < 3) {
+      return Compacted.NONE;
+    }
+    Set<String> current = new HashSet<>();
+    Map<String, StructLike> due = new java.util.LinkedHashMap<>();
+    for (DataFile file : added) {
+      current.add(file.location());
+      if (file.specId() != table.spec().specId()) {
+        continue;
+      }
+      String key = table.spec().partitionToPath(file.partition());
+      setPartition.accept(key);
+      int count = filesAdded.value() == null ? 1 : filesAdded.value() + 1;
+      filesAdded.update(count);
+      if (count >= compaction.minFiles()) {
+        due.putIfAbsent(key, file.partition());
+      }
+    }
+    List<DataFile> written = new ArrayList<>();
+    List<DataFile> removed = new ArrayList<>();
+    List<DeleteFile> removedVectors = new ArrayList<>();
+    long bytes = 0;
+    int partitions = 0;
+    for (Map.Entry<String, StructLike> partition : due.entrySet()) {
+      if (partitions >= compaction.maxPartitions() || bytes >= compaction.maxBytes()) {
+        break; // the next barrier that adds a file to it takes it
+      }
+      setPartition.accept(partition.getKey());
+      SortedMap<String, java.util.NavigableSet<Long>> keep = new TreeMap<>();
+      Map<FilePosition, String> keyAt = new HashMap<>();
+      for (Map.Entry<String, Tuple2<String, Long>> row : rows.entries()) {
+        String file = row.getValue().f0;
+        if (!current.contains(file)) {
+          keep.computeIfAbsent(file, f -> new java.util.TreeSet<>()).add(row.getValue().f1);
+          keyAt.put(new FilePosition(file, row.getValue().f1), row.getKey());
+        }
+      }
+      for (String file : vectors.keys()) {
+        if (!current.contains(file)) {
+          keep.computeIfAbsent(file, f -> new java.util.TreeSet<>());
+        }
+      }
+      if (keep.size() < 2) {
+        continue; // nothing to merge
+      }
+      LiveRowsRewrite.Result result =
+          LiveRowsRewrite.rewrite(table, table.spec(), partition.getValue(), keep, compactedFiles);
+      for (Map.Entry<FilePosition, Long> move : result.moved().entrySet()) {
+        rows.put(keyAt.get(move.getKey()), Tuple2.of(result.written().location(), move.getValue()));
+      }
+      for (String file : keep.keySet()) {
+        deletes.forget(file);
+        previousVectors.remove(file);
+        byte[] vector = vectors.get(file);
+        if (vector != null) {
+          removedVectors.add(deserialize(vector));
+          vectors.remove(file);
+        }
+      }
+      if (result.written() != null) {
+        written.add(result.written());
+      }
+      removed.addAll(result.removed());
+      filesAdded.update(1);
+      partitions++;
+      for (DataFile file : result.removed()) {
+        bytes += file.fileSizeInBytes();
+      }
+      LOG.info(
+          "Partition {} of table {}: its owner rewrote {} data file(s) into one ({} live rows);"
+              + " they and their deletion vectors leave the table with this checkpoint's commit",
+          partition.getKey(),
+          table.name(),
+          result.removed().size(),
+          result.moved().size());
+    }
+    return new Compacted(written, removed, removedVectors);
   }
 
   /**

@@ -30,6 +30,9 @@ import java.util.SortedMap;
  *     owners) checked that no other committer changed them; the commit checks the rest of the way
  *     ({@link InsertOnlyCheck#foreignChange}). Empty in the other mode and in state of releases
  *     before this check
+ * @param removedDataManifests encoded manifests of the data files the commit removes, one per
+ *     partition spec: files the partitions' owners rewrote (their rows are in this checkpoint's
+ *     data files); empty in state of releases before owner compaction
  */
 record PendingCheckpoint(
     long checkpointId,
@@ -41,7 +44,8 @@ record PendingCheckpoint(
     String stagedBy,
     SortedMap<Integer, Long> insertOnlyScans,
     List<byte[]> removedDeleteManifests,
-    SortedMap<Integer, Long> ownerChecks) {
+    SortedMap<Integer, Long> ownerChecks,
+    List<byte[]> removedDataManifests) {
 
   /** No snapshot in the table when the writer scanned it. */
   static final long NO_SNAPSHOT = -1L;
@@ -66,10 +70,12 @@ record PendingCheckpoint(
         stagedBy,
         insertOnlyScans,
         List.of(),
-        java.util.Collections.emptySortedMap());
+        java.util.Collections.emptySortedMap(),
+        List.of());
   }
 
   PendingCheckpoint {
+    removedDataManifests = removedDataManifests == null ? List.of() : removedDataManifests;
     ownerChecks =
         ownerChecks == null
             ? java.util.Collections.emptySortedMap()
@@ -95,7 +101,8 @@ record PendingCheckpoint(
         stagedBy,
         insertOnlyScans,
         removedDeleteManifests,
-        ownerChecks);
+        ownerChecks,
+        removedDataManifests);
   }
 
   /** The same entry with its insert-only scans moved to later verified points. */
@@ -110,10 +117,14 @@ record PendingCheckpoint(
         stagedBy,
         scans,
         removedDeleteManifests,
-        ownerChecks);
+        ownerChecks,
+        removedDataManifests);
   }
 
   boolean isEmpty() {
-    return dataManifests.isEmpty() && deleteManifests.isEmpty() && removedDeleteManifests.isEmpty();
+    return dataManifests.isEmpty()
+        && deleteManifests.isEmpty()
+        && removedDeleteManifests.isEmpty()
+        && removedDataManifests.isEmpty();
   }
 }

@@ -16,9 +16,10 @@ import org.apache.flink.core.memory.DataOutputSerializer;
  * int shard, long added, long deleted each). Version 2 appends: staging Flink job id (UTF, empty
  * when unknown), insert-only scans (int count, then int shard, long snapshot id each). Version 3
  * appends the manifests of the delete files the commit removes (as the data manifests). Version 4
- * appends the owners' checks (int count, then int shard, long snapshot id each). Version 1 entries
- * restore with no staging job (lineage unknown) and no insert-only rows; versions 1 and 2 remove no
- * delete file; versions 1 to 3 carry no owner check.
+ * appends the owners' checks (int count, then int shard, long snapshot id each) and the manifests
+ * of the data files the commit removes (as the data manifests). Version 1 entries restore with no
+ * staging job (lineage unknown) and no insert-only rows; versions 1 and 2 remove no delete file;
+ * versions 1 to 3 carry no owner check.
  */
 final class PendingCheckpointSerializer implements SimpleVersionedSerializer<PendingCheckpoint> {
   static final int VERSION = 4;
@@ -58,6 +59,7 @@ final class PendingCheckpointSerializer implements SimpleVersionedSerializer<Pen
       out.writeInt(entry.getKey());
       out.writeLong(entry.getValue());
     }
+    writeBlobs(out, pending.removedDataManifests());
     return out.getCopyOfBuffer();
   }
 
@@ -98,11 +100,13 @@ final class PendingCheckpointSerializer implements SimpleVersionedSerializer<Pen
     }
     List<byte[]> removedDeleteManifests = version >= 3 ? readBlobs(in) : List.of();
     SortedMap<Integer, Long> ownerChecks = new TreeMap<>();
+    List<byte[]> removedDataManifests = List.of();
     if (version >= 4) {
       int checkCount = in.readInt();
       for (int i = 0; i < checkCount; i++) {
         ownerChecks.put(in.readInt(), in.readLong());
       }
+      removedDataManifests = readBlobs(in);
     }
     return new PendingCheckpoint(
         checkpointId,
@@ -114,7 +118,8 @@ final class PendingCheckpointSerializer implements SimpleVersionedSerializer<Pen
         stagedBy,
         scans,
         removedDeleteManifests,
-        ownerChecks);
+        ownerChecks,
+        removedDataManifests);
   }
 
   private static void writeBlobs(DataOutputSerializer out, List<byte[]> blobs) throws IOException {

@@ -269,7 +269,15 @@ public final class ShardbergSink {
                       equalityColumns,
                       insertOnlyInitialLoad,
                       versionedRows,
-                      deleteMode == DeleteMode.POSITION ? pipelineId : null))
+                      deleteMode == DeleteMode.POSITION ? pipelineId : null,
+                      deleteMode == DeleteMode.POSITION
+                              && maintenance.enabled()
+                              && maintenance.compaction()
+                          ? new PartitionOwner.OwnerCompaction(
+                              maintenance.minSmallFiles(),
+                              maintenance.maxPartitionsPerCycle(),
+                              maintenance.maxBytesPerCycle())
+                          : null))
               .uid(prefix + "-writer")
               .setParallelism(parallelism);
 

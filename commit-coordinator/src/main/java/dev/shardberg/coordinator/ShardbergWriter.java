@@ -19,6 +19,7 @@ import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.types.RowKind;
+import org.apache.iceberg.DataFile;
 import org.apache.iceberg.PartitionKey;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
@@ -66,6 +67,9 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
    * deletes by key.
    */
   private final String ownerPipelineId;
+
+  /** With deletes by position: when the owners compact their partitions (null: never). */
+  private final PartitionOwner.OwnerCompaction ownerCompaction;
 
   private transient PartitionOwner owner;
 
@@ -154,7 +158,32 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
       boolean insertOnlyInitialLoad,
       boolean versionedRows,
       String ownerPipelineId) {
+    this(
+        tableLoader,
+        tableName,
+        rowType,
+        equalityColumns,
+        insertOnlyInitialLoad,
+        versionedRows,
+        ownerPipelineId,
+        null);
+  }
+
+  /**
+   * @param ownerCompaction with deletes by position, when the owners compact their partitions;
+   *     null: never
+   */
+  ShardbergWriter(
+      TableLoader tableLoader,
+      String tableName,
+      RowType rowType,
+      List<String> equalityColumns,
+      boolean insertOnlyInitialLoad,
+      boolean versionedRows,
+      String ownerPipelineId,
+      PartitionOwner.OwnerCompaction ownerCompaction) {
     this.ownerPipelineId = ownerPipelineId;
+    this.ownerCompaction = ownerCompaction;
     this.versionedRows = versionedRows;
     this.tableLoader = tableLoader;
     this.tableName = tableName;
@@ -220,7 +249,8 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
               equalityFieldIds,
               WriterTableCheck.shardColumn(rowType),
               subtask,
-              getRuntimeContext().getTaskInfo().getAttemptNumber());
+              getRuntimeContext().getTaskInfo().getAttemptNumber(),
+              ownerCompaction);
     }
     if (insertOnlyInitialLoad && !restored) {
       this.scannedSnapshotId =
@@ -429,14 +459,19 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
       writer = null;
     }
     Map<Integer, Long> ownerChecks = Map.of();
+    List<DataFile> removedDataFiles = List.of();
     if (owner != null) {
       ownerChecks = owner.checks();
+      PartitionOwner.Compacted compacted = owner.compact(files.dataFiles(), this::setCurrentKey);
+      removedDataFiles = compacted.removed();
       DeleteWriteResult deletes = owner.complete(this::setCurrentKey);
       files =
           WriteResult.builder()
               .add(files)
+              .addDataFiles(compacted.written())
               .addDeleteFiles(deletes.deleteFiles())
               .addRewrittenDeleteFiles(deletes.rewrittenDeleteFiles())
+              .addRewrittenDeleteFiles(compacted.vectors())
               .addReferencedDataFiles(deletes.referencedDataFiles())
               .build();
     }
@@ -451,7 +486,14 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
     output.collect(
         new StreamRecord<>(
             new WriterResult(
-                checkpointId, subtask, files, shardCounts, scans, snapshots, ownerChecks)));
+                checkpointId,
+                subtask,
+                files,
+                shardCounts,
+                scans,
+                snapshots,
+                ownerChecks,
+                removedDataFiles)));
   }
 
   @Override

@@ -42,9 +42,12 @@ final class TempManifests {
    * delete files it removes (deletion vectors merged into new ones).
    */
   record Files(
-      List<DataFile> dataFiles, List<DeleteFile> deleteFiles, List<DeleteFile> removedDeletes) {
+      List<DataFile> dataFiles,
+      List<DeleteFile> deleteFiles,
+      List<DeleteFile> removedDeletes,
+      List<DataFile> removedData) {
     Files(List<DataFile> dataFiles, List<DeleteFile> deleteFiles) {
-      this(dataFiles, deleteFiles, List.of());
+      this(dataFiles, deleteFiles, List.of(), List.of());
     }
 
     long dataRecords() {
@@ -69,6 +72,7 @@ final class TempManifests {
     SortedMap<Integer, List<DataFile>> dataBySpec = new TreeMap<>();
     SortedMap<Integer, List<DeleteFile>> deletesBySpec = new TreeMap<>();
     SortedMap<Integer, List<DeleteFile>> removedBySpec = new TreeMap<>();
+    SortedMap<Integer, List<DataFile>> removedDataBySpec = new TreeMap<>();
     List<String> referenced = new ArrayList<>();
     SortedMap<Integer, ShardCounts> counts = new TreeMap<>();
     for (WriterResult result : results) {
@@ -77,6 +81,9 @@ final class TempManifests {
       }
       for (DeleteFile file : result.files().deleteFiles()) {
         deletesBySpec.computeIfAbsent(file.specId(), id -> new ArrayList<>()).add(file);
+      }
+      for (DataFile file : result.removedDataFiles()) {
+        removedDataBySpec.computeIfAbsent(file.specId(), id -> new ArrayList<>()).add(file);
       }
       for (DeleteFile file : result.files().rewrittenDeleteFiles()) {
         removedBySpec.computeIfAbsent(file.specId(), id -> new ArrayList<>()).add(file);
@@ -93,18 +100,10 @@ final class TempManifests {
           .forEach(
               (shard, checked) -> ownerChecks.merge(shard, checked, (a, b) -> older(table, a, b)));
     }
-    int formatVersion = TableUtil.formatVersion(table);
-    List<byte[]> dataManifests = new ArrayList<>();
-    for (Map.Entry<Integer, List<DataFile>> entry : dataBySpec.entrySet()) {
-      OutputFile out = newFile(table, filePrefix, checkpointId, "data", entry.getKey());
-      ManifestWriter<DataFile> writer =
-          ManifestFiles.write(
-              formatVersion, spec(table, entry.getKey()), out, PLACEHOLDER_SNAPSHOT_ID);
-      try (writer) {
-        entry.getValue().forEach(writer::add);
-      }
-      dataManifests.add(ManifestFiles.encode(writer.toManifestFile()));
-    }
+    List<byte[]> dataManifests =
+        writeDataManifests(table, filePrefix, checkpointId, "data", dataBySpec);
+    List<byte[]> removedDataManifests =
+        writeDataManifests(table, filePrefix, checkpointId, "removed-data", removedDataBySpec);
     List<byte[]> deleteManifests =
         writeDeleteManifests(table, filePrefix, checkpointId, "deletes", deletesBySpec);
     List<byte[]> removedManifests =
@@ -119,7 +118,30 @@ final class TempManifests {
         stagedBy,
         scans,
         removedManifests,
-        ownerChecks);
+        ownerChecks,
+        removedDataManifests);
+  }
+
+  private static List<byte[]> writeDataManifests(
+      Table table,
+      String filePrefix,
+      long checkpointId,
+      String kind,
+      SortedMap<Integer, List<DataFile>> bySpec)
+      throws IOException {
+    int formatVersion = TableUtil.formatVersion(table);
+    List<byte[]> manifests = new ArrayList<>();
+    for (Map.Entry<Integer, List<DataFile>> entry : bySpec.entrySet()) {
+      OutputFile out = newFile(table, filePrefix, checkpointId, kind, entry.getKey());
+      ManifestWriter<DataFile> writer =
+          ManifestFiles.write(
+              formatVersion, spec(table, entry.getKey()), out, PLACEHOLDER_SNAPSHOT_ID);
+      try (writer) {
+        entry.getValue().forEach(writer::add);
+      }
+      manifests.add(ManifestFiles.encode(writer.toManifestFile()));
+    }
+    return manifests;
   }
 
   private static List<byte[]> writeDeleteManifests(
@@ -164,8 +186,17 @@ final class TempManifests {
   }
 
   static Files read(Table table, PendingCheckpoint pending) throws IOException {
+    return new Files(
+        readDataManifests(table, pending.dataManifests()),
+        readDeleteManifests(table, pending.deleteManifests()),
+        readDeleteManifests(table, pending.removedDeleteManifests()),
+        readDataManifests(table, pending.removedDataManifests()));
+  }
+
+  private static List<DataFile> readDataManifests(Table table, List<byte[]> manifests)
+      throws IOException {
     List<DataFile> dataFiles = new ArrayList<>();
-    for (byte[] encoded : pending.dataManifests()) {
+    for (byte[] encoded : manifests) {
       ManifestFile manifest = ManifestFiles.decode(encoded);
       try (ManifestReader<DataFile> reader =
           ManifestFiles.read(manifest, table.io(), table.specs())) {
@@ -174,10 +205,7 @@ final class TempManifests {
         }
       }
     }
-    return new Files(
-        dataFiles,
-        readDeleteManifests(table, pending.deleteManifests()),
-        readDeleteManifests(table, pending.removedDeleteManifests()));
+    return dataFiles;
   }
 
   private static List<DeleteFile> readDeleteManifests(Table table, List<byte[]> manifests)
@@ -201,6 +229,7 @@ final class TempManifests {
     List<byte[]> all = new ArrayList<>(pending.dataManifests());
     all.addAll(pending.deleteManifests());
     all.addAll(pending.removedDeleteManifests());
+    all.addAll(pending.removedDataManifests());
     for (byte[] encoded : all) {
       try {
         table.io().deleteFile(ManifestFiles.decode(encoded).path());

@@ -1,13 +1,16 @@
 package dev.shardberg.coordinator;
 
 import java.io.Serializable;
+import java.util.ArrayList;
 import java.util.Collections;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.SortedMap;
 import java.util.SortedSet;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import org.apache.iceberg.DataFile;
 import org.apache.iceberg.io.WriteResult;
 
 /**
@@ -36,6 +39,9 @@ final class WriterResult implements Serializable {
    * release before the check).
    */
   private final TreeMap<Integer, Long> ownerChecks;
+
+  /** Data files the owners' compaction rewrote: the commit removes them (null: none). */
+  private final ArrayList<DataFile> removedDataFiles;
 
   WriterResult(
       long checkpointId, int subtask, WriteResult files, Map<Integer, ShardCounts> counts) {
@@ -81,6 +87,31 @@ final class WriterResult implements Serializable {
       Map<Integer, Long> insertOnlyScans,
       Set<Integer> snapshotShards,
       Map<Integer, Long> ownerChecks) {
+    this(
+        checkpointId,
+        subtask,
+        files,
+        counts,
+        insertOnlyScans,
+        snapshotShards,
+        ownerChecks,
+        List.of());
+  }
+
+  /**
+   * @param removedDataFiles data files the owners' compaction rewrote (their rows are in {@code
+   *     files}' new data files): the commit removes them
+   */
+  WriterResult(
+      long checkpointId,
+      int subtask,
+      WriteResult files,
+      Map<Integer, ShardCounts> counts,
+      Map<Integer, Long> insertOnlyScans,
+      Set<Integer> snapshotShards,
+      Map<Integer, Long> ownerChecks,
+      List<DataFile> removedDataFiles) {
+    this.removedDataFiles = new ArrayList<>(removedDataFiles);
     this.ownerChecks = new TreeMap<>(ownerChecks);
     this.snapshotShards = new TreeSet<>(snapshotShards);
     this.checkpointId = checkpointId;
@@ -98,6 +129,10 @@ final class WriterResult implements Serializable {
     return ownerChecks == null
         ? Collections.emptySortedMap()
         : Collections.unmodifiableSortedMap(ownerChecks);
+  }
+
+  List<DataFile> removedDataFiles() {
+    return removedDataFiles == null ? List.of() : Collections.unmodifiableList(removedDataFiles);
   }
 
   SortedSet<Integer> snapshotShards() {
@@ -121,7 +156,9 @@ final class WriterResult implements Serializable {
   }
 
   boolean isEmpty() {
-    return files.dataFiles().length == 0 && files.deleteFiles().length == 0;
+    return files.dataFiles().length == 0
+        && files.deleteFiles().length == 0
+        && removedDataFiles().isEmpty();
   }
 
   @Override

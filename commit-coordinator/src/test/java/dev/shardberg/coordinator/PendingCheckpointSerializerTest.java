@@ -87,13 +87,17 @@ class PendingCheckpointSerializerTest {
           SAMPLE.stagedBy(),
           SAMPLE.insertOnlyScans(),
           List.of(new byte[] {7, 8}, new byte[] {9}),
-          new TreeMap<>());
+          new TreeMap<>(),
+          List.of());
 
   /** Version 3 bytes of {@link #SAMPLE_REMOVING}, frozen. */
   private static final String VERSION_3_REMOVING_HEX =
       VERSION_2_HEX + "00000002" + "00000002" + "0708" + "00000001" + "09";
 
-  /** {@link #SAMPLE_REMOVING} with the owners' checks of two shards (deletes by position). */
+  /**
+   * {@link #SAMPLE_REMOVING} with the owners' checks of two shards (deletes by position) and a
+   * manifest of data files their compaction removes.
+   */
   static final PendingCheckpoint SAMPLE_OWNED =
       new PendingCheckpoint(
           SAMPLE.checkpointId(),
@@ -105,10 +109,14 @@ class PendingCheckpointSerializerTest {
           SAMPLE.stagedBy(),
           SAMPLE.insertOnlyScans(),
           SAMPLE_REMOVING.removedDeleteManifests(),
-          new TreeMap<>(Map.of(3, 77L, 9, PendingCheckpoint.NO_SNAPSHOT)));
+          new TreeMap<>(Map.of(3, 77L, 9, PendingCheckpoint.NO_SNAPSHOT)),
+          List.of(new byte[] {10, 11, 12}));
 
-  /** Version 4 bytes of {@link #SAMPLE}, frozen: version 3's, then no owner check. */
-  static final String VERSION_4_HEX = VERSION_3_HEX + "00000000";
+  /**
+   * Version 4 bytes of {@link #SAMPLE}, frozen: version 3's, then no owner check and no removed
+   * data file.
+   */
+  static final String VERSION_4_HEX = VERSION_3_HEX + "00000000" + "00000000";
 
   /** Version 4 bytes of {@link #SAMPLE_OWNED}, frozen. */
   private static final String VERSION_4_OWNED_HEX =
@@ -117,7 +125,10 @@ class PendingCheckpointSerializerTest {
           + "00000003"
           + "000000000000004d"
           + "00000009"
-          + "ffffffffffffffff";
+          + "ffffffffffffffff"
+          + "00000001"
+          + "00000003"
+          + "0a0b0c";
 
   private final PendingCheckpointSerializer serializer = PendingCheckpointSerializer.INSTANCE;
 
@@ -193,6 +204,8 @@ class PendingCheckpointSerializerTest {
     assertThat(actual.removedDeleteManifests())
         .containsExactlyElementsOf(expected.removedDeleteManifests());
     assertThat(actual.ownerChecks()).isEqualTo(expected.ownerChecks());
+    assertThat(actual.removedDataManifests())
+        .containsExactlyElementsOf(expected.removedDataManifests());
   }
 
   static String hex(String text) {

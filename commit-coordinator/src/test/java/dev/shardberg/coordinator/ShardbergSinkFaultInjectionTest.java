@@ -59,14 +59,33 @@ class ShardbergSinkFaultInjectionTest {
   @ParameterizedTest(name = "seed {0}")
   @MethodSource("seeds")
   void tableEqualsTheScriptWhateverFails(long seed) throws Exception {
+    run(seed, DeleteMode.EQUALITY);
+  }
+
+  /**
+   * The same with {@code target.delete-mode: position} on format v3: the writers own their
+   * partitions (their index restored with the checkpoint the job restarts from), delete by position
+   * and compact their own partitions from two files on, under the same faults. Also: no equality
+   * delete is ever added, and each data file carries at most one deletion vector.
+   */
+  @ParameterizedTest(name = "seed {0}")
+  @MethodSource("seeds")
+  void tableEqualsTheScriptWhateverFailsWhenOwnersDeleteByPosition(long seed) throws Exception {
+    run(seed, DeleteMode.POSITION);
+  }
+
+  private void run(long seed, DeleteMode mode) throws Exception {
     Random random = new Random(seed);
     List<List<Change>> steps = randomChangelog(random, 6);
     List<Fault> faults = randomFaults(random);
     FaultInjection.arm(faults);
-    String context = "seed " + seed + ", faults " + faults;
+    String context = "seed " + seed + " (delete-mode " + mode + "), faults " + faults;
     System.out.println("Fault-injection run: " + context);
 
     Table table = TestTables.create(warehouse, 3);
+    if (mode == DeleteMode.POSITION) {
+      table.updateProperties().set(org.apache.iceberg.TableProperties.FORMAT_VERSION, "3").commit();
+    }
     Configuration config = new Configuration();
     config.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
     config.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 20);
@@ -93,6 +112,7 @@ class ShardbergSinkFaultInjectionTest {
         .writeParallelism(2)
         .insertOnlyInitialLoad(true) // the default, stated: the changelog keeps its contract
         .maintenance(MaintenanceSettings.from(maintenanceUnderFaults()))
+        .deleteMode(mode)
         .append();
     env.execute("fault injection, seed " + seed);
 
@@ -107,6 +127,21 @@ class ShardbergSinkFaultInjectionTest {
         .doesNotHaveDuplicates()
         .isSorted();
     TestTables.assertEachCommitAppliesNewSteps(table, "faults", steps);
+    if (mode == DeleteMode.POSITION) {
+      for (Snapshot snapshot : table.snapshots()) {
+        assertThat(snapshot.summary().getOrDefault("added-equality-deletes", "0"))
+            .as("equality deletes added by snapshot %d after %s", snapshot.snapshotId(), context)
+            .isEqualTo("0");
+      }
+      try (org.apache.iceberg.io.CloseableIterable<org.apache.iceberg.FileScanTask> tasks =
+          table.newScan().planFiles()) {
+        for (org.apache.iceberg.FileScanTask task : tasks) {
+          assertThat(task.deletes())
+              .as("deletes of %s after %s", task.file().location(), context)
+              .hasSizeLessThanOrEqualTo(1);
+        }
+      }
+    }
     for (Snapshot compaction : MaintenanceWithIngestTest.compactions(table)) {
       if (compaction.parentId() != null && table.snapshot(compaction.parentId()) != null) {
         assertThat(MaintenanceWithIngestTest.rowsAt(table, compaction.snapshotId()))

@@ -305,6 +305,92 @@ class ShardbergSinkScenarioTest {
   }
 
   /**
+   * The owners compact their own partitions (format v3): a partition that got three data files is
+   * rewritten at the barrier of the next one — live rows only, its deletion vectors dropped — and
+   * the rewrite is committed with that checkpoint's rows, by the one coordinator. The table equals
+   * the script after every commit, each key once; data files were removed by the pipeline's own
+   * commits; each partition ends with few files; no equality delete anywhere.
+   */
+  @Test
+  void ownersCompactTheirPartitionsInTheCheckpointsCommit() throws Exception {
+    Table table = TestTables.create(warehouse, 2);
+    table.updateProperties().set(TableProperties.FORMAT_VERSION, "3").commit();
+    List<List<Change>> script = new ArrayList<>();
+    List<Change> load = new ArrayList<>();
+    java.util.Map<List<Long>, String> live = new java.util.HashMap<>();
+    for (long id = 1; id <= 12; id++) {
+      for (int shard = 1; shard <= 2; shard++) {
+        load.add(insert(shard, id, "v0"));
+        live.put(List.of((long) shard, id), "v0");
+      }
+    }
+    script.add(load);
+    for (int step = 1; step <= 9; step++) {
+      List<Change> changes = new ArrayList<>();
+      for (long id = step % 3 + 1; id <= 12; id += 3) {
+        List<Long> key = List.of(1L, id);
+        String before = live.get(key);
+        if (before == null) {
+          changes.add(insert(1, id, "v" + step));
+          live.put(key, "v" + step);
+        } else if (id % 4 == step % 4) {
+          changes.add(delete(1, id, before));
+          live.remove(key);
+        } else {
+          changes.add(updateBefore(1, id, before));
+          changes.add(updateAfter(1, id, "v" + step));
+          live.put(key, "v" + step);
+        }
+      }
+      script.add(changes);
+    }
+    Configuration maintenance = new Configuration();
+    maintenance.set(dev.shardberg.coordinator.maintenance.MaintenanceOptions.ENABLED, true);
+    maintenance.set(
+        dev.shardberg.coordinator.maintenance.MaintenanceOptions.INTERVAL,
+        java.time.Duration.ofHours(1));
+    maintenance.set(
+        dev.shardberg.coordinator.maintenance.MaintenanceOptions.COMPACTION_MIN_SMALL_FILES, 3);
+
+    run(
+        "owners compact",
+        script,
+        sink ->
+            sink.deleteMode(DeleteMode.POSITION)
+                .maintenance(
+                    dev.shardberg.coordinator.maintenance.MaintenanceSettings.from(maintenance)));
+
+    table.refresh();
+    assertThat(TestTables.read(table))
+        .containsExactlyInAnyOrderElementsOf(Change.expectedRows(script));
+    TestTables.assertEachCommitAppliesNewSteps(table, "scenario", script);
+    long removedByOwners = 0;
+    for (org.apache.iceberg.Snapshot snapshot : table.snapshots()) {
+      assertThat(snapshot.summary().getOrDefault("added-equality-deletes", "0"))
+          .as("equality deletes added by snapshot %s", snapshot.snapshotId())
+          .isEqualTo("0");
+      if (snapshot.summary().containsKey(SnapshotSummaryKeys.PIPELINE_ID)) {
+        TestTables.readAt(table, snapshot.snapshotId()); // each key once after every commit
+        removedByOwners +=
+            Long.parseLong(snapshot.summary().getOrDefault("deleted-data-files", "0"));
+      }
+    }
+    assertThat(removedByOwners).as("data files the owners' compaction removed").isPositive();
+    java.util.Map<String, Integer> filesPerPartition = new java.util.HashMap<>();
+    try (org.apache.iceberg.io.CloseableIterable<org.apache.iceberg.FileScanTask> tasks =
+        table.newScan().planFiles()) {
+      for (org.apache.iceberg.FileScanTask task : tasks) {
+        filesPerPartition.merge(
+            table.spec().partitionToPath(task.file().partition()), 1, Integer::sum);
+        assertThat(task.deletes()).hasSizeLessThanOrEqualTo(1);
+      }
+    }
+    assertThat(filesPerPartition.values())
+        .as("data files per partition after 10 checkpoints, compacted at 3")
+        .allMatch(files -> files <= 3);
+  }
+
+  /**
    * Before step 2: waits until the first two steps are in the table, then compacts shard 1 and/or
    * expires every snapshot but the current one, as another tool on the table would.
    */

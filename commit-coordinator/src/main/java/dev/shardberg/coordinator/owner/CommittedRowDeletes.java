@@ -61,6 +61,11 @@ public final class CommittedRowDeletes {
     target.positions().add(at.position());
   }
 
+  /** Drops the deletes of {@code file}: it is rewritten without those rows, and removed. */
+  public void forget(String file) {
+    byFile.remove(file);
+  }
+
   public boolean isEmpty() {
     return byFile.isEmpty();
   }
