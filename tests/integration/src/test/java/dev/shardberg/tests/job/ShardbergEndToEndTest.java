@@ -379,6 +379,12 @@ class ShardbergEndToEndTest {
       // S3Proxy does not read the AWS SDK's aws-chunked uploads with checksum trailers (its
       // payload hash check fails): whole-body uploads, as some S3-compatible stores need
       fileIo.put("s3.chunked-encoding-enabled", "false");
+      // the JDK's HTTP client, not Apache's: Iceberg's static worker pool is shared by every job of
+      // this JVM, its threads keep the (closed) class loader of the job that started them as their
+      // context class loader, and Apache's client looks up commons-logging through it. A
+      // TaskManager
+      // loads Iceberg per job, so the default (apache) has no such problem there.
+      fileIo.put("http-client.type", "urlconnection");
       Map<String, String> backend = new HashMap<>(fileIo);
       backend.put("catalog-impl", "org.apache.iceberg.jdbc.JdbcCatalog");
       backend.put("uri", shards.a.jdbcUrl("rest_catalog"));
