@@ -5,6 +5,8 @@ import static dev.shardberg.job.config.ShardbergOptions.*;
 import dev.shardberg.coordinator.maintenance.MaintenanceOptions;
 import dev.shardberg.coordinator.maintenance.MaintenanceSettings;
 import dev.shardberg.router.RouterOptions;
+import java.net.URI;
+import java.net.URISyntaxException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -59,6 +61,7 @@ final class TargetRules {
               + ".");
     }
     jdbc(conf, type);
+    s3FileIo(conf.get(TARGET_CATALOG_PROPERTIES));
     String confDir = conf.get(TARGET_CATALOG_HADOOP_CONF_DIR);
     if (confDir != null && !Files.isDirectory(Path.of(confDir))) {
       problems.add(
@@ -164,6 +167,55 @@ final class TargetRules {
         TARGET_CATALOG_JDBC_PASSWORD_FILE.key(),
         conf.get(TARGET_CATALOG_JDBC_PASSWORD_FILE));
   }
+
+  /**
+   * Iceberg's S3FileIO properties whose wrong values would fail only inside the running job (an
+   * endpoint without its scheme) or silently mean something else (path-style access read as false).
+   */
+  private void s3FileIo(Map<String, String> properties) {
+    String endpoint = properties.get(S3_ENDPOINT_PROPERTY);
+    if (endpoint != null && !isHttpUrl(endpoint.trim())) {
+      problems.add(
+          "'"
+              + TARGET_CATALOG_PROPERTIES.key()
+              + "."
+              + S3_ENDPOINT_PROPERTY
+              + "' = '"
+              + endpoint
+              + "' is not an http(s) URL: S3FileIO needs the store's URL with its scheme, e.g."
+              + " https://objects.example.com or http://127.0.0.1:9000 (leave it out for AWS S3).");
+    }
+    String pathStyle = properties.get(S3_PATH_STYLE_ACCESS_PROPERTY);
+    if (pathStyle != null
+        && !pathStyle.trim().equalsIgnoreCase("true")
+        && !pathStyle.trim().equalsIgnoreCase("false")) {
+      problems.add(
+          "'"
+              + TARGET_CATALOG_PROPERTIES.key()
+              + "."
+              + S3_PATH_STYLE_ACCESS_PROPERTY
+              + "' = '"
+              + pathStyle
+              + "' is not true or false: Iceberg would read it as false and address the bucket as"
+              + " a host name (bucket.endpoint). Most S3-compatible stores (MinIO, Ceph, S3Proxy)"
+              + " need true; AWS S3 needs neither.");
+    }
+  }
+
+  private static boolean isHttpUrl(String value) {
+    try {
+      URI uri = new URI(value);
+      return ("http".equalsIgnoreCase(uri.getScheme()) || "https".equalsIgnoreCase(uri.getScheme()))
+          && uri.getHost() != null;
+    } catch (URISyntaxException e) {
+      return false;
+    }
+  }
+
+  /** Iceberg's S3FileIO properties for the store's endpoint and its bucket addressing. */
+  static final String S3_ENDPOINT_PROPERTY = "s3.endpoint";
+
+  static final String S3_PATH_STYLE_ACCESS_PROPERTY = "s3.path-style-access";
 
   /** Iceberg's JdbcCatalog properties for its database user and password. */
   static final String JDBC_USER_PROPERTY = "jdbc.user";

@@ -146,6 +146,59 @@ class ConfigLoaderTest {
                 + " jdbc, or remove the jdbc keys.");
   }
 
+  /** The rest + S3 example of docs/config.md, as the loader reads it. */
+  @Test
+  void aRestCatalogOnAnObjectStorePassesS3FileIoPropertiesThrough() {
+    ShardbergConfig config =
+        parse(
+            jdbcCatalog(
+                """
+                    type: rest
+                    name: lake
+                    uri: https://catalog.example.com/api/catalog
+                    warehouse: s3://lake/warehouse
+                    properties:
+                      io-impl: org.apache.iceberg.aws.s3.S3FileIO
+                      s3.endpoint: https://objects.example.com   # MinIO, Ceph, S3Proxy…
+                      s3.path-style-access: "true"
+                      client.region: us-east-1
+                      s3.secret-access-key: plain-text-secret
+                """));
+    CatalogConfig catalog = config.target().catalog();
+    assertThat(catalog.type()).isEqualTo(CatalogType.REST);
+    assertThat(catalog.warehouse()).isEqualTo("s3://lake/warehouse");
+    assertThat(catalog.properties())
+        .containsEntry("io-impl", "org.apache.iceberg.aws.s3.S3FileIO")
+        .containsEntry("s3.endpoint", "https://objects.example.com")
+        .containsEntry("s3.path-style-access", "true")
+        .containsEntry("client.region", "us-east-1");
+    assertThat(catalog.toString())
+        .contains("s3.endpoint=https://objects.example.com")
+        .doesNotContain("plain-text-secret");
+  }
+
+  @Test
+  void s3FileIoPropertiesWithWrongValuesAreRefusedNamingTheFix() {
+    String message =
+        messageOf(
+            jdbcCatalog(
+                """
+                    type: rest
+                    uri: https://catalog.example.com/api/catalog
+                    properties:
+                      s3.endpoint: objects.example.com:9000
+                      s3.path-style-access: yes please
+                """));
+    assertThat(message)
+        .contains(
+            "'target.catalog.properties.s3.endpoint' = 'objects.example.com:9000' is not an"
+                + " http(s) URL: S3FileIO needs the store's URL with its scheme, e.g."
+                + " https://objects.example.com or http://127.0.0.1:9000 (leave it out for AWS S3).")
+        .contains(
+            "'target.catalog.properties.s3.path-style-access' = 'yes please' is not true or false:"
+                + " Iceberg would read it as false");
+  }
+
   @Test
   void deletesByPositionAreRefusedWithReReadsAndReSnapshotsForNow() {
     String yaml =

@@ -2,6 +2,7 @@ package dev.shardberg.router.schema;
 
 import dev.shardberg.router.types.MySqlColumn;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -156,7 +157,9 @@ public final class TableCreator {
     if (namespaces.namespaceExists(namespace)) {
       return;
     }
-    Map<String, String> props = catalog instanceof HadoopCatalog ? Map.of() : properties;
+    // a HashMap: Iceberg's REST client checks containsKey(null), which Map.of() refuses with an NPE
+    Map<String, String> props =
+        catalog instanceof HadoopCatalog ? new HashMap<>() : new HashMap<>(properties);
     try {
       namespaces.createNamespace(namespace, props);
       LOG.info("Created namespace {} with properties {}", namespace, props.keySet());

@@ -13,6 +13,8 @@ import dev.shardberg.job.ShardbergPipeline;
 import dev.shardberg.job.config.ShardbergConfig;
 import dev.shardberg.job.verify.VerifyReport;
 import dev.shardberg.tests.cli.CliRun;
+import dev.shardberg.tests.lakehouse.RestCatalogServer;
+import dev.shardberg.tests.lakehouse.S3Server;
 import dev.shardberg.tests.support.TestConfig;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -20,8 +22,11 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.configuration.Configuration;
@@ -32,9 +37,12 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.InjectMiniCluster;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.hadoop.hive.conf.HiveConf;
+import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.HasTableOperations;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.hive.TestHiveMetastore;
+import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.io.SupportsPrefixOperations;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -47,14 +55,16 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The real job end to end: two MariaDB servers × 4 shards (numbers from table names on one, from
  * database names on the other), a Flink MiniCluster, an Iceberg table on disk (Hadoop catalog, then
- * a real Hive Metastore, then a jdbc catalog on MariaDB). Snapshot, binlog inserts/updates/deletes,
- * a TaskManager killed and the job restarted from its last checkpoint, more changes: after each
- * phase the table equals the union of the shards, checked with {@code verify} and, independently,
- * row by row with Iceberg's generic reader against the changes the test applied.
+ * a real Hive Metastore, then a jdbc catalog on MariaDB, then a REST catalog with the table on an
+ * S3-compatible store). Snapshot, binlog inserts/updates/deletes, a TaskManager killed and the job
+ * restarted from its last checkpoint, more changes: after each phase the table equals the union of
+ * the shards, checked with {@code verify} and, independently, row by row with Iceberg's generic
+ * reader against the changes the test applied.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ShardbergEndToEndTest {
   private static final Duration CAUGHT_UP = Duration.ofMinutes(4);
+  private static final String S3_FILE_IO = "org.apache.iceberg.aws.s3.S3FileIO";
 
   @RegisterExtension
   static final MiniClusterExtension FLINK =
@@ -345,6 +355,127 @@ class ShardbergEndToEndTest {
       }
     }
     return count;
+  }
+
+  /**
+   * A REST catalog in front of an S3-compatible object store (issue 29), both real servers in this
+   * JVM: Iceberg's REST servlet over a jdbc backend on MariaDB, warehouse {@code s3://lake/…} on
+   * S3Proxy. The job reaches the store through Iceberg's S3FileIO configured by pass-through
+   * catalog properties, with no secret in the config file (the AWS SDK's default credential chain,
+   * here its system properties); every checkpoint commits once through the REST server, the table
+   * equals the shards, and its files are objects in the bucket, listed over the S3 protocol and by
+   * the server itself.
+   */
+  @Test
+  @Order(5)
+  void restCatalogOnS3CompatibleStore() throws Exception {
+    shards.a.execute(
+        "CREATE DATABASE rest_catalog",
+        "CREATE USER 'rest_backend'@'%' IDENTIFIED BY 'rest-backend-pw'",
+        "GRANT ALL ON rest_catalog.* TO 'rest_backend'@'%'");
+    String secretKey = "s3-secret-key-e2e";
+    try (S3Server s3 = S3Server.start("shardberg-e2e", secretKey)) {
+      s3.createBucket("lake");
+      Map<String, String> fileIo = new LinkedHashMap<>();
+      fileIo.put("io-impl", S3_FILE_IO);
+      fileIo.put("s3.endpoint", s3.endpoint());
+      fileIo.put("s3.path-style-access", "true");
+      fileIo.put("client.region", S3Server.REGION);
+      // S3Proxy does not read the AWS SDK's aws-chunked uploads with checksum trailers (its
+      // payload hash check fails): whole-body uploads, as some S3-compatible stores need
+      fileIo.put("s3.chunked-encoding-enabled", "false");
+      // the JDK's HTTP client, not Apache's: Iceberg's static worker pool is shared by every job of
+      // this JVM, its threads keep the (closed) class loader of the job that started them as their
+      // context class loader, and Apache's client looks up commons-logging through it. A
+      // TaskManager
+      // loads Iceberg per job, so the default (apache) has no such problem there.
+      fileIo.put("http-client.type", "urlconnection");
+      Map<String, String> backend = new HashMap<>(fileIo);
+      backend.put("catalog-impl", "org.apache.iceberg.jdbc.JdbcCatalog");
+      backend.put("uri", shards.a.jdbcUrl("rest_catalog"));
+      backend.put("jdbc.user", "rest_backend");
+      backend.put("jdbc.password", "rest-backend-pw");
+      backend.put("warehouse", "s3://lake/warehouse");
+      backend.put("s3.access-key-id", s3.accessKey());
+      backend.put("s3.secret-access-key", secretKey);
+      try (RestCatalogServer rest = RestCatalogServer.start(backend)) {
+        TestConfig testConfig =
+            config("e2e-rest")
+                .restCatalog(rest.uri(), "s3://lake/warehouse")
+                .catalogName("rest_cat")
+                .table("shop_rest", "orders");
+        fileIo.forEach(testConfig::catalogProperty);
+        Path configFile = testConfig.write(dir.resolve("rest.yaml"));
+        assertThat(Files.readString(configFile)).doesNotContain(secretKey);
+        // the job's credentials: the SDK's default chain (system properties first, then the
+        // AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY environment, profiles, instance roles)
+        System.setProperty("aws.accessKeyId", s3.accessKey());
+        System.setProperty("aws.secretAccessKey", secretKey);
+        try {
+          runOnRestCatalog(configFile, s3, rest, secretKey);
+        } finally {
+          System.clearProperty("aws.accessKeyId");
+          System.clearProperty("aws.secretAccessKey");
+        }
+      }
+    }
+  }
+
+  private static void runOnRestCatalog(
+      Path configFile, S3Server s3, RestCatalogServer rest, String secretKey) throws Exception {
+    ShardbergConfig config = ShardbergConfig.load(configFile);
+    JobClient job =
+        ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), config);
+    Table table;
+    try {
+      table = Catalogs.loadTable(config.target());
+      assertThat(table.name()).isEqualTo("rest_cat.shop_rest.orders");
+      assertThat(table.location()).startsWith("s3://lake/warehouse/");
+      awaitCaughtUp(table, config);
+      shards.changeRound(10);
+      awaitCaughtUp(table, config);
+    } finally {
+      stop(job);
+    }
+    table.refresh();
+    List<CommitRecord> commits = CommittedCheckpoints.history(table, "e2e-rest", Integer.MAX_VALUE);
+    assertThat(commits).isNotEmpty();
+    assertThat(commits.stream().map(CommitRecord::checkpointId).distinct().count())
+        .as("each checkpoint committed once")
+        .isEqualTo(commits.size());
+    // the REST server's backend holds the metadata the job committed last
+    assertThat(
+            ((HasTableOperations) rest.backend().loadTable(Catalogs.identifier(config.target())))
+                .operations()
+                .current()
+                .metadataFileLocation())
+        .isEqualTo(((HasTableOperations) table).operations().current().metadataFileLocation());
+
+    // every file the table reads is an object in the bucket: listed over the S3 protocol through
+    // the table's own S3FileIO, and by the server from its blob store
+    Set<String> tableFiles = new HashSet<>();
+    try (CloseableIterable<FileScanTask> tasks = table.newScan().planFiles()) {
+      for (FileScanTask task : tasks) {
+        tableFiles.add(task.file().location());
+        task.deletes().forEach(delete -> tableFiles.add(delete.location()));
+      }
+    }
+    tableFiles.add(((HasTableOperations) table).operations().current().metadataFileLocation());
+    assertThat(tableFiles).isNotEmpty().allMatch(location -> location.startsWith("s3://lake/"));
+    assertThat(table.io()).isInstanceOf(SupportsPrefixOperations.class);
+    Set<String> listedOverS3 = new HashSet<>();
+    ((SupportsPrefixOperations) table.io())
+        .listPrefix("s3://lake/")
+        .forEach(file -> listedOverS3.add(file.location()));
+    assertThat(listedOverS3).containsAll(tableFiles);
+    Set<String> onServer = new HashSet<>();
+    s3.keys("lake").forEach(key -> onServer.add("s3://lake/" + key));
+    assertThat(onServer).containsAll(tableFiles);
+
+    CliRun verify = cli("verify", "--config", configFile.toString());
+    assertThat(verify.exit()).as(verify.out() + verify.err()).isZero();
+    assertThat(verify.out()).contains("MATCH: " + shards.expectedCount() + " rows in 8 shards");
+    assertThat(verify.out() + verify.err()).doesNotContain(secretKey);
   }
 
   private static long addedEqualityDeletes(Table table) {

@@ -199,6 +199,25 @@ public final class TestConfig {
     return put("target.catalog.jdbc.password-file", passwordFile.toString());
   }
 
+  /**
+   * A {@code rest} catalog: the REST server's URL and the warehouse, which may be an object store
+   * location ({@code s3://bucket/path}); its file IO goes in {@link #catalogProperty}.
+   */
+  public TestConfig restCatalog(String uri, String warehouse) {
+    put("target.catalog.type", "rest");
+    put("target.catalog.uri", uri);
+    return put("target.catalog.warehouse", warehouse);
+  }
+
+  /**
+   * One pass-through entry of {@code target.catalog.properties} ({@code io-impl}, {@code
+   * s3.endpoint}, …): a dotted property name is one key of that map, not a path.
+   */
+  public TestConfig catalogProperty(String name, String value) {
+    section("target.catalog.properties").put(name, value);
+    return this;
+  }
+
   /** {@code target.delete-mode}: equality or position. */
   public TestConfig deleteMode(String mode) {
     return put("target.delete-mode", mode);
@@ -307,17 +326,22 @@ public final class TestConfig {
     return (List<Map<String, Object>>) root.get("sources");
   }
 
-  @SuppressWarnings("unchecked")
   private TestConfig put(String dottedKey, Object value) {
-    String[] path = dottedKey.split("\\.");
-    Map<String, Object> map = root;
-    for (int i = 0; i < path.length - 1; i++) {
-      map =
-          (Map<String, Object>)
-              map.computeIfAbsent(path[i], k -> new LinkedHashMap<String, Object>());
-    }
-    map.put(path[path.length - 1], value);
+    int last = dottedKey.lastIndexOf('.');
+    Map<String, Object> map = last < 0 ? root : section(dottedKey.substring(0, last));
+    map.put(dottedKey.substring(last + 1), value);
     return this;
+  }
+
+  /** The mapping at {@code dottedPath}, created when missing. */
+  @SuppressWarnings("unchecked")
+  private Map<String, Object> section(String dottedPath) {
+    Map<String, Object> map = root;
+    for (String name : dottedPath.split("\\.")) {
+      map =
+          (Map<String, Object>) map.computeIfAbsent(name, k -> new LinkedHashMap<String, Object>());
+    }
+    return map;
   }
 
   private static Object deepCopy(Object value) {
