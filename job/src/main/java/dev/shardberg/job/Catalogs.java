@@ -35,17 +35,7 @@ public final class Catalogs {
 
   /** A serializable loader: it travels with the job graph to the coordinator. */
   public static CatalogLoader loader(CatalogConfig catalog) {
-    Configuration hadoopConf = new Configuration();
-    if (catalog.hadoopConfDir() != null) {
-      for (String site : HADOOP_SITE_FILES) {
-        Path file = Path.of(catalog.hadoopConfDir(), site);
-        if (Files.isRegularFile(file)) {
-          hadoopConf.addResource(new org.apache.hadoop.fs.Path(file.toUri()));
-        }
-      }
-    }
-    ForklessLocalFileSystem.install(
-        hadoopConf); // after the site files: a configured fs.file.impl wins
+    Configuration hadoopConf = hadoopConf(catalog);
     Map<String, String> properties = new HashMap<>(catalog.properties());
     if (catalog.warehouse() != null) {
       properties.put(CatalogProperties.WAREHOUSE_LOCATION, catalog.warehouse());
@@ -65,6 +55,22 @@ public final class Catalogs {
         yield CatalogLoader.custom(catalog.name(), properties, hadoopConf, JDBC_CATALOG);
       }
     };
+  }
+
+  /** The Hadoop configuration of the catalog and its file IO: the site files of its conf dir. */
+  static Configuration hadoopConf(CatalogConfig catalog) {
+    Configuration hadoopConf = new Configuration();
+    if (catalog.hadoopConfDir() != null) {
+      for (String site : HADOOP_SITE_FILES) {
+        Path file = Path.of(catalog.hadoopConfDir(), site);
+        if (Files.isRegularFile(file)) {
+          hadoopConf.addResource(new org.apache.hadoop.fs.Path(file.toUri()));
+        }
+      }
+    }
+    ForklessLocalFileSystem.install(
+        hadoopConf); // after the site files: a configured fs.file.impl wins
+    return hadoopConf;
   }
 
   public static TableIdentifier identifier(TargetConfig target) {

@@ -35,6 +35,11 @@ public record TablePlan(
       BucketColumn bucket = ShardbergPipeline.bucketColumn(config, plan, catalog, id);
       TableLayout layout = ShardbergPipeline.layout(config, plan, bucket);
       boolean exists = catalog.tableExists(id);
+      if (exists) {
+        StoreProbe.check(config.target().catalog(), catalog.loadTable(id));
+      } else {
+        StoreProbe.checkWarehouse(config.target().catalog());
+      }
       List<SchemaEvolution.Change> evolution = List.of();
       if (exists && ShardbergPipeline.evolves(config)) {
         // the columns may differ in evolvable ways (run evolves them); the rest is checked; alters

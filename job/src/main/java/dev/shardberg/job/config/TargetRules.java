@@ -22,7 +22,7 @@ import org.apache.flink.configuration.Configuration;
  * through an atomic swap (no hadoop catalog on an object store, no hive catalog without its lock),
  * and orphan removal cannot delete files the writers wrote for checkpoints not yet taken.
  */
-final class TargetRules {
+public final class TargetRules {
   private final Problems problems;
   private final KeyChecks keys;
   private final Function<String, String> env;
@@ -226,7 +226,7 @@ final class TargetRules {
   static final String HIVE_LOCK_ENABLED = "engine.hive.lock-enabled";
 
   /** The scheme of an object-store location (no atomic rename), or null. */
-  static String objectStoreScheme(String location) {
+  public static String objectStoreScheme(String location) {
     int colon = location.indexOf(':');
     if (colon <= 0) {
       return null;

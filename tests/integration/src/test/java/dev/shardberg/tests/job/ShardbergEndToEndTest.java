@@ -2,6 +2,7 @@ package dev.shardberg.tests.job;
 
 import static dev.shardberg.tests.cli.CliRun.cli;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.shardberg.coordinator.CommitRecord;
@@ -10,6 +11,7 @@ import dev.shardberg.coordinator.maintenance.TableHealth;
 import dev.shardberg.job.Catalogs;
 import dev.shardberg.job.Reconciliation;
 import dev.shardberg.job.ShardbergPipeline;
+import dev.shardberg.job.TablePlan;
 import dev.shardberg.job.config.ShardbergConfig;
 import dev.shardberg.job.verify.VerifyReport;
 import dev.shardberg.tests.cli.CliRun;
@@ -412,6 +414,7 @@ class ShardbergEndToEndTest {
         System.setProperty("aws.accessKeyId", s3.accessKey());
         System.setProperty("aws.secretAccessKey", secretKey);
         try {
+          assertValidateReachesTheStore(rest, fileIo, configFile, secretKey);
           runOnRestCatalog(configFile, s3, rest, secretKey);
         } finally {
           System.clearProperty("aws.accessKeyId");
@@ -419,6 +422,45 @@ class ShardbergEndToEndTest {
         }
       }
     }
+  }
+
+  /**
+   * {@code validate} reaches the store before anything is written: a wrong endpoint and a missing
+   * bucket each fail with one message naming the location and the key to check (and no secret); the
+   * right config passes.
+   */
+  private void assertValidateReachesTheStore(
+      RestCatalogServer rest, Map<String, String> fileIo, Path good, String secretKey)
+      throws Exception {
+    TestConfig wrongEndpoint =
+        config("e2e-rest")
+            .restCatalog(rest.uri(), "s3://lake/warehouse")
+            .catalogName("rest_cat")
+            .table("shop_rest", "orders");
+    fileIo.forEach(wrongEndpoint::catalogProperty);
+    wrongEndpoint.catalogProperty("s3.endpoint", "http://127.0.0.1:1");
+    assertThatThrownBy(
+            () ->
+                TablePlan.of(
+                    ShardbergConfig.load(wrongEndpoint.write(dir.resolve("bad-endpoint.yaml")))))
+        .hasMessageContaining(
+            "Cannot reach the store of table files at 's3://lake/warehouse' (target.catalog.warehouse)")
+        .hasMessageContaining("target.catalog.properties.s3.endpoint = 'http://127.0.0.1:1'")
+        .hasMessageNotContaining(secretKey);
+
+    TestConfig noBucket =
+        config("e2e-rest")
+            .restCatalog(rest.uri(), "s3://no-such-bucket/warehouse")
+            .catalogName("rest_cat")
+            .table("shop_rest", "orders");
+    fileIo.forEach(noBucket::catalogProperty);
+    assertThatThrownBy(
+            () -> TablePlan.of(ShardbergConfig.load(noBucket.write(dir.resolve("no-bucket.yaml")))))
+        .hasMessageContaining("at 's3://no-such-bucket/warehouse' (target.catalog.warehouse)")
+        .hasMessageContaining("NoSuchBucket")
+        .hasMessageNotContaining(secretKey);
+
+    assertThat(TablePlan.of(ShardbergConfig.load(good)).render()).contains("shop_rest");
   }
 
   private static void runOnRestCatalog(

@@ -1,0 +1,85 @@
+package dev.shardberg.job;
+
+import dev.shardberg.job.config.ShardbergConfig.CatalogConfig;
+import dev.shardberg.job.config.ShardbergOptions;
+import dev.shardberg.job.config.TargetRules;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.Map;
+import org.apache.iceberg.CatalogProperties;
+import org.apache.iceberg.CatalogUtil;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.io.FileIO;
+import org.apache.iceberg.io.FileInfo;
+import org.apache.iceberg.io.SupportsPrefixOperations;
+
+/**
+ * Reaches the store of the table's files before anything is written ({@code validate}): the table's
+ * location through its own file IO when the table exists, else the configured warehouse through the
+ * file IO the catalog properties name. On an object store it lists the location (a missing bucket,
+ * a wrong endpoint or key fails there; an object's HEAD would not tell a missing bucket from a
+ * missing object); elsewhere it asks whether the location exists. Reads only.
+ */
+final class StoreProbe {
+  private static final String DEFAULT_FILE_IO = "org.apache.iceberg.hadoop.HadoopFileIO";
+
+  private StoreProbe() {}
+
+  /** The table's location through the table's file IO. */
+  static void check(CatalogConfig catalog, Table table) {
+    probe(catalog, table.io(), table.location(), "the table's location (in the catalog)");
+  }
+
+  /** The configured warehouse through the catalog properties' file IO; nothing without one. */
+  static void checkWarehouse(CatalogConfig catalog) {
+    if (catalog.warehouse() == null) {
+      return; // a rest catalog may choose locations itself: its tables are probed once they exist
+    }
+    Map<String, String> properties = new HashMap<>(catalog.properties());
+    properties.put(CatalogProperties.WAREHOUSE_LOCATION, catalog.warehouse());
+    FileIO io =
+        CatalogUtil.loadFileIO(
+            properties.getOrDefault(CatalogProperties.FILE_IO_IMPL, DEFAULT_FILE_IO),
+            properties,
+            Catalogs.hadoopConf(catalog));
+    try (io) {
+      probe(catalog, io, catalog.warehouse(), ShardbergOptions.TARGET_CATALOG_WAREHOUSE.key());
+    }
+  }
+
+  private static void probe(CatalogConfig catalog, FileIO io, String location, String where) {
+    try {
+      if (TargetRules.objectStoreScheme(location) != null
+          && io instanceof SupportsPrefixOperations listing) {
+        Iterator<FileInfo> first = listing.listPrefix(location).iterator();
+        first.hasNext(); // one listing request
+      } else {
+        io.newInputFile(location).exists();
+      }
+    } catch (RuntimeException e) {
+      throw new IllegalStateException(
+          String.format(
+              "Cannot reach the store of table files at '%s' (%s) with %s: %s. Check the location's"
+                  + " bucket or file system, %s, and the credentials (for S3FileIO the AWS SDK's"
+                  + " default chain: AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, a profile or a role)",
+              location, where, io.getClass().getSimpleName(), rootMessage(e), endpoint(catalog)),
+          e);
+    }
+  }
+
+  private static String endpoint(CatalogConfig catalog) {
+    String endpoint = catalog.properties().get("s3.endpoint");
+    return endpoint == null
+        ? "the endpoint (target.catalog.properties, e.g. s3.endpoint; unset: the provider's own)"
+        : "target.catalog.properties.s3.endpoint = '" + endpoint + "'";
+  }
+
+  private static String rootMessage(Throwable e) {
+    Throwable root = e;
+    while (root.getCause() != null && root.getCause() != root) {
+      root = root.getCause();
+    }
+    String message = root.getMessage() == null ? "" : root.getMessage();
+    return root.getClass().getSimpleName() + (message.isEmpty() ? "" : ": " + message);
+  }
+}
