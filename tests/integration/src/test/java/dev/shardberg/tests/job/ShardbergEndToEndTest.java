@@ -366,7 +366,8 @@ class ShardbergEndToEndTest {
    * catalog properties, with no secret in the config file (the AWS SDK's default credential chain,
    * here its system properties); every checkpoint commits once through the REST server, the table
    * equals the shards, and its files are objects in the bucket, listed over the S3 protocol and by
-   * the server itself.
+   * the server itself. After the job stops, a real Spark reads the table through the same REST
+   * server and S3 endpoint and sees exactly the shards' rows.
    */
   @Test
   @Order(5)
@@ -408,6 +409,11 @@ class ShardbergEndToEndTest {
                 .table("shop_rest", "orders");
         fileIo.forEach(testConfig::catalogProperty);
         Path configFile = testConfig.write(dir.resolve("rest.yaml"));
+        // a Spark reader's catalog: the same REST server, warehouse and S3 endpoint as the job's
+        Map<String, String> sparkCatalog = new HashMap<>(fileIo);
+        sparkCatalog.put("type", "rest");
+        sparkCatalog.put("uri", rest.uri());
+        sparkCatalog.put("warehouse", "s3://lake/warehouse");
         assertThat(Files.readString(configFile)).doesNotContain(secretKey);
         // the job's credentials: the SDK's default chain (system properties first, then the
         // AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY environment, profiles, instance roles)
@@ -415,7 +421,7 @@ class ShardbergEndToEndTest {
         System.setProperty("aws.secretAccessKey", secretKey);
         try {
           assertValidateReachesTheStore(rest, fileIo, configFile, secretKey);
-          runOnRestCatalog(configFile, s3, rest, secretKey);
+          runOnRestCatalog(configFile, s3, rest, secretKey, sparkCatalog);
         } finally {
           System.clearProperty("aws.accessKeyId");
           System.clearProperty("aws.secretAccessKey");
@@ -464,7 +470,12 @@ class ShardbergEndToEndTest {
   }
 
   private static void runOnRestCatalog(
-      Path configFile, S3Server s3, RestCatalogServer rest, String secretKey) throws Exception {
+      Path configFile,
+      S3Server s3,
+      RestCatalogServer rest,
+      String secretKey,
+      Map<String, String> sparkCatalog)
+      throws Exception {
     ShardbergConfig config = ShardbergConfig.load(configFile);
     JobClient job =
         ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), config);
@@ -518,6 +529,12 @@ class ShardbergEndToEndTest {
     assertThat(verify.exit()).as(verify.out() + verify.err()).isZero();
     assertThat(verify.out()).contains("MATCH: " + shards.expectedCount() + " rows in 8 shards");
     assertThat(verify.out() + verify.err()).doesNotContain(secretKey);
+
+    // a second engine on the same catalog and store: a real Spark through the REST server, its
+    // S3FileIO on the same endpoint, credentials from the same default chain
+    assertThat(TwoHostShards.sparkRows(sparkCatalog, "shop_rest", "orders"))
+        .as("the table as Spark reads it through the REST catalog and the S3 endpoint")
+        .isEqualTo(shards.expectedRows());
   }
 
   private static long addedEqualityDeletes(Table table) {

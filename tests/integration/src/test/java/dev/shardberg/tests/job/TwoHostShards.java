@@ -243,17 +243,27 @@ final class TwoHostShards implements AutoCloseable {
    * (Iceberg's Spark runtime) reads it, rendered like {@link #expectedRows}.
    */
   static List<String> sparkRows(java.net.URI warehouse, String namespace, String name) {
-    org.apache.spark.sql.SparkSession spark =
+    return sparkRows(Map.of("type", "hadoop", "warehouse", warehouse.toString()), namespace, name);
+  }
+
+  /**
+   * The table {@code namespace.name} as a real Spark (Iceberg's Spark runtime) reads it through an
+   * Iceberg catalog of {@code catalogProperties} (Iceberg's catalog properties: {@code type},
+   * {@code uri}, {@code warehouse}, {@code io-impl}, {@code s3.*}, …, each set as {@code
+   * spark.sql.catalog.<name>.<key>}), rendered like {@link #expectedRows}.
+   */
+  static List<String> sparkRows(
+      Map<String, String> catalogProperties, String namespace, String name) {
+    org.apache.spark.sql.SparkSession.Builder builder =
         org.apache.spark.sql.SparkSession.builder()
             .master("local[1]")
             .appName("shardberg-read")
             .config("spark.ui.enabled", "false")
             .config("spark.driver.host", "127.0.0.1")
             .config("spark.sql.shuffle.partitions", "1")
-            .config("spark.sql.catalog.t", "org.apache.iceberg.spark.SparkCatalog")
-            .config("spark.sql.catalog.t.type", "hadoop")
-            .config("spark.sql.catalog.t.warehouse", warehouse.toString())
-            .getOrCreate();
+            .config("spark.sql.catalog.t", "org.apache.iceberg.spark.SparkCatalog");
+    catalogProperties.forEach((key, value) -> builder.config("spark.sql.catalog.t." + key, value));
+    org.apache.spark.sql.SparkSession spark = builder.getOrCreate();
     try {
       List<String> rows = new ArrayList<>();
       for (org.apache.spark.sql.Row r :

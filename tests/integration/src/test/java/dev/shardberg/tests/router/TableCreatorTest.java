@@ -8,6 +8,7 @@ import dev.shardberg.router.schema.TableCreator;
 import dev.shardberg.router.schema.TableLayout;
 import dev.shardberg.router.schema.TableLayoutMismatchException;
 import dev.shardberg.router.types.MySqlColumn;
+import dev.shardberg.tests.lakehouse.RestCatalogServer;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -26,6 +27,7 @@ import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.hadoop.HadoopCatalog;
 import org.apache.iceberg.hive.HiveCatalog;
 import org.apache.iceberg.hive.TestHiveMetastore;
+import org.apache.iceberg.rest.RESTCatalog;
 import org.apache.iceberg.types.Types;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -33,8 +35,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Create and validate the derived table in Iceberg's Hadoop catalog and in a real Hive Metastore
- * (Thrift, Derby).
+ * Create and validate the derived table in Iceberg's Hadoop catalog, in a real Hive Metastore
+ * (Thrift, Derby) and through a real REST catalog (Iceberg's client and servlet).
  */
 class TableCreatorTest {
 
@@ -113,6 +115,49 @@ class TableCreatorTest {
     Table again = TableCreator.createOrValidate(hive, id, LAYOUT);
     assertThat(((HasTableOperations) again).operations().current().metadataFileLocation())
         .isEqualTo(metadata);
+  }
+
+  /**
+   * Through a REST catalog: Iceberg's own REST client against Iceberg's REST servlet ({@link
+   * RestCatalogServer}, an in-memory backend catalog). The client's create-namespace request checks
+   * {@code properties.containsKey(null)}, which an immutable {@code Map.of(...)} answers with a
+   * NullPointerException: the namespace properties the callers hand over as {@code Map.of} (the
+   * owner, and the empty map of the three-argument overload) must reach the catalog in a map that
+   * answers it (commit f7a458b).
+   */
+  @Test
+  void createsNamespacesAndTablesThroughARestCatalogFromImmutableProperties() throws Exception {
+    Map<String, String> backend =
+        Map.of(
+            CatalogProperties.CATALOG_IMPL,
+            "org.apache.iceberg.inmemory.InMemoryCatalog",
+            CatalogProperties.WAREHOUSE_LOCATION,
+            warehouse.resolve("rest").toUri().toString(),
+            CatalogProperties.FILE_IO_IMPL,
+            "org.apache.iceberg.hadoop.HadoopFileIO");
+    try (RestCatalogServer server = RestCatalogServer.start(backend);
+        RESTCatalog rest =
+            (RESTCatalog)
+                CatalogUtil.buildIcebergCatalog(
+                    "rest",
+                    Map.of(
+                        CatalogUtil.ICEBERG_CATALOG_TYPE,
+                        "rest",
+                        CatalogProperties.URI,
+                        server.uri()),
+                    new Configuration())) {
+      TableIdentifier owned = TableIdentifier.of("shop_rest", "orders");
+      assertCreatedAsDerived(
+          TableCreator.createOrValidate(
+              rest, owned, LAYOUT, Map.of(TableCreator.NAMESPACE_OWNER, "etl")));
+      assertThat(rest.loadNamespaceMetadata(Namespace.of("shop_rest")))
+          .containsEntry(TableCreator.NAMESPACE_OWNER, "etl");
+
+      TableIdentifier plain = TableIdentifier.of("shop_rest_plain", "orders");
+      assertCreatedAsDerived(TableCreator.createOrValidate(rest, plain, LAYOUT));
+      assertThat(rest.namespaceExists(Namespace.of("shop_rest_plain"))).isTrue();
+      assertThat(server.backend().tableExists(plain)).isTrue();
+    }
   }
 
   /**
