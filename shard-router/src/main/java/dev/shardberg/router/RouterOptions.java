@@ -137,6 +137,19 @@ public final class RouterOptions {
                   + " again after tables.exclude-shards) is read alone from a fresh snapshot by itself, its old rows"
                   + " replaced, the other shards going on from their position (docs/shard-fleet.md).");
 
+  public static final ConfigOption<DroppedShards> TABLES_DROPPED_SHARDS =
+      ConfigOptions.key("tables.dropped-shards")
+          .enumType(DroppedShards.class)
+          .defaultValue(DroppedShards.KEEP)
+          .withDescription(
+              "What happens to the rows of a shard whose MySQL table is gone: dropped while the job runs (the"
+                  + " DROP TABLE read in the binlog, schema.change-behavior evolve), dropped while it was stopped"
+                  + " (not found at the resume), or on a host removed from the config. keep: the rows stay (a WARN"
+                  + " while running, an INFO naming the shards at the resume). delete: they leave the table in one"
+                  + " commit, in order with the other shards' changes; status lists the shards removed and when."
+                  + " Shards left out with tables.exclude-shards are never deleted. Not with target.delete-mode"
+                  + " position (docs/shard-fleet.md).");
+
   // ---- source: the binlog format watch --------------------------------------------------------
   public static final ConfigOption<Duration> SOURCE_BINLOG_FORMAT_CHECK_INTERVAL =
       ConfigOptions.key("source.binlog-format-check-interval")

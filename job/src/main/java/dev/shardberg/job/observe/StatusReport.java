@@ -115,8 +115,15 @@ public record StatusReport(
                 h.readLagMillis() < 0 ? "-" : h.readLagMillis() + " ms",
                 h.snapshotRows()));
       }
+      boolean anyRemoved = !status.removedShards().isEmpty();
       for (HostLag h : hosts) {
-        if (h.droppedShards() > 0) {
+        if (h.droppedShards() > 0 && anyRemoved) {
+          sb.append(
+              String.format(
+                  "  host %s: %d shard table(s) dropped on MySQL; with tables.dropped-shards: delete their rows left"
+                      + " the table (shards removed, above)%n",
+                  h.host(), h.droppedShards()));
+        } else if (h.droppedShards() > 0) {
           sb.append(
               String.format(
                   "  WARNING host %s: %d shard table(s) dropped on MySQL; their rows stay in the table (the job's log names them)%n",
@@ -148,6 +155,17 @@ public record StatusReport(
     if (status.currentSnapshotRecords() != null) {
       root.put("currentSnapshotRecords", status.currentSnapshotRecords());
     }
+    // shards whose rows left the table because their MySQL table was gone (tables.dropped-shards)
+    ArrayNode removedArray = root.putArray("removedShards");
+    status
+        .removedShards()
+        .forEach(
+            (shard, c) -> {
+              ObjectNode n = removedArray.addObject();
+              n.put("shard", shard);
+              n.put("removedAt", Instant.ofEpochMilli(c.timestampMillis()).toString());
+              n.put("checkpoint", c.checkpointId());
+            });
     ArrayNode shardArray = root.putArray("shards");
     Map<Integer, Long> snapshotRows = snapshotRowsByShard();
     Set<Integer> listed = new HashSet<>();

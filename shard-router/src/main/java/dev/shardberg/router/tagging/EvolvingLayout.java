@@ -273,6 +273,9 @@ final class EvolvingLayout {
       truncation.truncate(value, ddl, database, out, eventMillis);
       return;
     }
+    if (shards.deleteDropped()) {
+      truncation.dropped(ddl, changes, out);
+    }
     if (schemaChanges.apply(ddl, changes)) {
       layouts.clear();
     }

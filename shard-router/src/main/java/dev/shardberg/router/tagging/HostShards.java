@@ -18,6 +18,8 @@ import java.util.Set;
  *     KEY with a DDL)
  * @param keyColumns the table's key columns, shard column excluded
  * @param buckets the table's bucket count B: a TRUNCATE of a shard sends one marker per bucket
+ * @param deleteDropped {@code tables.dropped-shards: delete}: a shard's DROP TABLE sends one drop
+ *     marker per bucket (its rows leave the table in order with the stream)
  */
 record HostShards(
     String hostName,
@@ -26,7 +28,8 @@ record HostShards(
     Map<Integer, List<MySqlColumn>> ownColumns,
     List<String> tablePrimaryKey,
     Set<String> keyColumns,
-    int buckets) {
+    int buckets,
+    boolean deleteDropped) {
 
   /** The columns {@code shard} had at start-up. */
   List<MySqlColumn> startColumns(int shard) {
