@@ -48,19 +48,9 @@ final class PartitionKeySelector implements KeySelector<RowData, String> {
     return spec.partitionToPath(partitionKey);
   }
 
-  /**
-   * True for a versioned row that is a truncate marker ({@link ShardbergSink#TRUNCATE_MARKER}, or a
-   * {@link ShardbergSink#DROP_MARKER}).
-   */
+  /** True for a versioned row that is a truncate marker ({@link ShardbergSink#TRUNCATE_MARKER}). */
   static boolean isTruncateMarker(RowData row) {
-    return row.getArity() == 3
-        && (row.getInt(2) == ShardbergSink.TRUNCATE_MARKER
-            || row.getInt(2) == ShardbergSink.DROP_MARKER);
-  }
-
-  /** True for a truncate marker sent because the shard's table was dropped. */
-  static boolean isDropMarker(RowData row) {
-    return row.getArity() == 3 && row.getInt(2) == ShardbergSink.DROP_MARKER;
+    return row.getArity() == 3 && row.getInt(2) == ShardbergSink.TRUNCATE_MARKER;
   }
 
   /**

@@ -41,9 +41,10 @@ import org.slf4j.LoggerFactory;
  * shard is written by this run, so the delete with that checkpoint's sequence number removes
  * exactly the shard's rows. Across restores: the state keeps knowing the shard until the checkpoint
  * holding the delete is staged (it then travels in that pending checkpoint), so a restore from
- * before does it again and one from after commits it. (A shard dropped while the job runs goes
- * another way: the DROP's markers in the stream, handled by the writers like a TRUNCATE, since the
- * delete by shard of a checkpoint cannot remove rows the same checkpoint writes.)
+ * before does it again and one from after commits it. A shard dropped while the job runs takes this
+ * way too, at the next resume: the running job does not remove it (the delete by shard of a
+ * checkpoint cannot remove rows the same checkpoint writes, and Flink CDC does not deliver the DROP
+ * in order with the shard's rows), so its rows stay until then.
  */
 final class ShardReread {
   private static final Logger LOG = LoggerFactory.getLogger(ShardReread.class);

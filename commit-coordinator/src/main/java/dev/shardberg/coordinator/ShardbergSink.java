@@ -53,13 +53,6 @@ public final class ShardbergSink {
    */
   public static final int TRUNCATE_MARKER = -1;
 
-  /**
-   * As {@link #TRUNCATE_MARKER}, sent because the shard's MySQL table was dropped: the partition is
-   * truncated the same way, and the commit records the shard as removed ({@link
-   * ShardCounts#removed}).
-   */
-  public static final int DROP_MARKER = -2;
-
   private ShardbergSink() {}
 
   public static Builder forRowData(DataStream<RowData> input) {

@@ -290,7 +290,7 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
       // key
     }
     if (versionedRows && PartitionKeySelector.isTruncateMarker(row)) {
-      truncate(row.getInt(0), row.getInt(1), PartitionKeySelector.isDropMarker(row));
+      truncate(row.getInt(0), row.getInt(1));
       return;
     }
     if (versionedRows) {
@@ -329,7 +329,7 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
     if (kind == RowKind.INSERT) {
       snapshotShards.add(shard);
     }
-    long[] shardCounts = counts.computeIfAbsent(shard, ignored -> new long[3]);
+    long[] shardCounts = counts.computeIfAbsent(shard, ignored -> new long[2]);
     shardCounts[kind == RowKind.DELETE ? 1 : 0]++;
   }
 
@@ -338,8 +338,7 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
    * every row written before it, in this checkpoint (dropped here) and committed (an equality
    * delete by the shard column, committed with this checkpoint, in order with every other change).
    */
-  private void truncate(int shard, int bucket, boolean dropped) throws Exception {
-    String why = dropped ? "dropped" : "truncated";
+  private void truncate(int shard, int bucket) throws Exception {
     if (writer == null) {
       writer = writers.create();
     }
@@ -349,30 +348,28 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
       owner.touch(getCurrentKey(), partition, shard, false, lastCheckpointId + 1);
       int deleted = owner.truncate(partition);
       truncatedPartitions.inc();
-      counts.computeIfAbsent(shard, ignored -> new long[3])[2] |= dropped ? 1 : 0;
+      counts.computeIfAbsent(shard, ignored -> new long[2]);
       LOG.info(
-          "Writer {} of {}: truncated partition {} (shard {} {} on MySQL); {} rows deleted by"
+          "Writer {} of {}: truncated partition {} (shard {} truncated on MySQL); {} rows deleted by"
               + " position with this checkpoint",
           subtask,
           tableName,
           table.spec().partitionToPath(partition),
           shard,
-          why,
           deleted);
       return;
     }
-    int droppedFiles = writer.truncate(partition, shard);
+    int dropped = writer.truncate(partition, shard);
     truncatedPartitions.inc();
-    counts.computeIfAbsent(shard, ignored -> new long[3])[2] |= dropped ? 1 : 0;
+    counts.computeIfAbsent(shard, ignored -> new long[2]);
     LOG.info(
-        "Writer {} of {}: truncated partition {} (shard {} {} on MySQL); dropped {} files written of it since the"
+        "Writer {} of {}: truncated partition {} (shard {} truncated on MySQL); dropped {} files written of it since the"
             + " last checkpoint, the committed rows go with this checkpoint's commit",
         subtask,
         tableName,
         table.spec().partitionToPath(partition),
         shard,
-        why,
-        droppedFiles);
+        dropped);
   }
 
   /**
@@ -479,7 +476,7 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
               .build();
     }
     Map<Integer, ShardCounts> shardCounts = new HashMap<>();
-    counts.forEach((shard, c) -> shardCounts.put(shard, new ShardCounts(c[0], c[1], c[2] > 0)));
+    counts.forEach((shard, c) -> shardCounts.put(shard, new ShardCounts(c[0], c[1])));
     counts.clear();
     Map<Integer, Long> scans = new HashMap<>();
     insertOnlyShards.forEach(shard -> scans.put(shard, scannedSnapshotId));

@@ -2,7 +2,6 @@ package dev.shardberg.job;
 
 import dev.shardberg.job.config.ShardbergConfig.CdcConfig;
 import dev.shardberg.job.config.ShardbergConfig.SourceConfig;
-import dev.shardberg.router.DroppedShards;
 import dev.shardberg.router.ShardTable;
 import dev.shardberg.router.discovery.MySqlHost;
 import dev.shardberg.router.discovery.ShardPlan;
@@ -38,7 +37,6 @@ final class MySqlSources {
       SourceConfig source,
       CdcConfig cdc,
       TableSchemaEvolver evolver,
-      DroppedShards droppedShards,
       boolean scanNewlyAddedTables) {
     Properties debezium = new Properties();
     debezium.setProperty("poll.interval.ms", Long.toString(cdc.pollInterval().toMillis()));
@@ -114,10 +112,7 @@ final class MySqlSources {
         // (FLINK-36578)
         .useLegacyJsonFormat(false)
         // the host: to read a shard's columns in flight
-        .deserializer(
-            ShardTaggingDeserializer.forHost(plan, host, layout, evolver)
-                // a shard's DROP TABLE: its rows stay, or leave in order (tables.dropped-shards)
-                .droppedShards(droppedShards))
+        .deserializer(ShardTaggingDeserializer.forHost(plan, host, layout, evolver))
         .build();
   }
 

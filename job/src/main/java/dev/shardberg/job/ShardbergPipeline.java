@@ -272,24 +272,8 @@ public final class ShardbergPipeline {
       return new ShardFleetSource(
           host.name(),
           plan.tablesOf(host.name()),
-          MySqlSources.forHost(
-              plan,
-              layout,
-              host,
-              source,
-              config.cdc(),
-              evolver,
-              config.tables().droppedShards(),
-              true),
-          MySqlSources.forHost(
-              plan,
-              layout,
-              host,
-              source,
-              config.cdc(),
-              evolver,
-              config.tables().droppedShards(),
-              false));
+          MySqlSources.forHost(plan, layout, host, source, config.cdc(), evolver, true),
+          MySqlSources.forHost(plan, layout, host, source, config.cdc(), evolver, false));
     }
     return MySqlSources.forHost(
         plan,
@@ -298,7 +282,6 @@ public final class ShardbergPipeline {
         source,
         config.cdc(),
         evolver,
-        config.tables().droppedShards(),
         !config.tables().excludeShards().isEmpty() || !config.tables().rereadShards().isEmpty());
   }
 

@@ -273,9 +273,6 @@ final class EvolvingLayout {
       truncation.truncate(value, ddl, database, out, eventMillis);
       return;
     }
-    if (shards.deleteDropped()) {
-      truncation.dropped(ddl, changes, out);
-    }
     if (schemaChanges.apply(ddl, changes)) {
       layouts.clear();
     }

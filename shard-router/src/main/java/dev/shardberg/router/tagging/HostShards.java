@@ -18,8 +18,6 @@ import java.util.Set;
  *     KEY with a DDL)
  * @param keyColumns the table's key columns, shard column excluded
  * @param buckets the table's bucket count B: a TRUNCATE of a shard sends one marker per bucket
- * @param deleteDropped {@code tables.dropped-shards: delete}: a shard's DROP TABLE sends one drop
- *     marker per bucket (its rows leave the table in order with the stream)
  */
 record HostShards(
     String hostName,
@@ -28,8 +26,7 @@ record HostShards(
     Map<Integer, List<MySqlColumn>> ownColumns,
     List<String> tablePrimaryKey,
     Set<String> keyColumns,
-    int buckets,
-    boolean deleteDropped) {
+    int buckets) {
 
   /** The columns {@code shard} had at start-up. */
   List<MySqlColumn> startColumns(int shard) {

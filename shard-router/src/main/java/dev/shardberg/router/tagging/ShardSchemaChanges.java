@@ -79,9 +79,6 @@ final class ShardSchemaChanges {
       String where =
           String.format("shard %d ('%s' on host '%s')", shard, qualified, shards.hostName());
       String type = change.path("type").asText("");
-      if (type.equals("DROP") && shards.deleteDropped()) {
-        continue; // its rows leave the table: drop markers (ShardTruncation#dropped)
-      }
       if (type.equals("DROP")) {
         LOG.warn(
             "Shard {} was dropped by '{}': its rows stay in table {} (Shardberg never deletes data because of a DDL)."

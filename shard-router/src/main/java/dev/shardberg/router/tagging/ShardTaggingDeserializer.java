@@ -1,6 +1,5 @@
 package dev.shardberg.router.tagging;
 
-import dev.shardberg.router.DroppedShards;
 import dev.shardberg.router.Preconditions;
 import dev.shardberg.router.ShardRouterException;
 import dev.shardberg.router.ShardTable;
@@ -126,12 +125,6 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
    * ShardTruncation).
    */
   private final int buckets;
-
-  /**
-   * {@code tables.dropped-shards}: with {@link DroppedShards#DELETE}, a shard's {@code DROP TABLE}
-   * (evolving layout) sends drop markers that remove its rows in order with the stream.
-   */
-  private DroppedShards droppedShards = DroppedShards.KEEP;
 
   /** Built on first use: the fixed layout without {@link #evolver}, else the evolving one. */
   private transient FixedLayout fixed;
@@ -311,15 +304,6 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
     return REGEX_META.matcher(name).replaceAll("\\\\$1");
   }
 
-  /**
-   * What a shard's {@code DROP TABLE} does to its rows ({@code tables.dropped-shards}; default
-   * keep). Only the evolving layout reads a DROP; the fixed one stops the job at any DDL.
-   */
-  public ShardTaggingDeserializer droppedShards(DroppedShards droppedShards) {
-    this.droppedShards = Objects.requireNonNull(droppedShards, "droppedShards");
-    return this;
-  }
-
   @Override
   public TypeInformation<RowData> getProducedType() {
     if (evolver != null) {
@@ -442,14 +426,7 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
     if (evolving == null) {
       HostShards shards =
           new HostShards(
-              hostName,
-              shardByTable,
-              columns,
-              ownColumns,
-              tablePrimaryKey,
-              keyColumns,
-              buckets,
-              droppedShards == DroppedShards.DELETE);
+              hostName, shardByTable, columns, ownColumns, tablePrimaryKey, keyColumns, buckets);
       EvolvingLayout.ColumnReader mySql =
           host == null
               ? null

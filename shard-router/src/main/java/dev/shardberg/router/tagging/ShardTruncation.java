@@ -1,6 +1,5 @@
 package dev.shardberg.router.tagging;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import dev.shardberg.router.ShardRouterException;
 import dev.shardberg.router.schema.TableSchemaEvolver;
 import java.util.HashMap;
@@ -116,41 +115,5 @@ final class ShardTruncation {
         where,
         evolver.tableName(),
         ddl);
-  }
-
-  /**
-   * A shard's {@code DROP TABLE} with {@code tables.dropped-shards: delete}: its rows leave the
-   * table at this point of the stream, as with a TRUNCATE ({@link #truncate}), by one drop marker
-   * per bucket ({@link VersionedRows#dropMarker}); the commit records the shard as removed. Every
-   * row the shard wrote came before its DROP in this host's binlog, so the markers reach each
-   * partition's writer after all of them, and the writer drops what it wrote of the partition in
-   * this checkpoint and deletes the committed rest with the checkpoint's commit. Replayed after a
-   * restore from before it, it removes the same rows again. (A DROP during the shard's snapshot
-   * cannot happen unnoticed: the snapshot read of a dropped table fails.)
-   *
-   * @param changes the DDL record's {@code tableChanges}: every {@code DROP} of a shard counts
-   */
-  void dropped(String ddl, JsonNode changes, Collector<RowData> out) {
-    for (JsonNode change : changes) {
-      if (!change.path("type").asText("").equals("DROP")) {
-        continue;
-      }
-      String qualified = DebeziumTableChanges.qualifiedName(change.path("id").asText(""));
-      Integer shard = shards.shardByTable().get(qualified);
-      if (shard == null) {
-        continue; // another table of the database
-      }
-      for (int bucket = 0; bucket < shards.buckets(); bucket++) {
-        out.collect(VersionedRows.dropMarker(shard, bucket));
-      }
-      LOG.info(
-          "Shard {} ('{}' on host '{}') was dropped by '{}': tables.dropped-shards is delete, so its rows leave table"
-              + " {} with the checkpoint that holds this point of the binlog",
-          shard,
-          qualified,
-          shards.hostName(),
-          ddl,
-          evolver.tableName());
-    }
   }
 }

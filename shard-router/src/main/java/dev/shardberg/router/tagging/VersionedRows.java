@@ -49,18 +49,6 @@ public final class VersionedRows {
   public static final int TRUNCATE_MARKER = -1;
 
   /**
-   * The "schema version" of a drop marker: a truncate marker ({@link #TRUNCATE_MARKER}) sent
-   * because the shard's MySQL table was dropped ({@code tables.dropped-shards: delete}); the commit
-   * says the shard was removed. Equal to {@code ShardbergSink.DROP_MARKER}.
-   */
-  public static final int DROP_MARKER = -2;
-
-  /** A drop marker for bucket {@code bucket} of {@code shard} (see {@link #DROP_MARKER}). */
-  public static RowData dropMarker(int shard, int bucket) {
-    return GenericRowData.ofKind(RowKind.DELETE, shard, bucket, DROP_MARKER);
-  }
-
-  /**
    * A truncate marker for bucket {@code bucket} of {@code shard} (see {@link #TRUNCATE_MARKER}).
    */
   public static RowData truncateMarker(int shard, int bucket) {
