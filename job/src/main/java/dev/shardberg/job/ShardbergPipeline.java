@@ -220,7 +220,9 @@ public final class ShardbergPipeline {
                           spec.keyColumns(),
                           spec.excludedShards()),
                       config.cdc().healthCheckInterval(),
-                      config.cdc().unreachableTimeout()))
+                      config.cdc().unreachableTimeout(),
+                      // a dropped shard's WARN says what the next resume does with its rows
+                      config.tables().droppedShards()))
               .uid(HOST_WATCH_UID_PREFIX + host.name())
               .setParallelism(pipeline.parallelism());
       changes = changes == null ? hostChanges : changes.union(hostChanges);

@@ -1,14 +1,15 @@
 package dev.shardberg.router;
 
 /**
- * What happens to the rows of a shard whose MySQL table is gone ({@code tables.dropped-shards}): a
- * {@code DROP TABLE} read in the binlog, a shard table no longer found at a resume, or the shards
- * of a host removed from the config (docs/shard-fleet.md).
+ * What happens to the rows of a shard whose MySQL table is gone ({@code tables.dropped-shards}), at
+ * the resume that no longer finds it: a shard table dropped (while the job was stopped, or while it
+ * ran: the running job keeps the rows either way), or the shards of a host removed from the config
+ * (docs/shard-fleet.md).
  */
 public enum DroppedShards {
-  /** Its rows stay in the table; the job says so (a WARN while running, an INFO at a resume). */
+  /** Its rows stay in the table; the job says so (the host watch's WARN, an INFO at a resume). */
   KEEP("keep"),
-  /** Its rows leave the table in one commit, in order with the other shards' changes. */
+  /** Its rows leave the table in one commit, with the resumed run's first checkpoint. */
   DELETE("delete");
 
   private final String key;

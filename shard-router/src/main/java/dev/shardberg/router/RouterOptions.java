@@ -142,13 +142,13 @@ public final class RouterOptions {
           .enumType(DroppedShards.class)
           .defaultValue(DroppedShards.KEEP)
           .withDescription(
-              "What happens to the rows of a shard whose MySQL table is gone: dropped while the job runs (the"
-                  + " DROP TABLE read in the binlog, schema.change-behavior evolve), dropped while it was stopped"
-                  + " (not found at the resume), or on a host removed from the config. keep: the rows stay (a WARN"
-                  + " while running, an INFO naming the shards at the resume). delete: they leave the table in one"
-                  + " commit, in order with the other shards' changes; status lists the shards removed and when."
-                  + " Shards left out with tables.exclude-shards are never deleted. Not with target.delete-mode"
-                  + " position (docs/shard-fleet.md).");
+              "What happens to the rows of a shard whose MySQL table is gone, at the resume that no longer"
+                  + " finds it: dropped while the job was stopped, dropped while it ran (the running job keeps"
+                  + " the rows either way; the host watch WARNs within 30 s), or on a host removed from the"
+                  + " config. keep: the rows stay (an INFO naming the shards at the resume). delete: they leave"
+                  + " the table in one commit with the resumed run's first checkpoint; status lists the shards"
+                  + " removed and when. Shards left out with tables.exclude-shards are never deleted. Not with"
+                  + " target.delete-mode position (docs/shard-fleet.md).");
 
   // ---- source: the binlog format watch --------------------------------------------------------
   public static final ConfigOption<Duration> SOURCE_BINLOG_FORMAT_CHECK_INTERVAL =

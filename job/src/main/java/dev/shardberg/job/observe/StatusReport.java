@@ -115,18 +115,15 @@ public record StatusReport(
                 h.readLagMillis() < 0 ? "-" : h.readLagMillis() + " ms",
                 h.snapshotRows()));
       }
-      boolean anyRemoved = !status.removedShards().isEmpty();
       for (HostLag h : hosts) {
-        if (h.droppedShards() > 0 && anyRemoved) {
+        if (h.droppedShards() > 0) {
+          // the running job never removes them; the next resume does with tables.dropped-shards:
+          // delete
           sb.append(
               String.format(
-                  "  host %s: %d shard table(s) dropped on MySQL; with tables.dropped-shards: delete their rows left"
-                      + " the table (shards removed, above)%n",
-                  h.host(), h.droppedShards()));
-        } else if (h.droppedShards() > 0) {
-          sb.append(
-              String.format(
-                  "  WARNING host %s: %d shard table(s) dropped on MySQL; their rows stay in the table (the job's log names them)%n",
+                  "  WARNING host %s: %d shard table(s) dropped on MySQL; their rows stay in the table while the job"
+                      + " runs, and leave it at the next resume only with tables.dropped-shards: delete (the job's"
+                      + " log names them)%n",
                   h.host(), h.droppedShards()));
         }
       }
