@@ -73,6 +73,9 @@ final class CheckpointSnapshot {
               update.set(
                   SnapshotSummaryKeys.shardDeletedRecords(shard),
                   Long.toString(counts.deletedRecords()));
+              if (counts.removed()) {
+                update.set(SnapshotSummaryKeys.shardRemoved(shard), "true");
+              }
             });
     return update;
   }

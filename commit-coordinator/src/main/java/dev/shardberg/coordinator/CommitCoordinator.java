@@ -284,6 +284,10 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
    * manifests.
    */
   private void stageCollectedUpTo(long flinkCheckpointId) throws Exception {
+    if (!reread.removing().isEmpty() && flinkCheckpointId != Long.MAX_VALUE) {
+      // shards gone from the plan go with this checkpoint, even one without any writer result
+      collecting.computeIfAbsent(flinkCheckpointId, id -> new ArrayList<>());
+    }
     NavigableMap<Long, List<WriterResult>> ready = collecting.headMap(flinkCheckpointId, true);
     for (Map.Entry<Long, List<WriterResult>> entry : ready.entrySet()) {
       long checkpointId = entry.getKey() + committer.offset();
@@ -291,9 +295,13 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
       // a re-read shard's old rows go with the checkpoint that holds the first rows of its new
       // snapshot
       SortedSet<Integer> replaced = reread.replacedBy(checkpointId, results);
-      if (!replaced.isEmpty()) {
+      // shards gone from the plan (tables.dropped-shards: delete): with the first staged checkpoint
+      SortedSet<Integer> removed = reread.removing();
+      if (!replaced.isEmpty() || !removed.isEmpty()) {
         results = new ArrayList<>(results);
-        results.add(reread.truncations(table, shardColumn, entry.getKey(), checkpointId, replaced));
+        results.add(
+            reread.truncations(
+                table, shardColumn, entry.getKey(), checkpointId, replaced, removed));
       }
       PendingCheckpoint written =
           TempManifests.write(table, manifestPrefix, checkpointId, entry.getKey(), runId, results);
@@ -304,6 +312,7 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
         throw e;
       }
       reread.replaced(replaced); // replaced with this checkpoint: in its state from now on
+      reread.removed(removed); // removed with this checkpoint: out of its state from now on
       entry
           .getValue()
           .forEach(

@@ -97,6 +97,18 @@ public final class CommittedCheckpoints {
       String rest = key.substring(SnapshotSummaryKeys.SHARD_PREFIX.length());
       boolean added = rest.endsWith(SnapshotSummaryKeys.ADDED_RECORDS_SUFFIX);
       boolean deleted = rest.endsWith(SnapshotSummaryKeys.DELETED_RECORDS_SUFFIX);
+      if (rest.endsWith(SnapshotSummaryKeys.REMOVED_SUFFIX)
+          && Boolean.parseBoolean(entry.getValue())) {
+        try {
+          int shard =
+              Integer.parseInt(
+                  rest.substring(0, rest.length() - SnapshotSummaryKeys.REMOVED_SUFFIX.length()));
+          counts.merge(shard, ShardCounts.REMOVED, ShardCounts::plus);
+        } catch (NumberFormatException e) {
+          // not ours to judge
+        }
+        continue;
+      }
       if (!added && !deleted) {
         continue;
       }

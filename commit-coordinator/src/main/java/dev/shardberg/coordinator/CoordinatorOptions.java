@@ -18,6 +18,10 @@ import java.time.Duration;
  * @param shards the shards this job writes; null: not known (no re-read shard is replaced)
  * @param rereadShards of {@code shards}, those the source reads from a fresh snapshot in this run
  *     (a restored state that does not know one of the others is refused)
+ * @param excludedShards shards left out on purpose ({@code tables.exclude-shards}): never removed
+ * @param removeGoneShards {@code tables.dropped-shards: delete}: a shard the restored state knows
+ *     that is neither in {@code shards} nor excluded (its table dropped, or its host removed from
+ *     the config) loses its rows with this run's first checkpoint
  */
 record CoordinatorOptions(
     String tableName,
@@ -29,8 +33,37 @@ record CoordinatorOptions(
     MaintenanceSettings maintenance,
     java.util.SortedSet<Integer> shards,
     java.util.SortedSet<Integer> rereadShards,
-    DeleteMode deleteMode)
+    DeleteMode deleteMode,
+    java.util.SortedSet<Integer> excludedShards,
+    boolean removeGoneShards)
     implements Serializable {
+
+  /** Options that keep the rows of every shard no longer written. */
+  CoordinatorOptions(
+      String tableName,
+      String pipelineId,
+      int maxContinuousEmptyCommits,
+      Duration lockTimeout,
+      int commitAttempts,
+      Duration retryBackoff,
+      MaintenanceSettings maintenance,
+      java.util.SortedSet<Integer> shards,
+      java.util.SortedSet<Integer> rereadShards,
+      DeleteMode deleteMode) {
+    this(
+        tableName,
+        pipelineId,
+        maxContinuousEmptyCommits,
+        lockTimeout,
+        commitAttempts,
+        retryBackoff,
+        maintenance,
+        shards,
+        rereadShards,
+        deleteMode,
+        new java.util.TreeSet<>(),
+        false);
+  }
 
   /** Options of a pipeline that deletes by key ({@link DeleteMode#EQUALITY}). */
   CoordinatorOptions(

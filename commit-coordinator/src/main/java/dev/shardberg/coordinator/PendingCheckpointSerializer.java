@@ -16,10 +16,11 @@ import org.apache.flink.core.memory.DataOutputSerializer;
  * int shard, long added, long deleted each). Version 2 appends: staging Flink job id (UTF, empty
  * when unknown), insert-only scans (int count, then int shard, long snapshot id each). Version 3
  * appends the manifests of the delete files the commit removes (as the data manifests). Version 4
- * appends the owners' checks (int count, then int shard, long snapshot id each) and the manifests
- * of the data files the commit removes (as the data manifests). Version 1 entries restore with no
- * staging job (lineage unknown) and no insert-only rows; versions 1 and 2 remove no delete file;
- * versions 1 to 3 carry no owner check.
+ * appends the owners' checks (int count, then int shard, long snapshot id each), the manifests of
+ * the data files the commit removes (as the data manifests) and the shards the checkpoint removes
+ * as a whole (int count, then int shard each; see {@link ShardCounts#removed}). Version 1 entries
+ * restore with no staging job (lineage unknown) and no insert-only rows; versions 1 and 2 remove no
+ * delete file; versions 1 to 3 carry no owner check, remove no data file and remove no shard.
  */
 final class PendingCheckpointSerializer implements SimpleVersionedSerializer<PendingCheckpoint> {
   static final int VERSION = 4;
@@ -60,6 +61,20 @@ final class PendingCheckpointSerializer implements SimpleVersionedSerializer<Pen
       out.writeLong(entry.getValue());
     }
     writeBlobs(out, pending.removedDataManifests());
+    // the shards whose rows this checkpoint removes as a whole (their MySQL table is gone)
+    List<Integer> removed = new ArrayList<>();
+    pending
+        .shardCounts()
+        .forEach(
+            (shard, c) -> {
+              if (c.removed()) {
+                removed.add(shard);
+              }
+            });
+    out.writeInt(removed.size());
+    for (int shard : removed) {
+      out.writeInt(shard);
+    }
     return out.getCopyOfBuffer();
   }
 
@@ -107,6 +122,10 @@ final class PendingCheckpointSerializer implements SimpleVersionedSerializer<Pen
         ownerChecks.put(in.readInt(), in.readLong());
       }
       removedDataManifests = readBlobs(in);
+      int removedCount = in.readInt();
+      for (int i = 0; i < removedCount; i++) {
+        counts.merge(in.readInt(), ShardCounts.REMOVED, ShardCounts::plus);
+      }
     }
     return new PendingCheckpoint(
         checkpointId,

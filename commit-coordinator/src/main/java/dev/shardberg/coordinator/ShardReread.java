@@ -33,6 +33,18 @@ import org.slf4j.LoggerFactory;
  * the restore alone: a source that does not read the shard again (its position survived in the
  * restored state) leaves the rows as they are rather than emptying the shard. (A shard that is
  * empty on MySQL when read again sends no row, so its old rows stay.)
+ *
+ * <p>Shards gone from the plan ({@code tables.dropped-shards: delete}): a shard the restored state
+ * knows that the plan no longer has and {@code tables.exclude-shards} does not list — its MySQL
+ * table dropped while the job was stopped, or its host removed from the config — loses every row
+ * with the first checkpoint this run stages, by the same delete by shard. Ordered: no row of such a
+ * shard is written by this run, so the delete with that checkpoint's sequence number removes
+ * exactly the shard's rows. Across restores: the state keeps knowing the shard until the checkpoint
+ * holding the delete is staged (it then travels in that pending checkpoint), so a restore from
+ * before does it again and one from after commits it. A shard dropped while the job runs takes this
+ * way too, at the next resume: the running job does not remove it (the delete by shard of a
+ * checkpoint cannot remove rows the same checkpoint writes, and Flink CDC does not deliver the DROP
+ * in order with the shard's rows), so its rows stay until then.
  */
 final class ShardReread {
   private static final Logger LOG = LoggerFactory.getLogger(ShardReread.class);
@@ -44,6 +56,9 @@ final class ShardReread {
 
   /** Shards of this run the restored state did not know: read again, their old rows replaced. */
   private final SortedSet<Integer> reread = new TreeSet<>();
+
+  /** Shards gone from the plan whose rows go with the next staged checkpoint. */
+  private final SortedSet<Integer> removing = new TreeSet<>();
 
   private ShardReread(CoordinatorOptions options, SortedSet<Integer> known) {
     this.options = options;
@@ -73,15 +88,44 @@ final class ShardReread {
     ShardReread bookkeeping = new ShardReread(options, new TreeSet<>(restoredKnown));
     SortedSet<Integer> left = new TreeSet<>(restoredKnown);
     left.removeAll(options.shards());
-    if (!left.isEmpty()) {
+    SortedSet<Integer> excluded = new TreeSet<>(left);
+    if (options.excludedShards() != null) {
+      excluded.retainAll(options.excludedShards());
+    } else {
+      excluded.clear();
+    }
+    SortedSet<Integer> gone = new TreeSet<>(left);
+    gone.removeAll(excluded);
+    if (!excluded.isEmpty()) {
       LOG.info(
           "Pipeline {} no longer writes shard(s) {} of table {} (excluded): their rows stay as they are; included again"
               + " later, each is read from a fresh snapshot and its rows replaced",
           options.pipelineId(),
-          left,
+          excluded,
           options.tableName());
     }
-    bookkeeping.known.retainAll(options.shards());
+    if (!gone.isEmpty() && options.removeGoneShards()) {
+      LOG.info(
+          "Pipeline {} no longer finds shard(s) {} of table {} (their MySQL table dropped, or their host removed from"
+              + " the config): tables.dropped-shards is delete, so every row of them leaves the table with this run's"
+              + " first checkpoint",
+          options.pipelineId(),
+          gone,
+          options.tableName());
+      bookkeeping.removing.addAll(gone);
+    } else if (!gone.isEmpty()) {
+      LOG.info(
+          "Pipeline {} no longer finds shard(s) {} of table {} (their MySQL table dropped, or their host removed from"
+              + " the config): their rows stay in the table (tables.dropped-shards: keep). Delete them yourself if"
+              + " they must go (DELETE … WHERE shard_number IN …)",
+          options.pipelineId(),
+          gone,
+          options.tableName());
+    }
+    // the shards being removed stay known until the checkpoint that removes them is staged
+    bookkeeping.known.retainAll(
+        java.util.stream.Stream.concat(options.shards().stream(), bookkeeping.removing.stream())
+            .collect(java.util.stream.Collectors.toSet()));
     bookkeeping.reread.addAll(options.shards());
     bookkeeping.reread.removeAll(bookkeeping.known);
     SortedSet<Integer> undeclared = new TreeSet<>(bookkeeping.reread);
@@ -158,6 +202,22 @@ final class ShardReread {
   }
 
   /**
+   * The shards gone from the plan whose rows go with the next staged checkpoint (empty once they
+   * went; see {@link #removed}).
+   */
+  SortedSet<Integer> removing() {
+    return java.util.Collections.unmodifiableSortedSet(new TreeSet<>(removing));
+  }
+
+  /** {@code shards} were removed with a staged checkpoint: no longer known to the state. */
+  void removed(SortedSet<Integer> shards) {
+    removing.removeAll(shards);
+    if (known != null) {
+      known.removeAll(shards);
+    }
+  }
+
+  /**
    * The deletes that replace {@code shards}' older rows, as one more writer result of Flink
    * checkpoint c.
    */
@@ -168,15 +228,50 @@ final class ShardReread {
       long checkpointId,
       SortedSet<Integer> shards)
       throws IOException {
+    return truncations(
+        table, shardColumn, flinkCheckpointId, checkpointId, shards, new TreeSet<>());
+  }
+
+  /**
+   * The deletes that replace {@code replaced}' older rows and remove every row of {@code gone}, as
+   * one more writer result of Flink checkpoint c; {@code gone}'s counts say so ({@link
+   * ShardCounts#removed}), for the snapshot summary.
+   */
+  WriterResult truncations(
+      Table table,
+      String shardColumn,
+      long flinkCheckpointId,
+      long checkpointId,
+      SortedSet<Integer> replaced,
+      SortedSet<Integer> gone)
+      throws IOException {
+    SortedSet<Integer> shards = new TreeSet<>(replaced);
+    shards.addAll(gone);
     WriteResult deletes = deletesEmptying(table, shards, shardColumn);
     Map<Integer, ShardCounts> counts = new HashMap<>();
-    shards.forEach(shard -> counts.put(shard, new ShardCounts(0, 0)));
+    replaced.forEach(shard -> counts.put(shard, new ShardCounts(0, 0)));
+    gone.forEach(shard -> counts.put(shard, ShardCounts.REMOVED));
+    if (!replaced.isEmpty()) {
+      LOG.info(
+          "Replacing the rows of shard(s) {} in table {}: their fresh snapshot began; delete files by shard with"
+              + " checkpoint {} remove every older row",
+          replaced,
+          options.tableName(),
+          checkpointId);
+    }
+    if (!gone.isEmpty()) {
+      LOG.info(
+          "Removing every row of shard(s) {} from table {} with checkpoint {} (their MySQL table is gone;"
+              + " tables.dropped-shards: delete)",
+          gone,
+          options.tableName(),
+          checkpointId);
+    }
     LOG.info(
-        "Replacing the rows of shard(s) {} in table {}: their fresh snapshot began; {} delete files by shard with"
-            + " checkpoint {} remove every older row",
+        "{} delete files by shard for shard(s) {} of table {} with checkpoint {}",
+        deletes.deleteFiles().length,
         shards,
         options.tableName(),
-        deletes.deleteFiles().length,
         checkpointId);
     return new WriterResult(flinkCheckpointId, -1, deletes, counts);
   }

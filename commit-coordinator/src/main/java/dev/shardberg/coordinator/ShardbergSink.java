@@ -80,6 +80,8 @@ public final class ShardbergSink {
     private boolean versionedRows = false;
     private java.util.SortedSet<Integer> shards;
     private java.util.SortedSet<Integer> rereadShards = new java.util.TreeSet<>();
+    private java.util.SortedSet<Integer> excludedShards = new java.util.TreeSet<>();
+    private boolean removeGoneShards = false;
 
     private Builder(DataStream<RowData> input) {
       this.input = Objects.requireNonNull(input, "input");
@@ -230,6 +232,19 @@ public final class ShardbergSink {
       return this;
     }
 
+    /**
+     * With {@link #shards}: what happens to a shard the restored state knows that is neither in
+     * {@link #shards} nor in {@code excluded} (its MySQL table dropped while the job was stopped,
+     * or its host removed from the config): {@code remove} true, every row of it leaves the table
+     * with the restored job's first checkpoint (a delete by the shard column, in that commit);
+     * false, its rows stay. Excluded shards always keep their rows. Not with deletes by position.
+     */
+    public Builder goneShards(java.util.Set<Integer> excluded, boolean remove) {
+      this.excludedShards = new java.util.TreeSet<>(excluded);
+      this.removeGoneShards = remove;
+      return this;
+    }
+
     /** Prefix of the operator uids (default {@code shardberg-<pipelineId>}); never change it. */
     public Builder uidPrefix(String prefix) {
       this.uidPrefix = prefix;
@@ -252,7 +267,9 @@ public final class ShardbergSink {
               deleteMode == DeleteMode.POSITION ? maintenance.withoutCompaction() : maintenance,
               shards,
               rereadShards,
-              deleteMode);
+              deleteMode,
+              excludedShards,
+              removeGoneShards);
 
       SingleOutputStreamOperator<WriterResult> written =
           input
@@ -323,6 +340,11 @@ public final class ShardbergSink {
       Preconditions.checkArgument(
           maintenance != null,
           "Cannot build the Shardberg sink for %s: maintenance is null",
+          tableName);
+      Preconditions.checkArgument(
+          !removeGoneShards || deleteMode != DeleteMode.POSITION,
+          "Cannot build the Shardberg sink for %s: gone shards are removed by a delete by shard,"
+              + " which deletes by position do not write",
           tableName);
       Preconditions.checkArgument(
           commitGuard != null,

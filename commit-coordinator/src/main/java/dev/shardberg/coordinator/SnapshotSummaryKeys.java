@@ -47,7 +47,17 @@ public final class SnapshotSummaryKeys {
   /** Suffix: keys deleted by DELETE changes of the shard in this commit. */
   public static final String DELETED_RECORDS_SUFFIX = ".deleted-records";
 
+  /**
+   * Suffix: {@code true} when every row of the shard left the table with this commit because its
+   * MySQL table is gone ({@code tables.dropped-shards: delete}).
+   */
+  public static final String REMOVED_SUFFIX = ".removed";
+
   private SnapshotSummaryKeys() {}
+
+  public static String shardRemoved(int shard) {
+    return SHARD_PREFIX + shard + REMOVED_SUFFIX;
+  }
 
   public static String shardAddedRecords(int shard) {
     return SHARD_PREFIX + shard + ADDED_RECORDS_SUFFIX;

@@ -39,7 +39,10 @@ class CoordinatorStateSerializerTest {
   private static final String VERSION_1_ENTRY_3_HEX =
       stateWithEntry(3, PendingCheckpointSerializerTest.VERSION_3_HEX);
 
-  /** The same state as this release writes it: its pending entry at version 4. */
+  /**
+   * The same state as this release writes it: its pending entry at version 4 (owner checks, removed
+   * data manifests and removed shards, none of each).
+   */
   private static final String VERSION_1_ENTRY_4_HEX =
       stateWithEntry(4, PendingCheckpointSerializerTest.VERSION_4_HEX);
 

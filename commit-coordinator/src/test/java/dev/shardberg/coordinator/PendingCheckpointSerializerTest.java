@@ -113,10 +113,10 @@ class PendingCheckpointSerializerTest {
           List.of(new byte[] {10, 11, 12}));
 
   /**
-   * Version 4 bytes of {@link #SAMPLE}, frozen: version 3's, then no owner check and no removed
-   * data file.
+   * Version 4 bytes of {@link #SAMPLE}, frozen: version 3's, then no owner check, no removed data
+   * file and no removed shard.
    */
-  static final String VERSION_4_HEX = VERSION_3_HEX + "00000000" + "00000000";
+  static final String VERSION_4_HEX = VERSION_3_HEX + "00000000" + "00000000" + "00000000";
 
   /** Version 4 bytes of {@link #SAMPLE_OWNED}, frozen. */
   private static final String VERSION_4_OWNED_HEX =
@@ -128,7 +128,66 @@ class PendingCheckpointSerializerTest {
           + "ffffffffffffffff"
           + "00000001"
           + "00000003"
-          + "0a0b0c";
+          + "0a0b0c"
+          + "00000000";
+
+  /** {@link #SAMPLE} removing shard 7 as a whole (its MySQL table is gone). */
+  static final PendingCheckpoint SAMPLE_REMOVING_SHARD =
+      new PendingCheckpoint(
+          SAMPLE.checkpointId(),
+          SAMPLE.flinkCheckpointId(),
+          SAMPLE.dataManifests(),
+          SAMPLE.deleteManifests(),
+          SAMPLE.referencedDataFiles(),
+          new TreeMap<>(
+              Map.of(
+                  0, new ShardCounts(10, 2), 7, ShardCounts.REMOVED, 127, new ShardCounts(0, 1))),
+          SAMPLE.stagedBy(),
+          SAMPLE.insertOnlyScans(),
+          List.of(),
+          new TreeMap<>(),
+          List.of());
+
+  /**
+   * Version 4 bytes of {@link #SAMPLE_REMOVING_SHARD}, frozen: shard 7 among the counts (0 added, 0
+   * deleted), then listed as removed at the end.
+   */
+  private static final String VERSION_4_REMOVING_SHARD_HEX =
+      "000000000000002a"
+          + "0000000000000028"
+          + "00000001"
+          + "00000003"
+          + "010203"
+          + "00000002"
+          + "00000001"
+          + "04"
+          + "00000002"
+          + "0506"
+          + "00000001"
+          + "002a"
+          + hex("file:/warehouse/shop/orders/data/a.parquet")
+          + "00000003"
+          + "00000000"
+          + "000000000000000a"
+          + "0000000000000002"
+          + "00000007"
+          + "0000000000000000"
+          + "0000000000000000"
+          + "0000007f"
+          + "0000000000000000"
+          + "0000000000000001"
+          + "0020"
+          + hex(JOB)
+          + "00000002"
+          + "00000003"
+          + "000000000000004d"
+          + "00000005"
+          + "ffffffffffffffff"
+          + "00000000"
+          + "00000000"
+          + "00000000"
+          + "00000001"
+          + "00000007";
 
   private final PendingCheckpointSerializer serializer = PendingCheckpointSerializer.INSTANCE;
 
@@ -145,6 +204,17 @@ class PendingCheckpointSerializerTest {
     assertSame(serializer.deserialize(4, HexFormat.of().parseHex(VERSION_4_HEX)), SAMPLE);
     assertSame(
         serializer.deserialize(4, HexFormat.of().parseHex(VERSION_4_OWNED_HEX)), SAMPLE_OWNED);
+  }
+
+  @Test
+  void frozenVersionFourBytesCarryTheRemovedShards() throws IOException {
+    assertThat(HexFormat.of().formatHex(serializer.serialize(SAMPLE_REMOVING_SHARD)))
+        .isEqualTo(VERSION_4_REMOVING_SHARD_HEX);
+    PendingCheckpoint restored =
+        serializer.deserialize(4, HexFormat.of().parseHex(VERSION_4_REMOVING_SHARD_HEX));
+    assertSame(restored, SAMPLE_REMOVING_SHARD);
+    assertThat(restored.shardCounts().get(7).removed()).isTrue();
+    assertThat(restored.shardCounts().get(0).removed()).isFalse();
   }
 
   @Test
@@ -166,6 +236,10 @@ class PendingCheckpointSerializerTest {
     assertSame(
         serializer.deserialize(serializer.getVersion(), serializer.serialize(SAMPLE_OWNED)),
         SAMPLE_OWNED);
+    assertSame(
+        serializer.deserialize(
+            serializer.getVersion(), serializer.serialize(SAMPLE_REMOVING_SHARD)),
+        SAMPLE_REMOVING_SHARD);
   }
 
   @Test

@@ -56,6 +56,46 @@ class ShardRereadTest {
     assertThat(reread.known()).containsExactly(0, 1, 48);
   }
 
+  private static CoordinatorOptions gone(
+      List<Integer> shards, List<Integer> excluded, boolean remove) {
+    CoordinatorOptions o = options(shards, shards, DeleteMode.EQUALITY);
+    return new CoordinatorOptions(
+        o.tableName(),
+        o.pipelineId(),
+        o.maxContinuousEmptyCommits(),
+        o.lockTimeout(),
+        o.commitAttempts(),
+        o.retryBackoff(),
+        o.maintenance(),
+        o.shards(),
+        o.rereadShards(),
+        o.deleteMode(),
+        new TreeSet<>(excluded),
+        remove);
+  }
+
+  @Test
+  void aShardGoneFromThePlanIsRemovedOnceWithDeleteAndNeverWhenExcluded() {
+    // state knows 0..3; 1 dropped (or its host removed), 2 excluded, 3 still planned
+    ShardReread reread =
+        ShardReread.start(gone(List.of(0, 3), List.of(2), true), known(0, 1, 2, 3));
+    assertThat(reread.removing()).containsExactly(1);
+    assertThat(reread.known())
+        .as("known until the checkpoint that removes it is staged")
+        .containsExactly(0, 1, 3);
+    reread.removed(reread.removing());
+    assertThat(reread.removing()).isEmpty();
+    assertThat(reread.known()).containsExactly(0, 3);
+  }
+
+  @Test
+  void aShardGoneFromThePlanKeepsItsRowsWithKeep() {
+    ShardReread reread =
+        ShardReread.start(gone(List.of(0, 3), List.of(2), false), known(0, 1, 2, 3));
+    assertThat(reread.removing()).isEmpty();
+    assertThat(reread.known()).containsExactly(0, 3);
+  }
+
   @Test
   void aShardNewToTheStateWithDeletesByPositionIsRefusedNamingTheModeAndTheWayOn() {
     assertThatThrownBy(

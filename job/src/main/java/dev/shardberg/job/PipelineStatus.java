@@ -57,6 +57,25 @@ public record PipelineStatus(
     }
   }
 
+  /**
+   * The shards whose rows a commit of this pipeline removed as a whole because their MySQL table
+   * was gone ({@code tables.dropped-shards: delete}), each with the newest such commit.
+   */
+  public SortedMap<Integer, CommitRecord> removedShards() {
+    SortedMap<Integer, CommitRecord> removed = new TreeMap<>();
+    for (CommitRecord commit : commits) { // newest first: the first one seen is the newest
+      commit
+          .shardCounts()
+          .forEach(
+              (shard, counts) -> {
+                if (counts.removed()) {
+                  removed.putIfAbsent(shard, commit);
+                }
+              });
+    }
+    return removed;
+  }
+
   public boolean committed() {
     return !commits.isEmpty();
   }
@@ -124,6 +143,18 @@ public record PipelineStatus(
           String.format(
               "  %-6d %14d %14d%n",
               e.getKey(), e.getValue().addedRecords(), e.getValue().deletedRecords()));
+    }
+    SortedMap<Integer, CommitRecord> removed = removedShards();
+    if (!removed.isEmpty()) {
+      sb.append(nl)
+          .append("  shards removed (their MySQL table gone; tables.dropped-shards: delete):")
+          .append(nl);
+      removed.forEach(
+          (shard, c) ->
+              sb.append(
+                  String.format(
+                      "    shard %-6d every row removed at %s (checkpoint %d)%n",
+                      shard, Instant.ofEpochMilli(c.timestampMillis()), c.checkpointId())));
     }
     sb.append(nl).append("  recent commits:").append(nl);
     for (CommitRecord c : commits.subList(0, Math.min(historyLines, commits.size()))) {

@@ -145,7 +145,8 @@ final class ShardFleetSource
     if (!change.removed().isEmpty()) {
       LOG.info(
           "Shard table(s) {} on MySQL host '{}' are no longer in the plan (dropped or excluded): their read"
-              + " position leaves the state, their rows stay in the table",
+              + " position leaves the state; their rows stay in the table or leave it as tables.dropped-shards"
+              + " says (excluded shards always keep theirs; the coordinator logs which)",
           change.removed(),
           hostName);
     }

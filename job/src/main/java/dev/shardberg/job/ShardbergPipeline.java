@@ -12,6 +12,7 @@ import dev.shardberg.job.config.ShardbergConfig.PipelineConfig;
 import dev.shardberg.job.config.ShardbergConfig.SourceConfig;
 import dev.shardberg.job.config.ShardbergConfig.ZooKeeperConfig;
 import dev.shardberg.job.config.StartupMode;
+import dev.shardberg.router.DroppedShards;
 import dev.shardberg.router.SchemaChangeBehavior;
 import dev.shardberg.router.Secret;
 import dev.shardberg.router.discovery.LogicalTableSpec;
@@ -109,6 +110,7 @@ public final class ShardbergPipeline {
       checkStatelessStart(env, config, plan, catalogLoader, tableId);
     } else {
       LOG.info("Pipeline {} restores from {}", pipeline.id(), restoreFrom);
+      allowStateOfRemovedHosts(env, config, restoreFrom);
     }
 
     ShardbergSink.forRowData(sources.changes())
@@ -129,6 +131,11 @@ public final class ShardbergPipeline {
         // tables.exclude-shards) is read from a fresh snapshot: its old rows go
         .shards(plan.shardNumbers())
         .rereadShards(replaceableShards(config, plan))
+        // a shard the restored state knows that is neither planned nor excluded (its table dropped
+        // while the job was stopped, or its host removed from the config): kept or removed
+        .goneShards(
+            config.tables().excludeShards(),
+            config.tables().droppedShards() == DroppedShards.DELETE)
         .uidPrefix(SINK_UID_PREFIX)
         .append();
 
@@ -213,12 +220,39 @@ public final class ShardbergPipeline {
                           spec.keyColumns(),
                           spec.excludedShards()),
                       config.cdc().healthCheckInterval(),
-                      config.cdc().unreachableTimeout()))
+                      config.cdc().unreachableTimeout(),
+                      // a dropped shard's WARN says what the next resume does with its rows
+                      config.tables().droppedShards()))
               .uid(HOST_WATCH_UID_PREFIX + host.name())
               .setParallelism(pipeline.parallelism());
       changes = changes == null ? hostChanges : changes.union(hostChanges);
     }
     return new Sources(plan, layout, changes);
+  }
+
+  /**
+   * A restore may leave out the sources of hosts removed from the config ({@code sources[]}): their
+   * operators' state (read positions, host watches) has no operator to go to, which Flink refuses
+   * unless told to ignore it. Every operator uid is derived from fixed prefixes and the host names
+   * ({@link #SOURCE_UID_PREFIX} …, {@link #SINK_UID_PREFIX}), and the sink's operators are always
+   * there, so the only state a restore can leave unclaimed is that of a source host no longer in
+   * the config; the coordinator then keeps or removes its shards' rows ({@code
+   * tables.dropped-shards}) and says which.
+   */
+  private static void allowStateOfRemovedHosts(
+      StreamExecutionEnvironment env, ShardbergConfig config, String restoreFrom) {
+    if (!env.getConfiguration().get(StateRecoveryOptions.SAVEPOINT_IGNORE_UNCLAIMED_STATE)) {
+      LOG.info(
+          "Pipeline {} restores from {} ignoring the state of hosts no longer in sources[] (now: {}): their"
+              + " shards' rows are kept or removed as tables.dropped-shards ({}) says",
+          config.pipeline().id(),
+          restoreFrom,
+          config.sources().stream().map(SourceConfig::name).toList(),
+          config.tables().droppedShards());
+      Configuration conf = new Configuration();
+      conf.set(StateRecoveryOptions.SAVEPOINT_IGNORE_UNCLAIMED_STATE, true);
+      env.configure(conf);
+    }
   }
 
   /**

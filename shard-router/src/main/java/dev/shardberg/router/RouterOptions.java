@@ -137,6 +137,19 @@ public final class RouterOptions {
                   + " again after tables.exclude-shards) is read alone from a fresh snapshot by itself, its old rows"
                   + " replaced, the other shards going on from their position (docs/shard-fleet.md).");
 
+  public static final ConfigOption<DroppedShards> TABLES_DROPPED_SHARDS =
+      ConfigOptions.key("tables.dropped-shards")
+          .enumType(DroppedShards.class)
+          .defaultValue(DroppedShards.KEEP)
+          .withDescription(
+              "What happens to the rows of a shard whose MySQL table is gone, at the resume that no longer"
+                  + " finds it: dropped while the job was stopped, dropped while it ran (the running job keeps"
+                  + " the rows either way; the host watch WARNs within 30 s), or on a host removed from the"
+                  + " config. keep: the rows stay (an INFO naming the shards at the resume). delete: they leave"
+                  + " the table in one commit with the resumed run's first checkpoint; status lists the shards"
+                  + " removed and when. Shards left out with tables.exclude-shards are never deleted. Not with"
+                  + " target.delete-mode position (docs/shard-fleet.md).");
+
   // ---- source: the binlog format watch --------------------------------------------------------
   public static final ConfigOption<Duration> SOURCE_BINLOG_FORMAT_CHECK_INTERVAL =
       ConfigOptions.key("source.binlog-format-check-interval")

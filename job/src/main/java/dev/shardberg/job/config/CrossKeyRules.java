@@ -248,6 +248,18 @@ final class CrossKeyRules {
               + "' = position yet: a re-read removes the shard's rows by key. Run the re-read with"
               + " delete-mode equality, or leave the list empty.");
     }
+    if (conf.get(RouterOptions.TABLES_DROPPED_SHARDS)
+        == dev.shardberg.router.DroppedShards.DELETE) {
+      problems.add(
+          "Cannot delete the rows of dropped shards ("
+              + RouterOptions.TABLES_DROPPED_SHARDS.key()
+              + " = delete) with '"
+              + CoordinatorConfigOptions.DELETE_MODE.key()
+              + "' = position yet: a shard found gone at a resume is removed by a delete by shard that"
+              + " deletes by position do not write. Use "
+              + RouterOptions.TABLES_DROPPED_SHARDS.key()
+              + " = keep (and remove the rows yourself), or delete-mode equality.");
+    }
     if (conf.get(PIPELINE_ON_STATELESS_START) == OnStatelessStart.RESNAPSHOT) {
       problems.add(
           "Cannot use '"

@@ -5,6 +5,7 @@ import static dev.shardberg.job.config.ShardbergOptions.*;
 import dev.shardberg.coordinator.CoordinatorConfigOptions;
 import dev.shardberg.coordinator.DeleteMode;
 import dev.shardberg.coordinator.maintenance.MaintenanceSettings;
+import dev.shardberg.router.DroppedShards;
 import dev.shardberg.router.RouterOptions;
 import dev.shardberg.router.SchemaChangeBehavior;
 import dev.shardberg.router.Secret;
@@ -196,7 +197,8 @@ public record ShardbergConfig(
       Map<String, Integer> shardMap,
       List<String> keyColumns,
       java.util.Set<Integer> excludeShards,
-      java.util.Set<Integer> rereadShards)
+      java.util.Set<Integer> rereadShards,
+      DroppedShards droppedShards)
       implements Serializable {
     public TablesConfig {
       shardMap = Map.copyOf(shardMap);
@@ -215,7 +217,8 @@ public record ShardbergConfig(
           shardMap,
           conf.get(RouterOptions.TABLES_KEY_COLUMNS),
           new java.util.TreeSet<>(conf.get(RouterOptions.TABLES_EXCLUDE_SHARDS)),
-          new java.util.TreeSet<>(conf.get(RouterOptions.TABLES_REREAD_SHARDS)));
+          new java.util.TreeSet<>(conf.get(RouterOptions.TABLES_REREAD_SHARDS)),
+          conf.get(RouterOptions.TABLES_DROPPED_SHARDS));
     }
 
     public Pattern databaseRegex() {

@@ -264,6 +264,7 @@ public final class ShardbergOptions {
           RouterOptions.TABLES_KEY_COLUMNS,
           RouterOptions.TABLES_EXCLUDE_SHARDS,
           RouterOptions.TABLES_REREAD_SHARDS,
+          RouterOptions.TABLES_DROPPED_SHARDS,
           SOURCE_STARTUP_MODE,
           SOURCE_STARTUP_TIMESTAMP,
           SOURCE_SNAPSHOT_CHUNK_SIZE,

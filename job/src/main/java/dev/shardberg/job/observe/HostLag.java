@@ -32,7 +32,9 @@ import java.util.regex.Pattern;
  *     first
  * @param snapshotRows rows of the initial snapshot read from this host so far (sum over subtasks)
  * @param snapshotRowsByShard the same per shard number; a shard absent has no snapshot row read yet
- * @param droppedShards shards of the host whose MySQL table is gone (their rows stay in the table)
+ * @param droppedShards shards of the host whose MySQL table is gone while the job runs (their rows
+ *     stay in the table until the next resume, which removes them with {@code
+ *     tables.dropped-shards: delete})
  * @param sampledAtMillis when the job read these gauges (epoch ms), which is when the figures above
  *     were true; -1 when the job does not say (the REST API answers from its cache of the job's
  *     metrics)

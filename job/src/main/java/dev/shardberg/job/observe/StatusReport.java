@@ -117,9 +117,13 @@ public record StatusReport(
       }
       for (HostLag h : hosts) {
         if (h.droppedShards() > 0) {
+          // the running job never removes them; the next resume does with tables.dropped-shards:
+          // delete
           sb.append(
               String.format(
-                  "  WARNING host %s: %d shard table(s) dropped on MySQL; their rows stay in the table (the job's log names them)%n",
+                  "  WARNING host %s: %d shard table(s) dropped on MySQL; their rows stay in the table while the job"
+                      + " runs, and leave it at the next resume only with tables.dropped-shards: delete (the job's"
+                      + " log names them)%n",
                   h.host(), h.droppedShards()));
         }
       }
@@ -148,6 +152,17 @@ public record StatusReport(
     if (status.currentSnapshotRecords() != null) {
       root.put("currentSnapshotRecords", status.currentSnapshotRecords());
     }
+    // shards whose rows left the table because their MySQL table was gone (tables.dropped-shards)
+    ArrayNode removedArray = root.putArray("removedShards");
+    status
+        .removedShards()
+        .forEach(
+            (shard, c) -> {
+              ObjectNode n = removedArray.addObject();
+              n.put("shard", shard);
+              n.put("removedAt", Instant.ofEpochMilli(c.timestampMillis()).toString());
+              n.put("checkpoint", c.checkpointId());
+            });
     ArrayNode shardArray = root.putArray("shards");
     Map<Integer, Long> snapshotRows = snapshotRowsByShard();
     Set<Integer> listed = new HashSet<>();

@@ -221,6 +221,29 @@ class ConfigLoaderTest {
                 .replace("  namespace: shop\n", "  namespace: shop\n  delete-mode: position\n"));
     assertThat(config.target().deleteMode()).isEqualTo(DeleteMode.POSITION);
     assertThat(parse(minimal()).target().deleteMode()).isEqualTo(DeleteMode.EQUALITY);
+    assertThat(config.tables().droppedShards()).isEqualTo(dev.shardberg.router.DroppedShards.KEEP);
+  }
+
+  @Test
+  void droppedShardsAreKeptByDefaultDeletedOnRequestAndNotByPosition() {
+    String delete =
+        minimal()
+            .replace(
+                "  table-pattern: 'orders_(?<shard>\\d+)'\n",
+                "  table-pattern: 'orders_(?<shard>\\d+)'\n  dropped-shards: delete\n");
+    assertThat(parse(minimal()).tables().droppedShards())
+        .isEqualTo(dev.shardberg.router.DroppedShards.KEEP);
+    assertThat(parse(delete).tables().droppedShards())
+        .isEqualTo(dev.shardberg.router.DroppedShards.DELETE);
+    assertThat(
+            messageOf(
+                delete.replace(
+                    "  namespace: shop\n", "  namespace: shop\n  delete-mode: position\n")))
+        .contains(
+            "Cannot delete the rows of dropped shards (tables.dropped-shards = delete) with"
+                + " 'target.delete-mode' = position yet");
+    assertThat(messageOf(delete.replace("dropped-shards: delete", "dropped-shards: drop")))
+        .contains("tables.dropped-shards");
   }
 
   @Test

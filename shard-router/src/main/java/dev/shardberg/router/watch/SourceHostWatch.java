@@ -1,5 +1,6 @@
 package dev.shardberg.router.watch;
 
+import dev.shardberg.router.DroppedShards;
 import dev.shardberg.router.Preconditions;
 import dev.shardberg.router.ShardTable;
 import dev.shardberg.router.discovery.LogicalTableSpec;
@@ -51,13 +52,16 @@ import org.slf4j.LoggerFactory;
  *       snapshot chunks are read in parallel). Flink CDC 3.5.0's MySQL source exports no chunk
  *       counts of its own;
  *   <li>subtask 0 also checks, every {@link #TABLES_CHECK_EVERY}, that the host's shard tables
- *       still exist: a shard whose table is gone (a {@code DROP TABLE}) logs one WARN naming it
- *       (its rows stay in the Iceberg table: no data is deleted because of a DDL) and counts in
- *       gauge {@code droppedShards}; {@code status} lists such shards too. In the same look, a
- *       table that matches the shard patterns but is not in the plan (created after the job
- *       started) logs one WARN naming it and its shard number: it is not read while the job runs,
- *       and is read alone from a fresh snapshot at the next resume (a number that clashes with a
- *       shard's stops that resume, naming both tables).
+ *       still exist: a shard whose table is gone (a {@code DROP TABLE}) logs one WARN naming it and
+ *       counts in gauge {@code droppedShards}; {@code status} lists such shards too. Its rows stay
+ *       in the Iceberg table while the job runs, whatever {@code tables.dropped-shards} says (this
+ *       run does not delete them); the WARN says what the next resume does with them: {@code keep},
+ *       they stay; {@code delete}, they leave the table in one commit (the shard is no longer
+ *       found, see the coordinator's {@code ShardReread}). In the same look, a table that matches
+ *       the shard patterns but is not in the plan (created after the job started) logs one WARN
+ *       naming it and its shard number: it is not read while the job runs, and is read alone from a
+ *       fresh snapshot at the next resume (a number that clashes with a shard's stops that resume,
+ *       naming both tables).
  * </ul>
  *
  * <p>The binlog reader itself (Flink CDC / Debezium) fails its task when the server closes the
@@ -86,6 +90,9 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
   private final long probeMillis;
   private final Duration unreachableLimit;
 
+  /** {@code tables.dropped-shards}: what the next resume does with a dropped shard's rows. */
+  private final DroppedShards droppedShardRows;
+
   private transient HostHealth health;
   private transient ScheduledExecutorService prober;
   private transient AtomicReference<Set<Integer>>
@@ -107,22 +114,25 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
   /** Watches {@code host} and checks that {@code tables} (its shards in the plan) still exist. */
   public SourceHostWatch(
       MySqlHost host, List<ShardTable> tables, Duration probeInterval, Duration unreachableLimit) {
-    this(host, tables, null, probeInterval, unreachableLimit);
+    this(host, tables, null, probeInterval, unreachableLimit, DroppedShards.KEEP);
   }
 
   /**
    * Watches {@code host}, checks that {@code tables} still exist, and names the tables created
-   * while the job runs that match {@code spec}'s patterns (null: not looked for).
+   * while the job runs that match {@code spec}'s patterns (null: not looked for); a dropped shard's
+   * WARN says what {@code droppedShardRows} ({@code tables.dropped-shards}) does with its rows.
    */
   public SourceHostWatch(
       MySqlHost host,
       List<ShardTable> tables,
       LogicalTableSpec spec,
       Duration probeInterval,
-      Duration unreachableLimit) {
+      Duration unreachableLimit,
+      DroppedShards droppedShardRows) {
     this.host = Objects.requireNonNull(host, "host");
     this.tables = List.copyOf(tables);
     this.spec = spec;
+    this.droppedShardRows = Objects.requireNonNull(droppedShardRows, "droppedShardRows");
     Preconditions.checkArgument(
         probeInterval != null && !probeInterval.isNegative() && !probeInterval.isZero(),
         "Cannot watch host '%s': the probe interval %s is not positive (source.health-check-interval)",
@@ -261,9 +271,7 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
     for (ShardTable t : tables) {
       if (missing.contains(t.shard()) && droppedShards.add(t.shard())) {
         LOG.warn(
-            "Shard {} ('{}') no longer exists on MySQL host {} (dropped?): its rows stay in the Iceberg table, Shardberg"
-                + " never deletes data because of a DDL. Delete them yourself if they must go (DELETE … WHERE shard_number = {}),"
-                + " and remove the shard from the config at the next restart",
+            droppedShardWarning(droppedShardRows),
             t.shard(),
             t.qualifiedName(),
             host.describe(),
@@ -277,6 +285,26 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
       }
     }
     droppedShardCount = droppedShards.size();
+  }
+
+  /**
+   * The WARN for a shard whose table is gone while the job runs (placeholders: shard, table, host,
+   * shard). This run never deletes its rows: with {@code keep} they stay for good; with {@code
+   * delete} they leave the table in one commit at the next resume of the job, where the shard is no
+   * longer found.
+   */
+  static String droppedShardWarning(DroppedShards droppedShardRows) {
+    return switch (droppedShardRows) {
+      case KEEP ->
+          "Shard {} ('{}') no longer exists on MySQL host {} (dropped?): its rows stay in the Iceberg"
+              + " table, also after the next resume (tables.dropped-shards: keep). Delete them yourself if they must"
+              + " go (DELETE … WHERE shard_number = {})";
+      case DELETE ->
+          "Shard {} ('{}') no longer exists on MySQL host {} (dropped?): its rows stay in the Iceberg"
+              + " table while this run goes on, and leave it in one commit at the next resume of the job"
+              + " (tables.dropped-shards: delete; a delete by shard_number = {}). To remove them sooner, stop the"
+              + " job with a savepoint and resume it with the same config";
+    };
   }
 
   /** The per-host line logged every {@link #SUMMARY_EVERY}. */

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.shardberg.router.DroppedShards;
 import dev.shardberg.router.Secret;
 import dev.shardberg.router.discovery.MySqlHost;
 import java.net.InetAddress;
@@ -19,6 +20,7 @@ import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.types.RowKind;
 import org.junit.jupiter.api.Test;
+import org.slf4j.helpers.MessageFormatter;
 
 /**
  * The host watch against a port nobody listens on; the restart of a real host is in
@@ -105,6 +107,32 @@ class SourceHostWatchTest {
       assertThat(watch.summary(3_000))
           .contains("; 3 snapshot rows of 2 shards and 2 binlog changes read, newest written ");
     }
+  }
+
+  /**
+   * A shard dropped while the job runs: this run never deletes its rows; the WARN says what the
+   * next resume does with them, per tables.dropped-shards.
+   */
+  @Test
+  void aDroppedShardsWarningSaysWhatTheNextResumeDoesWithItsRows() {
+    Object[] shard = {2, "shop.orders_2", "a (db-a:3306)", 2};
+    assertThat(
+            MessageFormatter.arrayFormat(
+                    SourceHostWatch.droppedShardWarning(DroppedShards.KEEP), shard)
+                .getMessage())
+        .isEqualTo(
+            "Shard 2 ('shop.orders_2') no longer exists on MySQL host a (db-a:3306) (dropped?): its rows stay in"
+                + " the Iceberg table, also after the next resume (tables.dropped-shards: keep). Delete them"
+                + " yourself if they must go (DELETE … WHERE shard_number = 2)");
+    assertThat(
+            MessageFormatter.arrayFormat(
+                    SourceHostWatch.droppedShardWarning(DroppedShards.DELETE), shard)
+                .getMessage())
+        .isEqualTo(
+            "Shard 2 ('shop.orders_2') no longer exists on MySQL host a (db-a:3306) (dropped?): its rows stay in"
+                + " the Iceberg table while this run goes on, and leave it in one commit at the next resume of"
+                + " the job (tables.dropped-shards: delete; a delete by shard_number = 2). To remove them sooner,"
+                + " stop the job with a savepoint and resume it with the same config");
   }
 
   @Test

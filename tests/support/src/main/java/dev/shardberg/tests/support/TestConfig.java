@@ -127,6 +127,11 @@ public final class TestConfig {
     return put("tables.exclude-shards", Arrays.asList(shards));
   }
 
+  /** {@code tables.dropped-shards}: keep or delete. */
+  public TestConfig droppedShards(String behavior) {
+    return put("tables.dropped-shards", behavior);
+  }
+
   public TestConfig rereadShards(Integer... shards) {
     return put("tables.reread-shards", Arrays.asList(shards));
   }
