@@ -201,7 +201,7 @@ final class PartitionOwner {
         }
       }
     }
-    checks.merge(shard, indexedAt.value(), this::older);
+    checks.merge(shard, indexedAt.value(), (a, b) -> TempManifests.older(table, a, b));
     writtenIn.update(checkpoint);
   }
 
@@ -268,18 +268,6 @@ final class PartitionOwner {
       table.refresh();
       refreshed = true;
     }
-  }
-
-  private long older(long a, long b) {
-    if (a == PendingCheckpoint.NO_SNAPSHOT || b == PendingCheckpoint.NO_SNAPSHOT) {
-      return PendingCheckpoint.NO_SNAPSHOT;
-    }
-    Snapshot first = table.snapshot(a);
-    Snapshot second = table.snapshot(b);
-    if (first == null || second == null) {
-      return first == null ? a : b;
-    }
-    return first.sequenceNumber() <= second.sequenceNumber() ? a : b;
   }
 
   /**

@@ -170,7 +170,7 @@ final class TempManifests {
    * Of two writers' scans of one shard, the older one (its check covers more history): no snapshot
    * is oldest, then the lower sequence number; a snapshot the table no longer has counts as older.
    */
-  private static long older(Table table, long a, long b) {
+  static long older(Table table, long a, long b) {
     if (a == PendingCheckpoint.NO_SNAPSHOT || b == PendingCheckpoint.NO_SNAPSHOT) {
       return PendingCheckpoint.NO_SNAPSHOT;
     }
