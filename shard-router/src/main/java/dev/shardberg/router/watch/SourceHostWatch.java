@@ -21,8 +21,13 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.flink.api.common.operators.ProcessingTimeService.ProcessingTimeCallback;
+import org.apache.flink.api.common.state.ListState;
+import org.apache.flink.api.common.state.ListStateDescriptor;
+import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.metrics.Gauge;
 import org.apache.flink.metrics.MetricGroup;
+import org.apache.flink.runtime.state.StateInitializationContext;
+import org.apache.flink.runtime.state.StateSnapshotContext;
 import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
 import org.apache.flink.streaming.api.operators.ChainingStrategy;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
@@ -61,7 +66,13 @@ import org.slf4j.LoggerFactory;
  *       the shard patterns but is not in the plan (created after the job started) logs one WARN
  *       naming it and its shard number: it is not read while the job runs, and is read alone from a
  *       fresh snapshot at the next resume (a number that clashes with a shard's stops that resume,
- *       naming both tables).
+ *       naming both tables);
+ *   <li>every subtask checks that the binlog changes it passes come from the server the job's
+ *       binlog position belongs to ({@link ServerIdentityCheck}): at the start of every run and
+ *       restore, and at each checkpoint that holds binlog changes; another server at the address (a
+ *       promoted replica) stops the job ({@link SourceServerChangedException}) before any change
+ *       read there is committed. The server is kept in this operator's state (union list state
+ *       {@value #SERVER_STATE}).
  * </ul>
  *
  * <p>The binlog reader itself (Flink CDC / Debezium) fails its task when the server closes the
@@ -78,6 +89,9 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
 
   /** How often subtask 0 checks that the host's shard tables still exist. */
   static final Duration TABLES_CHECK_EVERY = Duration.ofSeconds(30);
+
+  /** The operator state holding the server the job's binlog position for the host belongs to. */
+  static final String SERVER_STATE = "shardberg-host-server";
 
   private final MySqlHost host;
 
@@ -106,6 +120,8 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
   private transient Set<Integer> droppedShards; // task thread writes, gauge reads the size
   private transient volatile int droppedShardCount;
   private transient Set<String> unplannedSeen; // prober thread only: tables already warned about
+  private transient ServerIdentityCheck serverCheck; // task thread only
+  private transient ListState<String> serverState;
 
   public SourceHostWatch(MySqlHost host, Duration probeInterval, Duration unreachableLimit) {
     this(host, List.of(), probeInterval, unreachableLimit);
@@ -147,6 +163,25 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
     this.probeMillis = probeInterval.toMillis();
     this.unreachableLimit = unreachableLimit;
     this.chainingStrategy = ChainingStrategy.ALWAYS;
+  }
+
+  @Override
+  public void initializeState(StateInitializationContext context) throws Exception {
+    super.initializeState(context);
+    serverState =
+        context
+            .getOperatorStateStore()
+            .getUnionListState(new ListStateDescriptor<>(SERVER_STATE, Types.STRING));
+    serverCheck = new ServerIdentityCheck(host, tables, connectTimeoutMillis());
+    // before the source reads anything: the chain's operators are set up from its end
+    serverCheck.start(context.isRestored() ? serverState.get() : java.util.Collections.emptyList());
+  }
+
+  @Override
+  public void snapshotState(StateSnapshotContext context) throws Exception {
+    super.snapshotState(context);
+    serverCheck.beforeCheckpoint(context.getCheckpointId());
+    serverState.update(serverCheck.state());
   }
 
   @Override
@@ -202,6 +237,7 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
   public void processElement(StreamRecord<RowData> element) {
     if (element.hasTimestamp() && element.getTimestamp() > 0) {
       health.eventRead(element.getTimestamp(), now());
+      serverCheck.binlogChange();
     }
     RowData row = element.getValue();
     if (row.getRowKind() == RowKind.INSERT) {
@@ -470,7 +506,11 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
   }
 
   private Connection connect() throws SQLException {
-    return host.openWatchConnection(Math.max(1000L, Math.min(probeMillis * 2, 10_000L)));
+    return host.openWatchConnection(connectTimeoutMillis());
+  }
+
+  private long connectTimeoutMillis() {
+    return Math.max(1000L, Math.min(probeMillis * 2, 10_000L));
   }
 
   private void closeQuietly() {
@@ -486,6 +526,9 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
 
   @Override
   public void close() throws Exception {
+    if (serverCheck != null) {
+      serverCheck.close();
+    }
     if (prober != null) {
       prober.shutdownNow();
       prober.awaitTermination(10, TimeUnit.SECONDS);

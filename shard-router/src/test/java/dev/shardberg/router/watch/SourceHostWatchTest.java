@@ -110,6 +110,35 @@ class SourceHostWatchTest {
   }
 
   /**
+   * The server check does not hold a checkpoint up while the host does not answer (an outage: the
+   * binlog reader reconnects by itself), also after binlog changes, at the start or restore and at
+   * the checkpoint; a restore from such a checkpoint asks again.
+   */
+  @Test
+  void aHostThatDoesNotAnswerDoesNotFailTheCheckpointsOfItsChanges() throws Exception {
+    MySqlHost host = new MySqlHost("a", "127.0.0.1", 1, "cdc", Secret.of("pw"), Map.of());
+    org.apache.flink.runtime.checkpoint.OperatorSubtaskState state;
+    try (OneInputStreamOperatorTestHarness<RowData, RowData> harness =
+        new OneInputStreamOperatorTestHarness<>(
+            new SourceHostWatch(host, Duration.ofMinutes(1), Duration.ofMinutes(10)))) {
+      harness.open();
+      harness.processElement(GenericRowData.ofKind(RowKind.UPDATE_AFTER, 3, 1L), 1_000);
+      state = harness.snapshot(1, 2_000);
+      harness.processElement(GenericRowData.ofKind(RowKind.DELETE, 3, 1L), 3_000);
+      harness.snapshot(2, 4_000);
+    }
+    try (OneInputStreamOperatorTestHarness<RowData, RowData> restored =
+        new OneInputStreamOperatorTestHarness<>(
+            new SourceHostWatch(host, Duration.ofMinutes(1), Duration.ofMinutes(10)))) {
+      restored.initializeState(state);
+      restored.open();
+      restored.processElement(GenericRowData.ofKind(RowKind.DELETE, 3, 2L), 5_000);
+      restored.snapshot(3, 6_000);
+      assertThat(restored.extractOutputValues()).hasSize(1);
+    }
+  }
+
+  /**
    * A shard dropped while the job runs: this run never deletes its rows; the WARN says what the
    * next resume does with them, per tables.dropped-shards.
    */

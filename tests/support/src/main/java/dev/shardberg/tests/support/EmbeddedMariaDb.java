@@ -14,6 +14,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.Comparator;
@@ -65,6 +66,66 @@ public final class EmbeddedMariaDb implements AutoCloseable {
    *     server-id range of every CDC reader that connects to it
    */
   public static EmbeddedMariaDb start(String name, int serverId) {
+    return start(name, serverId, new String[0]);
+  }
+
+  /**
+   * A replica of {@code primary} (MariaDB replication with GTIDs, {@code --log-slave-updates}: its
+   * binlog holds the primary's transactions too, under its own file names and positions), started
+   * before anything is written to the primary that it must have: it replicates from the primary's
+   * first binlog event. {@link #promote} makes it a primary.
+   */
+  public static EmbeddedMariaDb startReplicaOf(EmbeddedMariaDb primary, String name, int serverId) {
+    EmbeddedMariaDb replica = start(name, serverId, "--log-slave-updates");
+    replica.execute(
+        "CHANGE MASTER TO MASTER_HOST = '127.0.0.1', MASTER_PORT = "
+            + primary.port()
+            + ", MASTER_USER = '"
+            + ROOT_USER
+            + "', MASTER_PASSWORD = '"
+            + ROOT_PASSWORD
+            + "', MASTER_USE_GTID = slave_pos, MASTER_CONNECT_RETRY = 1"
+            // the embedded servers' certificates are self-signed; MariaDB 11.4 verifies by default
+            + ", MASTER_SSL = 0, MASTER_SSL_VERIFY_SERVER_CERT = 0",
+        "START SLAVE");
+    return replica;
+  }
+
+  /**
+   * Waits (up to {@code timeoutSeconds}) until this replica has applied all of {@code primary}'s
+   * binlog.
+   */
+  public void awaitReplicated(EmbeddedMariaDb primary, int timeoutSeconds) {
+    try (Connection p = primary.connect(null);
+        Connection r = connect(null);
+        Statement ps = p.createStatement();
+        Statement rs = r.createStatement()) {
+      String position;
+      try (ResultSet row = ps.executeQuery("SELECT @@GLOBAL.gtid_binlog_pos")) {
+        row.next();
+        position = row.getString(1);
+      }
+      try (ResultSet row =
+          rs.executeQuery("SELECT MASTER_GTID_WAIT('" + position + "', " + timeoutSeconds + ")")) {
+        row.next();
+        if (row.getInt(1) != 0) {
+          throw new IllegalStateException(
+              name + " has not applied " + primary.name() + "'s binlog up to " + position);
+        }
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException("Cannot wait for replica " + name + ": " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * A replica becomes a primary: replication stopped and forgotten, writes go to it from now on.
+   */
+  public void promote() {
+    execute("STOP SLAVE", "RESET SLAVE ALL");
+  }
+
+  private static EmbeddedMariaDb start(String name, int serverId, String... extraArgs) {
     Path rootDir = null;
     try {
       long t0 = System.nanoTime();
@@ -90,6 +151,9 @@ public final class EmbeddedMariaDb implements AutoCloseable {
       config.addArg("--innodb-doublewrite=0");
       config.addArg("--skip-name-resolve");
       config.addArg("--init-file=" + initFile.toAbsolutePath());
+      for (String arg : extraArgs) {
+        config.addArg(arg);
+      }
       if ("root".equals(System.getProperty("user.name"))) {
         config.addArg(
             "--user=root"); // CI and the dev boxes run as root; mariadbd refuses that otherwise
