@@ -145,8 +145,19 @@ public final class FlinkSessionCluster implements AutoCloseable {
     private String hadoopClasspath;
     private Path hadoopConfDir;
     private final Map<String, String> config = new LinkedHashMap<>();
+    private final Map<String, String> environment = new LinkedHashMap<>();
 
     private Builder() {}
+
+    /**
+     * An environment variable of every Flink JVM and of the {@code flink} client, e.g. the AWS
+     * SDK's {@code AWS_ACCESS_KEY_ID}: how a user hands credentials to a cluster without writing
+     * them into a config file.
+     */
+    public Builder environment(String name, String value) {
+      environment.put(name, value);
+      return this;
+    }
 
     /**
      * The directory holding the cluster's jars; default: the system property {@value
@@ -762,6 +773,7 @@ public final class FlinkSessionCluster implements AutoCloseable {
     if (options.hadoopConfDir != null) {
       env.put("HADOOP_CONF_DIR", options.hadoopConfDir.toString());
     }
+    env.putAll(options.environment);
     return builder;
   }
 
