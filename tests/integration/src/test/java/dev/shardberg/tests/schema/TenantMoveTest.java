@@ -127,14 +127,16 @@ class TenantMoveTest {
    * host had: {@code states.get(host).get(k)} is the host's rows after k of the driver's
    * transactions on it (k = 0: the rows the job started with). Rows render {@code
    * shard|id|qty|tenant}, as {@link TableRows} reads the table with columns qty and note (the
-   * tenant is the note). {@code order} names the host of each of the driver's transactions, in the
-   * order they ran.
+   * tenant is the note). {@code written.get(host).get(k)} are the keys ({@code shard|id}) of the
+   * rows the host's transaction k + 1 wrote, and {@code order} names the host of each of the
+   * driver's transactions, in the order they ran.
    */
   static final class Shards {
     final String db;
     final Map<Integer, EmbeddedMariaDb> hosts = new TreeMap<>();
     final Map<Integer, TreeMap<Long, Row>> rows = new TreeMap<>();
     final Map<String, List<List<String>>> states = new LinkedHashMap<>();
+    final Map<String, List<Set<String>>> written = new LinkedHashMap<>();
     final List<String> order = new ArrayList<>();
     private int nextQty = 1000;
 
@@ -146,6 +148,7 @@ class TenantMoveTest {
         if (!states.containsKey(host.name())) {
           host.execute("CREATE DATABASE " + db);
           states.put(host.name(), new ArrayList<>());
+          written.put(host.name(), new ArrayList<>());
         }
       }
       for (int shard : hosts.keySet()) {
@@ -202,8 +205,14 @@ class TenantMoveTest {
       statements.add("COMMIT");
       EmbeddedMariaDb host = host(shard);
       host.execute(statements.toArray(String[]::new));
+      Map<String, String> before = byKey(state(host.name()));
       change.run();
-      states.get(host.name()).add(state(host.name()));
+      List<String> after = state(host.name());
+      Set<String> keys = new TreeSet<>(before.keySet());
+      keys.addAll(byKey(after).keySet());
+      keys.removeIf(key -> Objects.equals(before.get(key), byKey(after).get(key)));
+      states.get(host.name()).add(after);
+      written.get(host.name()).add(keys);
       order.add(host.name());
     }
 
@@ -426,10 +435,11 @@ class TenantMoveTest {
    * The earliest position at or after {@code from} whose rows are {@code part}, or null when there
    * is none: a state the host never had, or one before {@code from} (the table went back). A
    * position within transaction k + 1 means that every row of the part is as it was after k
-   * transactions or as after k + 1; within the transaction {@code from} is in, it must hold at
-   * least the rows {@code from} held.
+   * transactions or, for rows that transaction wrote, as after k + 1; within the transaction {@code
+   * from} is in, it must hold at least the rows {@code from} held.
    */
-  static Position locate(List<List<String>> states, List<String> part, Position from) {
+  static Position locate(
+      List<List<String>> states, List<Set<String>> written, List<String> part, Position from) {
     for (int k = from.done(); k < states.size(); k++) {
       boolean forward = k > from.done();
       if (states.get(k).equals(part)) {
@@ -438,7 +448,9 @@ class TenantMoveTest {
         }
       } else if (k + 1 < states.size() && !states.get(k + 1).equals(part)) {
         Set<String> applied = appliedOf(states.get(k), states.get(k + 1), part);
-        if (applied != null && (forward || applied.containsAll(from.ofNext()))) {
+        if (applied != null
+            && written.get(k).containsAll(applied)
+            && (forward || applied.containsAll(from.ofNext()))) {
           return new Position(k, applied);
         }
       }
@@ -507,7 +519,7 @@ class TenantMoveTest {
                 .toList();
         List<List<String>> states = host.getValue();
         Position previous = at.get(host.getKey());
-        Position position = locate(states, part, previous);
+        Position position = locate(states, shards.written.get(host.getKey()), part, previous);
         if (position == null) {
           int earlier = states.subList(0, previous.done()).lastIndexOf(part);
           List<String> near = states.get(previous.done());
