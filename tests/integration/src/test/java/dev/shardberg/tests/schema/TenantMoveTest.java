@@ -208,9 +208,10 @@ class TenantMoveTest {
       Map<String, String> before = byKey(state(host.name()));
       change.run();
       List<String> after = state(host.name());
+      Map<String, String> afterByKey = byKey(after);
       Set<String> keys = new TreeSet<>(before.keySet());
-      keys.addAll(byKey(after).keySet());
-      keys.removeIf(key -> Objects.equals(before.get(key), byKey(after).get(key)));
+      keys.addAll(afterByKey.keySet());
+      keys.removeIf(key -> Objects.equals(before.get(key), afterByKey.get(key)));
       states.get(host.name()).add(after);
       written.get(host.name()).add(keys);
       order.add(host.name());
