@@ -209,7 +209,7 @@ final class LongRun {
     Map<String, Object> machine = Report.machine();
     List<RunResult> runs = new ArrayList<>();
     try (Workload workload = Workload.start(config.hosts(), progress)) {
-      ModeRunner runner = new ModeRunner(workload, progress);
+      ModeRunner runner = new ModeRunner(workload, BenchWarehouse.local(config.output()), progress);
       runs.add(runOnce(workload, runner, false, out));
       runs.add(runOnce(workload, runner, true, out));
     }

@@ -74,10 +74,12 @@ final class ModeRunner {
   static final long BASELINE_POLL_INTERVAL_MS = 50;
 
   private final Workload workload;
+  private final BenchWarehouse warehouses;
   private final Progress progress;
 
-  ModeRunner(Workload workload, Progress progress) {
+  ModeRunner(Workload workload, BenchWarehouse warehouses, Progress progress) {
     this.workload = workload;
+    this.warehouses = warehouses;
     this.progress = progress;
   }
 
@@ -123,7 +125,9 @@ final class ModeRunner {
     workload.reset(config.shards(), config.rowsPerShard(), progress);
     CommitReports.drain();
 
-    CatalogLoader catalogLoader = catalogLoader(warehouse);
+    // the harness reads (watcher, verification) through its own catalog; on s3 it skips the
+    // injected latency, which the job's catalog (jobCatalog, the config file's) pays
+    CatalogLoader catalogLoader = warehouses.observerCatalog(warehouse);
     Catalog catalog = catalogLoader.loadCatalog();
     String runId =
         mode.label().replace('+', '-') + "-n" + config.shards() + "-" + System.nanoTime();
@@ -143,7 +147,8 @@ final class ModeRunner {
       env = environment(1);
       env.enableCheckpointing(
           config.checkpointInterval().toMillis(), CheckpointingMode.EXACTLY_ONCE);
-      perShardJob(env, plan, layout, tableLoader);
+      perShardJob(
+          env, plan, layout, TableLoader.fromCatalog(warehouses.jobCatalog(warehouse), TABLE));
       sourceParallelismTotal = plan.shardCount();
       jobName = "bench-" + runId;
     } else {
@@ -658,19 +663,16 @@ final class ModeRunner {
     yaml.append("  table-pattern: '").append(Workload.TABLE_PREFIX).append("(?<shard>\\d+)'\n");
     yaml.append("source:\n  startup-mode: initial\n  server-time-zone: UTC\n");
     yaml.append("target:\n");
-    yaml.append("  catalog:\n    type: hadoop\n    name: ").append(CATALOG).append('\n');
-    yaml.append("    warehouse: ").append(warehouse).append('\n');
-    yaml.append("    properties:\n      ")
-        .append(CatalogProperties.METRICS_REPORTER_IMPL)
-        .append(": ")
-        .append(CommitReports.class.getName())
-        .append('\n');
+    yaml.append(warehouses.catalogYaml(warehouse));
     yaml.append("  namespace: ")
         .append(TABLE.namespace())
         .append("\n  table: ")
         .append(TABLE.name())
         .append('\n');
     yaml.append("  buckets: ").append(config.buckets()).append('\n');
+    if (config.closeConcurrency() != null) {
+      yaml.append("  close-concurrency: ").append(config.closeConcurrency()).append('\n');
+    }
     if (zooKeeperConnect != null) {
       yaml.append("coordinator:\n  zookeeper:\n    connect: ")
           .append(zooKeeperConnect)
