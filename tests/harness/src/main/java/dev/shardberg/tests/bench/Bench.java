@@ -124,6 +124,7 @@ public final class Bench {
     s.put("sweepDurationSeconds", config.sweepDuration().toSeconds());
     s.put("sweepOnly", config.sweepOnly());
     s.put("storeLatencyMillis", config.storeLatency().toMillis());
+    s.put("checkpointMinPauseMillis", config.checkpointMinPause().toMillis());
     s.put(
         "closeConcurrency",
         config.closeConcurrency() != null

@@ -167,6 +167,13 @@ public final class BenchCommand implements Callable<Integer> {
   Integer closeConcurrency;
 
   @Option(
+      names = "--checkpoint-min-pause",
+      defaultValue = "0ms",
+      description =
+          "Flink's minimum pause between two checkpoints (0: Flink's default; a checkpoint that outlasts --checkpoint-interval is followed at once by the next) (default ${DEFAULT-VALUE}).")
+  String checkpointMinPause;
+
+  @Option(
       names = "--long-run",
       description =
           "Long-run mode: the change stream runs this long (e.g. 30m), once with the job's maintenance off and once on; replaces the modes (default: off).")
@@ -262,7 +269,8 @@ public final class BenchCommand implements Callable<Integer> {
         command,
         BenchConfig.WarehouseFs.parse(warehouse),
         parseDuration("--store-latency", storeLatency),
-        closeConcurrency);
+        closeConcurrency,
+        parseDuration("--checkpoint-min-pause", checkpointMinPause));
   }
 
   private String commandLine() {

@@ -30,6 +30,8 @@ import java.util.List;
  *     or an S3-compatible object store behind a REST catalog ({@link BenchWarehouse})
  * @param storeLatency with {@code s3}: how late the store answers each request (zero: at once)
  * @param closeConcurrency the job's {@code target.close-concurrency}; null: its default
+ * @param checkpointMinPause Flink's minimum pause between the end of one checkpoint and the start
+ *     of the next (zero: Flink's default, back to back when a checkpoint outlasts the interval)
  */
 public record BenchConfig(
     int shards,
@@ -53,7 +55,8 @@ public record BenchConfig(
     String command,
     WarehouseFs warehouseFs,
     Duration storeLatency,
-    Integer closeConcurrency) {
+    Integer closeConcurrency,
+    Duration checkpointMinPause) {
 
   public BenchConfig {
     check(shards > 0, "Cannot run the bench: --shards must be > 0, got %s", shards);
@@ -107,6 +110,10 @@ public record BenchConfig(
         closeConcurrency == null || closeConcurrency >= 1,
         "Cannot run the bench: --close-concurrency (target.close-concurrency) must be >= 1, got %s",
         closeConcurrency);
+    check(
+        !checkpointMinPause.isNegative(),
+        "Cannot run the bench: --checkpoint-min-pause must be >= 0, got %s",
+        checkpointMinPause);
     modes = List.copyOf(modes);
     sweep = List.copyOf(sweep);
   }
@@ -140,7 +147,8 @@ public record BenchConfig(
         command,
         warehouseFs,
         storeLatency,
-        closeConcurrency);
+        closeConcurrency,
+        checkpointMinPause);
   }
 
   private static void check(boolean condition, String template, Object... args) {

@@ -250,7 +250,8 @@ final class LongRun {
         ShardbergConfig.load(
             runner.writeJobConfig(
                 config, warehouse.toUri().toString(), runId, null, on ? maintenance : null));
-    StreamExecutionEnvironment env = runner.environment(config.sourceParallelism());
+    StreamExecutionEnvironment env =
+        runner.environment(config.sourceParallelism(), java.time.Duration.ZERO);
     ShardbergPipeline.Assembled assembled = ShardbergPipeline.build(env, jobConfig);
     String jobName = assembled.jobName();
     Table table = catalog.loadTable(ModeRunner.TABLE);

@@ -36,6 +36,7 @@ import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.cdc.connectors.mysql.source.MySqlSource;
 import org.apache.flink.cdc.connectors.mysql.table.StartupOptions;
+import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.configuration.TaskManagerOptions;
@@ -144,7 +145,7 @@ final class ModeRunner {
           TableLayout.derive(plan.schema(), config.buckets(), null, java.util.Map.of());
       table = TableCreator.createOrValidate(catalog, TABLE, layout);
       tableLoader = TableLoader.fromCatalog(catalogLoader, TABLE);
-      env = environment(1);
+      env = environment(1, config.checkpointMinPause());
       env.enableCheckpointing(
           config.checkpointInterval().toMillis(), CheckpointingMode.EXACTLY_ONCE);
       perShardJob(
@@ -165,7 +166,7 @@ final class ModeRunner {
                   warehouse,
                   runId,
                   zooKeeper == null ? null : zooKeeper.getConnectString()));
-      env = environment(config.sourceParallelism());
+      env = environment(config.sourceParallelism(), config.checkpointMinPause());
       ShardbergPipeline.Assembled assembled = ShardbergPipeline.build(env, jobConfig);
       jobName = assembled.jobName();
       table = catalog.loadTable(TABLE);
@@ -479,7 +480,8 @@ final class ModeRunner {
     String runId = mode.label() + "-n" + config.shards() + "-" + System.nanoTime();
     ShardbergConfig jobConfig =
         ShardbergConfig.load(writeJobConfig(config, warehouse, runId, null));
-    StreamExecutionEnvironment env = environment(config.sourceParallelism());
+    StreamExecutionEnvironment env =
+        environment(config.sourceParallelism(), config.checkpointMinPause());
     ShardbergPipeline.configureCheckpointsAndRestarts(env, jobConfig);
     ShardbergPipeline.Sources sources = ShardbergPipeline.buildSources(env, jobConfig);
     sources
@@ -722,8 +724,10 @@ final class ModeRunner {
         hosts, Workload.DATABASE, Workload.TABLE_PREFIX + "(?<shard>\\d+)", Map.of(), List.of());
   }
 
-  StreamExecutionEnvironment environment(int parallelism) {
+  StreamExecutionEnvironment environment(int parallelism, Duration checkpointMinPause) {
     Configuration conf = new Configuration();
+    // kept by the job's own checkpoint settings (ShardbergPipeline sets interval, mode, timeout)
+    conf.set(CheckpointingOptions.MIN_PAUSE_BETWEEN_CHECKPOINTS, checkpointMinPause);
     conf.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
     conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 20);
     conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofSeconds(2));

@@ -377,6 +377,9 @@ class BenchCommandTest {
     assertThat(local.warehouseFs()).isEqualTo(BenchConfig.WarehouseFs.LOCAL);
     assertThat(local.storeLatency()).isZero();
     assertThat(local.closeConcurrency()).isNull();
+    assertThat(local.checkpointMinPause()).isZero();
+    assertThat(parse("--checkpoint-min-pause", "3s").checkpointMinPause())
+        .isEqualTo(java.time.Duration.ofSeconds(3));
 
     assertThatThrownBy(() -> parse("--warehouse", "hdfs", "--store-latency", "50ms"))
         .hasMessage(
