@@ -58,6 +58,19 @@ public final class CoordinatorConfigOptions {
                   + " the writers' own changes to it have not landed yet; shard re-reads and rewinds to"
                   + " older checkpoints are refused (docs/owner-write-path.md).");
 
+  public static final ConfigOption<Integer> CLOSE_CONCURRENCY =
+      ConfigOptions.key("target.close-concurrency")
+          .intType()
+          .defaultValue(8)
+          .withDescription(
+              "Partitions each writer closes at once at a checkpoint (a partition's data and delete"
+                  + " files on one thread; 1: one partition after the other on the writer's own"
+                  + " thread). A close on HDFS or an object store is mostly waiting on the store (an"
+                  + " upload, a NameNode round trip), so on a slow store a checkpoint's closes take"
+                  + " about files per writer x the store's latency / this value: raise it when the"
+                  + " writers' flush approaches pipeline.checkpoint-interval (docs/object-store.md,"
+                  + " 'Freshness on a slow store').");
+
   // ---- coordinator: the commit lock -----------------------------------------------------------
   public static final ConfigOption<Duration> LOCK_TIMEOUT =
       ConfigOptions.key("coordinator.lock-timeout")

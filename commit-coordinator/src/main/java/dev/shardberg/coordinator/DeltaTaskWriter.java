@@ -13,6 +13,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.util.Preconditions;
 import org.apache.iceberg.ContentFile;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
@@ -51,14 +52,18 @@ import org.apache.iceberg.util.PropertyUtil;
  * inserts never creates (and then deletes) an empty equality-delete file, and one that only
  * receives deletes never creates an empty data file.
  *
- * <p>{@link #complete} closes the partitions' files {@value Factory#CLOSE_PARALLELISM} at a time.
- * Closing a file on a remote file system is mostly waiting (on HDFS: the last packets acknowledged
- * by the DataNode pipeline, then the NameNode's {@code complete}, which the client retries with
- * back-off until the DataNode has reported the block), and with identity(shard_number) + bucket
- * every partition a checkpoint touches costs one to three files; closed one after the other, ~80
- * files per writer took seconds per checkpoint on HDFS (BENCHMARKS.md, issue 18). Partitions are
- * independent (own files, own results), so each close runs on its own and the results are merged on
- * the calling thread, in no particular order.
+ * <p>{@link #complete} closes the partitions' files {@code target.close-concurrency} at a time
+ * (default {@value Factory#DEFAULT_CLOSE_CONCURRENCY}; 1: one after the other on the calling
+ * thread, no pool). Closing a file on a remote file system is mostly waiting (on HDFS: the last
+ * packets acknowledged by the DataNode pipeline, then the NameNode's {@code complete}, which the
+ * client retries with back-off until the DataNode has reported the block), and with
+ * identity(shard_number) + bucket every partition a checkpoint touches costs one to three files;
+ * closed one after the other, ~80 files per writer took seconds per checkpoint on HDFS
+ * (BENCHMARKS.md, issue 18). Partitions are independent (own files, own results), so each close
+ * runs on its own and the results are merged on the calling thread, in no particular order. On an
+ * object store each close is one or more requests (a small file's single PUT, or a multipart
+ * upload's last part and its completion), so the closes of a checkpoint take about files × request
+ * latency / concurrency (BENCHMARKS.md, issue 29).
  */
 final class DeltaTaskWriter implements TaskWriter<RowData> {
   private final PartitionSpec spec;
@@ -114,12 +119,30 @@ final class DeltaTaskWriter implements TaskWriter<RowData> {
    */
   static Factory factory(
       Table table, RowType rowType, Set<Integer> equalityFieldIds, int subtask, int attempt) {
-    return new Factory(table, rowType, equalityFieldIds, subtask, attempt);
+    return factory(
+        table, rowType, equalityFieldIds, subtask, attempt, Factory.DEFAULT_CLOSE_CONCURRENCY);
+  }
+
+  /**
+   * The same, closing a checkpoint's partitions {@code closeConcurrency} at a time ({@code
+   * target.close-concurrency}; 1: on the calling thread).
+   */
+  static Factory factory(
+      Table table,
+      RowType rowType,
+      Set<Integer> equalityFieldIds,
+      int subtask,
+      int attempt,
+      int closeConcurrency) {
+    return new Factory(table, rowType, equalityFieldIds, subtask, attempt, closeConcurrency);
   }
 
   static final class Factory implements AutoCloseable {
-    /** Partitions closed at once per writer subtask ({@link DeltaTaskWriter#complete}). */
-    static final int CLOSE_PARALLELISM = 8;
+    /**
+     * Partitions closed at once per writer subtask by default ({@link DeltaTaskWriter#complete}).
+     */
+    static final int DEFAULT_CLOSE_CONCURRENCY =
+        CoordinatorConfigOptions.CLOSE_CONCURRENCY.defaultValue();
 
     private final Table table;
     private final Schema schema;
@@ -129,12 +152,18 @@ final class DeltaTaskWriter implements TaskWriter<RowData> {
     private final OutputFileFactory outputFiles;
     private final long targetFileSize;
     private final int subtask;
+    private final int closeConcurrency;
     private ExecutorService closePool;
     private RowDataFileWriterFactory shardDeletes;
 
     private Factory(
-        Table table, RowType rowType, Set<Integer> equalityFieldIds, int subtask, int attempt) {
-      this(table, table.schema(), rowType, equalityFieldIds, subtask, attempt);
+        Table table,
+        RowType rowType,
+        Set<Integer> equalityFieldIds,
+        int subtask,
+        int attempt,
+        int closeConcurrency) {
+      this(table, table.schema(), rowType, equalityFieldIds, subtask, attempt, closeConcurrency);
     }
 
     private Factory(
@@ -143,7 +172,14 @@ final class DeltaTaskWriter implements TaskWriter<RowData> {
         RowType rowType,
         Set<Integer> equalityFieldIds,
         int subtask,
-        int attempt) {
+        int attempt,
+        int closeConcurrency) {
+      Preconditions.checkArgument(
+          closeConcurrency >= 1,
+          "Cannot close a writer's files %s at a time: %s must be at least 1",
+          closeConcurrency,
+          CoordinatorConfigOptions.CLOSE_CONCURRENCY.key());
+      this.closeConcurrency = closeConcurrency;
       this.table = table;
       this.schema = schema;
       this.rowType = rowType;
@@ -170,6 +206,7 @@ final class DeltaTaskWriter implements TaskWriter<RowData> {
       this.outputFiles =
           previous.outputFiles; // one file name sequence per writer subtask and attempt
       this.subtask = previous.subtask;
+      this.closeConcurrency = previous.closeConcurrency;
       this.closePool = previous.closePool; // handed over: the previous factory is no longer used
       previous.closePool = null;
       this.fileWriters =
@@ -199,11 +236,11 @@ final class DeltaTaskWriter implements TaskWriter<RowData> {
     }
 
     DeltaTaskWriter create() {
-      if (closePool == null) {
+      if (closePool == null && closeConcurrency > 1) {
         AtomicInteger threads = new AtomicInteger();
         closePool =
             Executors.newFixedThreadPool(
-                CLOSE_PARALLELISM,
+                closeConcurrency,
                 r -> {
                   Thread t =
                       new Thread(
@@ -433,9 +470,10 @@ final class DeltaTaskWriter implements TaskWriter<RowData> {
   }
 
   /**
-   * Closes every partition's files, {@link Factory#CLOSE_PARALLELISM} at a time when there is a
-   * pool; waits for all of them, then adds their files to this writer's result. Every partition is
-   * closed even when one fails; the first failure is thrown with the others suppressed.
+   * Closes every partition's files, {@code target.close-concurrency} at a time when there is a pool
+   * (none at 1); waits for all of them, then adds their files to this writer's result. Every
+   * partition is closed even when one fails; the first failure is thrown with the others
+   * suppressed.
    */
   private void closePartitions() throws IOException {
     List<PartitionDelta> open = new ArrayList<>(partitions.values());

@@ -82,6 +82,7 @@ public final class ShardbergSink {
     private java.util.SortedSet<Integer> rereadShards = new java.util.TreeSet<>();
     private java.util.SortedSet<Integer> excludedShards = new java.util.TreeSet<>();
     private boolean removeGoneShards = false;
+    private int closeConcurrency = CoordinatorConfigOptions.CLOSE_CONCURRENCY.defaultValue();
 
     private Builder(DataStream<RowData> input) {
       this.input = Objects.requireNonNull(input, "input");
@@ -245,6 +246,17 @@ public final class ShardbergSink {
       return this;
     }
 
+    /**
+     * Files each writer closes at once at a checkpoint (default: {@link
+     * CoordinatorConfigOptions#CLOSE_CONCURRENCY}); 1 closes them one after the other on the
+     * writer's task thread. A close on a remote store is mostly waiting, so a slow store wants
+     * more.
+     */
+    public Builder closeConcurrency(int concurrency) {
+      this.closeConcurrency = concurrency;
+      return this;
+    }
+
     /** Prefix of the operator uids (default {@code shardberg-<pipelineId>}); never change it. */
     public Builder uidPrefix(String prefix) {
       this.uidPrefix = prefix;
@@ -294,7 +306,8 @@ public final class ShardbergSink {
                               maintenance.minSmallFiles(),
                               maintenance.maxPartitionsPerCycle(),
                               maintenance.maxBytesPerCycle())
-                          : null))
+                          : null,
+                      closeConcurrency))
               .uid(prefix + "-writer")
               .setParallelism(parallelism);
 
@@ -337,6 +350,12 @@ public final class ShardbergSink {
           "Cannot build the Shardberg sink for %s: maxContinuousEmptyCommits must be > 0, got %s",
           tableName,
           maxContinuousEmptyCommits);
+      Preconditions.checkArgument(
+          closeConcurrency >= 1,
+          "Cannot build the Shardberg sink for %s: closeConcurrency (%s) must be at least 1, got %s",
+          tableName,
+          CoordinatorConfigOptions.CLOSE_CONCURRENCY.key(),
+          closeConcurrency);
       Preconditions.checkArgument(
           maintenance != null,
           "Cannot build the Shardberg sink for %s: maintenance is null",

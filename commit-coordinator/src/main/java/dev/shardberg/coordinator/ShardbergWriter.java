@@ -73,6 +73,9 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
 
   private transient PartitionOwner owner;
 
+  /** Files closed at once at a checkpoint ({@link DeltaTaskWriter.Factory}). */
+  private final int closeConcurrency;
+
   /**
    * Rows carry their table schema id as a last field and follow the table's schema (see
    * ShardbergSink).
@@ -166,12 +169,15 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
         insertOnlyInitialLoad,
         versionedRows,
         ownerPipelineId,
-        null);
+        null,
+        DeltaTaskWriter.Factory.DEFAULT_CLOSE_CONCURRENCY);
   }
 
   /**
    * @param ownerCompaction with deletes by position, when the owners compact their partitions;
    *     null: never
+   * @param closeConcurrency files closed at once at a checkpoint ({@code target.close-concurrency};
+   *     1: on the task thread)
    */
   ShardbergWriter(
       TableLoader tableLoader,
@@ -181,7 +187,9 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
       boolean insertOnlyInitialLoad,
       boolean versionedRows,
       String ownerPipelineId,
-      PartitionOwner.OwnerCompaction ownerCompaction) {
+      PartitionOwner.OwnerCompaction ownerCompaction,
+      int closeConcurrency) {
+    this.closeConcurrency = closeConcurrency;
     this.ownerPipelineId = ownerPipelineId;
     this.ownerCompaction = ownerCompaction;
     this.versionedRows = versionedRows;
@@ -232,7 +240,8 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
             rowType,
             equalityFieldIds,
             subtask,
-            getRuntimeContext().getTaskInfo().getAttemptNumber());
+            getRuntimeContext().getTaskInfo().getAttemptNumber(),
+            closeConcurrency);
     if (versionedRows) {
       this.schema = table.schema();
       this.adapters = new HashMap<>();

@@ -106,6 +106,15 @@ class ShardbergSinkBuilderTest {
   }
 
   @Test
+  void refusesACloseConcurrencyBelowOne() {
+    assertThatThrownBy(() -> builder().closeConcurrency(0).append())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage(
+            "Cannot build the Shardberg sink for hadoop.shop.orders: closeConcurrency"
+                + " (target.close-concurrency) must be at least 1, got 0");
+  }
+
+  @Test
   void refusesUnalignedCheckpoints() {
     env.getCheckpointConfig().enableUnalignedCheckpoints();
     assertThatThrownBy(() -> builder().append())

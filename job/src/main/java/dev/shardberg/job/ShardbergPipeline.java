@@ -125,6 +125,7 @@ public final class ShardbergPipeline {
         .lockTimeout(config.coordinator().commitLockTimeout())
         .insertOnlyInitialLoad(config.target().insertOnlyInitialLoad())
         .deleteMode(config.target().deleteMode())
+        .closeConcurrency(config.target().closeConcurrency())
         .maintenance(config.maintenance())
         .versionedRows(evolves(config)) // the taggers' rows follow the table's schema
         // a shard new to a restored state (created meanwhile, or included again after

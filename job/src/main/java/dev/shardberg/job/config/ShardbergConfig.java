@@ -376,7 +376,8 @@ public record ShardbergConfig(
       Map<String, String> tableProperties,
       boolean insertOnlyInitialLoad,
       SchemaChangeBehavior schemaChangeBehavior,
-      DeleteMode deleteMode)
+      DeleteMode deleteMode,
+      int closeConcurrency)
       implements Serializable {
     public TargetConfig {
       tableProperties = Map.copyOf(tableProperties);
@@ -392,7 +393,8 @@ public record ShardbergConfig(
           conf.get(RouterOptions.TARGET_TABLE_PROPERTIES),
           conf.get(CoordinatorConfigOptions.INSERT_ONLY_INITIAL_LOAD),
           conf.get(RouterOptions.SCHEMA_CHANGE_BEHAVIOR),
-          conf.get(CoordinatorConfigOptions.DELETE_MODE));
+          conf.get(CoordinatorConfigOptions.DELETE_MODE),
+          conf.get(CoordinatorConfigOptions.CLOSE_CONCURRENCY));
     }
 
     /** {@code catalog.namespace.table}, the name used in logs and for the commit lock. */

@@ -295,6 +295,7 @@ public final class ShardbergOptions {
           RouterOptions.TARGET_TABLE_PROPERTIES,
           CoordinatorConfigOptions.INSERT_ONLY_INITIAL_LOAD,
           CoordinatorConfigOptions.DELETE_MODE,
+          CoordinatorConfigOptions.CLOSE_CONCURRENCY,
           RouterOptions.SCHEMA_CHANGE_BEHAVIOR,
           CoordinatorConfigOptions.LOCK_TIMEOUT,
           CoordinatorConfigOptions.ZK_CONNECT,

@@ -2,6 +2,7 @@ package dev.shardberg.job.config;
 
 import static dev.shardberg.job.config.ShardbergOptions.*;
 
+import dev.shardberg.coordinator.CoordinatorConfigOptions;
 import dev.shardberg.coordinator.maintenance.MaintenanceOptions;
 import dev.shardberg.coordinator.maintenance.MaintenanceSettings;
 import dev.shardberg.router.RouterOptions;
@@ -73,6 +74,7 @@ public final class TargetRules {
               + " holding core-site.xml / hdfs-site.xml / hive-site.xml, or remove it.");
     }
     keys.positive(conf, RouterOptions.TARGET_BUCKETS);
+    keys.positive(conf, CoordinatorConfigOptions.CLOSE_CONCURRENCY);
     String warehouse = conf.get(TARGET_CATALOG_WAREHOUSE);
     String scheme = warehouse == null ? null : objectStoreScheme(warehouse);
     if (type == CatalogType.HADOOP && scheme != null) {

@@ -640,4 +640,17 @@ class ConfigLoaderTest {
         .contains("maintenance.interval")
         .contains("soon");
   }
+
+  @Test
+  void closeConcurrencyDefaultsTo8AndIsRefusedBelow1NamingTheKey() {
+    assertThat(parse(minimal()).target().closeConcurrency()).isEqualTo(8);
+    String withConcurrency =
+        minimal().replace("  namespace: shop\n", "  namespace: shop\n  close-concurrency: 32\n");
+    assertThat(parse(withConcurrency).target().closeConcurrency()).isEqualTo(32);
+    assertThat(messageOf(withConcurrency.replace("close-concurrency: 32", "close-concurrency: 0")))
+        .contains("Cannot use 'target.close-concurrency' = 0: it must be at least 1.");
+    assertThat(
+            messageOf(withConcurrency.replace("close-concurrency: 32", "close-concurrency: many")))
+        .contains("Cannot parse 'target.close-concurrency' = 'many': expected a whole number.");
+  }
 }

@@ -1,7 +1,5 @@
 package dev.shardberg.tests.bench;
 
-import dev.shardberg.tests.cluster.MiniHdfs;
-import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -30,9 +28,6 @@ public final class Bench {
   private static final java.util.logging.Logger BINLOG_CLIENT_LOG =
       java.util.logging.Logger.getLogger("com.github.shyiko.mysql.binlog");
 
-  /** DataNodes of the HDFS of {@code --warehouse hdfs} (replication = 1). */
-  static final int HDFS_DATANODES = 1;
-
   private final BenchConfig config;
   private final Progress progress;
 
@@ -53,28 +48,21 @@ public final class Bench {
     List<ModeResult> modes = new ArrayList<>();
     List<ModeResult> sweep = new ArrayList<>();
     QuerySide.Result query = null;
-    MiniHdfs hdfs = null;
-    if (config.warehouseFs() == BenchConfig.WarehouseFs.HDFS) {
-      hdfs = MiniHdfs.start(out.resolve("hdfs"), HDFS_DATANODES);
-      progress.line(
-          "hdfs",
-          "HDFS (MiniDFSCluster, %d DataNode, own JVM) at %s, started in %,d ms",
-          HDFS_DATANODES,
-          hdfs.uri(),
-          hdfs.startUpTime().toMillis());
-    }
-    try (Workload workload = Workload.start(config.hosts(), progress)) {
-      ModeRunner runner = new ModeRunner(workload, progress);
+    Map<String, Object> store = new LinkedHashMap<>();
+    try (Workload workload = Workload.start(config.hosts(), progress);
+        BenchWarehouse warehouses =
+            BenchWarehouse.start(config, out, workload.servers().get(0), progress)) {
+      ModeRunner runner = new ModeRunner(workload, warehouses, progress);
       for (BenchConfig.Mode mode :
           config.sweepOnly() ? List.<BenchConfig.Mode>of() : config.modes()) {
-        String warehouse = warehouse(hdfs, out, "", mode, config.shards());
+        String warehouse = warehouses.location("", mode, config.shards());
         ModeResult result = runner.run(mode, config, warehouse);
         modes.add(result);
         if (mode == BenchConfig.Mode.CONSOLIDATED
             && config.querySide()
             && result.status().equals(ModeResult.PASSED)) {
           progress.mode("query N=" + config.shards());
-          Catalog catalog = ModeRunner.catalogLoader(warehouse).loadCatalog();
+          Catalog catalog = warehouses.observerCatalog(warehouse).loadCatalog();
           query = QuerySide.run(catalog, catalog.loadTable(ModeRunner.TABLE), progress);
         }
       }
@@ -87,20 +75,18 @@ public final class Bench {
             config.resized(
                 n, (int) (config.sweepTotalRows() / n), config.sweepDuration(), sweepModes);
         for (BenchConfig.Mode mode : sweepModes) {
-          sweep.add(runner.run(mode, sized, warehouse(hdfs, out, "sweep/", mode, n)));
+          sweep.add(runner.run(mode, sized, warehouses.location("sweep/", mode, n)));
         }
       }
-    } finally {
-      if (hdfs != null) {
-        hdfs.close();
-      }
+      store.put("warehouse", warehouses.describe(config));
+      store.put("delayedStoreRequests", warehouses.delayedRequests());
     }
     Report.Results results =
         new Report.Results(
             config.command(),
             machine,
             Report.versions(),
-            settings(),
+            settings(store),
             modes,
             query,
             sweep,
@@ -120,26 +106,7 @@ public final class Bench {
     return results;
   }
 
-  /**
-   * A fresh warehouse location per mode and N: on HDFS a new directory of this run's HDFS, locally
-   * an emptied directory.
-   */
-  private static String warehouse(
-      MiniHdfs hdfs, Path out, String sub, BenchConfig.Mode mode, int shards) throws IOException {
-    String name = mode.label().replace('+', '-') + "-N" + shards;
-    if (hdfs != null) {
-      return hdfs.path("/bench/" + sub + "warehouse/" + name);
-    }
-    Path dir = out.resolve(sub).resolve("warehouse").resolve(name);
-    if (Files.exists(dir)) {
-      try (var paths = Files.walk(dir)) {
-        paths.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-      }
-    }
-    return dir.toUri().toString();
-  }
-
-  private Map<String, Object> settings() {
+  private Map<String, Object> settings(Map<String, Object> store) {
     Map<String, Object> s = new LinkedHashMap<>();
     s.put("shards", config.shards());
     s.put("rowsPerShard", config.rowsPerShard());
@@ -156,13 +123,14 @@ public final class Bench {
     s.put("sweepTotalRows", config.sweepTotalRows());
     s.put("sweepDurationSeconds", config.sweepDuration().toSeconds());
     s.put("sweepOnly", config.sweepOnly());
+    s.put("storeLatencyMillis", config.storeLatency().toMillis());
+    s.put("checkpointMinPauseMillis", config.checkpointMinPause().toMillis());
     s.put(
-        "warehouse",
-        config.warehouseFs() == BenchConfig.WarehouseFs.HDFS
-            ? "hdfs: Hadoop 3.4.1 MiniDFSCluster, 1 NameNode + "
-                + HDFS_DATANODES
-                + " DataNode (replication 1) in its own JVM on this machine"
-            : "local: a directory under --output (ForklessLocalFileSystem)");
+        "closeConcurrency",
+        config.closeConcurrency() != null
+            ? config.closeConcurrency()
+            : dev.shardberg.coordinator.CoordinatorConfigOptions.CLOSE_CONCURRENCY.defaultValue());
+    s.putAll(store);
     s.put("tableProperties", dev.shardberg.router.schema.TableLayout.DEFAULT_PROPERTIES);
     return s;
   }

@@ -149,8 +149,29 @@ public final class BenchCommand implements Callable<Integer> {
       defaultValue = "local",
       description =
           "File system of the tables: local (a directory under"
-              + " --output, Shardberg's fork-free local FS) or hdfs (a real HDFS, Hadoop's MiniDFSCluster with 1 DataNode in its own JVM) (default ${DEFAULT-VALUE}).")
+              + " --output, Shardberg's fork-free local FS), hdfs (a real HDFS, Hadoop's MiniDFSCluster with 1 DataNode in its own JVM)"
+              + " or s3 (an S3-compatible store, S3Proxy in memory, behind Iceberg's REST catalog, both in this JVM) (default ${DEFAULT-VALUE}).")
   String warehouse;
+
+  @Option(
+      names = "--store-latency",
+      defaultValue = "0ms",
+      description =
+          "With --warehouse s3: every request of the job and of the catalog to the store is answered this much later, e.g. 50ms (default ${DEFAULT-VALUE}).")
+  String storeLatency;
+
+  @Option(
+      names = "--close-concurrency",
+      description =
+          "The job's target.close-concurrency: partitions each writer closes at once at a checkpoint (default: the job's, 8).")
+  Integer closeConcurrency;
+
+  @Option(
+      names = "--checkpoint-min-pause",
+      defaultValue = "0ms",
+      description =
+          "Flink's minimum pause between two checkpoints (0: Flink's default; a checkpoint that outlasts --checkpoint-interval is followed at once by the next) (default ${DEFAULT-VALUE}).")
+  String checkpointMinPause;
 
   @Option(
       names = "--long-run",
@@ -184,6 +205,11 @@ public final class BenchCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     BenchConfig config = toConfig(commandLine());
+    if (longRun != null && config.warehouseFs() != BenchConfig.WarehouseFs.LOCAL) {
+      throw new IllegalArgumentException(
+          "Cannot run the bench: --long-run runs on a local warehouse only, got --warehouse "
+              + config.warehouseFs());
+    }
     if (longRun != null) {
       Duration interval = parseDuration("--maintenance-interval", maintenanceInterval);
       LongRun.Result result =
@@ -241,7 +267,10 @@ public final class BenchCommand implements Callable<Integer> {
         !noQuerySide,
         sweepOnly,
         command,
-        BenchConfig.WarehouseFs.parse(warehouse));
+        BenchConfig.WarehouseFs.parse(warehouse),
+        parseDuration("--store-latency", storeLatency),
+        closeConcurrency,
+        parseDuration("--checkpoint-min-pause", checkpointMinPause));
   }
 
   private String commandLine() {

@@ -26,8 +26,12 @@ import java.util.List;
  * @param querySide whether to run the query-side comparison
  * @param sweepOnly run only the scale sweep, not the modes at {@code shards}
  * @param command the exact command line, recorded in the report
- * @param warehouseFs the file system of the warehouse: a local directory, or HDFS ({@code
- *     MiniHdfs})
+ * @param warehouseFs the file system of the warehouse: a local directory, HDFS ({@code MiniHdfs})
+ *     or an S3-compatible object store behind a REST catalog ({@link BenchWarehouse})
+ * @param storeLatency with {@code s3}: how late the store answers each request (zero: at once)
+ * @param closeConcurrency the job's {@code target.close-concurrency}; null: its default
+ * @param checkpointMinPause Flink's minimum pause between the end of one checkpoint and the start
+ *     of the next (zero: Flink's default, back to back when a checkpoint outlasts the interval)
  */
 public record BenchConfig(
     int shards,
@@ -49,7 +53,10 @@ public record BenchConfig(
     boolean querySide,
     boolean sweepOnly,
     String command,
-    WarehouseFs warehouseFs) {
+    WarehouseFs warehouseFs,
+    Duration storeLatency,
+    Integer closeConcurrency,
+    Duration checkpointMinPause) {
 
   public BenchConfig {
     check(shards > 0, "Cannot run the bench: --shards must be > 0, got %s", shards);
@@ -90,6 +97,23 @@ public record BenchConfig(
     check(
         !sweepOnly || !sweep.isEmpty(),
         "Cannot run the bench: --sweep-only needs --sweep, e.g. --sweep 8,32,128");
+    check(
+        !storeLatency.isNegative(),
+        "Cannot run the bench: --store-latency must be >= 0, got %s",
+        storeLatency);
+    check(
+        storeLatency.isZero() || warehouseFs == WarehouseFs.S3,
+        "Cannot run the bench: --store-latency needs --warehouse s3 (the bench injects latency"
+            + " only at its S3-compatible store), got --warehouse %s",
+        warehouseFs);
+    check(
+        closeConcurrency == null || closeConcurrency >= 1,
+        "Cannot run the bench: --close-concurrency (target.close-concurrency) must be >= 1, got %s",
+        closeConcurrency);
+    check(
+        !checkpointMinPause.isNegative(),
+        "Cannot run the bench: --checkpoint-min-pause must be >= 0, got %s",
+        checkpointMinPause);
     modes = List.copyOf(modes);
     sweep = List.copyOf(sweep);
   }
@@ -121,7 +145,10 @@ public record BenchConfig(
         false,
         false,
         command,
-        warehouseFs);
+        warehouseFs,
+        storeLatency,
+        closeConcurrency,
+        checkpointMinPause);
   }
 
   private static void check(boolean condition, String template, Object... args) {
@@ -131,12 +158,13 @@ public record BenchConfig(
   }
 
   /**
-   * Where the tables live: {@code local} (a directory under --output) or {@code hdfs} (a
-   * MiniDFSCluster in its own JVM).
+   * Where the tables live: {@code local} (a directory under --output), {@code hdfs} (a
+   * MiniDFSCluster in its own JVM) or {@code s3} (S3Proxy and a REST catalog in this JVM).
    */
   public enum WarehouseFs {
     LOCAL("local"),
-    HDFS("hdfs");
+    HDFS("hdfs"),
+    S3("s3");
 
     private final String label;
 
@@ -155,7 +183,7 @@ public record BenchConfig(
         }
       }
       throw new IllegalArgumentException(
-          String.format("Cannot use --warehouse '%s': use local or hdfs", label));
+          String.format("Cannot use --warehouse '%s': use local, hdfs or s3", label));
     }
 
     @Override

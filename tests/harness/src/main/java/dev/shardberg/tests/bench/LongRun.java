@@ -209,7 +209,7 @@ final class LongRun {
     Map<String, Object> machine = Report.machine();
     List<RunResult> runs = new ArrayList<>();
     try (Workload workload = Workload.start(config.hosts(), progress)) {
-      ModeRunner runner = new ModeRunner(workload, progress);
+      ModeRunner runner = new ModeRunner(workload, BenchWarehouse.local(config.output()), progress);
       runs.add(runOnce(workload, runner, false, out));
       runs.add(runOnce(workload, runner, true, out));
     }
@@ -250,7 +250,8 @@ final class LongRun {
         ShardbergConfig.load(
             runner.writeJobConfig(
                 config, warehouse.toUri().toString(), runId, null, on ? maintenance : null));
-    StreamExecutionEnvironment env = runner.environment(config.sourceParallelism());
+    StreamExecutionEnvironment env =
+        runner.environment(config.sourceParallelism(), java.time.Duration.ZERO);
     ShardbergPipeline.Assembled assembled = ShardbergPipeline.build(env, jobConfig);
     String jobName = assembled.jobName();
     Table table = catalog.loadTable(ModeRunner.TABLE);

@@ -36,6 +36,7 @@ import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.cdc.connectors.mysql.source.MySqlSource;
 import org.apache.flink.cdc.connectors.mysql.table.StartupOptions;
+import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.configuration.TaskManagerOptions;
@@ -74,10 +75,12 @@ final class ModeRunner {
   static final long BASELINE_POLL_INTERVAL_MS = 50;
 
   private final Workload workload;
+  private final BenchWarehouse warehouses;
   private final Progress progress;
 
-  ModeRunner(Workload workload, Progress progress) {
+  ModeRunner(Workload workload, BenchWarehouse warehouses, Progress progress) {
     this.workload = workload;
+    this.warehouses = warehouses;
     this.progress = progress;
   }
 
@@ -123,7 +126,9 @@ final class ModeRunner {
     workload.reset(config.shards(), config.rowsPerShard(), progress);
     CommitReports.drain();
 
-    CatalogLoader catalogLoader = catalogLoader(warehouse);
+    // the harness reads (watcher, verification) through its own catalog; on s3 it skips the
+    // injected latency, which the job's catalog (jobCatalog, the config file's) pays
+    CatalogLoader catalogLoader = warehouses.observerCatalog(warehouse);
     Catalog catalog = catalogLoader.loadCatalog();
     String runId =
         mode.label().replace('+', '-') + "-n" + config.shards() + "-" + System.nanoTime();
@@ -140,10 +145,11 @@ final class ModeRunner {
           TableLayout.derive(plan.schema(), config.buckets(), null, java.util.Map.of());
       table = TableCreator.createOrValidate(catalog, TABLE, layout);
       tableLoader = TableLoader.fromCatalog(catalogLoader, TABLE);
-      env = environment(1);
+      env = environment(1, config.checkpointMinPause());
       env.enableCheckpointing(
           config.checkpointInterval().toMillis(), CheckpointingMode.EXACTLY_ONCE);
-      perShardJob(env, plan, layout, tableLoader);
+      perShardJob(
+          env, plan, layout, TableLoader.fromCatalog(warehouses.jobCatalog(warehouse), TABLE));
       sourceParallelismTotal = plan.shardCount();
       jobName = "bench-" + runId;
     } else {
@@ -160,7 +166,7 @@ final class ModeRunner {
                   warehouse,
                   runId,
                   zooKeeper == null ? null : zooKeeper.getConnectString()));
-      env = environment(config.sourceParallelism());
+      env = environment(config.sourceParallelism(), config.checkpointMinPause());
       ShardbergPipeline.Assembled assembled = ShardbergPipeline.build(env, jobConfig);
       jobName = assembled.jobName();
       table = catalog.loadTable(TABLE);
@@ -474,7 +480,8 @@ final class ModeRunner {
     String runId = mode.label() + "-n" + config.shards() + "-" + System.nanoTime();
     ShardbergConfig jobConfig =
         ShardbergConfig.load(writeJobConfig(config, warehouse, runId, null));
-    StreamExecutionEnvironment env = environment(config.sourceParallelism());
+    StreamExecutionEnvironment env =
+        environment(config.sourceParallelism(), config.checkpointMinPause());
     ShardbergPipeline.configureCheckpointsAndRestarts(env, jobConfig);
     ShardbergPipeline.Sources sources = ShardbergPipeline.buildSources(env, jobConfig);
     sources
@@ -658,19 +665,16 @@ final class ModeRunner {
     yaml.append("  table-pattern: '").append(Workload.TABLE_PREFIX).append("(?<shard>\\d+)'\n");
     yaml.append("source:\n  startup-mode: initial\n  server-time-zone: UTC\n");
     yaml.append("target:\n");
-    yaml.append("  catalog:\n    type: hadoop\n    name: ").append(CATALOG).append('\n');
-    yaml.append("    warehouse: ").append(warehouse).append('\n');
-    yaml.append("    properties:\n      ")
-        .append(CatalogProperties.METRICS_REPORTER_IMPL)
-        .append(": ")
-        .append(CommitReports.class.getName())
-        .append('\n');
+    yaml.append(warehouses.catalogYaml(warehouse));
     yaml.append("  namespace: ")
         .append(TABLE.namespace())
         .append("\n  table: ")
         .append(TABLE.name())
         .append('\n');
     yaml.append("  buckets: ").append(config.buckets()).append('\n');
+    if (config.closeConcurrency() != null) {
+      yaml.append("  close-concurrency: ").append(config.closeConcurrency()).append('\n');
+    }
     if (zooKeeperConnect != null) {
       yaml.append("coordinator:\n  zookeeper:\n    connect: ")
           .append(zooKeeperConnect)
@@ -720,8 +724,10 @@ final class ModeRunner {
         hosts, Workload.DATABASE, Workload.TABLE_PREFIX + "(?<shard>\\d+)", Map.of(), List.of());
   }
 
-  StreamExecutionEnvironment environment(int parallelism) {
+  StreamExecutionEnvironment environment(int parallelism, Duration checkpointMinPause) {
     Configuration conf = new Configuration();
+    // kept by the job's own checkpoint settings (ShardbergPipeline sets interval, mode, timeout)
+    conf.set(CheckpointingOptions.MIN_PAUSE_BETWEEN_CHECKPOINTS, checkpointMinPause);
     conf.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
     conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 20);
     conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofSeconds(2));

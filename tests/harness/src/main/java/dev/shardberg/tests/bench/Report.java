@@ -114,7 +114,15 @@ final class Report {
         .append(r.versions())
         .append(".\n\n");
     if (r.settings().get("warehouse") != null) {
-      md.append("Warehouse: ").append(r.settings().get("warehouse")).append(".\n\n");
+      md.append("Warehouse: ").append(r.settings().get("warehouse")).append(".");
+      if (r.settings().get("delayedStoreRequests") instanceof Number delayed
+          && delayed.longValue() > 0) {
+        md.append(" Requests answered late: ").append(String.format("%,d", delayed.longValue()));
+        md.append(".");
+      }
+      md.append(" Writers close ")
+          .append(r.settings().get("closeConcurrency"))
+          .append(" partitions at a time (target.close-concurrency).\n\n");
     }
     md.append(
         "Absolute numbers are this machine's; compare modes by the ratios below (measured side by side in this run).\n\n");

@@ -9,9 +9,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.InternalData;
@@ -38,6 +43,7 @@ import org.slf4j.LoggerFactory;
 final class TableWatcher implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(TableWatcher.class);
   private static final long POLL_MS = 200;
+  private static final int READERS = 16;
 
   /** One observed snapshot. */
   record Commit(
@@ -61,6 +67,14 @@ final class TableWatcher implements AutoCloseable {
   private final Table table;
   private final Schema projection;
   private final ScheduledExecutorService poller;
+
+  /**
+   * Reads a snapshot's added data files at once: one after the other, a poll over a store with
+   * request latency (an object store: a few requests per file) falls behind the commits, and every
+   * later snapshot is then seen late.
+   */
+  private final ExecutorService readers;
+
   private final Set<Long> seen = new HashSet<>();
   private final ConcurrentLinkedQueue<Commit> commits = new ConcurrentLinkedQueue<>();
   private final ConcurrentLinkedQueue<FreshnessSample> freshness = new ConcurrentLinkedQueue<>();
@@ -68,7 +82,7 @@ final class TableWatcher implements AutoCloseable {
   private final Map<Long, Long> liveRows = new java.util.concurrent.ConcurrentHashMap<>();
   private volatile long freshnessFromMicros = Long.MAX_VALUE;
   private volatile long totalRecords;
-  private volatile long newestVisibleOverall;
+  private final AtomicLong newestVisibleOverall = new AtomicLong();
   private volatile RuntimeException failure;
 
   TableWatcher(Table table, int shards) {
@@ -79,6 +93,15 @@ final class TableWatcher implements AutoCloseable {
         Executors.newSingleThreadScheduledExecutor(
             r -> {
               Thread t = new Thread(r, "bench-table-watcher");
+              t.setDaemon(true);
+              return t;
+            });
+    AtomicInteger readerThreads = new AtomicInteger();
+    this.readers =
+        Executors.newFixedThreadPool(
+            READERS,
+            r -> {
+              Thread t = new Thread(r, "bench-table-reader-" + readerThreads.incrementAndGet());
               t.setDaemon(true);
               return t;
             });
@@ -112,7 +135,7 @@ final class TableWatcher implements AutoCloseable {
 
   /** Lag now: wall clock minus the newest MySQL commit visible in the table (ms). */
   long visibleLagMillis() {
-    long newest = newestVisibleOverall;
+    long newest = newestVisibleOverall.get();
     return newest == 0 ? -1 : System.currentTimeMillis() - newest / 1000;
   }
 
@@ -179,28 +202,43 @@ final class TableWatcher implements AutoCloseable {
 
   private void readCommitTimes(Snapshot snapshot, long seenAt) {
     long from = freshnessFromMicros;
+    List<Future<?>> reads = new ArrayList<>();
     for (DataFile file : snapshot.addedDataFiles(table.io())) {
-      try (CloseableIterable<StructLike> rows =
-          InternalData.read(file.format(), table.io().newInputFile(file.location()))
-              .project(projection)
-              .build()) {
-        for (StructLike row : rows) {
-          int shard = row.get(0, Integer.class);
-          long ts = row.get(1, Long.class);
-          if (shard >= 0 && shard < newestVisibleTs.length()) {
-            newestVisibleTs.accumulateAndGet(shard, ts, Math::max);
-          }
-          if (ts > newestVisibleOverall) {
-            newestVisibleOverall = ts;
-          }
-          if (ts >= from) {
-            freshness.add(new FreshnessSample(seenAt, seenAt - ts / 1000));
-          }
-        }
-      } catch (IOException e) {
-        throw new UncheckedIOException(
-            "Cannot read data file " + file.location() + " of " + table.name(), e);
+      reads.add(readers.submit(() -> readCommitTimes(file, seenAt, from)));
+    }
+    for (Future<?> read : reads) {
+      try {
+        read.get();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("Interrupted reading the files of a snapshot", e);
+      } catch (ExecutionException e) {
+        throw e.getCause() instanceof RuntimeException r
+            ? r
+            : new IllegalStateException(e.getCause());
       }
+    }
+  }
+
+  private void readCommitTimes(DataFile file, long seenAt, long from) {
+    try (CloseableIterable<StructLike> rows =
+        InternalData.read(file.format(), table.io().newInputFile(file.location()))
+            .project(projection)
+            .build()) {
+      for (StructLike row : rows) {
+        int shard = row.get(0, Integer.class);
+        long ts = row.get(1, Long.class);
+        if (shard >= 0 && shard < newestVisibleTs.length()) {
+          newestVisibleTs.accumulateAndGet(shard, ts, Math::max);
+        }
+        newestVisibleOverall.accumulateAndGet(ts, Math::max);
+        if (ts >= from) {
+          freshness.add(new FreshnessSample(seenAt, seenAt - ts / 1000));
+        }
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(
+          "Cannot read data file " + file.location() + " of " + table.name(), e);
     }
   }
 
@@ -252,6 +290,7 @@ final class TableWatcher implements AutoCloseable {
   @Override
   public void close() {
     poller.shutdownNow();
+    readers.shutdownNow();
     try {
       poller.awaitTermination(10, TimeUnit.SECONDS);
     } catch (InterruptedException e) {

@@ -1,6 +1,7 @@
 package dev.shardberg.tests.bench;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -363,6 +364,39 @@ class BenchCommandTest {
             "| maintenance on | PASSED",
             "end generic scan / compacted copy",
             LongRun.CHART);
+  }
+
+  @Test
+  void anObjectStoreWarehouseTakesALatencyAndTheCloseConcurrencyOthersRefuseTheLatency() {
+    BenchConfig s3 =
+        parse("--warehouse", "s3", "--store-latency", "50ms", "--close-concurrency", "32");
+    assertThat(s3.warehouseFs()).isEqualTo(BenchConfig.WarehouseFs.S3);
+    assertThat(s3.storeLatency()).isEqualTo(java.time.Duration.ofMillis(50));
+    assertThat(s3.closeConcurrency()).isEqualTo(32);
+    BenchConfig local = parse();
+    assertThat(local.warehouseFs()).isEqualTo(BenchConfig.WarehouseFs.LOCAL);
+    assertThat(local.storeLatency()).isZero();
+    assertThat(local.closeConcurrency()).isNull();
+    assertThat(local.checkpointMinPause()).isZero();
+    assertThat(parse("--checkpoint-min-pause", "3s").checkpointMinPause())
+        .isEqualTo(java.time.Duration.ofSeconds(3));
+
+    assertThatThrownBy(() -> parse("--warehouse", "hdfs", "--store-latency", "50ms"))
+        .hasMessage(
+            "Cannot run the bench: --store-latency needs --warehouse s3 (the bench injects latency"
+                + " only at its S3-compatible store), got --warehouse hdfs");
+    assertThatThrownBy(() -> parse("--warehouse", "s3", "--close-concurrency", "0"))
+        .hasMessage(
+            "Cannot run the bench: --close-concurrency (target.close-concurrency) must be >= 1,"
+                + " got 0");
+    assertThatThrownBy(() -> parse("--warehouse", "gcs"))
+        .hasMessage("Cannot use --warehouse 'gcs': use local, hdfs or s3");
+  }
+
+  private static BenchConfig parse(String... args) {
+    BenchCommand command = new BenchCommand();
+    new CommandLine(command).parseArgs(args);
+    return command.toConfig("bin/shardberg bench");
   }
 
   @Test

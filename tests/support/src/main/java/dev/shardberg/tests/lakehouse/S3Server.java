@@ -1,6 +1,7 @@
 package dev.shardberg.tests.lakehouse;
 
 import java.net.URI;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.gaul.s3proxy.AuthenticationType;
@@ -26,6 +27,11 @@ import org.jclouds.blobstore.options.ListContainerOptions;
  *
  * <p>{@link #keys(String)} lists a bucket from the server's side (its blob store), independent of
  * any client's view.
+ *
+ * <p>Started with a request latency ({@link #start(String, String, Duration)}), every request to
+ * {@link #endpoint()} is answered that much later ({@link DelayingBlobStore}); a second endpoint
+ * over the same objects, {@link #observerEndpoint()}, answers at once, for a harness that watches
+ * the table without slowing itself or the measured client down.
  */
 public final class S3Server implements AutoCloseable {
   /** A region name clients must send; the server does not check it. */
@@ -36,42 +42,98 @@ public final class S3Server implements AutoCloseable {
   private final BlobStoreContext context;
   private final S3Proxy proxy;
 
-  private S3Server(String accessKey, String secretKey, BlobStoreContext context, S3Proxy proxy) {
+  /** Serves the same objects without delay; null: no latency, {@link #proxy} is that already. */
+  private final S3Proxy observer;
+
+  private final DelayingBlobStore delaying;
+
+  private S3Server(
+      String accessKey,
+      String secretKey,
+      BlobStoreContext context,
+      S3Proxy proxy,
+      S3Proxy observer,
+      DelayingBlobStore delaying) {
     this.accessKey = accessKey;
     this.secretKey = secretKey;
     this.context = context;
     this.proxy = proxy;
+    this.observer = observer;
+    this.delaying = delaying;
   }
 
   /** Starts a server that accepts requests signed with {@code accessKey} / {@code secretKey}. */
   public static S3Server start(String accessKey, String secretKey) throws Exception {
+    return start(accessKey, secretKey, Duration.ZERO);
+  }
+
+  /**
+   * Starts a server whose {@link #endpoint()} answers every request {@code requestLatency} late
+   * (zero: at once), and whose {@link #observerEndpoint()} answers at once.
+   */
+  public static S3Server start(String accessKey, String secretKey, Duration requestLatency)
+      throws Exception {
     BlobStoreContext context =
         // by its metadata, not by name: a lookup by name loads every provider registered on the
         // class path, and S3Proxy registers some (Azure) whose libraries we leave out
         ContextBuilder.newBuilder(new TransientApiMetadata())
             .credentials(accessKey, secretKey)
             .build(BlobStoreContext.class);
+    List<S3Proxy> started = new ArrayList<>();
+    try {
+      DelayingBlobStore delaying =
+          requestLatency.isZero()
+              ? null
+              : new DelayingBlobStore(context.getBlobStore(), requestLatency);
+      S3Proxy proxy =
+          startProxy(
+              delaying != null ? delaying : context.getBlobStore(), accessKey, secretKey, started);
+      S3Proxy observer =
+          delaying == null
+              ? null
+              : startProxy(context.getBlobStore(), accessKey, secretKey, started);
+      return new S3Server(accessKey, secretKey, context, proxy, observer, delaying);
+    } catch (Exception e) {
+      for (S3Proxy p : started) {
+        p.stop();
+      }
+      context.close();
+      throw e;
+    }
+  }
+
+  private static S3Proxy startProxy(
+      BlobStore store, String accessKey, String secretKey, List<S3Proxy> started) throws Exception {
     S3Proxy proxy =
         S3Proxy.builder()
-            .blobStore(context.getBlobStore())
+            .blobStore(store)
             .endpoint(URI.create("http://127.0.0.1:0"))
             .awsAuthentication(AuthenticationType.AWS_V2_OR_V4, accessKey, secretKey)
             // the AWS SDK v2 sends flexible checksums (x-amz-checksum-crc32 …), which S3Proxy
             // does not implement: it ignores them instead of refusing the request (501)
             .ignoreUnknownHeaders(true)
             .build();
-    try {
-      proxy.start(); // returns once Jetty listens
-    } catch (Exception e) {
-      context.close();
-      throw e;
-    }
-    return new S3Server(accessKey, secretKey, context, proxy);
+    proxy.start(); // returns once Jetty listens
+    started.add(proxy);
+    return proxy;
   }
 
   /** {@code http://127.0.0.1:<port>}: the value of Iceberg's {@code s3.endpoint}. */
   public String endpoint() {
     return "http://127.0.0.1:" + proxy.getPort();
+  }
+
+  /**
+   * An endpoint over the same objects that answers without the injected latency ({@link
+   * #endpoint()} when there is none).
+   */
+  public String observerEndpoint() {
+    return "http://127.0.0.1:" + (observer != null ? observer : proxy).getPort();
+  }
+
+  /** Requests {@link #endpoint()} answered late so far (0 without a latency). */
+  public long delayedRequests() {
+    return delaying == null ? 0 : delaying.calls();
   }
 
   public String accessKey() {
@@ -110,6 +172,9 @@ public final class S3Server implements AutoCloseable {
   public void close() throws Exception {
     try {
       proxy.stop();
+      if (observer != null) {
+        observer.stop();
+      }
     } finally {
       context.close();
     }
