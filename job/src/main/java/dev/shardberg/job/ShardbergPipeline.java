@@ -451,6 +451,9 @@ public final class ShardbergPipeline {
     conf.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, pipeline.checkpointInterval());
     conf.set(CheckpointingOptions.CHECKPOINTING_CONSISTENCY_MODE, CheckpointingMode.EXACTLY_ONCE);
     conf.set(CheckpointingOptions.CHECKPOINTING_TIMEOUT, pipeline.checkpointTimeout());
+    if (pipeline.checkpointMinPause() != null) {
+      conf.set(CheckpointingOptions.MIN_PAUSE_BETWEEN_CHECKPOINTS, pipeline.checkpointMinPause());
+    }
     conf.set(
         CheckpointingOptions.EXTERNALIZED_CHECKPOINT_RETENTION,
         ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION);

@@ -48,6 +48,17 @@ public final class ShardbergOptions {
           .durationType()
           .defaultValue(Duration.ofMinutes(10))
           .withDescription("A checkpoint that takes longer fails.");
+  public static final ConfigOption<Duration> PIPELINE_CHECKPOINT_MIN_PAUSE =
+      ConfigOptions.key("pipeline.checkpoint-min-pause")
+          .durationType()
+          .noDefaultValue()
+          .withDescription(
+              "Minimum pause between the end of one checkpoint and the start of the next (Flink's"
+                  + " execution.checkpointing.min-pause). Unset: the cluster's (Flink's default: none)."
+                  + " When a checkpoint takes longer than the interval (a slow object store), Flink starts"
+                  + " the next one at once and a backlog of changes may never drain; a pause of about half"
+                  + " the interval lets each commit take the backlog in fewer, larger commits"
+                  + " (docs/object-store.md).");
   public static final ConfigOption<String> PIPELINE_CHECKPOINT_DIR =
       ConfigOptions.key("pipeline.checkpoint-dir")
           .stringType()
@@ -242,6 +253,7 @@ public final class ShardbergOptions {
           CoordinatorConfigOptions.PIPELINE_ID,
           PIPELINE_CHECKPOINT_INTERVAL,
           PIPELINE_CHECKPOINT_TIMEOUT,
+          PIPELINE_CHECKPOINT_MIN_PAUSE,
           PIPELINE_CHECKPOINT_DIR,
           PIPELINE_PARALLELISM,
           PIPELINE_WRITER_PARALLELISM,

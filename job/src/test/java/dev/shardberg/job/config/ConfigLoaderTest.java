@@ -371,6 +371,32 @@ class ConfigLoaderTest {
                 + " (sources[1].server-id-range = 5402-5405) overlap: give every source its own range, e.g. 5406-5409 for 'b'.");
   }
 
+  /** The pause reaches the job's checkpoints; unset, the cluster's own setting stays in force. */
+  @Test
+  void checkpointMinPauseReachesTheJobsCheckpointsOnlyWhenSet() {
+    ShardbergConfig paused =
+        parse(minimal().replace("  id: orders", "  id: orders\n  checkpoint-min-pause: 3s"));
+    assertThat(paused.pipeline().checkpointMinPause()).isEqualTo(Duration.ofSeconds(3));
+    org.apache.flink.configuration.Configuration cluster =
+        new org.apache.flink.configuration.Configuration();
+    cluster.set(
+        org.apache.flink.configuration.CheckpointingOptions.MIN_PAUSE_BETWEEN_CHECKPOINTS,
+        Duration.ofSeconds(1));
+    var env =
+        org.apache.flink.streaming.api.environment.StreamExecutionEnvironment
+            .getExecutionEnvironment(cluster);
+    dev.shardberg.job.ShardbergPipeline.configureCheckpointsAndRestarts(env, paused);
+    assertThat(env.getCheckpointConfig().getMinPauseBetweenCheckpoints()).isEqualTo(3_000);
+
+    ShardbergConfig unset = parse(minimal());
+    assertThat(unset.pipeline().checkpointMinPause()).isNull();
+    var clusterEnv =
+        org.apache.flink.streaming.api.environment.StreamExecutionEnvironment
+            .getExecutionEnvironment(cluster);
+    dev.shardberg.job.ShardbergPipeline.configureCheckpointsAndRestarts(clusterEnv, unset);
+    assertThat(clusterEnv.getCheckpointConfig().getMinPauseBetweenCheckpoints()).isEqualTo(1_000);
+  }
+
   @Test
   void serverIdRangeSmallerThanParallelism() {
     String yaml = minimal().replace("  id: orders", "  id: orders\n  parallelism: 6");
