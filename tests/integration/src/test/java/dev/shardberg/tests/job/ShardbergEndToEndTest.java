@@ -24,6 +24,7 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -300,27 +301,49 @@ class ShardbergEndToEndTest {
   /**
    * {@code target.delete-mode: position} (issue 28, experimental) through the real job: a new table
    * is created as format v3, the snapshot and binlog changes land, and no snapshot adds an equality
-   * delete; each data file carries at most one deletion vector; verify matches the shards.
+   * delete; each data file carries at most one deletion vector; verify matches the shards, and so
+   * do a real Spark and Flink's batch source.
    */
   @Test
   @Order(4)
   void deletesByPositionAsPartitionOwners() throws Exception {
-    Path configFile =
-        config("e2e-position")
-            .hadoopCatalog(dir.resolve("position-warehouse").toUri())
-            .table("shop", "orders_by_position")
-            .deleteMode("position")
-            .write(dir.resolve("position.yaml"));
-    ShardbergConfig config = ShardbergConfig.load(configFile);
+    runDeletesByPosition(3, 8, 9);
+  }
+
+  /**
+   * The same on a format v2 table ({@code target.table-properties: {format-version: 2}}): the
+   * owners' deletes are position-delete files, never an equality delete, and Spark and Flink's
+   * batch source read the shards' rows.
+   */
+  @Test
+  @Order(6)
+  void deletesByPositionOnAFormatV2Table() throws Exception {
+    runDeletesByPosition(2, 11, 12);
+  }
+
+  private void runDeletesByPosition(int formatVersion, int round, int nextRound) throws Exception {
+    String name = "orders_by_position_v" + formatVersion;
+    String warehouseDir = "position-warehouse-v" + formatVersion;
+    TestConfig testConfig =
+        config("e2e-position-v" + formatVersion)
+            .hadoopCatalog(dir.resolve(warehouseDir).toUri())
+            .table("shop", name)
+            .deleteMode("position");
+    if (formatVersion == 2) {
+      testConfig.tableProperty("format-version", "2");
+    }
+    ShardbergConfig config =
+        ShardbergConfig.load(testConfig.write(dir.resolve("position-v" + formatVersion + ".yaml")));
     JobClient job =
         ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), config);
     Table table;
     try {
       table = Catalogs.loadTable(config.target());
-      assertThat(((HasTableOperations) table).operations().current().formatVersion()).isEqualTo(3);
+      assertThat(((HasTableOperations) table).operations().current().formatVersion())
+          .isEqualTo(formatVersion);
       awaitCaughtUp(table, config);
-      shards.changeRound(8);
-      shards.changeRound(9);
+      shards.changeRound(round);
+      shards.changeRound(nextRound);
       awaitCaughtUp(table, config);
     } finally {
       stop(job);
@@ -331,21 +354,67 @@ class ShardbergEndToEndTest {
           .as("equality deletes added by snapshot %s", snapshot.snapshotId())
           .isEqualTo("0");
     }
-    long vectors = 0;
+    long deletes = 0;
     try (org.apache.iceberg.io.CloseableIterable<org.apache.iceberg.FileScanTask> tasks =
         table.newScan().planFiles()) {
       for (org.apache.iceberg.FileScanTask task : tasks) {
-        assertThat(task.deletes()).hasSizeLessThanOrEqualTo(1);
-        assertThat(task.deletes()).allMatch(org.apache.iceberg.util.ContentFileUtil::isDV);
-        vectors += task.deletes().size();
+        assertThat(task.deletes())
+            .allMatch(d -> d.content() == org.apache.iceberg.FileContent.POSITION_DELETES);
+        if (formatVersion == 3) {
+          assertThat(task.deletes()).hasSizeLessThanOrEqualTo(1);
+          assertThat(task.deletes()).allMatch(org.apache.iceberg.util.ContentFileUtil::isDV);
+        } else {
+          assertThat(task.deletes()).noneMatch(org.apache.iceberg.util.ContentFileUtil::isDV);
+        }
+        deletes += task.deletes().size();
       }
     }
-    assertThat(vectors).as("deletion vectors in the table").isPositive();
-    assertThat(
-            TwoHostShards.sparkRows(
-                dir.resolve("position-warehouse").toUri(), "shop", "orders_by_position"))
-        .as("the table as Spark reads it, deletion vectors applied")
+    assertThat(deletes).as("position deletes in the table").isPositive();
+    assertThat(TwoHostShards.sparkRows(dir.resolve(warehouseDir).toUri(), "shop", name))
+        .as("the table as Spark reads it, position deletes applied")
         .isEqualTo(shards.expectedRows());
+    assertThat(flinkBatchRows(config, table))
+        .as("the table as Flink's batch source reads it, position deletes applied")
+        .isEqualTo(shards.expectedRows());
+  }
+
+  /** The table as Flink's (bounded) Iceberg source reads it, rendered like the shards' rows. */
+  private static List<String> flinkBatchRows(ShardbergConfig config, Table table) throws Exception {
+    org.apache.iceberg.Schema schema = table.schema();
+    int shard = schema.columns().indexOf(schema.findField("shard_number"));
+    int id = schema.columns().indexOf(schema.findField("order_id"));
+    int customer = schema.columns().indexOf(schema.findField("customer_id"));
+    int status = schema.columns().indexOf(schema.findField("status"));
+    int amount = schema.columns().indexOf(schema.findField("amount"));
+    int note = schema.columns().indexOf(schema.findField("note"));
+    int created = schema.columns().indexOf(schema.findField("created_at"));
+    org.apache.iceberg.types.Types.DecimalType decimal =
+        (org.apache.iceberg.types.Types.DecimalType) schema.findField("amount").type();
+    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+    env.setParallelism(1);
+    List<String> rows = new ArrayList<>();
+    try (org.apache.flink.util.CloseableIterator<org.apache.flink.table.data.RowData> it =
+        org.apache.iceberg.flink.source.FlinkSource.forRowData()
+            .env(env)
+            .tableLoader(Catalogs.tableLoader(config.target()))
+            .streaming(false)
+            .build()
+            .executeAndCollect("flink batch read")) {
+      while (it.hasNext()) {
+        org.apache.flink.table.data.RowData r = it.next();
+        rows.add(
+            TwoHostShards.render(
+                r.getInt(shard),
+                r.getLong(id),
+                r.getInt(customer),
+                r.getString(status).toString(),
+                r.getDecimal(amount, decimal.precision(), decimal.scale()).toBigDecimal(),
+                r.isNullAt(note) ? null : r.getString(note).toString(),
+                r.getTimestamp(created, 6).toLocalDateTime()));
+      }
+    }
+    rows.sort(null);
+    return rows;
   }
 
   private static long compactions(Table table) {

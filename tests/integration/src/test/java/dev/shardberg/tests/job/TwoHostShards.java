@@ -292,7 +292,7 @@ final class TwoHostShards implements AutoCloseable {
     }
   }
 
-  private static String render(
+  static String render(
       int shard,
       long id,
       int customer,

@@ -224,6 +224,12 @@ public final class TestConfig {
   }
 
   /** {@code target.delete-mode}: equality or position. */
+  /** One entry of {@code target.table-properties}. */
+  public TestConfig tableProperty(String name, String value) {
+    section("target.table-properties").put(name, value);
+    return this;
+  }
+
   public TestConfig deleteMode(String mode) {
     return put("target.delete-mode", mode);
   }
