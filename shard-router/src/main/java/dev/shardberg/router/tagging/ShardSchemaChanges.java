@@ -81,8 +81,9 @@ final class ShardSchemaChanges {
       String type = change.path("type").asText("");
       if (type.equals("DROP")) {
         LOG.warn(
-            "Shard {} was dropped by '{}': its rows stay in table {} (Shardberg never deletes data because of a DDL)."
-                + " Delete them from the table yourself if they must go",
+            "Shard {} was dropped by '{}': its rows stay in table {} while this run goes on (a DDL never deletes"
+                + " rows); at the next resume they stay or leave the table as tables.dropped-shards says"
+                + " (docs/shard-fleet.md)",
             where,
             ddl,
             evolver.tableName());
