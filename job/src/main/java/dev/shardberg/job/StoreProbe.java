@@ -6,9 +6,14 @@ import dev.shardberg.job.config.TargetRules;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.Map;
+import java.util.function.Supplier;
 import org.apache.iceberg.CatalogProperties;
 import org.apache.iceberg.CatalogUtil;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.SupportsNamespaces;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.exceptions.NoSuchNamespaceException;
 import org.apache.iceberg.io.FileIO;
 import org.apache.iceberg.io.FileInfo;
 import org.apache.iceberg.io.SupportsPrefixOperations;
@@ -25,16 +30,63 @@ final class StoreProbe {
 
   private StoreProbe() {}
 
-  /** The table's location through the table's file IO. */
-  static void check(CatalogConfig catalog, Table table) {
+  /** The table's location through the table's file IO; says what it reached. */
+  static String check(CatalogConfig catalog, Table table) {
     probe(catalog, table.io(), table.location(), "the table's location (in the catalog)");
+    return "reached " + table.location() + " (the table's location)";
   }
 
-  /** The configured warehouse through the catalog properties' file IO; nothing without one. */
-  static void checkWarehouse(CatalogConfig catalog) {
-    if (catalog.warehouse() == null) {
-      return; // a rest catalog may choose locations itself: its tables are probed once they exist
+  /**
+   * A table not created yet: the configured warehouse through the catalog properties' file IO, or,
+   * without one (a REST catalog choosing locations itself), the location the catalog would give the
+   * table, learnt from a create transaction that is never committed (on a REST catalog a staged
+   * create: the server writes nothing), through that transaction's file IO (the one the job's
+   * writers get, with any credentials the catalog vends). Says what it reached, or why it could not
+   * probe.
+   */
+  static String checkNewTable(
+      CatalogConfig catalog,
+      Catalog catalogInstance,
+      TableIdentifier id,
+      Supplier<Catalog.TableBuilder> builder) {
+    if (catalog.warehouse() != null) {
+      checkWarehouse(catalog);
+      return "reached " + catalog.warehouse() + " (target.catalog.warehouse)";
     }
+    if (!id.namespace().isEmpty()
+        && catalogInstance instanceof SupportsNamespaces namespaces
+        && !namespaces.namespaceExists(id.namespace())) {
+      return "not probed: without target.catalog.warehouse the catalog chooses the table's"
+          + " location, and namespace '"
+          + id.namespace()
+          + "' does not exist yet (`run` creates it; its first checkpoint is the first write to"
+          + " the store)";
+    }
+    Table staged;
+    try {
+      staged = builder.get().createTransaction().table(); // never committed
+    } catch (NoSuchNamespaceException e) {
+      return "not probed: namespace '" + id.namespace() + "' does not exist yet";
+    } catch (RuntimeException e) {
+      throw new IllegalStateException(
+          String.format(
+              "Cannot learn from the %s catalog (target.catalog.uri) where it would put table %s"
+                  + " (a create that is never committed; nothing was written): %s. Check"
+                  + " target.catalog.uri, the catalog's credential (target.catalog.properties:"
+                  + " credential or token) and its permission to create tables in namespace '%s'",
+              catalog.type(), id, rootMessage(e), id.namespace()),
+          e);
+    }
+    probe(
+        catalog,
+        staged.io(),
+        staged.location(),
+        "the location the catalog gives the new table; target.catalog.warehouse is unset");
+    return "reached " + staged.location() + " (the location the catalog gives the new table)";
+  }
+
+  /** The configured warehouse through the catalog properties' file IO. */
+  private static void checkWarehouse(CatalogConfig catalog) {
     Map<String, String> properties = new HashMap<>(catalog.properties());
     properties.put(CatalogProperties.WAREHOUSE_LOCATION, catalog.warehouse());
     FileIO io =

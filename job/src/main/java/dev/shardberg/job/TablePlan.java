@@ -23,7 +23,8 @@ public record TablePlan(
     TableLayout layout,
     BucketColumn bucket,
     boolean tableExists,
-    List<SchemaEvolution.Change> evolution) {
+    List<SchemaEvolution.Change> evolution,
+    String store) {
 
   public static TablePlan of(ShardbergConfig config) {
     ShardPlan plan =
@@ -35,11 +36,18 @@ public record TablePlan(
       BucketColumn bucket = ShardbergPipeline.bucketColumn(config, plan, catalog, id);
       TableLayout layout = ShardbergPipeline.layout(config, plan, bucket);
       boolean exists = catalog.tableExists(id);
-      if (exists) {
-        StoreProbe.check(config.target().catalog(), catalog.loadTable(id));
-      } else {
-        StoreProbe.checkWarehouse(config.target().catalog());
-      }
+      String store =
+          exists
+              ? StoreProbe.check(config.target().catalog(), catalog.loadTable(id))
+              : StoreProbe.checkNewTable(
+                  config.target().catalog(),
+                  catalog,
+                  id,
+                  () ->
+                      catalog
+                          .buildTable(id, layout.icebergSchema())
+                          .withPartitionSpec(layout.spec())
+                          .withProperties(layout.createProperties()));
       List<SchemaEvolution.Change> evolution = List.of();
       if (exists && ShardbergPipeline.evolves(config)) {
         // the columns may differ in evolvable ways (run evolves them); the rest is checked; alters
@@ -51,7 +59,7 @@ public record TablePlan(
         TableCreator.validate(
             catalog.loadTable(id), id, layout); // throws a precise diff; alters nothing
       }
-      return new TablePlan(config, plan, layout, bucket, exists, evolution);
+      return new TablePlan(config, plan, layout, bucket, exists, evolution, store);
     } finally {
       Catalogs.close(catalog);
     }
@@ -145,6 +153,7 @@ public record TablePlan(
                     ? "exists and matches the derived layout"
                     : "exists; `run` evolves it first: " + evolution)
         .append(nl);
+    sb.append("  store: ").append(store).append(nl);
     sb.append(nl)
         .append(
             String.format(

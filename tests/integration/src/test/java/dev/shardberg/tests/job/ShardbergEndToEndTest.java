@@ -43,6 +43,8 @@ import org.apache.hadoop.hive.conf.HiveConf;
 import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.HasTableOperations;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.SupportsNamespaces;
+import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.hive.TestHiveMetastore;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.io.SupportsPrefixOperations;
@@ -539,7 +541,40 @@ class ShardbergEndToEndTest {
         .hasMessageContaining("NoSuchBucket")
         .hasMessageNotContaining(secretKey);
 
-    assertThat(TablePlan.of(ShardbergConfig.load(good)).render()).contains("shop_rest");
+    assertThat(TablePlan.of(ShardbergConfig.load(good)).render())
+        .contains("shop_rest")
+        .contains("store: reached s3://lake/warehouse (target.catalog.warehouse)");
+
+    // without a warehouse the service chooses the location: validate learns it from a create it
+    // never commits, and probes it through that table's file IO
+    TableIdentifier chosen = TableIdentifier.of("shop_chosen", "orders");
+    TestConfig noWarehouse =
+        config("e2e-rest")
+            .restCatalog(rest.uri())
+            .catalogName("rest_cat")
+            .table("shop_chosen", "orders");
+    fileIo.forEach(noWarehouse::catalogProperty);
+    Path noWarehouseFile = noWarehouse.write(dir.resolve("no-warehouse.yaml"));
+    assertThat(TablePlan.of(ShardbergConfig.load(noWarehouseFile)).render())
+        .contains("store: not probed")
+        .contains("namespace 'shop_chosen' does not exist yet");
+    ((SupportsNamespaces) rest.backend()).createNamespace(chosen.namespace());
+    noWarehouse.catalogProperty("s3.endpoint", "http://127.0.0.1:1");
+    assertThatThrownBy(
+            () ->
+                TablePlan.of(
+                    ShardbergConfig.load(
+                        noWarehouse.write(dir.resolve("no-warehouse-bad-endpoint.yaml")))))
+        .hasMessageContaining(
+            "Cannot reach the store of table files at 's3://lake/warehouse/shop_chosen/orders' (the"
+                + " location the catalog gives the new table; target.catalog.warehouse is unset)")
+        .hasMessageContaining("target.catalog.properties.s3.endpoint = 'http://127.0.0.1:1'")
+        .hasMessageNotContaining(secretKey);
+    assertThat(TablePlan.of(ShardbergConfig.load(noWarehouseFile)).render())
+        .contains(
+            "store: reached s3://lake/warehouse/shop_chosen/orders (the location the catalog gives"
+                + " the new table)");
+    assertThat(rest.backend().tableExists(chosen)).as("validate created no table").isFalse();
   }
 
   private static void runOnRestCatalog(

@@ -214,6 +214,12 @@ public final class TestConfig {
     return put("target.catalog.warehouse", warehouse);
   }
 
+  /** A {@code rest} catalog without a warehouse: the service chooses the tables' locations. */
+  public TestConfig restCatalog(String uri) {
+    put("target.catalog.type", "rest");
+    return put("target.catalog.uri", uri);
+  }
+
   /**
    * One pass-through entry of {@code target.catalog.properties} ({@code io-impl}, {@code
    * s3.endpoint}, …): a dotted property name is one key of that map, not a path.
