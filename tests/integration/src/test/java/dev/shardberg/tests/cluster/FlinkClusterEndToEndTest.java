@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.Enumeration;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
@@ -326,19 +327,7 @@ class FlinkClusterEndToEndTest {
    * lib/.
    */
   private static void assertShadedJarVerifyPasses(Path config) throws Exception {
-    Path out = workDir.resolve("verify-" + System.nanoTime() + ".out");
-    List<String> command = new ArrayList<>();
-    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    command.addAll(FlinkSessionCluster.JAVA_17_OPTS);
-    command.add("-cp");
-    command.add(jobJar + ":" + System.getProperty(FlinkSessionCluster.DIST_PROPERTY) + "/*");
-    command.add("dev.shardberg.job.ShardbergJob");
-    command.addAll(List.of("verify", "--config", config.toString()));
-    Process verify =
-        new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(out.toFile()).start();
-    assertThat(verify.waitFor(5, TimeUnit.MINUTES)).as("verify ends within 5 minutes").isTrue();
-    String output = Files.readString(out, StandardCharsets.UTF_8);
-    assertThat(verify.exitValue()).as("verify exit code; output:%n%s", output).isZero();
+    ShadedJarVerify.assertPasses(jobJar, config, workDir, Map.of());
   }
 
   private static Set<String> entries(Path jar) throws IOException {

@@ -192,7 +192,8 @@ class HadoopStackEndToEndTest {
 
     // 2. binlog changes, then kill -9 of the TaskManager while they keep coming
     orders.startChanges(40);
-    long checkpointWithChanges = awaitCommitOfBinlogChanges(COMMITS.lastCommittedCheckpoint());
+    long checkpointWithChanges =
+        COMMITS.awaitCommitOfBinlogChanges(COMMITS.lastCommittedCheckpoint());
     FlinkSessionCluster.TaskManager victim = cluster.taskManagers().get(0);
     long killedAt = System.nanoTime();
     cluster.killTaskManager(victim);
@@ -430,31 +431,6 @@ class HadoopStackEndToEndTest {
                     hdfs.path("/warehouse")),
                 hadoopConf());
     return catalog.loadTable(TableIdentifier.of(NAMESPACE, TABLE));
-  }
-
-  /**
-   * Waits for a commit after {@code checkpointId} that holds delete files: binlog updates/deletes,
-   * not the snapshot.
-   */
-  private static long awaitCommitOfBinlogChanges(long checkpointId) {
-    return await("a commit of binlog changes after checkpoint " + checkpointId)
-        .atMost(CATCH_UP)
-        .ignoreExceptions()
-        .until(
-            () ->
-                COMMITS.snapshots().stream()
-                    .filter(
-                        s ->
-                            Long.parseLong(s.summary().get(SnapshotSummaryKeys.CHECKPOINT_ID))
-                                > checkpointId)
-                    .filter(
-                        s ->
-                            Long.parseLong(s.summary().getOrDefault("added-delete-files", "0")) > 0)
-                    .mapToLong(
-                        s -> Long.parseLong(s.summary().get(SnapshotSummaryKeys.CHECKPOINT_ID)))
-                    .max()
-                    .orElse(-1),
-            last -> last > checkpointId);
   }
 
   private static long millisSince(long nanos) {

@@ -3,22 +3,18 @@ package dev.shardberg.tests.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.shardberg.coordinator.SnapshotSummaryKeys;
 import dev.shardberg.tests.lakehouse.RestCatalogServer;
 import dev.shardberg.tests.lakehouse.S3Server;
 import dev.shardberg.tests.support.EmbeddedMariaDb;
 import dev.shardberg.tests.support.TestConfig;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
 import org.apache.iceberg.CatalogUtil;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
@@ -196,7 +192,8 @@ class ObjectStoreStackEndToEndTest {
 
     // 2. binlog changes, then kill -9 of the TaskManager while they keep coming
     orders.startChanges(40);
-    long checkpointWithChanges = awaitCommitOfBinlogChanges(COMMITS.lastCommittedCheckpoint());
+    long checkpointWithChanges =
+        COMMITS.awaitCommitOfBinlogChanges(COMMITS.lastCommittedCheckpoint());
     cluster.killTaskManager(cluster.taskManagers().get(0));
     FlinkSessionCluster.TaskManager replacement = cluster.startTaskManager();
     JobStatus restored =
@@ -235,47 +232,16 @@ class ObjectStoreStackEndToEndTest {
    * commons-logging through.)
    */
   private static void assertShadedJarVerifyPasses(Path config) throws Exception {
-    Path out = workDir.resolve("verify-" + System.nanoTime() + ".out");
-    List<String> command = new ArrayList<>();
-    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    command.addAll(FlinkSessionCluster.JAVA_17_OPTS);
-    command.add("-cp");
-    command.add(jobJar + ":" + System.getProperty(FlinkSessionCluster.DIST_PROPERTY) + "/*");
-    command.add("dev.shardberg.job.ShardbergJob");
-    command.addAll(List.of("verify", "--config", config.toString()));
-    ProcessBuilder builder =
-        new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(out.toFile());
-    builder.environment().put("AWS_ACCESS_KEY_ID", s3.accessKey());
-    builder.environment().put("AWS_SECRET_ACCESS_KEY", secretKey);
-    Process verify = builder.start();
-    assertThat(verify.waitFor(5, TimeUnit.MINUTES)).as("verify ends within 5 minutes").isTrue();
-    String output = Files.readString(out, StandardCharsets.UTF_8);
-    assertThat(verify.exitValue()).as("verify exit code; output:%n%s", output).isZero();
+    String output =
+        ShadedJarVerify.assertPasses(
+            jobJar,
+            config,
+            workDir,
+            Map.of("AWS_ACCESS_KEY_ID", s3.accessKey(), "AWS_SECRET_ACCESS_KEY", secretKey));
     assertThat(output).contains("MATCH: ").doesNotContain("MISMATCH").doesNotContain(secretKey);
   }
 
   private static Table table() {
     return reader.loadTable(TableIdentifier.of(NAMESPACE, TABLE));
-  }
-
-  private static long awaitCommitOfBinlogChanges(long checkpointId) {
-    return await("a commit of binlog changes after checkpoint " + checkpointId)
-        .atMost(CATCH_UP)
-        .ignoreExceptions()
-        .until(
-            () ->
-                COMMITS.snapshots().stream()
-                    .filter(
-                        s ->
-                            Long.parseLong(s.summary().get(SnapshotSummaryKeys.CHECKPOINT_ID))
-                                > checkpointId)
-                    .filter(
-                        s ->
-                            Long.parseLong(s.summary().getOrDefault("added-delete-files", "0")) > 0)
-                    .mapToLong(
-                        s -> Long.parseLong(s.summary().get(SnapshotSummaryKeys.CHECKPOINT_ID)))
-                    .max()
-                    .orElse(-1),
-            last -> last > checkpointId);
   }
 }

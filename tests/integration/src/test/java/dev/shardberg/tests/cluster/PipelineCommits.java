@@ -107,6 +107,27 @@ record PipelineCommits(Supplier<Table> table, String pipelineId, Duration catchU
   }
 
   /**
+   * Waits for a commit after {@code checkpointId} that holds delete files: binlog updates/deletes,
+   * not the snapshot; returns the newest such checkpoint.
+   */
+  long awaitCommitOfBinlogChanges(long checkpointId) {
+    return await("a commit of binlog changes after checkpoint " + checkpointId)
+        .atMost(catchUp)
+        .ignoreExceptions()
+        .until(
+            () ->
+                snapshots().stream()
+                    .filter(s -> checkpointOf(s) > checkpointId)
+                    .filter(
+                        s ->
+                            Long.parseLong(s.summary().getOrDefault("added-delete-files", "0")) > 0)
+                    .mapToLong(PipelineCommits::checkpointOf)
+                    .max()
+                    .orElse(-1),
+            last -> last > checkpointId);
+  }
+
+  /**
    * By id: increasing checkpoint ids in the summaries. By content: no data or delete file is added
    * by two of the pipeline's snapshots — a checkpoint committed again (under a new id too) adds its
    * files again, and the table reads those rows twice or deletes them twice.
