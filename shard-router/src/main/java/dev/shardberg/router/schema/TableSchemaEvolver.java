@@ -56,11 +56,20 @@ public final class TableSchemaEvolver implements Serializable, AutoCloseable {
     return tableName;
   }
 
-  /** The table's current schema, refreshed from the catalog. */
+  /**
+   * The table's current schema, refreshed from the catalog. Like {@link #evolve}, it closes the
+   * catalog again before it returns: both run rarely (a tagger's start, a DDL), and the taggers
+   * that hold this have no close hook, so a catalog kept open would leak its file IO (on S3 an HTTP
+   * client) with every restart.
+   */
   public Schema current() {
-    Table t = table();
-    t.refresh();
-    return t.schema();
+    try {
+      Table t = table();
+      t.refresh();
+      return t.schema();
+    } finally {
+      close();
+    }
   }
 
   /**
@@ -77,6 +86,18 @@ public final class TableSchemaEvolver implements Serializable, AutoCloseable {
    * rows stay in the table, so {@code verify} does not compare them for that shard.
    */
   public Schema evolve(
+      String why,
+      Function<Schema, List<SchemaEvolution.Change>> planner,
+      int shard,
+      Set<String> droppedColumns) {
+    try {
+      return evolveOpen(why, planner, shard, droppedColumns);
+    } finally {
+      close();
+    }
+  }
+
+  private Schema evolveOpen(
       String why,
       Function<Schema, List<SchemaEvolution.Change>> planner,
       int shard,
