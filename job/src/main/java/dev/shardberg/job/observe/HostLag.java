@@ -35,6 +35,8 @@ import java.util.regex.Pattern;
  * @param droppedShards shards of the host whose MySQL table is gone while the job runs (their rows
  *     stay in the table until the next resume, which removes them with {@code
  *     tables.dropped-shards: delete})
+ * @param unreadShardTables tables of the host that match the shard patterns but are not read by
+ *     this run (created while it runs; the next resume reads them)
  * @param sampledAtMillis when the job read these gauges (epoch ms), which is when the figures above
  *     were true; -1 when the job does not say (the REST API answers from its cache of the job's
  *     metrics)
@@ -49,6 +51,7 @@ public record HostLag(
     long snapshotRows,
     Map<Integer, Long> snapshotRowsByShard,
     long droppedShards,
+    long unreadShardTables,
     long sampledAtMillis) {
 
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -60,6 +63,7 @@ public record HostLag(
           "millisSinceLastEvent",
           "eventTimeLag",
           "droppedShards",
+          "unreadShardTables",
           "sampledAt");
 
   /**
@@ -160,6 +164,7 @@ public record HostLag(
               Math.round(values.getOrDefault("snapshotRows", 0.0)),
               byShard,
               Math.round(values.getOrDefault("droppedShards", 0.0)),
+              Math.round(values.getOrDefault("unreadShardTables", 0.0)),
               Math.round(values.getOrDefault("sampledAt", -1.0))));
     }
     return hosts;

@@ -126,6 +126,15 @@ public record StatusReport(
                       + " log names them)%n",
                   h.host(), h.droppedShards()));
         }
+        if (h.unreadShardTables() > 0) {
+          // Flink CDC reads only the tables the job was built with
+          sb.append(
+              String.format(
+                  "  WARNING host %s: %d table(s) matching the shard patterns created while the job runs"
+                      + " are not read by it; stop the job with a savepoint and resume it with the same"
+                      + " config to read them (the job's log names them)%n",
+                  h.host(), h.unreadShardTables()));
+        }
       }
     }
     return sb.toString();
@@ -215,6 +224,7 @@ public record StatusReport(
         n.put("readLagMillis", h.readLagMillis());
         n.put("snapshotRowsRead", h.snapshotRows());
         n.put("droppedShards", h.droppedShards());
+        n.put("unreadShardTables", h.unreadShardTables());
         if (h.sampledAtMillis() >= 0) {
           n.put("sampledAt", Instant.ofEpochMilli(h.sampledAtMillis()).toString());
         } else {

@@ -21,6 +21,7 @@ class HostLagTest {
         0,
         Map.of(),
         0,
+        0,
         sampledAt.toEpochMilli());
   }
 

@@ -59,11 +59,41 @@ class RemovedShardsStatusTest {
   void aShardDroppedWhileTheJobRunsIsAWarningItsRowsStayUntilTheNextResume() {
     HostLag host =
         new HostLag(
-            "b", "reachable", 0, Instant.ofEpochMilli(94_000), 1_000, 20, 0, Map.of(), 1, -1);
+            "b", "reachable", 0, Instant.ofEpochMilli(94_000), 1_000, 20, 0, Map.of(), 1, 0, -1);
     assertThat(StatusReport.of(STATUS, List.of(host), null).renderLag())
         .contains(
             "  WARNING host b: 1 shard table(s) dropped on MySQL; their rows stay in the table while the job"
                 + " runs, and leave it at the next resume only with tables.dropped-shards: delete (the job's"
                 + " log names them)");
+  }
+
+  /**
+   * Tables created while the job runs that match the shard patterns are not read by it: {@code
+   * status} says so per host and how to read them, in the text and the JSON.
+   */
+  @Test
+  void tablesCreatedWhileTheJobRunsAreAWarningWithTheWayOn() throws Exception {
+    HostLag host =
+        new HostLag(
+            "a", "reachable", 0, Instant.ofEpochMilli(94_000), 1_000, 20, 0, Map.of(), 0, 2, -1);
+    StatusReport report = StatusReport.of(STATUS, List.of(host), null);
+    assertThat(report.renderLag())
+        .contains(
+            "  WARNING host a: 2 table(s) matching the shard patterns created while the job runs are"
+                + " not read by it; stop the job with a savepoint and resume it with the same config to"
+                + " read them (the job's log names them)")
+        .doesNotContain("dropped on MySQL");
+    assertThat(
+            new ObjectMapper()
+                .readTree(report.json())
+                .path("hosts")
+                .get(0)
+                .path("unreadShardTables")
+                .asLong())
+        .isEqualTo(2);
+    HostLag none =
+        new HostLag(
+            "a", "reachable", 0, Instant.ofEpochMilli(94_000), 1_000, 20, 0, Map.of(), 0, 0, -1);
+    assertThat(StatusReport.of(STATUS, List.of(none), null).renderLag()).doesNotContain("WARNING");
   }
 }

@@ -65,6 +65,7 @@ class ShardFreshnessTest {
             104,
             Map.of(1, 4L, 7, 100L),
             0,
+            0,
             31_000);
     JsonNode withHosts =
         new ObjectMapper().readTree(StatusReport.of(status, List.of(down), null).json());

@@ -21,6 +21,7 @@ class SnapshotProgressTest {
         rows.values().stream().mapToLong(Long::longValue).sum(),
         rows,
         0,
+        0,
         -1);
   }
 

@@ -66,7 +66,8 @@ import org.slf4j.LoggerFactory;
  *       the shard patterns but is not in the plan (created after the job started) logs one WARN
  *       naming it and its shard number: it is not read while the job runs, and is read alone from a
  *       fresh snapshot at the next resume (a number that clashes with a shard's stops that resume,
- *       naming both tables);
+ *       naming both tables); such tables count in gauge {@code unreadShardTables} while they exist,
+ *       and {@code status} warns of them;
  *   <li>every subtask checks that the binlog changes it passes come from the server the job's
  *       binlog position belongs to ({@link ServerIdentityCheck}): at the start of every run and
  *       restore, and at each checkpoint that holds binlog changes; another server at the address (a
@@ -119,6 +120,8 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
   private transient long lastTablesCheckMillis; // prober thread only
   private transient Set<Integer> droppedShards; // task thread writes, gauge reads the size
   private transient volatile int droppedShardCount;
+  // tables matching the patterns that exist but are not read (created while the job runs)
+  private transient volatile int unreadShardTableCount;
   private transient Set<String> unplannedSeen; // prober thread only: tables already warned about
   private transient ServerIdentityCheck serverCheck; // task thread only
   private transient ListState<String> serverState;
@@ -228,6 +231,7 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
     group.gauge("eventTimeLag", (Gauge<Long>) health::eventTimeLagMillis);
     group.gauge("snapshotRows", (Gauge<Long>) () -> snapshotRows);
     group.gauge("droppedShards", (Gauge<Integer>) () -> droppedShardCount);
+    group.gauge("unreadShardTables", (Gauge<Integer>) () -> unreadShardTableCount);
     // when the gauges are read: a reader of Flink's REST API, which caches metrics, knows how old
     // they are
     group.gauge("sampledAt", (Gauge<Long>) this::now);
@@ -449,6 +453,7 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
 
   /** One WARN per table that matches the patterns but is not in the plan (prober thread). */
   private void warnUnplanned(Map<String, String[]> existing) {
+    int unread = 0;
     Map<String, ShardTable> planned = new HashMap<>();
     Map<Integer, ShardTable> byShard = new HashMap<>();
     tables.forEach(
@@ -459,9 +464,7 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
     for (Map.Entry<String, String[]> e : existing.entrySet()) {
       String db = e.getValue()[0];
       String table = e.getValue()[1];
-      if (planned.containsKey(e.getKey())
-          || unplannedSeen.contains(e.getKey())
-          || !spec.matches(db, table)) {
+      if (planned.containsKey(e.getKey()) || !spec.matches(db, table)) {
         continue;
       }
       Integer shard;
@@ -473,7 +476,10 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
       if (shard != null && spec.excludedShards().contains(shard)) {
         continue; // left out on purpose
       }
-      unplannedSeen.add(e.getKey());
+      unread++;
+      if (!unplannedSeen.add(e.getKey())) {
+        continue; // warned about already
+      }
       ShardTable clash = shard == null ? null : byShard.get(shard);
       if (clash != null) {
         LOG.warn(
@@ -495,6 +501,7 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
             shard == null ? "without a number: add it to tables.shard-map" : shard);
       }
     }
+    unreadShardTableCount = unread;
   }
 
   private static String firstLine(String message) {

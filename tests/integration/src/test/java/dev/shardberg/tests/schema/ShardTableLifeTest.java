@@ -441,6 +441,13 @@ class ShardTableLifeTest {
                       "matches the shard patterns (shard 2) but is not read while the job runs",
                       "resume it with the same config"));
       assertThat(tableRows(table)).as("not read while the job runs").isEqualTo(withoutShard2);
+      // and counted for status (its WARNING: a table created while the job runs is not read)
+      await()
+          .atMost(Duration.ofMinutes(1))
+          .pollInterval(Duration.ofMillis(500))
+          .until(
+              () -> gauge(first, "host.truncate", "unreadShardTables"),
+              v -> v != null && v.intValue() == 1);
       savepoint =
           first
               .triggerSavepoint(
