@@ -3,6 +3,7 @@ package dev.shardberg.tests.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.shardberg.tests.job.SparkReader;
 import dev.shardberg.tests.lakehouse.RestCatalogServer;
 import dev.shardberg.tests.lakehouse.S3Server;
 import dev.shardberg.tests.support.EmbeddedMariaDb;
@@ -214,6 +215,30 @@ class ObjectStoreStackEndToEndTest {
     assertThat(COMMITS.rows()).isEqualTo(orders.rows());
     COMMITS.assertEachCheckpointCommittedOnce();
     assertShadedJarVerifyPasses(config);
+    // a second engine through the same REST catalog and S3 endpoint: a real Spark
+    Map<String, String> spark = new HashMap<>(fileIo());
+    spark.put("type", "rest");
+    spark.put("uri", rest.uri());
+    spark.put("warehouse", WAREHOUSE);
+    spark.put("http-client.type", "urlconnection"); // see ShardbergEndToEndTest: this JVM
+    spark.put("s3.access-key-id", s3.accessKey());
+    spark.put("s3.secret-access-key", secretKey);
+    assertThat(
+            SparkReader.rows(
+                spark,
+                "SELECT shard_number, order_id, status, amount, note FROM t."
+                    + NAMESPACE
+                    + "."
+                    + TABLE,
+                r ->
+                    OrdersWorkload.render(
+                        r.getInt(0),
+                        r.getLong(1),
+                        r.getString(2),
+                        r.getDecimal(3),
+                        r.getString(4))))
+        .as("the table as Spark reads it through the REST catalog and the S3 endpoint")
+        .containsExactlyElementsOf(orders.rows());
     table = table();
     List<String> keys = s3.keys("lake");
     String prefix = WAREHOUSE.substring("s3://lake/".length()) + "/";

@@ -254,28 +254,13 @@ final class TwoHostShards implements AutoCloseable {
    */
   static List<String> sparkRows(
       Map<String, String> catalogProperties, String namespace, String name) {
-    org.apache.spark.sql.SparkSession.Builder builder =
-        org.apache.spark.sql.SparkSession.builder()
-            .master("local[1]")
-            .appName("shardberg-read")
-            .config("spark.ui.enabled", "false")
-            .config("spark.driver.host", "127.0.0.1")
-            .config("spark.sql.shuffle.partitions", "1")
-            .config("spark.sql.catalog.t", "org.apache.iceberg.spark.SparkCatalog");
-    catalogProperties.forEach((key, value) -> builder.config("spark.sql.catalog.t." + key, value));
-    org.apache.spark.sql.SparkSession spark = builder.getOrCreate();
-    try {
-      List<String> rows = new ArrayList<>();
-      for (org.apache.spark.sql.Row r :
-          spark
-              .sql(
-                  "SELECT shard_number, order_id, customer_id, status, amount, note, created_at"
-                      + " FROM t."
-                      + namespace
-                      + "."
-                      + name)
-              .collectAsList()) {
-        rows.add(
+    return SparkReader.rows(
+        catalogProperties,
+        "SELECT shard_number, order_id, customer_id, status, amount, note, created_at FROM t."
+            + namespace
+            + "."
+            + name,
+        r ->
             render(
                 r.getInt(0),
                 r.getLong(1),
@@ -284,12 +269,6 @@ final class TwoHostShards implements AutoCloseable {
                 r.getDecimal(4),
                 r.getString(5),
                 r.getAs(6)));
-      }
-      rows.sort(null);
-      return rows;
-    } finally {
-      spark.stop();
-    }
   }
 
   static String render(
