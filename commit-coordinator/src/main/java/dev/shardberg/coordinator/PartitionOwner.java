@@ -80,7 +80,24 @@ final class PartitionOwner {
   private final InternalRecordWrapper recordKeyWrapper;
   private final OutputFileFactory dvFiles;
   private final OutputFileFactory positionFiles;
-  private final MapState<String, Tuple2<String, Long>> rows;
+
+  /** Key → where its live row is: {@link #pack}ed (file id, position). */
+  private final MapState<String, Long> rowAt;
+
+  /**
+   * The partition's file dictionary: id → data file path, and back (an int per row, not a path).
+   */
+  private final MapState<Integer, String> fileOf;
+
+  private final MapState<String, Integer> fileId;
+  private final ValueState<Integer> nextFileId;
+
+  /**
+   * The index as versions before the file dictionary kept it (key → file path, position): moved to
+   * the dictionary at the partition's first change after a restore, then empty.
+   */
+  private final MapState<String, Tuple2<String, Long>> legacyRows;
+
   private final MapState<String, byte[]> vectors;
   private final ValueState<Long> indexedAt;
 
@@ -140,7 +157,18 @@ final class PartitionOwner {
             .format(FileFormat.PARQUET)
             .suffix("positions")
             .build();
-    this.rows =
+    this.rowAt =
+        context.getMapState(
+            new MapStateDescriptor<>("shardberg-owner-row-at", Types.STRING, Types.LONG));
+    this.fileOf =
+        context.getMapState(
+            new MapStateDescriptor<>("shardberg-owner-file-of", Types.INT, Types.STRING));
+    this.fileId =
+        context.getMapState(
+            new MapStateDescriptor<>("shardberg-owner-file-id", Types.STRING, Types.INT));
+    this.nextFileId =
+        context.getState(new ValueStateDescriptor<>("shardberg-owner-next-file-id", Types.INT));
+    this.legacyRows =
         context.getMapState(
             new MapStateDescriptor<>(
                 "shardberg-owner-rows", Types.STRING, Types.TUPLE(Types.STRING, Types.LONG)));
@@ -174,6 +202,7 @@ final class PartitionOwner {
     if (!checked.add(key)) {
       return;
     }
+    moveLegacyRows();
     Long at = indexedAt.value();
     if (at == null) {
       if (knownEmpty) {
@@ -234,7 +263,7 @@ final class PartitionOwner {
         path,
         table.name(),
         finding);
-    rows.clear();
+    clearRows();
     vectors.clear();
     learn(partition, shard);
   }
@@ -249,14 +278,25 @@ final class PartitionOwner {
             partition,
             keyFieldIds,
             Expressions.equal(shardColumn, shard));
-    Map<String, Tuple2<String, Long>> entries = new HashMap<>();
-    read.rows()
-        .forEach(
-            (key, at) ->
-                entries.put(
-                    codec.encode(recordKeyWrapper.copyFor(key)),
-                    Tuple2.of(at.file(), at.position())));
-    rows.putAll(entries);
+    Map<String, Integer> ids = new HashMap<>();
+    Map<String, Long> entries = new HashMap<>();
+    int next = nextFileId.value() == null ? 0 : nextFileId.value();
+    for (Map.Entry<? extends StructLike, FilePosition> row : read.rows().entrySet()) {
+      FilePosition at = row.getValue();
+      Integer id = ids.get(at.file());
+      if (id == null) {
+        id = fileId.get(at.file());
+        if (id == null) {
+          id = next++;
+          fileOf.put(id, at.file());
+          fileId.put(at.file(), id);
+        }
+        ids.put(at.file(), id);
+      }
+      entries.put(codec.encode(recordKeyWrapper.copyFor(row.getKey())), pack(id, at.position()));
+    }
+    nextFileId.update(next);
+    rowAt.putAll(entries);
     for (Map.Entry<String, DeleteFile> vector : read.deletionVectors().entrySet()) {
       vectors.put(vector.getKey(), InstantiationUtil.serializeObject(vector.getValue()));
     }
@@ -283,41 +323,123 @@ final class PartitionOwner {
    */
   void delete(RowData key, PartitionKey partition) throws Exception {
     String encoded = codec.encode(keyWrapper.wrap(key));
-    Tuple2<String, Long> at = rows.get(encoded);
+    Long at = rowAt.get(encoded);
     if (at == null) {
       return; // not in the table, nor written since: nothing to delete
     }
-    deleteAt(at, partition);
-    rows.remove(encoded);
+    deleteAt(new FilePosition(fileOf.get(fileIdOf(at)), positionOf(at)), partition);
+    rowAt.remove(encoded);
   }
 
   /** The row of {@code key} now is at {@code at}. */
   void written(RowData key, FilePosition at) throws Exception {
-    rows.put(codec.encode(keyWrapper.wrap(key)), Tuple2.of(at.file(), at.position()));
+    rowAt.put(codec.encode(keyWrapper.wrap(key)), pack(idOf(at.file()), at.position()));
   }
 
   /** Deletes every live row of {@code partition} (the current key): a truncate of its shard. */
   int truncate(PartitionKey partition) throws Exception {
-    List<Tuple2<String, Long>> all = new ArrayList<>();
-    rows.values().forEach(all::add);
-    for (Tuple2<String, Long> at : all) {
+    Map<Integer, String> files = files();
+    List<FilePosition> all = new ArrayList<>();
+    for (Long at : rowAt.values()) {
+      all.add(new FilePosition(files.get(fileIdOf(at)), positionOf(at)));
+    }
+    for (FilePosition at : all) {
       deleteAt(at, partition);
     }
-    rows.clear();
+    rowAt.clear(); // the files stay in the dictionary: their vectors are written at the barrier
     return all.size();
   }
 
-  private void deleteAt(Tuple2<String, Long> at, PartitionKey partition) throws IOException {
-    if (!previousVectors.containsKey(at.f0)) {
+  private void deleteAt(FilePosition at, PartitionKey partition) throws IOException {
+    if (!previousVectors.containsKey(at.file())) {
       byte[] vector;
       try {
-        vector = vectors.get(at.f0);
+        vector = vectors.get(at.file());
       } catch (Exception e) {
-        throw new IOException("Cannot read the deletion vector state of " + at.f0, e);
+        throw new IOException("Cannot read the deletion vector state of " + at.file(), e);
       }
-      previousVectors.put(at.f0, vector == null ? null : deserialize(vector));
+      previousVectors.put(at.file(), vector == null ? null : deserialize(vector));
     }
-    deletes.delete(new FilePosition(at.f0, at.f1), table.spec(), partition);
+    deletes.delete(at, table.spec(), partition);
+  }
+
+  /** The partition's id of data file {@code path}, given one if it has none yet. */
+  private int idOf(String path) throws Exception {
+    Integer id = fileId.get(path);
+    if (id == null) {
+      id = nextFileId.value() == null ? 0 : nextFileId.value();
+      nextFileId.update(Math.addExact(id, 1));
+      fileOf.put(id, path);
+      fileId.put(path, id);
+    }
+    return id;
+  }
+
+  /** The partition's file dictionary, id → path. */
+  private Map<Integer, String> files() throws Exception {
+    Map<Integer, String> files = new HashMap<>();
+    for (Map.Entry<Integer, String> e : fileOf.entries()) {
+      files.put(e.getKey(), e.getValue());
+    }
+    return files;
+  }
+
+  private void clearRows() {
+    rowAt.clear();
+    fileOf.clear();
+    fileId.clear();
+    nextFileId.clear();
+  }
+
+  /** Drops {@code path} from the partition's dictionary (the file leaves the table). */
+  private void forgetFile(String path) throws Exception {
+    Integer id = fileId.get(path);
+    if (id != null) {
+      fileId.remove(path);
+      fileOf.remove(id);
+    }
+  }
+
+  /**
+   * The partition's index as an older version kept it (a path with every row), moved into the
+   * dictionary: once per partition after a restore from such a state, then the legacy state is
+   * empty.
+   */
+  private void moveLegacyRows() throws Exception {
+    if (legacyRows.isEmpty()) {
+      return;
+    }
+    Map<String, Long> moved = new HashMap<>();
+    for (Map.Entry<String, Tuple2<String, Long>> row : legacyRows.entries()) {
+      moved.put(row.getKey(), pack(idOf(row.getValue().f0), row.getValue().f1));
+    }
+    rowAt.putAll(moved);
+    legacyRows.clear();
+  }
+
+  /**
+   * Positions below 2^32 per data file (4 billion rows, far beyond a data file's target size), file
+   * ids below 2^31 per partition (ids are not reused: a new file every second for 68 years).
+   */
+  static final int POSITION_BITS = 32;
+
+  static long pack(int fileId, long position) {
+    if (position < 0 || position >= (1L << POSITION_BITS) || fileId < 0) {
+      throw new IllegalStateException(
+          String.format(
+              "Cannot index row position %d of data file %d of a partition: the owner's index holds"
+                  + " positions below 2^32 and 2^31 files per partition",
+              position, fileId));
+    }
+    return ((long) fileId << POSITION_BITS) | position;
+  }
+
+  static int fileIdOf(long packed) {
+    return (int) (packed >>> POSITION_BITS);
+  }
+
+  static long positionOf(long packed) {
+    return packed & ((1L << POSITION_BITS) - 1);
   }
 
   /**
@@ -373,11 +495,13 @@ final class PartitionOwner {
       setPartition.accept(partition.getKey());
       SortedMap<String, java.util.NavigableSet<Long>> keep = new TreeMap<>();
       Map<FilePosition, String> keyAt = new HashMap<>();
-      for (Map.Entry<String, Tuple2<String, Long>> row : rows.entries()) {
-        String file = row.getValue().f0;
+      Map<Integer, String> files = files();
+      for (Map.Entry<String, Long> row : rowAt.entries()) {
+        String file = files.get(fileIdOf(row.getValue()));
+        long position = positionOf(row.getValue());
         if (!current.contains(file)) {
-          keep.computeIfAbsent(file, f -> new java.util.TreeSet<>()).add(row.getValue().f1);
-          keyAt.put(new FilePosition(file, row.getValue().f1), row.getKey());
+          keep.computeIfAbsent(file, f -> new java.util.TreeSet<>()).add(position);
+          keyAt.put(new FilePosition(file, position), row.getKey());
         }
       }
       for (String file : vectors.keys()) {
@@ -390,10 +514,14 @@ final class PartitionOwner {
       }
       LiveRowsRewrite.Result result =
           LiveRowsRewrite.rewrite(table, table.spec(), partition.getValue(), keep, compactedFiles);
-      for (Map.Entry<FilePosition, Long> move : result.moved().entrySet()) {
-        rows.put(keyAt.get(move.getKey()), Tuple2.of(result.written().location(), move.getValue()));
+      if (!result.moved().isEmpty()) {
+        int to = idOf(result.written().location());
+        for (Map.Entry<FilePosition, Long> move : result.moved().entrySet()) {
+          rowAt.put(keyAt.get(move.getKey()), pack(to, move.getValue()));
+        }
       }
       for (String file : keep.keySet()) {
+        forgetFile(file);
         deletes.forget(file);
         previousVectors.remove(file);
         byte[] vector = vectors.get(file);

@@ -73,8 +73,130 @@ class PartitionOwnerTest {
     }
   }
 
+  /**
+   * A writer restored from the state of a version before the file dictionary (its index kept each
+   * row's data file path: {@code shardberg-owner-rows}) moves that index at the partition's first
+   * change and deletes by its positions: an update of a committed row leaves the key once in the
+   * table, with the new value. (Without the move, the restored index would be empty while it says
+   * it reflects the table: the old row would stay beside the new one.)
+   */
+  @Test
+  void anIndexKeptByAnOlderVersionIsMovedAtTheFirstChangeAndDeletesByItsPositions()
+      throws Exception {
+    Table table = TestTables.create(warehouse, 1);
+    table.updateProperties().set(TableProperties.FORMAT_VERSION, "3").commit();
+    DataFile committed =
+        dataFile(
+            table,
+            List.of(
+                new TestTables.Row(1, 1, "a"),
+                new TestTables.Row(1, 2, "b"),
+                new TestTables.Row(1, 3, "c")));
+    table.newAppend().appendFile(committed).commit();
+    long snapshot = table.currentSnapshot().snapshotId();
+
+    // the older version's state: one index entry per row, with the file path
+    org.apache.flink.runtime.checkpoint.OperatorSubtaskState legacy;
+    try (KeyedOneInputStreamOperatorTestHarness<String, RowData, Void> older =
+        new KeyedOneInputStreamOperatorTestHarness<>(
+            new org.apache.flink.streaming.api.operators.KeyedProcessOperator<>(
+                new LegacyIndex(committed.location(), snapshot)),
+            new PartitionKeySelector(table.schema(), table.spec(), TestTables.ROW_TYPE, false),
+            Types.STRING)) {
+      older.open();
+      for (long id = 1; id <= 3; id++) {
+        older.processElement(row(RowKind.INSERT, 1, id, null));
+      }
+      legacy = older.snapshot(1, 1);
+    }
+
+    WriterResult result;
+    try (KeyedOneInputStreamOperatorTestHarness<String, RowData, WriterResult> writer =
+        owner(legacy)) {
+      writer.processElement(row(RowKind.UPDATE_AFTER, 1, 2, "new"));
+      writer.prepareSnapshotPreBarrier(2);
+      result = writer.extractOutputValues().get(0);
+    }
+    org.apache.iceberg.RowDelta delta = table.newRowDelta();
+    for (DataFile file : result.files().dataFiles()) {
+      delta.addRows(file);
+    }
+    for (org.apache.iceberg.DeleteFile file : result.files().deleteFiles()) {
+      delta.addDeletes(file);
+    }
+    delta.commit();
+    assertThat(TestTables.read(table))
+        .containsExactlyInAnyOrder(
+            new TestTables.Row(1, 1, "a"),
+            new TestTables.Row(1, 2, "new"),
+            new TestTables.Row(1, 3, "c"));
+  }
+
+  /** The index packs a row's file id and position into one long, both whole, or refuses. */
+  @Test
+  void theIndexPacksAFileIdAndAPositionIntoOneLong() {
+    long packed = PartitionOwner.pack(Integer.MAX_VALUE, (1L << 32) - 1);
+    assertThat(PartitionOwner.fileIdOf(packed)).isEqualTo(Integer.MAX_VALUE);
+    assertThat(PartitionOwner.positionOf(packed)).isEqualTo((1L << 32) - 1);
+    assertThat(PartitionOwner.positionOf(PartitionOwner.pack(7, 0))).isZero();
+    assertThat(PartitionOwner.fileIdOf(PartitionOwner.pack(7, 0))).isEqualTo(7);
+    assertThatThrownBy(() -> PartitionOwner.pack(0, 1L << 32))
+        .hasMessageContaining("Cannot index row position 4294967296 of data file 0");
+  }
+
+  /** Writes the index as versions before the file dictionary did, for every row it gets. */
+  private static final class LegacyIndex
+      extends org.apache.flink.streaming.api.functions.KeyedProcessFunction<String, RowData, Void> {
+    private final String file;
+    private final long snapshot;
+    private transient org.apache.flink.api.common.state.MapState<
+            String, org.apache.flink.api.java.tuple.Tuple2<String, Long>>
+        rows;
+    private transient org.apache.flink.api.common.state.ValueState<Long> indexedAt;
+
+    LegacyIndex(String file, long snapshot) {
+      this.file = file;
+      this.snapshot = snapshot;
+    }
+
+    @Override
+    public void open(org.apache.flink.api.common.functions.OpenContext context) {
+      rows =
+          getRuntimeContext()
+              .getMapState(
+                  new org.apache.flink.api.common.state.MapStateDescriptor<>(
+                      "shardberg-owner-rows", Types.STRING, Types.TUPLE(Types.STRING, Types.LONG)));
+      indexedAt =
+          getRuntimeContext()
+              .getState(
+                  new org.apache.flink.api.common.state.ValueStateDescriptor<>(
+                      "shardberg-owner-indexed-at", Types.LONG));
+    }
+
+    @Override
+    public void processElement(
+        RowData row, Context context, org.apache.flink.util.Collector<Void> out) throws Exception {
+      org.apache.iceberg.Schema keys =
+          org.apache.iceberg.types.TypeUtil.select(
+              TestTables.SCHEMA, java.util.Set.copyOf(TestTables.SCHEMA.identifierFieldIds()));
+      Record key = GenericRecord.create(keys);
+      key.setField("shard_number", row.getInt(0));
+      key.setField("id", row.getLong(1));
+      String encoded =
+          new dev.shardberg.coordinator.owner.KeyCodec(keys.asStruct())
+              .encode(new InternalRecordWrapper(keys.asStruct()).wrap(key));
+      rows.put(encoded, org.apache.flink.api.java.tuple.Tuple2.of(file, row.getLong(1) - 1));
+      indexedAt.update(snapshot);
+    }
+  }
+
   private KeyedOneInputStreamOperatorTestHarness<String, RowData, WriterResult> owner()
       throws Exception {
+    return owner(null);
+  }
+
+  private KeyedOneInputStreamOperatorTestHarness<String, RowData, WriterResult> owner(
+      org.apache.flink.runtime.checkpoint.OperatorSubtaskState restored) throws Exception {
     Table table = TestTables.load(warehouse);
     KeyedOneInputStreamOperatorTestHarness<String, RowData, WriterResult> harness =
         new KeyedOneInputStreamOperatorTestHarness<>(
@@ -89,6 +211,9 @@ class PartitionOwnerTest {
             new PartitionKeySelector(table.schema(), table.spec(), TestTables.ROW_TYPE, false),
             Types.STRING);
     harness.setup(WriterResultTypeInfo.WireSerializer.INSTANCE);
+    if (restored != null) {
+      harness.initializeState(restored);
+    }
     harness.open();
     return harness;
   }
@@ -100,12 +225,22 @@ class PartitionOwnerTest {
   /** A data file of one row, as another tool would write it. */
   private static DataFile dataFile(Table table, int shard, long id, String name)
       throws java.io.IOException {
-    Record record = GenericRecord.create(table.schema());
-    record.setField("shard_number", shard);
-    record.setField("id", id);
-    record.setField("name", name);
+    return dataFile(table, List.of(new TestTables.Row(shard, id, name)));
+  }
+
+  /** A data file of {@code rows} (one partition), in that order, as another tool would write it. */
+  private static DataFile dataFile(Table table, List<TestTables.Row> rows)
+      throws java.io.IOException {
+    List<Record> records = new java.util.ArrayList<>();
+    for (TestTables.Row row : rows) {
+      Record record = GenericRecord.create(table.schema());
+      record.setField("shard_number", row.shard());
+      record.setField("id", row.id());
+      record.setField("name", row.name());
+      records.add(record);
+    }
     PartitionKey partition = new PartitionKey(table.spec(), table.schema());
-    partition.partition(new InternalRecordWrapper(table.schema().asStruct()).wrap(record));
+    partition.partition(new InternalRecordWrapper(table.schema().asStruct()).wrap(records.get(0)));
     String location =
         table.locationProvider().newDataLocation(table.spec(), partition, "foreign.parquet");
     DataWriter<Record> writer =
@@ -115,7 +250,7 @@ class PartitionOwnerTest {
                 FileFormat.PARQUET,
                 partition);
     try (writer) {
-      writer.write(record);
+      records.forEach(writer::write);
     }
     return writer.toDataFile();
   }
