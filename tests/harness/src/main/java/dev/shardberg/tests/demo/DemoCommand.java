@@ -112,6 +112,24 @@ public class DemoCommand implements Callable<Integer> {
               + " (default on; --no-schema-rollout to leave the schema alone).")
   boolean schemaRollout;
 
+  @Option(
+      names = "--delete-mode",
+      defaultValue = "equality",
+      description =
+          "The job's target.delete-mode: equality (deletes by key), or position (experimental: the"
+              + " writers own their partitions and delete by position; no equality delete is"
+              + " written) (default ${DEFAULT-VALUE}).")
+  String deleteMode;
+
+  @Option(
+      names = "--format-version",
+      description =
+          "The new table's Iceberg format version, 2 or 3 (target.table-properties.format-version;"
+              + " default: the job's, 3 with --delete-mode position, else 2).")
+  Integer formatVersion;
+
+  @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
+
   private final PrintStream out = System.out;
   private final Instant started = Instant.now();
 
@@ -119,8 +137,16 @@ public class DemoCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     if (shards < 2 || rows < shards || parallelism < 1 || parallelism > 4) {
       throw new picocli.CommandLine.ParameterException(
-          new picocli.CommandLine(this),
+          spec.commandLine(),
           "Need --shards >= 2, --rows >= --shards and --parallelism between 1 and 4");
+    }
+    if (!deleteMode.equals("equality") && !deleteMode.equals("position")) {
+      throw new picocli.CommandLine.ParameterException(
+          spec.commandLine(), "--delete-mode is equality or position, not '" + deleteMode + "'");
+    }
+    if (formatVersion != null && formatVersion != 2 && formatVersion != 3) {
+      throw new picocli.CommandLine.ParameterException(
+          spec.commandLine(), "--format-version is 2 or 3, not " + formatVersion);
     }
     Duration changeDuration = durationOption(duration, "--duration");
     Duration interval = durationOption(checkpointInterval, "--checkpoint-interval");
@@ -354,6 +380,15 @@ public class DemoCommand implements Callable<Integer> {
             table.schema().findField(SchemaRollout.COLUMN) == null ? "lacks it" : "has it",
             table.schema().schemaId());
       }
+      table.refresh();
+      out.printf(
+          Locale.ROOT,
+          "  deletes:              delete-mode %s, format v%d; equality deletes committed: %d,"
+              + " position deletes / deletion vectors committed: %d%n",
+          deleteMode,
+          ((org.apache.iceberg.HasTableOperations) table).operations().current().formatVersion(),
+          summed(table, "added-equality-deletes"),
+          summed(table, "added-position-deletes"));
       out.printf(
           Locale.ROOT, "  verify:               %s%n", report.matches() ? "PASSED" : "FAILED");
       out.printf(
@@ -369,6 +404,15 @@ public class DemoCommand implements Callable<Integer> {
     }
   }
 
+  /** The sum of a snapshot summary counter over the table's snapshots. */
+  private static long summed(Table table, String counter) {
+    long total = 0;
+    for (org.apache.iceberg.Snapshot snapshot : table.snapshots()) {
+      total += Long.parseLong(snapshot.summary().getOrDefault(counter, "0"));
+    }
+    return total;
+  }
+
   private Duration durationOption(String value, String option) {
     Duration d;
     try {
@@ -378,7 +422,7 @@ public class DemoCommand implements Callable<Integer> {
     }
     if (d == null || d.isZero()) {
       throw new picocli.CommandLine.ParameterException(
-          new picocli.CommandLine(this),
+          spec.commandLine(),
           "Cannot parse " + option + " '" + value + "': write e.g. 500ms, 10s or 2min");
     }
     return d;
@@ -451,6 +495,12 @@ public class DemoCommand implements Callable<Integer> {
         .append(warehouse.toUri())
         .append('\n');
     yaml.append("  namespace: shop\n  table: orders\n  buckets: 5\n");
+    yaml.append("  delete-mode: ").append(deleteMode).append('\n');
+    if (formatVersion != null) {
+      yaml.append("  table-properties:\n    format-version: \"")
+          .append(formatVersion)
+          .append("\"\n");
+    }
     Path file = dataDir.resolve("demo-config.yaml");
     Files.writeString(file, yaml.toString());
     return file;
