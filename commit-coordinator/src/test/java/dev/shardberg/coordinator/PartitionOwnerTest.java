@@ -132,6 +132,118 @@ class PartitionOwnerTest {
             new TestTables.Row(1, 3, "c"));
   }
 
+  /**
+   * A rescale of the writers (2 subtasks restored as 3, and as 1): each partition's index and file
+   * dictionary move with its key group to its new owner, which deletes the committed rows by their
+   * positions. After updates and deletes of every committed key, the table holds each key once with
+   * its new value. (An owner that met a partition without its index would leave every old row
+   * beside the new one.)
+   */
+  @Test
+  void aRescaleMovesEachPartitionsIndexWithItsKeyGroup() throws Exception {
+    for (int restoredAs : new int[] {3, 1}) {
+      java.nio.file.Path dir = warehouse.resolve("rescale-" + restoredAs);
+      java.nio.file.Files.createDirectories(dir);
+      Table table = TestTables.create(dir, 2);
+      table.updateProperties().set(TableProperties.FORMAT_VERSION, "3").commit();
+      PartitionKeySelector keys =
+          new PartitionKeySelector(table.schema(), table.spec(), TestTables.ROW_TYPE, false);
+      List<RowData> inserts = new java.util.ArrayList<>();
+      List<RowData> changes = new java.util.ArrayList<>();
+      java.util.Set<TestTables.Row> expected = new java.util.HashSet<>();
+      for (int shard = 0; shard < 4; shard++) {
+        for (long id = 0; id < 10; id++) {
+          inserts.add(TestTables.row(RowKind.INSERT, shard, id, "old"));
+          if (id % 3 == 0) {
+            changes.add(TestTables.row(RowKind.DELETE, shard, id, "old"));
+          } else {
+            changes.add(TestTables.row(RowKind.UPDATE_AFTER, shard, id, "new"));
+            expected.add(new TestTables.Row(shard, id, "new"));
+          }
+        }
+      }
+      List<org.apache.flink.runtime.checkpoint.OperatorSubtaskState> states =
+          new java.util.ArrayList<>();
+      List<WriterResult> first = new java.util.ArrayList<>();
+      for (int subtask = 0; subtask < 2; subtask++) {
+        try (KeyedOneInputStreamOperatorTestHarness<String, RowData, WriterResult> writer =
+            owner(dir, null, 2, subtask)) {
+          for (RowData row : routed(inserts, keys, 2, subtask)) {
+            writer.processElement(new StreamRecord<>(row));
+          }
+          writer.prepareSnapshotPreBarrier(1);
+          first.addAll(writer.extractOutputValues());
+          states.add(writer.snapshot(1, 1));
+        }
+      }
+      // checkpoint 1 is committed only after the rescaled writers' changes, as the coordinator
+      // commits a restored pending checkpoint while the writers run: only the moved index knows
+      // where its rows are
+      org.apache.flink.runtime.checkpoint.OperatorSubtaskState packaged =
+          org.apache.flink.streaming.util.AbstractStreamOperatorTestHarness.repackageState(
+              states.toArray(new org.apache.flink.runtime.checkpoint.OperatorSubtaskState[0]));
+      List<WriterResult> second = new java.util.ArrayList<>();
+      for (int subtask = 0; subtask < restoredAs; subtask++) {
+        try (KeyedOneInputStreamOperatorTestHarness<String, RowData, WriterResult> writer =
+            owner(
+                dir,
+                org.apache.flink.streaming.util.AbstractStreamOperatorTestHarness
+                    .repartitionOperatorState(packaged, MAX_PARALLELISM, 2, restoredAs, subtask),
+                restoredAs,
+                subtask)) {
+          for (RowData row : routed(changes, keys, restoredAs, subtask)) {
+            writer.processElement(new StreamRecord<>(row));
+          }
+          writer.prepareSnapshotPreBarrier(2);
+          second.addAll(writer.extractOutputValues());
+        }
+      }
+      commit(table, first);
+      commit(table, second);
+      assertThat(TestTables.read(table))
+          .as("restored as %d writers", restoredAs)
+          .containsExactlyInAnyOrderElementsOf(expected);
+    }
+  }
+
+  private static final int MAX_PARALLELISM = 128;
+
+  /** The rows whose partition's key group {@code subtask} of {@code parallelism} owns. */
+  private static List<RowData> routed(
+      List<RowData> rows, PartitionKeySelector keys, int parallelism, int subtask)
+      throws Exception {
+    List<RowData> mine = new java.util.ArrayList<>();
+    for (RowData row : rows) {
+      if (org.apache.flink.runtime.state.KeyGroupRangeAssignment.assignKeyToParallelOperator(
+              keys.getKey(row), MAX_PARALLELISM, parallelism)
+          == subtask) {
+        mine.add(row);
+      }
+    }
+    return mine;
+  }
+
+  /**
+   * What the coordinator commits of the writers' results, as one row delta marked as this
+   * pipeline's (the owners skip their own pipeline's commits when they follow the table).
+   */
+  private static void commit(Table table, List<WriterResult> results) {
+    org.apache.iceberg.RowDelta delta =
+        table.newRowDelta().set(SnapshotSummaryKeys.PIPELINE_ID, PIPELINE);
+    for (WriterResult result : results) {
+      for (DataFile file : result.files().dataFiles()) {
+        delta.addRows(file);
+      }
+      for (org.apache.iceberg.DeleteFile file : result.files().deleteFiles()) {
+        delta.addDeletes(file);
+      }
+      for (org.apache.iceberg.DeleteFile file : result.files().rewrittenDeleteFiles()) {
+        delta.removeDeletes(file);
+      }
+    }
+    delta.commit();
+  }
+
   /** The index packs a row's file id and position into one long, both whole, or refuses. */
   @Test
   void theIndexPacksAFileIdAndAPositionIntoOneLong() {
@@ -197,11 +309,21 @@ class PartitionOwnerTest {
 
   private KeyedOneInputStreamOperatorTestHarness<String, RowData, WriterResult> owner(
       org.apache.flink.runtime.checkpoint.OperatorSubtaskState restored) throws Exception {
-    Table table = TestTables.load(warehouse);
+    return owner(warehouse, restored, 1, 0);
+  }
+
+  /** Writer subtask {@code subtask} of {@code parallelism}, on the table under {@code dir}. */
+  private static KeyedOneInputStreamOperatorTestHarness<String, RowData, WriterResult> owner(
+      java.nio.file.Path dir,
+      org.apache.flink.runtime.checkpoint.OperatorSubtaskState restored,
+      int parallelism,
+      int subtask)
+      throws Exception {
+    Table table = TestTables.load(dir);
     KeyedOneInputStreamOperatorTestHarness<String, RowData, WriterResult> harness =
         new KeyedOneInputStreamOperatorTestHarness<>(
             new ShardbergWriter(
-                TestTables.loader(warehouse),
+                TestTables.loader(dir),
                 TestTables.TABLE_NAME,
                 TestTables.ROW_TYPE,
                 TestTables.EQUALITY_COLUMNS,
@@ -209,7 +331,10 @@ class PartitionOwnerTest {
                 false,
                 PIPELINE),
             new PartitionKeySelector(table.schema(), table.spec(), TestTables.ROW_TYPE, false),
-            Types.STRING);
+            Types.STRING,
+            MAX_PARALLELISM,
+            parallelism,
+            subtask);
     harness.setup(WriterResultTypeInfo.WireSerializer.INSTANCE);
     if (restored != null) {
       harness.initializeState(restored);
