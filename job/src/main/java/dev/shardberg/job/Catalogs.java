@@ -57,6 +57,70 @@ public final class Catalogs {
     };
   }
 
+  /**
+   * Opens the catalog; fails with one line naming the catalog, where it was looked for and the keys
+   * to check (a REST catalog asks its server for its config here: a wrong URI or a refused
+   * credential shows now, not at the first commit). No secret is printed.
+   */
+  public static Catalog open(CatalogConfig catalog) {
+    return open(catalog, loader(catalog));
+  }
+
+  static Catalog open(CatalogConfig catalog, CatalogLoader loader) {
+    try {
+      return loader.loadCatalog();
+    } catch (RuntimeException e) {
+      String check =
+          switch (catalog.type()) {
+            case REST ->
+                "target.catalog.uri and the catalog's credential (target.catalog.properties:"
+                    + " credential or token)";
+            case HIVE ->
+                "target.catalog.uri (thrift://host:port) and target.catalog.hadoop-conf-dir";
+            case JDBC ->
+                "target.catalog.uri, target.catalog.jdbc.user and its password"
+                    + " (target.catalog.jdbc.password-env / password-file)";
+            case HADOOP -> "target.catalog.warehouse and target.catalog.hadoop-conf-dir";
+          };
+      throw new IllegalStateException(
+          String.format(
+              "Cannot open the %s catalog '%s'%s: %s. Check %s",
+              catalog.type(),
+              catalog.name(),
+              catalog.uri() == null
+                  ? ""
+                  : " at target.catalog.uri = '" + withoutSecrets(catalog.uri()) + "'",
+              rootMessage(e),
+              check),
+          e);
+    }
+  }
+
+  /** A URI without its user info and query (where a password may be). */
+  static String withoutSecrets(String uri) {
+    String shown = uri;
+    int query = shown.indexOf('?');
+    if (query >= 0) {
+      shown = shown.substring(0, query) + "?…";
+    }
+    int at = shown.indexOf('@');
+    int scheme = shown.indexOf("://");
+    if (at >= 0 && scheme >= 0 && at > scheme) {
+      shown = shown.substring(0, scheme + 3) + "…@" + shown.substring(at + 1);
+    }
+    return shown;
+  }
+
+  /** The innermost cause's class and message. */
+  static String rootMessage(Throwable e) {
+    Throwable root = e;
+    while (root.getCause() != null && root.getCause() != root) {
+      root = root.getCause();
+    }
+    String message = root.getMessage() == null ? "" : root.getMessage();
+    return root.getClass().getSimpleName() + (message.isEmpty() ? "" : ": " + message);
+  }
+
   /** The Hadoop configuration of the catalog and its file IO: the site files of its conf dir. */
   static Configuration hadoopConf(CatalogConfig catalog) {
     Configuration hadoopConf = new Configuration();
@@ -86,7 +150,7 @@ public final class Catalogs {
    * catalog stays open: the table's operations use its clients (short-lived CLI processes).
    */
   public static Table loadTable(TargetConfig target) {
-    Catalog catalog = loader(target.catalog()).loadCatalog();
+    Catalog catalog = open(target.catalog());
     try {
       return catalog.loadTable(identifier(target));
     } catch (NoSuchTableException e) {

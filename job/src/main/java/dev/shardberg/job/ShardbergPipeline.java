@@ -339,7 +339,7 @@ public final class ShardbergPipeline {
       ShardPlan plan,
       CatalogLoader catalogLoader,
       TableIdentifier tableId) {
-    Catalog catalog = catalogLoader.loadCatalog();
+    Catalog catalog = Catalogs.open(config.target().catalog(), catalogLoader);
     try {
       BucketColumn bucket = bucketColumn(config, plan, catalog, tableId);
       LOG.info("Bucket column of {}: {} ({})", tableId, bucket.column(), bucket.reason());

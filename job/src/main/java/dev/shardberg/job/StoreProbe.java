@@ -74,7 +74,7 @@ final class StoreProbe {
                   + " (a create that is never committed; nothing was written): %s. Check"
                   + " target.catalog.uri, the catalog's credential (target.catalog.properties:"
                   + " credential or token) and its permission to create tables in namespace '%s'",
-              catalog.type(), id, rootMessage(e), id.namespace()),
+              catalog.type(), id, Catalogs.rootMessage(e), id.namespace()),
           e);
     }
     probe(
@@ -114,7 +114,11 @@ final class StoreProbe {
               "Cannot reach the store of table files at '%s' (%s) with %s: %s. Check the location's"
                   + " bucket or file system, %s, and the credentials (for S3FileIO the AWS SDK's"
                   + " default chain: AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, a profile or a role)",
-              location, where, io.getClass().getSimpleName(), rootMessage(e), endpoint(catalog)),
+              location,
+              where,
+              io.getClass().getSimpleName(),
+              Catalogs.rootMessage(e),
+              endpoint(catalog)),
           e);
     }
   }
@@ -124,14 +128,5 @@ final class StoreProbe {
     return endpoint == null
         ? "the endpoint (target.catalog.properties, e.g. s3.endpoint; unset: the provider's own)"
         : "target.catalog.properties.s3.endpoint = '" + endpoint + "'";
-  }
-
-  private static String rootMessage(Throwable e) {
-    Throwable root = e;
-    while (root.getCause() != null && root.getCause() != root) {
-      root = root.getCause();
-    }
-    String message = root.getMessage() == null ? "" : root.getMessage();
-    return root.getClass().getSimpleName() + (message.isEmpty() ? "" : ": " + message);
   }
 }

@@ -31,7 +31,7 @@ public record TablePlan(
         ShardDiscovery.discover(
             ShardbergPipeline.logicalTable(config), ShardbergPipeline.evolves(config));
     TableIdentifier id = Catalogs.identifier(config.target());
-    Catalog catalog = Catalogs.loader(config.target().catalog()).loadCatalog();
+    Catalog catalog = Catalogs.open(config.target().catalog());
     try {
       BucketColumn bucket = ShardbergPipeline.bucketColumn(config, plan, catalog, id);
       TableLayout layout = ShardbergPipeline.layout(config, plan, bucket);
