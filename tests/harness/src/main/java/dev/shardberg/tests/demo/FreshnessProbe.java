@@ -22,8 +22,8 @@ import org.apache.iceberg.io.CloseableIterable;
  * End-to-end freshness, measured exactly: every row written by a change carries the UTC time of its
  * MySQL write in {@code updated_at}; it becomes visible in the snapshot whose added data files hold
  * it, so its freshness is that snapshot's commit time minus {@code updated_at}. The probe reads
- * only the data files each new snapshot of the pipeline added. Deletes carry no timestamp and are
- * not sampled.
+ * only the data files each new snapshot of the pipeline added, and samples each row version (key
+ * and write time) once, where it first appears. Deletes carry no timestamp and are not sampled.
  */
 public final class FreshnessProbe {
   private final Table table;
@@ -32,6 +32,13 @@ public final class FreshnessProbe {
   private final long sinceMillis;
   private final Set<Long> seen = new HashSet<>();
   private final List<Long> samplesMillis = new ArrayList<>();
+
+  /**
+   * Row versions already sampled: a row rewritten later (an owner's compaction in {@code
+   * target.delete-mode: position} re-adds the partition's live rows in the same commit as new
+   * changes) was visible since its first snapshot and is not sampled again.
+   */
+  private final Set<List<Object>> counted = new HashSet<>();
 
   /** Samples only rows written at or after {@code since} (the start of the change phase). */
   public FreshnessProbe(Table table, String pipelineId, String timeColumn, LocalDateTime since) {
@@ -51,7 +58,11 @@ public final class FreshnessProbe {
       fresh.add(s);
     }
     int before = samplesMillis.size();
-    Schema projection = table.schema().select(timeColumn);
+    java.util.Collections.reverse(fresh); // oldest first: a row counts where it first appears
+    List<String> columns = new ArrayList<>(table.schema().identifierFieldNames());
+    columns.add(timeColumn);
+    Schema projection = table.schema().select(columns);
+    int time = columns.size() - 1;
     for (Snapshot snapshot : fresh) {
       seen.add(snapshot.snapshotId());
       if (!pipelineId.equals(snapshot.summary().get(SnapshotSummaryKeys.PIPELINE_ID))) {
@@ -63,8 +74,10 @@ public final class FreshnessProbe {
                 .project(projection)
                 .build()) {
           for (StructLike row : rows) {
-            Long writtenMillis = epochMillis(row.get(0, Object.class));
-            if (writtenMillis != null && writtenMillis >= sinceMillis) {
+            Long writtenMillis = epochMillis(row.get(time, Object.class));
+            if (writtenMillis != null
+                && writtenMillis >= sinceMillis
+                && counted.add(rowVersion(row, time + 1))) {
               samplesMillis.add(snapshot.timestampMillis() - writtenMillis);
             }
           }
@@ -74,6 +87,16 @@ public final class FreshnessProbe {
       }
     }
     return samplesMillis.size() - before;
+  }
+
+  /** A row version: its key and write time (a rewrite of the row keeps both). */
+  private static List<Object> rowVersion(StructLike row, int fields) {
+    List<Object> version = new ArrayList<>(fields);
+    for (int i = 0; i < fields; i++) {
+      Object value = row.get(i, Object.class);
+      version.add(value instanceof CharSequence chars ? chars.toString() : value);
+    }
+    return version;
   }
 
   /** Internal readers give timestamps as epoch microseconds; generic ones as LocalDateTime. */
