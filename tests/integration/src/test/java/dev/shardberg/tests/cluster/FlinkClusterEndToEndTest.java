@@ -44,7 +44,6 @@ import org.junit.jupiter.api.Test;
  */
 class FlinkClusterEndToEndTest {
 
-  private static final String JOB_JAR_PROPERTY = "shardberg.job.jar";
   private static final String PIPELINE_ID = "cluster-e2e-orders";
   private static final String CDC_USER = "shardberg_cdc";
   private static final int SHARDS_PER_HOST = 4;
@@ -63,19 +62,7 @@ class FlinkClusterEndToEndTest {
 
   @BeforeAll
   static void startEverything() throws Exception {
-    String jar = System.getProperty(JOB_JAR_PROPERTY);
-    assertThat(jar)
-        .as(
-            "system property %s (surefire sets it to ../../job/target/shardberg-job-<version>-flink.jar)",
-            JOB_JAR_PROPERTY)
-        .isNotBlank();
-    jobJar = Path.of(jar).toAbsolutePath().normalize();
-    assertThat(jobJar)
-        .as(
-            "Cannot find the shaded job jar %s: build it first (`mvn -B verify` from the repo root "
-                + "does; or `mvn -B -pl job -am -DskipTests package`)",
-            jobJar)
-        .isRegularFile();
+    jobJar = ShadedJob.jar();
 
     workDir =
         Path.of("target", "flink-cluster", "FlinkClusterEndToEndTest-" + System.currentTimeMillis())
@@ -327,7 +314,7 @@ class FlinkClusterEndToEndTest {
    * lib/.
    */
   private static void assertShadedJarVerifyPasses(Path config) throws Exception {
-    ShadedJarVerify.assertPasses(jobJar, config, workDir, Map.of());
+    ShadedJob.assertVerifyPasses(jobJar, config, workDir, Map.of());
   }
 
   private static Set<String> entries(Path jar) throws IOException {

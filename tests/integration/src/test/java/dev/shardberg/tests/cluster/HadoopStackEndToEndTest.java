@@ -56,7 +56,6 @@ import org.junit.jupiter.api.Test;
  */
 class HadoopStackEndToEndTest {
 
-  private static final String JOB_JAR_PROPERTY = "shardberg.job.jar";
   private static final String PIPELINE_ID = "hadoop-e2e-orders";
   private static final String CDC_USER = "shardberg_cdc";
   private static final int SHARDS = 4;
@@ -96,19 +95,7 @@ class HadoopStackEndToEndTest {
 
   @BeforeAll
   static void startEverything() throws Exception {
-    String jar = System.getProperty(JOB_JAR_PROPERTY);
-    assertThat(jar)
-        .as(
-            "system property %s (surefire sets it to ../../job/target/shardberg-job-<version>-flink.jar)",
-            JOB_JAR_PROPERTY)
-        .isNotBlank();
-    jobJar = Path.of(jar).toAbsolutePath().normalize();
-    assertThat(jobJar)
-        .as(
-            "Cannot find the shaded job jar %s: build it first (`mvn -B verify` from the repo root "
-                + "does; or `mvn -B -pl job -am -DskipTests package`)",
-            jobJar)
-        .isRegularFile();
+    jobJar = ShadedJob.jar();
     workDir =
         Path.of("target", "flink-cluster", "HadoopStackEndToEndTest-" + System.currentTimeMillis())
             .toAbsolutePath();

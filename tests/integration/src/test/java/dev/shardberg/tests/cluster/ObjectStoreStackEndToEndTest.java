@@ -37,7 +37,6 @@ import org.junit.jupiter.api.Test;
  * ShardbergEndToEndTest.restCatalogOnS3CompatibleStore}.)
  */
 class ObjectStoreStackEndToEndTest {
-  private static final String JOB_JAR_PROPERTY = "shardberg.job.jar";
   private static final String PIPELINE_ID = "s3-e2e-orders";
   private static final String CDC_USER = "shardberg_cdc";
   private static final int SHARDS = 4;
@@ -75,14 +74,7 @@ class ObjectStoreStackEndToEndTest {
 
   @BeforeAll
   static void startEverything() throws Exception {
-    String jar = System.getProperty(JOB_JAR_PROPERTY);
-    assertThat(jar)
-        .as(
-            "system property %s (surefire sets it to ../../job/target/shardberg-job-<version>-flink.jar)",
-            JOB_JAR_PROPERTY)
-        .isNotBlank();
-    jobJar = Path.of(jar).toAbsolutePath().normalize();
-    assertThat(jobJar).isRegularFile();
+    jobJar = ShadedJob.jar();
     workDir =
         Path.of("target", "flink-cluster", "ObjectStoreStackEndToEndTest-" + System.nanoTime())
             .toAbsolutePath();
@@ -258,7 +250,7 @@ class ObjectStoreStackEndToEndTest {
    */
   private static void assertShadedJarVerifyPasses(Path config) throws Exception {
     String output =
-        ShadedJarVerify.assertPasses(
+        ShadedJob.assertVerifyPasses(
             jobJar,
             config,
             workDir,
