@@ -151,6 +151,18 @@ public final class LocalCheckpoints {
   }
 
   /**
+   * The environment of a local {@code run} that resumes from {@code savepoint}, one it has just
+   * taken itself (to read shard tables created while it ran), with {@code extra} settings.
+   */
+  public static StreamExecutionEnvironment resumeEnvironment(
+      ShardbergConfig config, URI savepoint, Configuration extra) {
+    Configuration conf =
+        configuration(directory(config), Optional.of(new Retained(savepoint, -1, 0)));
+    conf.addAll(extra);
+    return StreamExecutionEnvironment.getExecutionEnvironment(conf);
+  }
+
+  /**
    * The local environment's configuration: checkpoints under {@code directory}, restored from
    * {@code resumeFrom}.
    */

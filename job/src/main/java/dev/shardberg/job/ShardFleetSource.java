@@ -4,15 +4,19 @@ import dev.shardberg.router.ShardRouterException;
 import dev.shardberg.router.ShardTable;
 import dev.shardberg.router.tagging.ShardTaggingDeserializer;
 import io.debezium.relational.TableId;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
 import java.util.regex.Pattern;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.connector.source.Boundedness;
+import org.apache.flink.api.connector.source.ReaderOutput;
 import org.apache.flink.api.connector.source.Source;
+import org.apache.flink.api.connector.source.SourceEvent;
 import org.apache.flink.api.connector.source.SourceReader;
 import org.apache.flink.api.connector.source.SourceReaderContext;
 import org.apache.flink.api.connector.source.SplitEnumerator;
@@ -23,9 +27,14 @@ import org.apache.flink.cdc.connectors.mysql.source.assigners.AssignerStatus;
 import org.apache.flink.cdc.connectors.mysql.source.assigners.state.HybridPendingSplitsState;
 import org.apache.flink.cdc.connectors.mysql.source.assigners.state.PendingSplitsState;
 import org.apache.flink.cdc.connectors.mysql.source.assigners.state.SnapshotPendingSplitsState;
+import org.apache.flink.cdc.connectors.mysql.source.events.BinlogSplitUpdateRequestEvent;
+import org.apache.flink.cdc.connectors.mysql.source.events.LatestFinishedSplitsNumberEvent;
 import org.apache.flink.cdc.connectors.mysql.source.split.MySqlSchemalessSnapshotSplit;
 import org.apache.flink.cdc.connectors.mysql.source.split.MySqlSplit;
+import org.apache.flink.core.io.InputStatus;
 import org.apache.flink.core.io.SimpleVersionedSerializer;
+import org.apache.flink.metrics.Gauge;
+import org.apache.flink.metrics.MetricGroup;
 import org.apache.flink.table.data.RowData;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -100,7 +109,92 @@ final class ShardFleetSource
   @Override
   public SourceReader<RowData, MySqlSplit> createReader(SourceReaderContext context)
       throws Exception {
-    return scanning.createReader(context);
+    return new PhaseReporting(
+        scanning.createReader(context), context.metricGroup().addGroup("host", hostName));
+  }
+
+  /**
+   * Flink CDC's reader, plus gauge {@code host.<name>.binlogPhase}: 1 on the subtask that reads the
+   * host's binlog split while no snapshot is being read, else 0. The enumerator hands out the
+   * binlog split only once every snapshot split is done ({@code MySqlHybridSplitAssigner}), and
+   * takes it back ({@link BinlogSplitUpdateRequestEvent}) while it reads the snapshot of tables new
+   * to a restored state, until {@link LatestFinishedSplitsNumberEvent} gives it back. A local
+   * {@code run} reads it (max over subtasks) before it adopts a shard created while it runs: a
+   * state taken in a snapshot phase cannot add a table ({@link #restoreEnumerator}).
+   */
+  static final class PhaseReporting implements SourceReader<RowData, MySqlSplit> {
+    private final SourceReader<RowData, MySqlSplit> reader;
+    private volatile boolean binlogPhase;
+
+    PhaseReporting(SourceReader<RowData, MySqlSplit> reader, MetricGroup group) {
+      this.reader = reader;
+      group.gauge("binlogPhase", (Gauge<Integer>) () -> binlogPhase ? 1 : 0);
+    }
+
+    @Override
+    public void start() {
+      reader.start();
+    }
+
+    @Override
+    public InputStatus pollNext(ReaderOutput<RowData> output) throws Exception {
+      return reader.pollNext(output);
+    }
+
+    @Override
+    public List<MySqlSplit> snapshotState(long checkpointId) {
+      return reader.snapshotState(checkpointId);
+    }
+
+    @Override
+    public CompletableFuture<Void> isAvailable() {
+      return reader.isAvailable();
+    }
+
+    @Override
+    public void addSplits(List<MySqlSplit> splits) {
+      if (splits.stream().anyMatch(MySqlSplit::isBinlogSplit)) {
+        binlogPhase = true;
+      }
+      reader.addSplits(splits);
+    }
+
+    @Override
+    public void notifyNoMoreSplits() {
+      reader.notifyNoMoreSplits();
+    }
+
+    @Override
+    public void handleSourceEvents(SourceEvent sourceEvent) {
+      if (sourceEvent instanceof BinlogSplitUpdateRequestEvent) {
+        binlogPhase = false;
+      }
+      reader.handleSourceEvents(sourceEvent);
+      if (sourceEvent instanceof LatestFinishedSplitsNumberEvent) {
+        binlogPhase = true;
+      }
+    }
+
+    @Override
+    public void pauseOrResumeSplits(
+        Collection<String> splitsToPause, Collection<String> splitsToResume) {
+      reader.pauseOrResumeSplits(splitsToPause, splitsToResume);
+    }
+
+    @Override
+    public void notifyCheckpointComplete(long checkpointId) throws Exception {
+      reader.notifyCheckpointComplete(checkpointId);
+    }
+
+    @Override
+    public void notifyCheckpointAborted(long checkpointId) throws Exception {
+      reader.notifyCheckpointAborted(checkpointId);
+    }
+
+    @Override
+    public void close() throws Exception {
+      reader.close();
+    }
   }
 
   @Override

@@ -468,6 +468,18 @@ public final class ShardbergPipeline {
   }
 
   /** schema.change-behavior=evolve: the tagger evolves the table and emits versioned rows. */
+  /**
+   * The shard plan a start with {@code config} would find now (discovery on every host, as {@link
+   * #build} runs it): for a running local {@code run} that looks for shard tables created
+   * meanwhile.
+   *
+   * @throws dev.shardberg.router.ShardRouterException as a start would (a host that cannot be
+   *     asked, two tables with one number, a shard whose columns differ)
+   */
+  public static ShardPlan discover(ShardbergConfig config) {
+    return ShardDiscovery.discover(logicalTable(config), evolves(config));
+  }
+
   static boolean evolves(ShardbergConfig config) {
     return config.target().schemaChangeBehavior() == SchemaChangeBehavior.EVOLVE;
   }

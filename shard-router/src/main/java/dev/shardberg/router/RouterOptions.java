@@ -150,6 +150,27 @@ public final class RouterOptions {
                   + " removed and when. Shards left out with tables.exclude-shards are never deleted. Not with"
                   + " target.delete-mode position (docs/shard-fleet.md).");
 
+  public static final ConfigOption<NewShards> TABLES_NEW_SHARDS =
+      ConfigOptions.key("tables.new-shards")
+          .enumType(NewShards.class)
+          .defaultValue(NewShards.ADOPT)
+          .withDescription(
+              "What a local run (bin/shardberg run) does with a shard table that appears on a host while it"
+                  + " runs (a CREATE TABLE matching the patterns, a table renamed into them, CREATE TABLE ..."
+                  + " SELECT). adopt: within tables.discovery-interval it takes a savepoint and resumes from it"
+                  + " with the new shard, which is read alone from a fresh snapshot while the other shards go on"
+                  + " from their binlog position; a table whose number clashes with a shard's, or whose columns"
+                  + " differ, stops the run with a savepoint, naming both tables or the column. warn: the run"
+                  + " only warns, and the next resume reads it. Under flink run the job always only warns"
+                  + " (docs/shard-fleet.md).");
+  public static final ConfigOption<Duration> TABLES_DISCOVERY_INTERVAL =
+      ConfigOptions.key("tables.discovery-interval")
+          .durationType()
+          .defaultValue(Duration.ofSeconds(30))
+          .withDescription(
+              "How often a local run lists every host's tables matching the patterns (as at its start) to"
+                  + " find shard tables created while it runs (tables.new-shards).");
+
   // ---- source: the binlog format watch --------------------------------------------------------
   public static final ConfigOption<Duration> SOURCE_BINLOG_FORMAT_CHECK_INTERVAL =
       ConfigOptions.key("source.binlog-format-check-interval")

@@ -62,7 +62,7 @@ final class LocalRun {
    * Counted down by a stop signal or the end of the job: whichever comes first ends the wait
    * between progress lines.
    */
-  private final CountDownLatch wake = new CountDownLatch(1);
+  private volatile CountDownLatch wake = new CountDownLatch(1);
 
   /** How long a progress line waits for the job's metrics to be read after it was asked for. */
   private static final Duration FRESH_READING_WAIT = Duration.ofSeconds(2);
@@ -89,59 +89,228 @@ final class LocalRun {
   }
 
   int run(StreamExecutionEnvironment env) throws Exception {
-    ShardbergPipeline.Assembled assembled = ShardbergPipeline.build(env, config);
-    Map<String, Integer> perHost = new java.util.TreeMap<>();
-    assembled.plan().tablesByHost().forEach((host, tables) -> perHost.put(host, tables.size()));
-    line(
-        "Assembled: %d shards on %d host%s (%s) -> %s",
-        assembled.plan().shardCount(),
-        perHost.size(),
-        perHost.size() == 1 ? "" : "s",
-        perHost.entrySet().stream()
-            .map(e -> e.getKey() + ": " + e.getValue())
-            .collect(Collectors.joining(", ")),
-        config.target().qualifiedName());
-    JobClient job = env.executeAsync(assembled.jobName());
-    // The client keeps the job's result: it still answers once the MiniCluster has shut down, which
-    // it
-    // does as soon as the job ends (after that, asking the cluster for the job's status only fails
-    // with
-    // "MiniCluster is not yet running or has already been shut down")
-    CompletableFuture<JobExecutionResult> result = job.getJobExecutionResult();
-    result.whenComplete((r, e) -> wake.countDown());
-    URI checkpoints = LocalCheckpoints.directory(config);
-    line(
-        "Running: Flink job %s, one commit per checkpoint (every %s), checkpoints under %s; Ctrl-C stops with a final savepoint",
-        job.getJobID(),
-        Durations.humanToMinutes(config.pipeline().checkpointInterval()),
-        checkpoints);
-    if (webPort != null) {
-      line(
-          "Flink dashboard: http://localhost:%d (status --flink-rest http://localhost:%d shows the lag per host)",
-          webPort, webPort);
-    }
-    handleStopSignals();
-    Table table = dev.shardberg.job.Catalogs.loadTable(config.target());
-    boolean resumed =
-        env.getConfiguration().getOptional(StateRecoveryOptions.SAVEPOINT_PATH).isPresent();
-    Progress progress =
-        new Progress(
-            job.getJobID().toString(),
-            Instant.now(),
-            snapshotting(assembled.plan().shardNumbers(), resumed, config.tables().rereadShards()),
-            ShardDiscovery.estimatedRows(
-                ShardbergPipeline.logicalTable(config).hosts(), assembled.plan()));
+    return run(env, null);
+  }
+
+  /**
+   * Runs until stopped or failed. With {@code resumeFrom} (a savepoint path → the environment that
+   * resumes from it) the run also reads shard tables created while it runs ({@code
+   * tables.new-shards: adopt}): every {@code tables.discovery-interval} it runs discovery as a
+   * start would ({@link NewShardCheck}); a new shard table makes it stop the job with a savepoint
+   * and resume from it with the table in the plan — the source reads it alone from a fresh
+   * snapshot, every other shard goes on from its binlog position.
+   */
+  int run(
+      StreamExecutionEnvironment first,
+      java.util.function.Function<String, StreamExecutionEnvironment> resumeFrom)
+      throws Exception {
+    StreamExecutionEnvironment env = first;
+    boolean signalsHandled = false;
+    java.util.Set<Integer> adopted = null;
+    ShardbergPipeline.Assembled before = null;
     while (true) {
-      wake.await(progressEvery.toMillis(), TimeUnit.MILLISECONDS);
-      if (result.isDone()) {
-        return ended(result, checkpoints);
+      ShardbergPipeline.Assembled assembled = ShardbergPipeline.build(env, config);
+      Map<String, Integer> perHost = new java.util.TreeMap<>();
+      assembled.plan().tablesByHost().forEach((host, tables) -> perHost.put(host, tables.size()));
+      line(
+          "Assembled: %d shards on %d host%s (%s) -> %s",
+          assembled.plan().shardCount(),
+          perHost.size(),
+          perHost.size() == 1 ? "" : "s",
+          perHost.entrySet().stream()
+              .map(e -> e.getKey() + ": " + e.getValue())
+              .collect(Collectors.joining(", ")),
+          config.target().qualifiedName());
+      if (before != null) {
+        // what this resume's discovery found new: the adopted tables, and any created since
+        List<dev.shardberg.router.ShardTable> added =
+            NewShardCheck.added(before.plan(), assembled.plan());
+        line(
+            "New in this run, each read alone from a fresh snapshot: %s",
+            added.isEmpty() ? "none (gone again?)" : NewShardCheck.describe(added));
+        adopted =
+            added.stream()
+                .map(dev.shardberg.router.ShardTable::shard)
+                .collect(Collectors.toCollection(java.util.TreeSet::new));
       }
-      if (stopRequested) {
-        endProgress();
-        return stop(job, checkpoints);
+      before = assembled;
+      CountDownLatch jobWake = new CountDownLatch(1);
+      wake = jobWake;
+      JobClient job = env.executeAsync(assembled.jobName());
+      // The client keeps the job's result: it still answers once the MiniCluster has shut down,
+      // which it does as soon as the job ends (after that, asking the cluster for the job's status
+      // only fails with "MiniCluster is not yet running or has already been shut down")
+      CompletableFuture<JobExecutionResult> result = job.getJobExecutionResult();
+      result.whenComplete((r, e) -> jobWake.countDown());
+      URI checkpoints = LocalCheckpoints.directory(config);
+      line(
+          "Running: Flink job %s, one commit per checkpoint (every %s), checkpoints under %s; Ctrl-C stops with a final savepoint",
+          job.getJobID(),
+          Durations.humanToMinutes(config.pipeline().checkpointInterval()),
+          checkpoints);
+      if (webPort != null) {
+        line(
+            "Flink dashboard: http://localhost:%d (status --flink-rest http://localhost:%d shows the lag per host)",
+            webPort, webPort);
       }
-      progress(table, progress);
+      if (!signalsHandled) {
+        handleStopSignals();
+        signalsHandled = true;
+      } else if (stopRequested) {
+        jobWake.countDown(); // a signal while the resumed job was being built
+      }
+      Table table = dev.shardberg.job.Catalogs.loadTable(config.target());
+      boolean resumed =
+          env.getConfiguration().getOptional(StateRecoveryOptions.SAVEPOINT_PATH).isPresent();
+      Progress progress =
+          new Progress(
+              job.getJobID().toString(),
+              Instant.now(),
+              adopted != null
+                  ? adopted
+                  : snapshotting(
+                      assembled.plan().shardNumbers(), resumed, config.tables().rereadShards()),
+              ShardDiscovery.estimatedRows(
+                  ShardbergPipeline.logicalTable(config).hosts(), assembled.plan()));
+      Duration every = config.tables().discoveryInterval();
+      Instant nextCheck = Instant.now().plus(every);
+      String said = null; // the last line about new shard tables not read, said once
+      String savepoint = null;
+      while (savepoint == null) {
+        jobWake.await(progressEvery.toMillis(), TimeUnit.MILLISECONDS);
+        if (result.isDone()) {
+          return ended(result, checkpoints);
+        }
+        if (stopRequested) {
+          endProgress();
+          return stop(job, checkpoints);
+        }
+        List<HostLag> hosts = progress(table, progress);
+        if (resumeFrom == null || Instant.now().isBefore(nextCheck)) {
+          continue;
+        }
+        nextCheck = Instant.now().plus(every);
+        NewShardCheck.Outcome outcome =
+            NewShardCheck.check(
+                config, assembled.plan(), () -> ShardbergPipeline.discover(config), hosts);
+        if (outcome instanceof NewShardCheck.Adopt adopt) {
+          savepoint = adopt(job, result, adopt, checkpoints);
+        } else if (outcome instanceof NewShardCheck.Stop refused) {
+          return stopForShards(job, refused, checkpoints);
+        } else if (outcome instanceof NewShardCheck.Left left) {
+          said = sayOnce(said, left.added(), left.why(), true);
+        } else if (outcome instanceof NewShardCheck.Later later) {
+          if (later.added().isEmpty()) {
+            LOG.warn("Pipeline {}: {}", config.pipeline().id(), later.why());
+          } else {
+            said = sayOnce(said, later.added(), later.why(), false);
+          }
+        }
+      }
+      awaitPortFree();
+      env = resumeFrom.apply(savepoint);
     }
+  }
+
+  /**
+   * Stops the job with a savepoint to read {@code adopt}'s tables; the savepoint's path, or null
+   * when it could not be taken (the job goes on; the next check tries again).
+   */
+  private String adopt(
+      JobClient job,
+      CompletableFuture<JobExecutionResult> result,
+      NewShardCheck.Adopt adopt,
+      URI checkpoints)
+      throws Exception {
+    line(
+        "New shard table(s) on MySQL: %s. Reading them: a savepoint, then a resume from it that reads them alone"
+            + " from a fresh snapshot; the other shards go on from their binlog position…",
+        NewShardCheck.describe(adopt.added()));
+    LOG.info(
+        "Pipeline {}: stopping with a savepoint to read new shard table(s) {}",
+        config.pipeline().id(),
+        NewShardCheck.describe(adopt.added()));
+    String target =
+        checkpoints.toString().replaceAll("/$", "") + "/" + LocalCheckpoints.STOP_SAVEPOINTS;
+    String savepoint;
+    try {
+      savepoint =
+          job.stopWithSavepoint(false, target, SavepointFormatType.CANONICAL)
+              .get(5, TimeUnit.MINUTES);
+    } catch (Exception e) {
+      LOG.warn(
+          "Pipeline {}: the savepoint to read new shard tables failed", config.pipeline().id(), e);
+      if (result.isDone()) {
+        throw e; // the job ended meanwhile: ended() says how
+      }
+      line(
+          "Cannot take the savepoint to read them now (%s); the job goes on and the next check tries again",
+          rootMessage(e));
+      return null;
+    }
+    try {
+      result.get(2, TimeUnit.MINUTES);
+    } catch (ExecutionException | java.util.concurrent.TimeoutException e) {
+      LOG.debug("The stopped job's result: {}", e.toString());
+    }
+    line("Savepoint %s taken; resuming from it with the new shard table(s)", savepoint);
+    return savepoint;
+  }
+
+  /**
+   * New shard tables that cannot be read as they are (a start would refuse them the same way): stop
+   * with a savepoint and say why and how to go on.
+   */
+  private int stopForShards(JobClient job, NewShardCheck.Stop refused, URI checkpoints)
+      throws Exception {
+    LOG.error(
+        "Pipeline {}: shard tables on MySQL cannot be read: {}",
+        config.pipeline().id(),
+        refused.message());
+    line("The shard tables on MySQL changed and cannot be read as they are now:");
+    int stopped = stop(job, checkpoints);
+    line("Stopped: %s", StopReason.oneLine(refused.message()));
+    line(
+        "To go on: do what the line above says, then `run` with the same config resumes from %s.",
+        stopped == 0 ? "the savepoint above" : "the newest state kept");
+    return ShardbergCli.EXIT_PROBLEM;
+  }
+
+  /** Says once per set of tables and reason why new shard tables are not read (yet). */
+  private String sayOnce(
+      String said, List<dev.shardberg.router.ShardTable> added, String why, boolean notByThisRun) {
+    String text =
+        notByThisRun
+            ? String.format(
+                "New shard table(s) on MySQL: %s. Not read by this run: %s",
+                NewShardCheck.describe(added), why)
+            : String.format(
+                "New shard table(s) on MySQL: %s. Read once %s is over",
+                NewShardCheck.describe(added), why);
+    if (!text.equals(said)) {
+      line("%s", text);
+      LOG.warn("Pipeline {}: {}", config.pipeline().id(), text);
+    }
+    return text;
+  }
+
+  /**
+   * Waits until the REST port of the stopped MiniCluster is free again (it shuts down right after
+   * its job ended), at most a minute: the resumed job's MiniCluster binds the same port.
+   */
+  private void awaitPortFree() throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(1);
+    while (System.nanoTime() < deadline) {
+      try (java.net.ServerSocket probe = new java.net.ServerSocket()) {
+        probe.setReuseAddress(true);
+        probe.bind(
+            new java.net.InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), restPort));
+        return;
+      } catch (java.io.IOException inUse) {
+        Thread.sleep(200);
+      }
+    }
+    LOG.warn("Port {} is still taken a minute after the job stopped", restPort);
   }
 
   /**
@@ -284,20 +453,22 @@ final class LocalRun {
     }
   }
 
-  private void progress(Table table, Progress p) {
+  /** Prints a progress line; returns the host watches' readings it was made of (empty if none). */
+  private List<HostLag> progress(Table table, Progress p) {
+    List<HostLag> hosts = List.of();
     try {
       PipelineStatus status = PipelineStatus.of(table, config.pipeline().id(), Clock.systemUTC());
       long added = status.totals().values().stream().mapToLong(ShardCounts::addedRecords).sum();
       long deleted = status.totals().values().stream().mapToLong(ShardCounts::deletedRecords).sum();
       Instant now = status.now();
       Instant asked = Instant.now();
-      List<HostLag> hosts = readHosts(asked);
+      hosts = readHosts(asked);
       String snapshot = snapshot(hosts, p, now);
       if (!status.committed()) {
         progressLine(
             "waiting for the first commit (%s since start)%s",
             Durations.humanToMinutes(Duration.between(p.started, now)), snapshot);
-        return;
+        return hosts;
       }
       CommitRecord last = status.commits().get(0);
       if (!p.firstCommitSeen) {
@@ -329,6 +500,7 @@ final class LocalRun {
     } catch (RuntimeException e) {
       progressLine("cannot read the table's progress: %s", rootMessage(e));
     }
+    return hosts;
   }
 
   /**

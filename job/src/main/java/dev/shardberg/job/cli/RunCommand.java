@@ -97,7 +97,10 @@ public class RunCommand implements Callable<Integer> {
     env = LocalCheckpoints.environment(loaded, fresh, spec.commandLine().getOut(), extra);
     return new LocalRun(
             loaded, spec.commandLine().getOut(), System.console() != null, every, webPort, restPort)
-        .run(env);
+        .run(
+            env,
+            savepoint ->
+                LocalCheckpoints.resumeEnvironment(loaded, java.net.URI.create(savepoint), extra));
   }
 
   private static int freeLocalPort() throws java.io.IOException {

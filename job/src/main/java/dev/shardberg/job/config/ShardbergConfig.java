@@ -6,6 +6,7 @@ import dev.shardberg.coordinator.CoordinatorConfigOptions;
 import dev.shardberg.coordinator.DeleteMode;
 import dev.shardberg.coordinator.maintenance.MaintenanceSettings;
 import dev.shardberg.router.DroppedShards;
+import dev.shardberg.router.NewShards;
 import dev.shardberg.router.RouterOptions;
 import dev.shardberg.router.SchemaChangeBehavior;
 import dev.shardberg.router.Secret;
@@ -200,7 +201,9 @@ public record ShardbergConfig(
       List<String> keyColumns,
       java.util.Set<Integer> excludeShards,
       java.util.Set<Integer> rereadShards,
-      DroppedShards droppedShards)
+      DroppedShards droppedShards,
+      NewShards newShards,
+      java.time.Duration discoveryInterval)
       implements Serializable {
     public TablesConfig {
       shardMap = Map.copyOf(shardMap);
@@ -220,7 +223,9 @@ public record ShardbergConfig(
           conf.get(RouterOptions.TABLES_KEY_COLUMNS),
           new java.util.TreeSet<>(conf.get(RouterOptions.TABLES_EXCLUDE_SHARDS)),
           new java.util.TreeSet<>(conf.get(RouterOptions.TABLES_REREAD_SHARDS)),
-          conf.get(RouterOptions.TABLES_DROPPED_SHARDS));
+          conf.get(RouterOptions.TABLES_DROPPED_SHARDS),
+          conf.get(RouterOptions.TABLES_NEW_SHARDS),
+          conf.get(RouterOptions.TABLES_DISCOVERY_INTERVAL));
     }
 
     public Pattern databaseRegex() {

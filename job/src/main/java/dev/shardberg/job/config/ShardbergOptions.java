@@ -277,6 +277,8 @@ public final class ShardbergOptions {
           RouterOptions.TABLES_EXCLUDE_SHARDS,
           RouterOptions.TABLES_REREAD_SHARDS,
           RouterOptions.TABLES_DROPPED_SHARDS,
+          RouterOptions.TABLES_NEW_SHARDS,
+          RouterOptions.TABLES_DISCOVERY_INTERVAL,
           SOURCE_STARTUP_MODE,
           SOURCE_STARTUP_TIMESTAMP,
           SOURCE_SNAPSHOT_CHUNK_SIZE,

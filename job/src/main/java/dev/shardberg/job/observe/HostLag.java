@@ -37,6 +37,9 @@ import java.util.regex.Pattern;
  *     tables.dropped-shards: delete})
  * @param unreadShardTables tables of the host that match the shard patterns but are not read by
  *     this run (created while it runs; the next resume reads them)
+ * @param binlogPhase 1 when the host's source reads its binlog and no snapshot (every snapshot
+ *     split done, no table new to a restored state being read), 0 while a snapshot is read, -1 when
+ *     the job does not say (a startup mode without snapshot)
  * @param sampledAtMillis when the job read these gauges (epoch ms), which is when the figures above
  *     were true; -1 when the job does not say (the REST API answers from its cache of the job's
  *     metrics)
@@ -52,7 +55,36 @@ public record HostLag(
     Map<Integer, Long> snapshotRowsByShard,
     long droppedShards,
     long unreadShardTables,
-    long sampledAtMillis) {
+    long sampledAtMillis,
+    long binlogPhase) {
+
+  /** A reading without the source's phase (-1: not said). */
+  public HostLag(
+      String host,
+      String connected,
+      long unreachableMillis,
+      Instant newestChangeWritten,
+      long sinceLastChangeMillis,
+      long readLagMillis,
+      long snapshotRows,
+      Map<Integer, Long> snapshotRowsByShard,
+      long droppedShards,
+      long unreadShardTables,
+      long sampledAtMillis) {
+    this(
+        host,
+        connected,
+        unreachableMillis,
+        newestChangeWritten,
+        sinceLastChangeMillis,
+        readLagMillis,
+        snapshotRows,
+        snapshotRowsByShard,
+        droppedShards,
+        unreadShardTables,
+        sampledAtMillis,
+        -1);
+  }
 
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final List<String> GAUGES =
@@ -64,7 +96,8 @@ public record HostLag(
           "eventTimeLag",
           "droppedShards",
           "unreadShardTables",
-          "sampledAt");
+          "sampledAt",
+          "binlogPhase");
 
   /**
    * Metric ids per REST request: Flink's REST server limits the request line (4 KiB by default).
@@ -165,7 +198,8 @@ public record HostLag(
               byShard,
               Math.round(values.getOrDefault("droppedShards", 0.0)),
               Math.round(values.getOrDefault("unreadShardTables", 0.0)),
-              Math.round(values.getOrDefault("sampledAt", -1.0))));
+              Math.round(values.getOrDefault("sampledAt", -1.0)),
+              Math.round(values.getOrDefault("binlogPhase", -1.0))));
     }
     return hosts;
   }

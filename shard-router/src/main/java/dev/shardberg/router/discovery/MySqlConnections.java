@@ -35,7 +35,8 @@ final class MySqlConnections {
                     + " and the password (from %s)",
                 host.describe(),
                 host.user(),
-                host.password().origin()));
+                host.password().origin()),
+            e);
       }
       throw new ShardRouterException(
           String.format(
@@ -55,7 +56,8 @@ final class MySqlConnections {
     return new ShardRouterException(
         String.format(
             "Cannot read information_schema on MySQL host %s as user '%s': %s",
-            host.describe(), host.user(), safeMessage(e, host)));
+            host.describe(), host.user(), safeMessage(e, host)),
+        e);
   }
 
   /** The first line of a driver message, with the password masked should a driver ever echo it. */

@@ -492,10 +492,11 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
             clash.qualifiedName());
       } else {
         LOG.warn(
-            "Table '{}' on MySQL host {} matches the shard patterns (shard {}) but is not read while the job runs:"
-                + " it was created after the job started. Stop the job with a savepoint and resume it with the same"
-                + " config: the resume reads it alone from a fresh snapshot, the other shards go on from their"
-                + " position",
+            "Table '{}' on MySQL host {} matches the shard patterns (shard {}) but is not read by this Flink job:"
+                + " it was created after the job started. A local `shardberg run` reads it by itself within"
+                + " tables.discovery-interval (tables.new-shards: adopt: a savepoint and a resume); under flink run,"
+                + " stop the job with a savepoint and resume it with the same config: the resume reads it alone"
+                + " from a fresh snapshot, the other shards go on from their position",
             e.getKey(),
             host.describe(),
             shard == null ? "without a number: add it to tables.shard-map" : shard);

@@ -10,13 +10,12 @@ import dev.shardberg.job.Reconciliation;
 import dev.shardberg.job.cli.ShardbergCli;
 import dev.shardberg.job.config.ShardbergConfig;
 import dev.shardberg.job.verify.VerifyReport;
+import dev.shardberg.tests.cli.CliProcess;
 import dev.shardberg.tests.cli.CliRun;
-import dev.shardberg.tests.cli.ShardbergDevCli;
 import dev.shardberg.tests.support.EmbeddedMariaDb;
 import dev.shardberg.tests.support.OrdersShards;
 import dev.shardberg.tests.support.TestConfig;
 import java.io.IOException;
-import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.URI;
@@ -416,19 +415,7 @@ class LocalRunConsoleTest {
 
   /** The dev CLI in its own JVM with bin/shardberg's log configuration, this test's classpath. */
   private ProcessBuilder cli(List<String> args, Path logFile) {
-    List<String> command = new ArrayList<>();
-    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    command.add("-Xmx768m");
-    ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
-        .filter(a -> a.startsWith("--add-opens") || a.startsWith("--add-exports"))
-        .forEach(command::add);
-    command.add("-Dlog4j2.configurationFile=classpath:shardberg-cli-log4j2.properties");
-    command.add("-Dshardberg.log.file=" + logFile);
-    command.add("-cp");
-    command.add(System.getProperty("java.class.path"));
-    command.add(ShardbergDevCli.class.getName());
-    command.addAll(args);
-    return new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true);
+    return CliProcess.cli(dir, args, logFile);
   }
 
   private static String get(String url) throws IOException, InterruptedException {

@@ -438,7 +438,7 @@ class ShardTableLifeTest {
                   log.has(
                       org.apache.logging.log4j.Level.WARN,
                       "Table 'fleet.orders_2'",
-                      "matches the shard patterns (shard 2) but is not read while the job runs",
+                      "matches the shard patterns (shard 2) but is not read by this Flink job",
                       "resume it with the same config"));
       assertThat(tableRows(table)).as("not read while the job runs").isEqualTo(withoutShard2);
       // and counted for status (its WARNING: a table created while the job runs is not read)
@@ -505,12 +505,17 @@ class ShardTableLifeTest {
 
   /** Per shard, the rows the commits of {@code job} added (snapshot summaries). */
   static Map<Integer, Long> addedRows(Table table, String pipelineId, JobClient job) {
+    return addedRows(table, pipelineId, job.getJobID().toString());
+  }
+
+  /** Per shard, the rows the commits of Flink job {@code flinkJobId} added. */
+  static Map<Integer, Long> addedRows(Table table, String pipelineId, String flinkJobId) {
     table.refresh();
     Map<Integer, Long> added = new TreeMap<>();
     for (dev.shardberg.coordinator.CommitRecord c :
         dev.shardberg.coordinator.CommittedCheckpoints.history(
             table, pipelineId, Integer.MAX_VALUE)) {
-      if (c.flinkJobId().equals(job.getJobID().toString())) {
+      if (c.flinkJobId().equals(flinkJobId)) {
         c.shardCounts()
             .forEach(
                 (shard, counts) -> {

@@ -140,6 +140,14 @@ public final class TestConfig {
   // ------------------------------------------------------------------------------------------
 
   /** {@code source.startup-mode}: initial, latest or timestamp. */
+  public TestConfig newShards(String behavior) {
+    return put("tables.new-shards", behavior);
+  }
+
+  public TestConfig discoveryInterval(String duration) {
+    return put("tables.discovery-interval", duration);
+  }
+
   public TestConfig startupMode(String mode) {
     return put("source.startup-mode", mode);
   }

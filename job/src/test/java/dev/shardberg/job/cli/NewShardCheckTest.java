@@ -1,0 +1,171 @@
+package dev.shardberg.job.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.shardberg.job.config.ConfigLoader;
+import dev.shardberg.job.config.ShardbergConfig;
+import dev.shardberg.job.observe.HostLag;
+import dev.shardberg.router.ShardRouterException;
+import dev.shardberg.router.ShardTable;
+import dev.shardberg.router.discovery.ShardPlan;
+import dev.shardberg.router.schema.ShardSchema;
+import dev.shardberg.router.types.MySqlColumn;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class NewShardCheckTest {
+  private static final ShardSchema SCHEMA =
+      new ShardSchema(
+          List.of(MySqlColumn.of("id", "bigint", false)), List.of("id"), null, List.of(), Map.of());
+
+  private static ShardbergConfig config(String extraTables, String extraTop) {
+    String yaml =
+        """
+        pipeline:
+          id: orders
+        sources:
+          - name: a
+            host: db-a
+            user: cdc
+            password-env: PW
+            server-id-range: 5400-5403
+          - name: b
+            host: db-b
+            user: cdc
+            password-env: PW
+            server-id-range: 5410-5413
+        tables:
+          database-pattern: shop
+          table-pattern: 'orders_(?<shard>\\\\d+)'
+        %s
+        target:
+          catalog:
+            type: hadoop
+            warehouse: file:///tmp/wh
+          namespace: shop
+          table: orders
+        %s
+        """
+            .formatted(extraTables, extraTop);
+    return ConfigLoader.parse(yaml, "test.yaml", Map.of("PW", "secret")::get);
+  }
+
+  private static ShardPlan plan(ShardTable... tables) {
+    Map<String, List<ShardTable>> byHost = new LinkedHashMap<>();
+    for (ShardTable t : tables) {
+      byHost.computeIfAbsent(t.hostName(), h -> new ArrayList<>()).add(t);
+    }
+    return new ShardPlan(byHost, SCHEMA);
+  }
+
+  private static HostLag host(String name, long binlogPhase) {
+    return new HostLag(name, "reachable", 0, null, -1, -1, 0, Map.of(), 0, 0, -1, binlogPhase);
+  }
+
+  private static final ShardTable A0 = new ShardTable("a", "shop", "orders_0", 0);
+  private static final ShardTable B1 = new ShardTable("b", "shop", "orders_1", 1);
+  private static final ShardTable A7 = new ShardTable("a", "shop", "orders_7", 7);
+  private static final ShardTable B8 = new ShardTable("b", "shop", "orders_8", 8);
+
+  private static final List<HostLag> BOTH_IN_BINLOG = List.of(host("a", 1), host("b", 1));
+
+  @Test
+  void aNewTableOnAnyHostIsAdoptedOnceEveryHostReadsItsBinlog() {
+    NewShardCheck.Outcome outcome =
+        NewShardCheck.check(
+            config("", ""), plan(A0, B1), () -> plan(A0, B1, B8, A7), BOTH_IN_BINLOG);
+    assertThat(outcome).isEqualTo(new NewShardCheck.Adopt(List.of(A7, B8)));
+    assertThat(NewShardCheck.describe(List.of(A7, B8)))
+        .isEqualTo("7 ('shop.orders_7' on host 'a'), 8 ('shop.orders_8' on host 'b')");
+  }
+
+  @Test
+  void nothingNewIsNothingAndADroppedShardIsNotAReasonToResume() {
+    assertThat(
+            NewShardCheck.check(config("", ""), plan(A0, B1), () -> plan(A0, B1), BOTH_IN_BINLOG))
+        .isEqualTo(new NewShardCheck.Nothing());
+    assertThat(NewShardCheck.check(config("", ""), plan(A0, B1), () -> plan(A0), BOTH_IN_BINLOG))
+        .isEqualTo(new NewShardCheck.Nothing());
+  }
+
+  @Test
+  void aTableRenamedKeepingItsNumberIsNewToTheJob() {
+    ShardTable renamed = new ShardTable("a", "shop", "orders_00", 0);
+    assertThat(
+            NewShardCheck.check(
+                config("", ""), plan(A0, B1), () -> plan(renamed, B1), BOTH_IN_BINLOG))
+        .isEqualTo(new NewShardCheck.Adopt(List.of(renamed)));
+  }
+
+  @Test
+  void notWhileAHostStillReadsASnapshotNorWhenTheWatchesCannotBeRead() {
+    NewShardCheck.Outcome snapshotting =
+        NewShardCheck.check(
+            config("", ""),
+            plan(A0, B1),
+            () -> plan(A0, B1, A7),
+            List.of(host("a", 1), host("b", 0)));
+    assertThat(snapshotting).isInstanceOf(NewShardCheck.Later.class);
+    assertThat(((NewShardCheck.Later) snapshotting).why()).contains("[b]").contains("snapshot");
+    assertThat(NewShardCheck.check(config("", ""), plan(A0, B1), () -> plan(A0, B1, A7), List.of()))
+        .isInstanceOf(NewShardCheck.Later.class);
+  }
+
+  @Test
+  void aHostThatCannotBeAskedIsAskedAgainLater() {
+    NewShardCheck.Outcome outcome =
+        NewShardCheck.check(
+            config("", ""),
+            plan(A0, B1),
+            () -> {
+              throw new ShardRouterException(
+                  "Cannot connect to MySQL host 'a' (db-a:3306) as user 'cdc': refused",
+                  new SQLException("refused"));
+            },
+            BOTH_IN_BINLOG);
+    assertThat(outcome).isInstanceOf(NewShardCheck.Later.class);
+    assertThat(((NewShardCheck.Later) outcome).added()).isEmpty();
+  }
+
+  @Test
+  void aClashStopsTheRunWithDiscoverysMessage() {
+    String clash =
+        "Cannot assign shard numbers: shard number 7 is taken by 'shop.orders_7' on host 'a' and"
+            + " 'shop.orders_07' on host 'a'";
+    NewShardCheck.Outcome outcome =
+        NewShardCheck.check(
+            config("", ""),
+            plan(A0, B1),
+            () -> {
+              throw new ShardRouterException(clash);
+            },
+            BOTH_IN_BINLOG);
+    assertThat(outcome).isEqualTo(new NewShardCheck.Stop(clash));
+  }
+
+  @Test
+  void warnModeAndModesThatCannotReadANewShardLeaveItToTheNextResume() {
+    assertThat(
+            NewShardCheck.check(
+                config("  new-shards: warn", ""),
+                plan(A0, B1),
+                () -> plan(A0, B1, A7),
+                BOTH_IN_BINLOG))
+        .isInstanceOfSatisfying(
+            NewShardCheck.Left.class,
+            left -> assertThat(left.why()).contains("tables.new-shards = warn"));
+    assertThat(
+            NewShardCheck.check(
+                config("", "  delete-mode: position"),
+                plan(A0, B1),
+                () -> plan(A0, B1, A7),
+                BOTH_IN_BINLOG))
+        .isInstanceOfSatisfying(
+            NewShardCheck.Left.class,
+            left -> assertThat(left.why()).contains("target.delete-mode = position"));
+  }
+}
