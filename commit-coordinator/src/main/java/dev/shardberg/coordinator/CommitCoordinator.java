@@ -144,7 +144,11 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
     CoordinatorState restored = context.isRestored() ? restoredState(context) : null;
 
     PipelineShards.check(table.properties(), options);
-    this.reread = ShardReread.start(options, restored == null ? null : restored.knownShards());
+    this.reread =
+        ShardReread.start(
+            options,
+            restored == null ? null : restored.knownShards(),
+            shards -> ShardFiles.withFiles(table, shardColumn, shards));
     LOG.info(
         "Coordinator of pipeline {} for table {} starts run {} (Flink job {}, {})",
         options.pipelineId(),

@@ -79,6 +79,22 @@ final class ShardReread {
    *     before the bookkeeping
    */
   static ShardReread start(CoordinatorOptions options, SortedSet<Integer> restoredKnown) {
+    return start(options, restoredKnown, shards -> shards);
+  }
+
+  /**
+   * As {@link #start(CoordinatorOptions, SortedSet)}; with deletes by position, a shard new to the
+   * restored state that the source reads from a fresh snapshot ({@code options.rereadShards()}) is
+   * taken when no data file of its number is in the table ({@code withFiles} says which of the
+   * shards asked have some): there is nothing to replace, it becomes known at once. One with files
+   * is refused, naming the way on.
+   *
+   * @param withFiles of the shards given, those with a data file in the table now
+   */
+  static ShardReread start(
+      CoordinatorOptions options,
+      SortedSet<Integer> restoredKnown,
+      java.util.function.Function<SortedSet<Integer>, SortedSet<Integer>> withFiles) {
     if (options.shards() == null) {
       return new ShardReread(options, restoredKnown == null ? null : new TreeSet<>(restoredKnown));
     }
@@ -132,15 +148,33 @@ final class ShardReread {
     if (options.rereadShards() != null) {
       undeclared.removeAll(options.rereadShards());
     }
-    if (!undeclared.isEmpty() && options.deleteMode() == DeleteMode.POSITION) {
-      throw new PipelineConflictException(
-          String.format(
-              "Cannot resume pipeline %s on table %s: shard(s) %s are new to the restored state (created since, or"
-                  + " left out with tables.exclude-shards in the run it resumes from), and a shard new to the state is"
-                  + " read from a fresh snapshot that replaces its old rows by key, which 'target.delete-mode' ="
-                  + " position does not do yet. Leave them out (tables.exclude-shards: %s) and resume again from the"
-                  + " same checkpoint, or read them in a run with 'target.delete-mode' = equality",
-              options.pipelineId(), options.tableName(), undeclared, undeclared));
+    if (options.deleteMode() == DeleteMode.POSITION && !bookkeeping.reread.isEmpty()) {
+      SortedSet<Integer> declared = new TreeSet<>(bookkeeping.reread);
+      declared.removeAll(undeclared);
+      SortedSet<Integer> refused = new TreeSet<>(undeclared);
+      if (!declared.isEmpty()) {
+        refused.addAll(withFiles.apply(declared));
+      }
+      if (!refused.isEmpty()) {
+        throw new PipelineConflictException(
+            String.format(
+                "Cannot resume pipeline %s on table %s: shard(s) %s are new to the restored state (created since, or"
+                    + " left out with tables.exclude-shards in the run it resumes from) and have data files in the table"
+                    + " already (or this run would read them from the binlog alone); a shard new to the state is read"
+                    + " from a fresh snapshot that replaces its old rows by key, which 'target.delete-mode' ="
+                    + " position does not do yet. Leave them out (tables.exclude-shards: %s) and resume again from the"
+                    + " same checkpoint, or read them in a run with 'target.delete-mode' = equality",
+                options.pipelineId(), options.tableName(), refused, refused));
+      }
+      LOG.info(
+          "Pipeline {} writes shard(s) {} of table {} that the restored state does not know and that have no row in"
+              + " the table: the source reads each alone from a fresh snapshot, nothing to replace",
+          options.pipelineId(),
+          bookkeeping.reread,
+          options.tableName());
+      bookkeeping.known.addAll(bookkeeping.reread);
+      bookkeeping.reread.clear();
+      return bookkeeping;
     }
     if (!undeclared.isEmpty()) {
       throw new PipelineConflictException(

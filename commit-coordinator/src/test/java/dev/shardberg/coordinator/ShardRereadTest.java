@@ -109,6 +109,43 @@ class ShardRereadTest {
   }
 
   @Test
+  void withDeletesByPositionANewShardWithoutFilesIsTakenAndOneWithFilesRefused() {
+    // the source snapshots new shards (initial mode): 48 has no file in the table, 49 has
+    CoordinatorOptions options =
+        options(List.of(0, 1, 48, 49), List.of(0, 1, 48, 49), DeleteMode.POSITION);
+    assertThatThrownBy(
+            () ->
+                ShardReread.start(
+                    options,
+                    known(0, 1),
+                    asked -> {
+                      assertThat(asked).containsExactly(48, 49);
+                      return known(49);
+                    }))
+        .isInstanceOf(PipelineConflictException.class)
+        .hasMessageContaining("shard(s) [49] are new to the restored state")
+        .hasMessageContaining("have data files in the table")
+        .hasMessageContaining("tables.exclude-shards: [49]");
+
+    ShardReread taken =
+        ShardReread.start(
+            options(List.of(0, 1, 48), List.of(0, 1, 48), DeleteMode.POSITION),
+            known(0, 1),
+            asked -> known());
+    assertThat(taken.known()).as("nothing to replace: known at once").containsExactly(0, 1, 48);
+    List<WriterResult> results =
+        List.of(
+            new WriterResult(
+                7,
+                0,
+                org.apache.iceberg.io.WriteResult.builder().build(),
+                java.util.Map.of(48, new ShardCounts(12, 0)),
+                java.util.Map.of(),
+                java.util.Set.of(48)));
+    assertThat(taken.replacedBy(7, results)).as("no delete by shard is ever written").isEmpty();
+  }
+
+  @Test
   void aShardNewToTheStateThatTheSourceReadsFromTheBinlogAloneIsRefused() {
     assertThatThrownBy(
             () ->

@@ -192,7 +192,13 @@ final class LocalRun {
         nextCheck = Instant.now().plus(every);
         NewShardCheck.Outcome outcome =
             NewShardCheck.check(
-                config, assembled.plan(), () -> ShardbergPipeline.discover(config), hosts);
+                config,
+                assembled.plan(),
+                () -> ShardbergPipeline.discover(config),
+                hosts,
+                shards ->
+                    dev.shardberg.coordinator.ShardFiles.withFiles(
+                        table, dev.shardberg.router.schema.TableLayout.SHARD_COLUMN, shards));
         if (outcome instanceof NewShardCheck.Adopt adopt) {
           savepoint = adopt(job, result, adopt, checkpoints);
         } else if (outcome instanceof NewShardCheck.Stop refused) {

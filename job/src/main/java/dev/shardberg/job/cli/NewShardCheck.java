@@ -55,12 +55,15 @@ final class NewShardCheck {
    * @param running the plan the running job was built with
    * @param discover discovery now, as a start runs it
    * @param hosts the job's host watches, read just before; empty when they cannot be read
+   * @param withFiles of the shard numbers given, those with data files in the table (asked only
+   *     with deletes by position, which can take a new shard only while it has none)
    */
   static Outcome check(
       ShardbergConfig config,
       ShardPlan running,
       Supplier<ShardPlan> discover,
-      List<HostLag> hosts) {
+      List<HostLag> hosts,
+      java.util.function.Function<Set<Integer>, Set<Integer>> withFiles) {
     ShardPlan now;
     try {
       now = discover.get();
@@ -89,11 +92,17 @@ final class NewShardCheck {
               + " (tables.reread-shards at a resume)");
     }
     if (config.target().deleteMode() == DeleteMode.POSITION) {
-      return new Left(
-          added,
-          "target.delete-mode = position cannot replace a shard's rows from a fresh snapshot yet;"
-              + " read them in a run with target.delete-mode = equality, or leave them out"
-              + " (tables.exclude-shards)");
+      Set<Integer> holding =
+          withFiles.apply(added.stream().map(ShardTable::shard).collect(Collectors.toSet()));
+      if (!holding.isEmpty()) {
+        return new Left(
+            added,
+            "shard number(s) "
+                + new TreeSet<>(holding)
+                + " have data files in the table already, and target.delete-mode = position cannot"
+                + " replace a shard's rows from a fresh snapshot yet; read them in a run with"
+                + " target.delete-mode = equality, or leave them out (tables.exclude-shards)");
+      }
     }
     Map<String, Long> phase =
         hosts.stream().collect(Collectors.toMap(HostLag::host, HostLag::binlogPhase, (a, b) -> a));

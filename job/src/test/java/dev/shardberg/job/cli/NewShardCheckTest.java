@@ -66,6 +66,15 @@ class NewShardCheckTest {
     return new HostLag(name, "reachable", 0, null, -1, -1, 0, Map.of(), 0, 0, -1, binlogPhase);
   }
 
+  /** With a table that has no data file of any new shard. */
+  private static NewShardCheck.Outcome check(
+      ShardbergConfig config,
+      ShardPlan running,
+      java.util.function.Supplier<ShardPlan> discover,
+      List<HostLag> hosts) {
+    return NewShardCheck.check(config, running, discover, hosts, shards -> java.util.Set.of());
+  }
+
   private static final ShardTable A0 = new ShardTable("a", "shop", "orders_0", 0);
   private static final ShardTable B1 = new ShardTable("b", "shop", "orders_1", 1);
   private static final ShardTable A7 = new ShardTable("a", "shop", "orders_7", 7);
@@ -76,8 +85,7 @@ class NewShardCheckTest {
   @Test
   void aNewTableOnAnyHostIsAdoptedOnceEveryHostReadsItsBinlog() {
     NewShardCheck.Outcome outcome =
-        NewShardCheck.check(
-            config("", ""), plan(A0, B1), () -> plan(A0, B1, B8, A7), BOTH_IN_BINLOG);
+        check(config("", ""), plan(A0, B1), () -> plan(A0, B1, B8, A7), BOTH_IN_BINLOG);
     assertThat(outcome).isEqualTo(new NewShardCheck.Adopt(List.of(A7, B8)));
     assertThat(NewShardCheck.describe(List.of(A7, B8)))
         .isEqualTo("7 ('shop.orders_7' on host 'a'), 8 ('shop.orders_8' on host 'b')");
@@ -85,40 +93,37 @@ class NewShardCheckTest {
 
   @Test
   void nothingNewIsNothingAndADroppedShardIsNotAReasonToResume() {
-    assertThat(
-            NewShardCheck.check(config("", ""), plan(A0, B1), () -> plan(A0, B1), BOTH_IN_BINLOG))
+    assertThat(check(config("", ""), plan(A0, B1), () -> plan(A0, B1), BOTH_IN_BINLOG))
         .isEqualTo(new NewShardCheck.Nothing());
-    assertThat(NewShardCheck.check(config("", ""), plan(A0, B1), () -> plan(A0), BOTH_IN_BINLOG))
+    assertThat(check(config("", ""), plan(A0, B1), () -> plan(A0), BOTH_IN_BINLOG))
         .isEqualTo(new NewShardCheck.Nothing());
   }
 
   @Test
   void aTableRenamedKeepingItsNumberIsNewToTheJob() {
     ShardTable renamed = new ShardTable("a", "shop", "orders_00", 0);
-    assertThat(
-            NewShardCheck.check(
-                config("", ""), plan(A0, B1), () -> plan(renamed, B1), BOTH_IN_BINLOG))
+    assertThat(check(config("", ""), plan(A0, B1), () -> plan(renamed, B1), BOTH_IN_BINLOG))
         .isEqualTo(new NewShardCheck.Adopt(List.of(renamed)));
   }
 
   @Test
   void notWhileAHostStillReadsASnapshotNorWhenTheWatchesCannotBeRead() {
     NewShardCheck.Outcome snapshotting =
-        NewShardCheck.check(
+        check(
             config("", ""),
             plan(A0, B1),
             () -> plan(A0, B1, A7),
             List.of(host("a", 1), host("b", 0)));
     assertThat(snapshotting).isInstanceOf(NewShardCheck.Later.class);
     assertThat(((NewShardCheck.Later) snapshotting).why()).contains("[b]").contains("snapshot");
-    assertThat(NewShardCheck.check(config("", ""), plan(A0, B1), () -> plan(A0, B1, A7), List.of()))
+    assertThat(check(config("", ""), plan(A0, B1), () -> plan(A0, B1, A7), List.of()))
         .isInstanceOf(NewShardCheck.Later.class);
   }
 
   @Test
   void aHostThatCannotBeAskedIsAskedAgainLater() {
     NewShardCheck.Outcome outcome =
-        NewShardCheck.check(
+        check(
             config("", ""),
             plan(A0, B1),
             () -> {
@@ -137,7 +142,7 @@ class NewShardCheckTest {
         "Cannot assign shard numbers: shard number 7 is taken by 'shop.orders_7' on host 'a' and"
             + " 'shop.orders_07' on host 'a'";
     NewShardCheck.Outcome outcome =
-        NewShardCheck.check(
+        check(
             config("", ""),
             plan(A0, B1),
             () -> {
@@ -150,7 +155,7 @@ class NewShardCheckTest {
   @Test
   void warnModeAndModesThatCannotReadANewShardLeaveItToTheNextResume() {
     assertThat(
-            NewShardCheck.check(
+            check(
                 config("  new-shards: warn", ""),
                 plan(A0, B1),
                 () -> plan(A0, B1, A7),
@@ -158,14 +163,27 @@ class NewShardCheckTest {
         .isInstanceOfSatisfying(
             NewShardCheck.Left.class,
             left -> assertThat(left.why()).contains("tables.new-shards = warn"));
+    // with deletes by position: a shard number with files in the table cannot be replaced yet
     assertThat(
             NewShardCheck.check(
                 config("", "  delete-mode: position"),
                 plan(A0, B1),
-                () -> plan(A0, B1, A7),
-                BOTH_IN_BINLOG))
+                () -> plan(A0, B1, A7, B8),
+                BOTH_IN_BINLOG,
+                shards -> java.util.Set.of(8)))
         .isInstanceOfSatisfying(
             NewShardCheck.Left.class,
-            left -> assertThat(left.why()).contains("target.delete-mode = position"));
+            left ->
+                assertThat(left.why())
+                    .contains("shard number(s) [8] have data files in the table")
+                    .contains("target.delete-mode = position"));
+    // and one without is adopted: nothing to replace
+    assertThat(
+            check(
+                config("", "  delete-mode: position"),
+                plan(A0, B1),
+                () -> plan(A0, B1, A7),
+                BOTH_IN_BINLOG))
+        .isEqualTo(new NewShardCheck.Adopt(List.of(A7)));
   }
 }

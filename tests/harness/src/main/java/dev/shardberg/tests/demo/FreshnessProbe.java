@@ -33,6 +33,9 @@ public final class FreshnessProbe {
   private final Set<Long> seen = new HashSet<>();
   private final List<Long> samplesMillis = new ArrayList<>();
 
+  /** Per sample, when its row was written (epoch ms), in the order of {@link #samplesMillis}. */
+  private final List<Long> writtenAtMillis = new ArrayList<>();
+
   /**
    * Row versions already sampled: a row rewritten later (an owner's compaction in {@code
    * target.delete-mode: position} re-adds the partition's live rows in the same commit as new
@@ -79,6 +82,7 @@ public final class FreshnessProbe {
                 && writtenMillis >= sinceMillis
                 && counted.add(rowVersion(row, time + 1))) {
               samplesMillis.add(snapshot.timestampMillis() - writtenMillis);
+              writtenAtMillis.add(writtenMillis);
             }
           }
         } catch (IOException e) {
@@ -122,12 +126,36 @@ public final class FreshnessProbe {
     return samplesMillis.size();
   }
 
+  /** When the row of the stalest sample was written (epoch ms), -1 without samples. */
+  public synchronized long stalestWrittenAtMillis() {
+    int worst = -1;
+    for (int i = 0; i < samplesMillis.size(); i++) {
+      if (worst < 0 || samplesMillis.get(i) > samplesMillis.get(worst)) {
+        worst = i;
+      }
+    }
+    return worst < 0 ? -1 : writtenAtMillis.get(worst);
+  }
+
   /** The {@code q}-quantile (0..1) of the freshness samples in milliseconds, -1 without samples. */
   public synchronized long quantileMillis(double q) {
-    if (samplesMillis.isEmpty()) {
+    return quantileMillis(q, written -> true);
+  }
+
+  /**
+   * As {@link #quantileMillis(double)}, over the samples of rows written when {@code writtenAt}
+   * (epoch ms) says.
+   */
+  public synchronized long quantileMillis(double q, java.util.function.LongPredicate writtenAt) {
+    List<Long> sorted = new ArrayList<>();
+    for (int i = 0; i < samplesMillis.size(); i++) {
+      if (writtenAt.test(writtenAtMillis.get(i))) {
+        sorted.add(samplesMillis.get(i));
+      }
+    }
+    if (sorted.isEmpty()) {
       return -1;
     }
-    List<Long> sorted = new ArrayList<>(samplesMillis);
     Collections.sort(sorted);
     int index = (int) Math.ceil(q * sorted.size()) - 1;
     return sorted.get(Math.max(0, Math.min(sorted.size() - 1, index)));

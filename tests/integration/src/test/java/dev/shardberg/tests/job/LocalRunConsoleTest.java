@@ -276,11 +276,13 @@ class LocalRunConsoleTest {
 
   /**
    * A resume the job refuses, as a user meets it: with deletes by position ({@code
-   * target.delete-mode: position}, which cannot replace a shard's old rows yet), a run with shard 1
-   * left out ({@code tables.exclude-shards}) stopped with its final savepoint, then a run of the
-   * same pipeline with shard 1 back. (With deletes by key the shard would be read again by itself;
-   * see ShardTableLifeTest.) The coordinator refuses the restored state; the console ends with the
-   * reason (naming the mode and the way on) and the way on, one line each, with no stack trace
+   * target.delete-mode: position}, which cannot replace a shard's old rows yet), a run of two
+   * shards, then one with shard 1 left out ({@code tables.exclude-shards}), each stopped with its
+   * final savepoint, then a run of the same pipeline with shard 1 back: new to the restored state,
+   * with rows in the table. (With deletes by key the shard would be read again by itself, see
+   * ShardTableLifeTest; a shard without rows in the table is read in this mode too, see
+   * NewShardWhileRunningTest.) The coordinator refuses the restored state; the console ends with
+   * the reason (naming the mode and the way on) and the way on, one line each, with no stack trace
    * (those go to the log file), and the run exits 1.
    */
   @Test
@@ -313,27 +315,12 @@ class LocalRunConsoleTest {
           config.copy().excludeShards(1).write(dir.resolve("without-shard-1.yaml"));
       Path log = dir.resolve("shardberg.log");
 
-      // shard 1 left out; stopped with a final savepoint (SIGTERM takes the path of Ctrl-C)
-      Path firstOut = dir.resolve("first.out");
-      Process first =
-          cli(
-                  List.of("run", "--config", withoutShard1.toString(), "--progress-interval", "1s"),
-                  log)
-              .redirectOutput(firstOut.toFile())
-              .start();
-      try {
-        await()
-            .atMost(CAUGHT_UP)
-            .until(() -> Files.readString(firstOut).contains("First commit: checkpoint "));
-      } finally {
-        new ProcessBuilder("kill", "-TERM", Long.toString(first.pid())).start().waitFor();
-        if (!first.waitFor(3, TimeUnit.MINUTES)) {
-          first.destroyForcibly();
-        }
-      }
-      assertThat(first.exitValue()).as(Files.readString(firstOut)).isZero();
+      // every shard, then shard 1 left out: its rows stay in the table, its state goes; each run
+      // stopped with a final savepoint (SIGTERM takes the path of Ctrl-C)
+      runUntilFirstCommit(everyShard, dir.resolve("first.out"), log);
+      runUntilFirstCommit(withoutShard1, dir.resolve("second.out"), log);
 
-      // shard 1 back, with deletes by position: the resume is refused
+      // shard 1 back, with deletes by position: new to the state with rows in the table, refused
       Path out = dir.resolve("refused.out");
       Process refused =
           cli(List.of("run", "--config", everyShard.toString(), "--progress-interval", "1s"), log)
@@ -369,6 +356,25 @@ class LocalRunConsoleTest {
           .contains("PipelineConflictException: Cannot resume pipeline refused")
           .contains("\tat dev.shardberg.coordinator.CommitCoordinator");
     }
+  }
+
+  /** A run of {@code config} until its first commit, then stopped with SIGTERM; it exits 0. */
+  private void runUntilFirstCommit(Path config, Path out, Path log) throws Exception {
+    Process run =
+        cli(List.of("run", "--config", config.toString(), "--progress-interval", "1s"), log)
+            .redirectOutput(out.toFile())
+            .start();
+    try {
+      await()
+          .atMost(CAUGHT_UP)
+          .until(() -> Files.readString(out).contains("First commit: checkpoint "));
+    } finally {
+      new ProcessBuilder("kill", "-TERM", Long.toString(run.pid())).start().waitFor();
+      if (!run.waitFor(3, TimeUnit.MINUTES)) {
+        run.destroyForcibly();
+      }
+    }
+    assertThat(run.exitValue()).as(Files.readString(out)).isZero();
   }
 
   /**

@@ -186,6 +186,73 @@ class NewShardWhileRunningTest {
     }
   }
 
+  /**
+   * With deletes by position ({@code target.delete-mode: position}) a new shard number, which has
+   * no row in the table to replace, is read the same way, and no equality delete is ever written.
+   */
+  @Test
+  void withDeletesByPositionANewShardIsReadTooAndNoEqualityDeleteIsWritten() throws Exception {
+    try (EmbeddedMariaDb a = EmbeddedMariaDb.start("new-shard-pos", 43)) {
+      OrdersShards shards = new OrdersShards(List.of(a), 2);
+      shards.createTables();
+      shards.load(30, 12);
+      a.createCdcUser("shardberg_cdc", "fleet-pw");
+      Path password = Files.writeString(dir.resolve("cdc.password"), "fleet-pw\n");
+      Path configFile =
+          TestConfig.pipeline("fleet-pos")
+              .checkpointInterval("1s")
+              .parallelism(1)
+              .writerParallelism(1)
+              .checkpointDir(dir.resolve("checkpoints").toUri())
+              .source(source("a", a, "5720-5720", password))
+              .tables("shop", OrdersShards.TABLE_PATTERN)
+              .discoveryInterval("1s")
+              .hadoopCatalog(dir.resolve("warehouse").toUri())
+              .table("shop", "orders")
+              .buckets(2)
+              .deleteMode("position")
+              .write(dir.resolve("fleet-pos.yaml"));
+      ShardbergConfig config = ShardbergConfig.load(configFile);
+      Path out = dir.resolve("run-pos.out");
+      Process run =
+          CliProcess.cli(
+                  dir,
+                  List.of("run", "--config", configFile.toString(), "--progress-interval", "1s"),
+                  dir.resolve("shardberg.log"))
+              .redirectOutput(out.toFile())
+              .start();
+      try {
+        await()
+            .atMost(CAUGHT_UP)
+            .until(() -> Files.readString(out).contains("First commit: checkpoint "));
+        a.execute(
+            OrdersShards.ddl("shop.orders_5"),
+            "INSERT INTO shop.orders_5 SELECT * FROM shop.orders_0",
+            "UPDATE shop.orders_1 SET status = 'PAID' WHERE order_id <= 4");
+        awaitTableEqualsShards(config, out);
+        a.execute(
+            "UPDATE shop.orders_5 SET status = 'SHIPPED' WHERE order_id <= 3",
+            "DELETE FROM shop.orders_5 WHERE order_id = 7");
+        awaitTableEqualsShards(config, out);
+        assertThat(Files.readString(out))
+            .contains("New in this run, each read alone from a fresh snapshot: 5 ('shop.orders_5'");
+        Table table = Catalogs.loadTable(config.target());
+        table.refresh();
+        long equalityDeletes = 0;
+        for (org.apache.iceberg.Snapshot snapshot : table.snapshots()) {
+          equalityDeletes +=
+              Long.parseLong(snapshot.summary().getOrDefault("added-equality-deletes", "0"));
+        }
+        assertThat(equalityDeletes).isZero();
+      } finally {
+        new ProcessBuilder("kill", "-TERM", Long.toString(run.pid())).start().waitFor();
+        if (!run.waitFor(2, TimeUnit.MINUTES)) {
+          run.destroyForcibly();
+        }
+      }
+    }
+  }
+
   private static TestConfig.Source source(
       String name, EmbeddedMariaDb db, String serverIds, Path password) {
     return new TestConfig.Source(name, "127.0.0.1", db.port())
