@@ -58,7 +58,8 @@ class FleetChangeBenchmark {
    * would count as a change seen a minute late.
    */
   private static final String COPY =
-      "order_id, customer_id, status, amount, currency, note, created_at, created_at AS updated_at";
+      "order_id, customer_id, status, amount, currency, note, created_at,"
+          + " CAST('2026-01-01 00:00:00' AS DATETIME(6)) AS updated_at";
 
   @TempDir Path dir;
 
@@ -70,6 +71,8 @@ class FleetChangeBenchmark {
     String checkpoint = System.getProperty("benchmark.checkpoint-interval", "2s");
     String discovery = System.getProperty("benchmark.discovery-interval", "10s");
     Duration phase = Duration.ofSeconds(Integer.getInteger("benchmark.phase-seconds", 40));
+    // the baseline: the same run with the fleet left alone (same changes, same phases)
+    boolean fleetChanges = !Boolean.getBoolean("benchmark.no-fleet-changes");
     try (EmbeddedMariaDb a = EmbeddedMariaDb.start("fleet-bench-a", 51);
         EmbeddedMariaDb b = EmbeddedMariaDb.start("fleet-bench-b", 52)) {
       OrdersShards shards = new OrdersShards(List.of(a, b), 16); // 0-7 on a, 8-15 on b
@@ -104,6 +107,7 @@ class FleetChangeBenchmark {
               .start();
       ConsoleClock console = new ConsoleClock(out);
       Map<String, Double> report = new LinkedHashMap<>();
+      String perTenSeconds = "";
       try {
         long started = System.nanoTime();
         console.awaitLine("First commit: checkpoint ", Duration.ofMinutes(10));
@@ -123,39 +127,47 @@ class FleetChangeBenchmark {
           changesStartMillis = System.currentTimeMillis();
           sleep(phase, freshness, table, createdAt, firstRowAt);
           // two new shards: one created empty and filled after, one renamed in holding rows
-          createdAt.put(16, System.currentTimeMillis());
-          a.execute(
-              OrdersShards.ddl("shop.orders_16"),
-              "INSERT INTO shop.orders_16 SELECT "
-                  + COPY
-                  + " FROM shop.orders_2 WHERE order_id <= 1000");
-          createdAt.put(17, System.currentTimeMillis());
-          b.execute(
-              "CREATE TABLE shop.orders_tmp LIKE shop.orders_8",
-              "INSERT INTO shop.orders_tmp SELECT " + COPY + " FROM shop.orders_10",
-              "RENAME TABLE shop.orders_tmp TO shop.orders_17");
+          if (fleetChanges) {
+            createdAt.put(16, System.currentTimeMillis());
+            a.execute(
+                OrdersShards.ddl("shop.orders_16"),
+                "INSERT INTO shop.orders_16 SELECT "
+                    + COPY
+                    + " FROM shop.orders_2 WHERE order_id <= 1000");
+            createdAt.put(17, System.currentTimeMillis());
+            b.execute(
+                "CREATE TABLE shop.orders_tmp LIKE shop.orders_8",
+                "INSERT INTO shop.orders_tmp SELECT " + COPY + " FROM shop.orders_10",
+                "RENAME TABLE shop.orders_tmp TO shop.orders_17");
+          }
           sleep(phase, freshness, table, createdAt, firstRowAt);
           // two shards dropped (quiet ones: the generator changes 0-13)
-          events.put("DROP of shards 14, 15", System.currentTimeMillis());
-          b.execute("DROP TABLE shop.orders_14", "DROP TABLE shop.orders_15");
+          if (fleetChanges) {
+            events.put("DROP of shards 14, 15", System.currentTimeMillis());
+            b.execute("DROP TABLE shop.orders_14", "DROP TABLE shop.orders_15");
+          }
           sleep(phase, freshness, table, createdAt, firstRowAt);
           // two more: CREATE TABLE ... SELECT, and a shard in a new database
-          createdAt.put(18, System.currentTimeMillis());
-          a.execute(
-              "CREATE TABLE shop.orders_18 (PRIMARY KEY (order_id))"
-                  + " SELECT * FROM shop.orders_3 WHERE order_id <= 2000",
-              "UPDATE shop.orders_18 SET updated_at = created_at"); // see COPY
-          createdAt.put(19, System.currentTimeMillis());
-          b.execute(
-              "CREATE DATABASE shop_more",
-              OrdersShards.ddl("shop_more.orders_19"),
-              "INSERT INTO shop_more.orders_19 SELECT "
-                  + COPY
-                  + " FROM shop.orders_9 WHERE order_id <= 500");
+          if (fleetChanges) {
+            createdAt.put(18, System.currentTimeMillis());
+            a.execute(
+                "CREATE TABLE shop.orders_18 (PRIMARY KEY (order_id))"
+                    + " SELECT * FROM shop.orders_3 WHERE order_id <= 2000",
+                "UPDATE shop.orders_18 SET updated_at = '2026-01-01 00:00:00'"); // see COPY
+            createdAt.put(19, System.currentTimeMillis());
+            b.execute(
+                "CREATE DATABASE shop_more",
+                OrdersShards.ddl("shop_more.orders_19"),
+                "INSERT INTO shop_more.orders_19 SELECT "
+                    + COPY
+                    + " FROM shop.orders_9 WHERE order_id <= 500");
+          }
           sleep(phase, freshness, table, createdAt, firstRowAt);
           // a tenant moved from shard 1 (host a) to shard 9 (host b): copy, then delete
-          events.put("tenant move", System.currentTimeMillis());
-          moveTenant(a, b);
+          if (fleetChanges) {
+            events.put("tenant move", System.currentTimeMillis());
+            moveTenant(a, b);
+          }
           sleep(phase, freshness, table, createdAt, firstRowAt);
           changes.stop();
           report.put("changes applied", (double) changes.total());
@@ -185,6 +197,19 @@ class FleetChangeBenchmark {
               "adoption " + (i + 1) + " began, s after the changes began",
               (windows.get(i)[0] - changesStartMillis) / 1e3);
         }
+        // p99 per 10 s of writes: where the adoptions hold the commits up, and for how long after
+        StringBuilder buckets = new StringBuilder();
+        for (long from = changesStartMillis; ; from += 10_000) {
+          long start = from;
+          long p99 = freshness.quantileMillis(0.99, w -> w >= start && w < start + 10_000);
+          if (p99 < 0) {
+            break;
+          }
+          buckets
+              .append(buckets.length() == 0 ? "" : " ")
+              .append(String.format(Locale.ROOT, "%.1f", p99 / 1e3));
+        }
+        perTenSeconds = buckets.toString();
         long stalest = freshness.stalestWrittenAtMillis();
         report.put(
             "stalest sample written, s after the changes began",
@@ -243,16 +268,23 @@ class FleetChangeBenchmark {
       md.append(
           String.format(
               Locale.ROOT,
-              "FleetChangeBenchmark: 16 shards x %,d rows, 2 hosts, %d changes/s on 14, checkpoint %s,"
+              "FleetChangeBenchmark%s: 16 shards x %,d rows, 2 hosts, %d changes/s on 14, checkpoint %s,"
                   + " discovery %s, %ss per phase%n| measure | value |%n|---|---|%n",
+              fleetChanges ? "" : " (baseline: no fleet change)",
               rowsPerShard,
               rate,
               checkpoint,
               discovery,
               phase.toSeconds()));
       report.forEach((k, v) -> md.append(String.format(Locale.ROOT, "| %s | %.1f |%n", k, v)));
+      md.append("\nfreshness p99 (s) of the writes of each 10 s from the start of the changes: ")
+          .append(perTenSeconds)
+          .append('\n');
       System.out.println(md);
-      Files.writeString(Path.of("target", "fleet-change-benchmark.md"), md.toString());
+      Files.writeString(
+          Path.of(
+              "target", fleetChanges ? "fleet-change-benchmark.md" : "fleet-baseline-benchmark.md"),
+          md.toString());
       System.out.println("--- console ---\n" + Files.readString(out));
     }
   }
