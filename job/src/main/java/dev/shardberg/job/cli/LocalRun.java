@@ -291,8 +291,10 @@ final class LocalRun {
                 "New shard table(s) on MySQL: %s. Not read by this run: %s",
                 NewShardCheck.describe(added), why)
             : String.format(
-                "New shard table(s) on MySQL: %s. Read once %s is over",
-                NewShardCheck.describe(added), why);
+                "New shard table(s) on MySQL: %s. Not read yet: %s; the run looks again every %s",
+                NewShardCheck.describe(added),
+                why,
+                Durations.humanToMinutes(config.tables().discoveryInterval()));
     if (!text.equals(said)) {
       line("%s", text);
       LOG.warn("Pipeline {}: {}", config.pipeline().id(), text);

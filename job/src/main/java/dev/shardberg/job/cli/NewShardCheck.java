@@ -72,6 +72,9 @@ final class NewShardCheck {
         return new Later(List.of(), "the shards cannot be listed now: " + e.getMessage());
       }
       return new Stop(e.getMessage());
+    } catch (RuntimeException e) {
+      // a password file being rotated, …: the job goes on, the next check asks again
+      return new Later(List.of(), "the shards cannot be listed now: " + e);
     }
     List<ShardTable> added = added(running, now);
     if (added.isEmpty()) {
@@ -92,8 +95,13 @@ final class NewShardCheck {
               + " (tables.reread-shards at a resume)");
     }
     if (config.target().deleteMode() == DeleteMode.POSITION) {
-      Set<Integer> holding =
-          withFiles.apply(added.stream().map(ShardTable::shard).collect(Collectors.toSet()));
+      Set<Integer> holding;
+      try {
+        holding =
+            withFiles.apply(added.stream().map(ShardTable::shard).collect(Collectors.toSet()));
+      } catch (RuntimeException e) {
+        return new Later(added, "the table cannot be read now (" + e + ")");
+      }
       if (!holding.isEmpty()) {
         return new Left(
             added,

@@ -137,6 +137,30 @@ class NewShardCheckTest {
   }
 
   @Test
+  void anythingElseThatFailsTheCheckIsAskedAgainLaterNotAStop() {
+    NewShardCheck.Outcome outcome =
+        check(
+            config("", ""),
+            plan(A0, B1),
+            () -> {
+              throw new IllegalStateException("Cannot read the password file /run/secrets/cdc");
+            },
+            BOTH_IN_BINLOG);
+    assertThat(outcome).isInstanceOf(NewShardCheck.Later.class);
+    assertThat(
+            NewShardCheck.check(
+                config("", "  delete-mode: position"),
+                plan(A0, B1),
+                () -> plan(A0, B1, A7),
+                BOTH_IN_BINLOG,
+                shards -> {
+                  throw new java.io.UncheckedIOException(new java.io.IOException("catalog down"));
+                }))
+        .isInstanceOfSatisfying(
+            NewShardCheck.Later.class, later -> assertThat(later.added()).containsExactly(A7));
+  }
+
+  @Test
   void aClashStopsTheRunWithDiscoverysMessage() {
     String clash =
         "Cannot assign shard numbers: shard number 7 is taken by 'shop.orders_7' on host 'a' and"
