@@ -148,7 +148,7 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
         ShardReread.start(
             options,
             restored == null ? null : restored.knownShards(),
-            shards -> ShardFiles.withFiles(table, shardColumn, shards));
+            shards -> ShardsWithData.among(table, shardColumn, shards));
     LOG.info(
         "Coordinator of pipeline {} for table {} starts run {} (Flink job {}, {})",
         options.pipelineId(),

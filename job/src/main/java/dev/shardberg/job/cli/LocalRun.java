@@ -88,13 +88,9 @@ final class LocalRun {
     this.restPort = restPort;
   }
 
-  int run(StreamExecutionEnvironment env) throws Exception {
-    return run(env, null);
-  }
-
   /**
    * Runs until stopped or failed. With {@code resumeFrom} (a savepoint path → the environment that
-   * resumes from it) the run also reads shard tables created while it runs ({@code
+   * resumes from it; null: never) the run also reads shard tables created while it runs ({@code
    * tables.new-shards: adopt}): every {@code tables.discovery-interval} it runs discovery as a
    * start would ({@link NewShardCheck}); a new shard table makes it stop the job with a savepoint
    * and resume from it with the table in the plan — the source reads it alone from a fresh
@@ -197,7 +193,7 @@ final class LocalRun {
                 () -> ShardbergPipeline.discover(config),
                 hosts,
                 shards ->
-                    dev.shardberg.coordinator.ShardFiles.withFiles(
+                    dev.shardberg.coordinator.ShardsWithData.among(
                         table, dev.shardberg.router.schema.TableLayout.SHARD_COLUMN, shards));
         if (outcome instanceof NewShardCheck.Adopt adopt) {
           savepoint = adopt(job, result, adopt, checkpoints);

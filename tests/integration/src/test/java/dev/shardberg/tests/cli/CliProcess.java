@@ -4,6 +4,7 @@ import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The developer CLI ({@link ShardbergDevCli}, what {@code bin/shardberg} runs) in its own JVM, as a
@@ -27,5 +28,19 @@ public final class CliProcess {
     command.add(ShardbergDevCli.class.getName());
     command.addAll(args);
     return new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true);
+  }
+
+  /**
+   * Stops a running {@code run} the way Ctrl-C does (SIGTERM: a final savepoint), waiting up to
+   * three minutes before killing it.
+   */
+  public static void stop(Process run) throws Exception {
+    if (!run.isAlive()) {
+      return;
+    }
+    new ProcessBuilder("kill", "-TERM", Long.toString(run.pid())).start().waitFor();
+    if (!run.waitFor(3, TimeUnit.MINUTES)) {
+      run.destroyForcibly();
+    }
   }
 }

@@ -369,10 +369,7 @@ class LocalRunConsoleTest {
           .atMost(CAUGHT_UP)
           .until(() -> Files.readString(out).contains("First commit: checkpoint "));
     } finally {
-      new ProcessBuilder("kill", "-TERM", Long.toString(run.pid())).start().waitFor();
-      if (!run.waitFor(3, TimeUnit.MINUTES)) {
-        run.destroyForcibly();
-      }
+      CliProcess.stop(run);
     }
     assertThat(run.exitValue()).as(Files.readString(out)).isZero();
   }

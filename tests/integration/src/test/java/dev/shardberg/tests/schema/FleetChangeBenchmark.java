@@ -24,7 +24,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.iceberg.Table;
@@ -87,8 +86,8 @@ class FleetChangeBenchmark {
               .parallelism(1)
               .writerParallelism(2)
               .checkpointDir(dir.resolve("checkpoints").toUri())
-              .source(source("a", a, "5800-5800", password))
-              .source(source("b", b, "5810-5810", password))
+              .source(NewShardWhileRunningTest.source("a", a, "5800-5800", password))
+              .source(NewShardWhileRunningTest.source("b", b, "5810-5810", password))
               .tables("shop(_more)?", OrdersShards.TABLE_PATTERN)
               .droppedShards("delete")
               .discoveryInterval(discovery)
@@ -259,10 +258,7 @@ class FleetChangeBenchmark {
         VerifyReport verify = Reconciliation.verify(config, 5);
         assertThat(verify.matches()).as(verify.render()).isTrue();
       } finally {
-        new ProcessBuilder("kill", "-TERM", Long.toString(run.pid())).start().waitFor();
-        if (!run.waitFor(3, TimeUnit.MINUTES)) {
-          run.destroyForcibly();
-        }
+        CliProcess.stop(run);
       }
       StringBuilder md = new StringBuilder();
       md.append(
@@ -372,15 +368,6 @@ class FleetChangeBenchmark {
       Thread.sleep(1_000);
     }
     throw new AssertionError(last == null ? "no verify" : last.render());
-  }
-
-  private static TestConfig.Source source(
-      String name, EmbeddedMariaDb db, String serverIds, Path password) {
-    return new TestConfig.Source(name, "127.0.0.1", db.port())
-        .user("shardberg_cdc")
-        .passwordFile(password)
-        .serverIds(serverIds)
-        .withoutTls();
   }
 
   /**

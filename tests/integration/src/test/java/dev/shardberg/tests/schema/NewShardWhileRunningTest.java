@@ -176,12 +176,7 @@ class NewShardWhileRunningTest {
         VerifyReport report = Reconciliation.verify(config, 5);
         assertThat(report.matches()).as(report.render()).isTrue();
       } finally {
-        if (run.isAlive()) {
-          new ProcessBuilder("kill", "-TERM", Long.toString(run.pid())).start().waitFor();
-          if (!run.waitFor(2, TimeUnit.MINUTES)) {
-            run.destroyForcibly();
-          }
-        }
+        CliProcess.stop(run);
       }
     }
   }
@@ -245,15 +240,12 @@ class NewShardWhileRunningTest {
         }
         assertThat(equalityDeletes).isZero();
       } finally {
-        new ProcessBuilder("kill", "-TERM", Long.toString(run.pid())).start().waitFor();
-        if (!run.waitFor(2, TimeUnit.MINUTES)) {
-          run.destroyForcibly();
-        }
+        CliProcess.stop(run);
       }
     }
   }
 
-  private static TestConfig.Source source(
+  static TestConfig.Source source(
       String name, EmbeddedMariaDb db, String serverIds, Path password) {
     return new TestConfig.Source(name, "127.0.0.1", db.port())
         .user("shardberg_cdc")
