@@ -51,15 +51,16 @@ import org.apache.iceberg.io.DataWriter;
 
 /**
  * {@code bench --long-run}: issue 14's "the seed's week, simulated". The consolidated pipeline runs
- * the same update-heavy change stream twice on freshly reloaded shards, once with the job's own
- * maintenance off and once on, and every {@code --sample-interval} measures the table as a reader
- * finds it: full-scan time with Iceberg's generic reader and with Flink's batch source (a bounded
- * {@link FlinkSource} job on its own local cluster), live data files, equality and position delete
- * files, bytes of live files and bytes on disk under the table location. At the end (job stopped)
- * it measures once more, verifies table == shards, and writes a freshly compacted copy of the table
- * (same schema and spec, one file per partition, no deletes) whose scan time is the yardstick.
- * Output: {@code long-run.json}, {@code long-run.csv}, {@code long-run.png} (both runs on one
- * chart, {@link LongRunChart}) and {@code long-run.md}.
+ * the same update-heavy change stream on freshly reloaded shards once per {@code --long-run-runs}
+ * entry ({@link Variant}: the job's own maintenance off, on, or position deletes), and every {@code
+ * --sample-interval} measures the table as a reader finds it: full-scan time with Iceberg's generic
+ * reader and with Flink's batch source (a bounded {@link FlinkSource} job on its own local
+ * cluster), live data files, equality and position delete files, bytes of live files and bytes on
+ * disk under the table location. At the end (job stopped) it measures once more, verifies table ==
+ * shards, and writes a freshly compacted copy of the table (same schema and spec, one file per
+ * partition, no deletes) whose scan time is the yardstick. Output: {@code long-run.json}, {@code
+ * long-run.csv}, {@code long-run.png} (both runs on one chart, {@link LongRunChart}) and {@code
+ * long-run.md}.
  */
 final class LongRun {
   static final String JSON = "long-run.json";
@@ -73,6 +74,13 @@ final class LongRun {
    */
   static final double SCAN_TARGET = 1.5;
 
+  /**
+   * Issue 28's target for position deletes: every scan within this factor of a compacted table. The
+   * compacted copy is made of the end table; the rows hardly change in number over an update-heavy
+   * stream, so it is the yardstick of every sample.
+   */
+  static final double POSITION_SCAN_TARGET = 1.2;
+
   private static final int CHANGE_THREADS = 4;
 
   /**
@@ -85,8 +93,59 @@ final class LongRun {
   /** A scan time that stands for "not read": the run's tables passed the scan budget. */
   static final long NOT_READ = -1;
 
-  /** The job's maintenance settings for the "on" run. */
+  /** The job's maintenance settings for the "on" and "position" runs. */
   record MaintenanceSettings(Duration interval, Duration expireAfter) {}
+
+  /** The runs {@code --long-run-runs} chooses from, in the order they run. */
+  enum Variant {
+    /** Equality deletes (the default write path), the job's maintenance off. */
+    OFF("maintenance off", "off", false, null),
+    /** Equality deletes, the job's maintenance on: its compactions and merges (issue 14). */
+    ON("maintenance on", "on", true, null),
+    /**
+     * {@code target.delete-mode: position} (issue 28): the writers own their partitions, delete by
+     * position (deletion vectors on the new v3 table) and compact their own partitions; the job's
+     * maintenance on for the table-level work (expiry, orphans).
+     */
+    POSITION("position deletes (owners)", "position", true, "position");
+
+    final String label;
+    final String option;
+    final boolean maintenance;
+    final String deleteMode;
+
+    Variant(String label, String option, boolean maintenance, String deleteMode) {
+      this.label = label;
+      this.option = option;
+      this.maintenance = maintenance;
+      this.deleteMode = deleteMode;
+    }
+
+    /** {@code --long-run-runs}: a comma-separated list of off, on, position. */
+    static List<Variant> parse(String list) {
+      List<Variant> variants = new ArrayList<>();
+      for (String name : list.split(",")) {
+        String n = name.trim();
+        Variant v =
+            java.util.Arrays.stream(values())
+                .filter(x -> x.option.equals(n))
+                .findFirst()
+                .orElseThrow(
+                    () ->
+                        new IllegalArgumentException(
+                            "Cannot run the bench: --long-run-runs takes off, on and position"
+                                + " (comma-separated), got '"
+                                + n
+                                + "'"));
+        if (variants.contains(v)) {
+          throw new IllegalArgumentException(
+              "Cannot run the bench: --long-run-runs names '" + n + "' twice");
+        }
+        variants.add(v);
+      }
+      return variants;
+    }
+  }
 
   /** One measurement of the table. */
   record Sample(
@@ -107,10 +166,11 @@ final class LongRun {
   record Compacted(
       long rows, long dataFiles, long bytes, long genericScanMillis, long flinkScanMillis) {}
 
-  /** One run (maintenance off or on). */
+  /** One run (maintenance off or on, or position deletes). */
   record RunResult(
       String run,
       boolean maintenance,
+      String deleteMode,
       String status,
       String reason,
       long changesApplied,
@@ -121,6 +181,7 @@ final class LongRun {
       long commitFailedRetries,
       long compactions,
       long merges,
+      long ownerCompactions,
       long compactionsDropped,
       long compactionsFailed,
       long expiredSnapshots,
@@ -181,6 +242,7 @@ final class LongRun {
   private final Duration longRun;
   private final Duration sampleInterval;
   private final MaintenanceSettings maintenance;
+  private final List<Variant> variants;
   private final Duration scanBudget;
   private final Progress progress;
 
@@ -189,17 +251,19 @@ final class LongRun {
       Duration longRun,
       Duration sampleInterval,
       MaintenanceSettings maintenance,
+      List<Variant> variants,
       Duration scanBudget,
       Progress progress) {
     this.config = config;
     this.longRun = longRun;
     this.sampleInterval = sampleInterval;
     this.maintenance = maintenance;
+    this.variants = List.copyOf(variants);
     this.scanBudget = scanBudget;
     this.progress = progress;
   }
 
-  /** Both runs and the report; true when both passed (table == shards, no conflict, no restart). */
+  /** The runs and the report; true when all passed (table == shards, no conflict, no restart). */
   Result run() throws Exception {
     BINLOG_CLIENT_LOG.setLevel(java.util.logging.Level.WARNING);
     long start = System.currentTimeMillis();
@@ -210,8 +274,9 @@ final class LongRun {
     List<RunResult> runs = new ArrayList<>();
     try (Workload workload = Workload.start(config.hosts(), progress)) {
       ModeRunner runner = new ModeRunner(workload, BenchWarehouse.local(config.output()), progress);
-      runs.add(runOnce(workload, runner, false, out));
-      runs.add(runOnce(workload, runner, true, out));
+      for (Variant variant : variants) {
+        runs.add(runOnce(workload, runner, variant, out));
+      }
     }
     Result result =
         new Result(
@@ -234,22 +299,28 @@ final class LongRun {
     return result.runs().stream().allMatch(r -> r.status().equals(ModeResult.PASSED));
   }
 
-  private RunResult runOnce(Workload workload, ModeRunner runner, boolean on, Path out)
+  private RunResult runOnce(Workload workload, ModeRunner runner, Variant variant, Path out)
       throws Exception {
-    String run = on ? "maintenance on" : "maintenance off";
+    boolean on = variant.maintenance;
+    boolean position = variant == Variant.POSITION;
+    String run = variant.label;
     progress.mode("long-run " + run);
-    Path warehouse = out.resolve("warehouse").resolve(on ? "long-run-on" : "long-run-off");
+    Path warehouse = out.resolve("warehouse").resolve("long-run-" + variant.option);
     deleteTree(warehouse);
     workload.reset(config.shards(), config.rowsPerShard(), progress);
     CommitReports.drain();
     CatalogLoader loader = ModeRunner.catalogLoader(warehouse.toUri().toString());
     Catalog catalog = loader.loadCatalog();
-    String runId =
-        "long-run-" + (on ? "on" : "off") + "-n" + config.shards() + "-" + System.nanoTime();
+    String runId = "long-run-" + variant.option + "-n" + config.shards() + "-" + System.nanoTime();
     ShardbergConfig jobConfig =
         ShardbergConfig.load(
             runner.writeJobConfig(
-                config, warehouse.toUri().toString(), runId, null, on ? maintenance : null));
+                config,
+                warehouse.toUri().toString(),
+                runId,
+                null,
+                on ? maintenance : null,
+                variant.deleteMode));
     StreamExecutionEnvironment env =
         runner.environment(config.sourceParallelism(), java.time.Duration.ZERO);
     ShardbergPipeline.Assembled assembled = ShardbergPipeline.build(env, jobConfig);
@@ -281,8 +352,9 @@ final class LongRun {
       JobClient job = env.executeAsync(jobName);
       progress.line(
           "job",
-          "submitted %s, maintenance %s",
+          "submitted %s, %s deletes, maintenance %s",
           jobName,
+          position ? "position" : "equality",
           on
               ? "on (interval "
                   + maintenance.interval()
@@ -439,6 +511,28 @@ final class LongRun {
             compactions,
             commits.stream().filter(c -> "compaction".equals(c.maintenance())).count());
     long merges = commits.stream().filter(c -> "merge".equals(c.maintenance())).count();
+    // an owner's compaction travels in its checkpoint's commit: the only data files that commit
+    // removes
+    long ownerCompactions =
+        position
+            ? commits.stream()
+                .filter(c -> !"replace".equals(c.operation()) && c.deletedDataFiles() > 0)
+                .count()
+            : 0;
+    if (position) {
+      samples.stream()
+          .filter(s -> s.equalityDeleteFiles() > 0)
+          .findFirst()
+          .ifPresent(
+              s ->
+                  failures.add(
+                      String.format(
+                          Locale.ROOT,
+                          "%d equality-delete file(s) in the table at t=%.0f s (position mode"
+                              + " writes none)",
+                          s.equalityDeleteFiles(),
+                          s.elapsedSeconds())));
+    }
     progress.line(
         "metrics", "maintenance counters seen: %s", RestartCounter.maintenanceCounterIds());
     long ingestCommits = commits.stream().filter(c -> !"replace".equals(c.operation())).count();
@@ -455,6 +549,7 @@ final class LongRun {
         new RunResult(
             run,
             on,
+            position ? "position" : "equality",
             failures.isEmpty() ? ModeResult.PASSED : ModeResult.FAILED,
             String.join("; ", failures),
             counts.total(),
@@ -465,6 +560,7 @@ final class LongRun {
             retries,
             compactions,
             merges,
+            ownerCompactions,
             dropped,
             compactionsFailed,
             expired,
@@ -718,8 +814,9 @@ final class LongRun {
   /** The issue's targets, side by side. */
   static Map<String, Object> comparison(List<RunResult> runs) {
     Map<String, Object> c = new LinkedHashMap<>();
-    RunResult off = runs.stream().filter(r -> !r.maintenance()).findFirst().orElse(null);
-    RunResult on = runs.stream().filter(RunResult::maintenance).findFirst().orElse(null);
+    RunResult off = run(runs, Variant.OFF);
+    RunResult on = run(runs, Variant.ON);
+    RunResult position = run(runs, Variant.POSITION);
     for (RunResult r : runs) {
       if (r.end() == null) {
         continue;
@@ -749,6 +846,17 @@ final class LongRun {
             round(
                 r.end().flinkScanMillis() / (double) Math.max(1, r.compacted().flinkScanMillis())));
       }
+      if (r.compacted() != null && lastRead(r) != null) {
+        c.put(
+            r.run() + ": slowest sample generic / Flink scan / compacted copy",
+            round(
+                    worst(r, Sample::genericScanMillis)
+                        / (double) Math.max(1, r.compacted().genericScanMillis()))
+                + " / "
+                + round(
+                    worst(r, Sample::flinkScanMillis)
+                        / (double) Math.max(1, r.compacted().flinkScanMillis())));
+      }
       c.put(r.run() + ": freshness p99 ms", r.freshness().p99Millis());
       c.put(r.run() + ": stale-base commit retries (must be 0)", r.commitFailedRetries());
     }
@@ -761,6 +869,31 @@ final class LongRun {
               + "x of a compacted table (generic reader)",
           ratio <= SCAN_TARGET ? "met (" + round(ratio) + "x)" : "NOT met (" + round(ratio) + "x)");
     }
+    if (position != null && position.compacted() != null && lastRead(position) != null) {
+      double generic =
+          worst(position, Sample::genericScanMillis)
+              / (double) Math.max(1, position.compacted().genericScanMillis());
+      double flink =
+          worst(position, Sample::flinkScanMillis)
+              / (double) Math.max(1, position.compacted().flinkScanMillis());
+      c.put(
+          "target: with position deletes, every scan within "
+              + POSITION_SCAN_TARGET
+              + "x of a compacted table (generic / Flink, slowest sample)",
+          (generic <= POSITION_SCAN_TARGET && flink <= POSITION_SCAN_TARGET ? "met (" : "NOT met (")
+              + round(generic)
+              + "x / "
+              + round(flink)
+              + "x)");
+    }
+    if (on != null && position != null && on.end() != null && position.end() != null) {
+      c.put(
+          "live files at the end, maintenance on / position",
+          liveFiles(on.end()) + " / " + liveFiles(position.end()));
+      c.put(
+          "freshness p99 position - maintenance on (ms)",
+          position.freshness().p99Millis() - on.freshness().p99Millis());
+    }
     if (off != null && on != null && off.end() != null && on.end() != null) {
       long offFiles =
           off.end().dataFiles() + off.end().equalityDeleteFiles() + off.end().positionDeleteFiles();
@@ -772,6 +905,19 @@ final class LongRun {
           on.freshness().p99Millis() - off.freshness().p99Millis());
     }
     return c;
+  }
+
+  private static RunResult run(List<RunResult> runs, Variant variant) {
+    return runs.stream().filter(r -> r.run().equals(variant.label)).findFirst().orElse(null);
+  }
+
+  private static long liveFiles(Sample s) {
+    return s.dataFiles() + s.equalityDeleteFiles() + s.positionDeleteFiles();
+  }
+
+  /** The slowest measured scan of a run (its samples while the job ran and its end). */
+  private static long worst(RunResult r, java.util.function.ToLongFunction<Sample> scan) {
+    return r.samples().stream().mapToLong(scan).max().orElse(NOT_READ);
   }
 
   /** The end scan time, or the last one measured when the run passed its scan budget. */
@@ -808,7 +954,7 @@ final class LongRun {
     Map<String, String> m = new LinkedHashMap<>();
     m.put(
         "runs",
-        "the consolidated pipeline (the job's own code, from a generated config) on freshly reloaded shards, the same seeded rows and change stream, once with maintenance.enabled false and once true with a shorter maintenance.interval and expire-snapshots.max-age for the run");
+        "the consolidated pipeline (the job's own code, from a generated config) on freshly reloaded shards, the same seeded rows and change stream, chosen by --long-run-runs: maintenance off (maintenance.enabled false), maintenance on (true, with a shorter maintenance.interval and expire-snapshots.max-age for the run), position (target.delete-mode position on a new v3 table: the writers delete by position and compact their own partitions; maintenance on as in the on run for expiry and orphans)");
     m.put(
         "generic scan",
         "every row and column of the current snapshot read with Iceberg's generic reader (IcebergGenerics, deletes applied), one thread, in this JVM while the job runs");
@@ -840,8 +986,11 @@ final class LongRun {
         "merges",
         "maintenance snapshots that merged a partition's files newer than its last compaction into one data file and one equality-delete file (after checkpoint commits, between cycles; maintenance.compaction.merge-min-files)");
     m.put(
+        "owner compactions",
+        "position run: checkpoint commits that remove data files (an owner's compaction of its partition travels in its checkpoint's commit)");
+    m.put(
         "freshness",
-        "the watcher's first sight of a snapshot (visible to a reader, polled every 200 ms) - the row's mysql_commit_ts, every row the change phase's snapshots add");
+        "the watcher's first sight of a snapshot (visible to a reader, polled every 200 ms) - the row's mysql_commit_ts, every row version (shard, id, commit ts) the change phase's snapshots add, timed once where it first appears (a compaction's rewrite of a row is not a fresh change)");
     return m;
   }
 
@@ -883,7 +1032,11 @@ final class LongRun {
   }
 
   static String markdown(Result result) {
-    StringBuilder md = new StringBuilder("# Shardberg long-run report: maintenance off vs on\n\n");
+    StringBuilder md =
+        new StringBuilder(
+            "# Shardberg long-run report: "
+                + String.join(" vs ", result.runs().stream().map(RunResult::run).toList())
+                + "\n\n");
     md.append("Command: `").append(result.command()).append("`  \n");
     md.append("Started ")
         .append(result.startedAt())
@@ -903,13 +1056,13 @@ final class LongRun {
         .append(CSV)
         .append(")\n\n");
     md.append(
-        "| run | status | changes | freshness p50 / p99 ms | ingest commits | maintenance commits | compactions / merges (dropped) | stale-base retries | restarts | table == shards |\n");
-    md.append("|---|---|---|---|---|---|---|---|---|---|\n");
+        "| run | status | changes | freshness p50 / p99 ms | ingest commits | maintenance commits | compactions / merges (dropped) | owner compactions | stale-base retries | restarts | table == shards |\n");
+    md.append("|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (RunResult r : result.runs()) {
       md.append(
           String.format(
               Locale.ROOT,
-              "| %s | %s%s | %,d (%,.0f/s) | %,d / %,d | %d | %d | %d / %d (%d) | %d | %d | %s |%n",
+              "| %s | %s%s | %,d (%,.0f/s) | %,d / %,d | %d | %d | %d / %d (%d) | %d | %d | %d | %s |%n",
               r.run(),
               r.status(),
               r.reason().isEmpty() ? "" : ": " + r.reason(),
@@ -922,6 +1075,7 @@ final class LongRun {
               r.compactions(),
               r.merges(),
               r.compactionsDropped(),
+              r.ownerCompactions(),
               r.commitFailedRetries(),
               r.restarts(),
               r.notRead() != null

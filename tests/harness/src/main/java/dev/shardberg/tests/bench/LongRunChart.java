@@ -20,16 +20,17 @@ import org.knowm.xchart.style.markers.SeriesMarkers;
 /**
  * The long-run chart, drawn with XChart like the bench's other charts: one PNG of four panels over
  * the same time axis (seconds since the change stream started), each with the maintenance-off run
- * in red and the maintenance-on run in blue: full-scan time (Iceberg's generic reader solid,
- * Flink's batch source dashed, the compacted copy's generic scan dotted), live data files, live
- * delete files (equality + position), bytes (on disk solid, live dashed). The legend under each
- * panel names the line styles.
+ * in red, the maintenance-on run in blue and the position-delete run in green: full-scan time
+ * (Iceberg's generic reader solid, Flink's batch source dashed, the compacted copy's generic scan
+ * dotted), live data files, live delete files (equality + position), bytes (on disk solid, live
+ * dashed). The legend under each panel names the line styles.
  */
 final class LongRunChart {
   private static final int WIDTH = 900;
   private static final int PANEL_HEIGHT = 300;
   private static final Color OFF = new Color(0xd6, 0x27, 0x28);
   private static final Color ON = new Color(0x1f, 0x77, 0xb4);
+  private static final Color POSITION = new Color(0x2c, 0xa0, 0x2c);
 
   private LongRunChart() {}
 
@@ -40,14 +41,18 @@ final class LongRunChart {
         maxT = Math.max(maxT, s.elapsedSeconds());
       }
     }
+    List<String> names = new ArrayList<>();
+    for (LongRun.RunResult r : result.runs()) {
+      names.add(r.run() + " (" + colorName(r) + ")");
+    }
     XYChart scans =
-        panel("Long run, maintenance off (red) vs on (blue): full-scan time", "ms", maxT);
+        panel("Long run, " + String.join(" vs ", names) + ": full-scan time", "ms", maxT);
     XYChart dataFiles = panel("live data files", "files", maxT);
     XYChart deleteFiles = panel("live delete files (equality + position)", "files", maxT);
     XYChart bytes = panel("bytes on disk and of the live files", "MiB", maxT);
     for (LongRun.RunResult r : result.runs()) {
-      Color color = r.maintenance() ? ON : OFF;
-      String run = r.maintenance() ? "on" : "off";
+      Color color = color(r);
+      String run = shortName(r);
       add(
           scans,
           run + ": generic",
@@ -71,10 +76,10 @@ final class LongRunChart {
                 new double[] {0, r.compacted().genericScanMillis()},
                 new double[] {end, r.compacted().genericScanMillis()}));
       }
-      add(dataFiles, "maintenance " + run, color, SeriesLines.SOLID, points(r, s -> s.dataFiles()));
+      add(dataFiles, r.run(), color, SeriesLines.SOLID, points(r, s -> s.dataFiles()));
       add(
           deleteFiles,
-          "maintenance " + run,
+          r.run(),
           color,
           SeriesLines.SOLID,
           points(r, s -> s.equalityDeleteFiles() + s.positionDeleteFiles()));
@@ -100,6 +105,22 @@ final class LongRunChart {
     try (OutputStream out = Files.newOutputStream(file)) {
       BitmapEncoder.saveBitmap(panels, panels.size(), 1, out, BitmapEncoder.BitmapFormat.PNG);
     }
+  }
+
+  private static boolean position(LongRun.RunResult r) {
+    return "position".equals(r.deleteMode());
+  }
+
+  private static Color color(LongRun.RunResult r) {
+    return position(r) ? POSITION : r.maintenance() ? ON : OFF;
+  }
+
+  private static String colorName(LongRun.RunResult r) {
+    return position(r) ? "green" : r.maintenance() ? "blue" : "red";
+  }
+
+  private static String shortName(LongRun.RunResult r) {
+    return position(r) ? "position" : r.maintenance() ? "on" : "off";
   }
 
   private static XYChart panel(String title, String yAxis, double maxT) {

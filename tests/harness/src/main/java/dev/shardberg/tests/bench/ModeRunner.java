@@ -616,19 +616,21 @@ final class ModeRunner {
   /** The YAML a user would write for this workload (the `run` command's input). */
   Path writeJobConfig(BenchConfig config, String warehouse, String runId, String zooKeeperConnect)
       throws java.io.IOException {
-    return writeJobConfig(config, warehouse, runId, zooKeeperConnect, null);
+    return writeJobConfig(config, warehouse, runId, zooKeeperConnect, null, null);
   }
 
   /**
    * The YAML a user would write for this workload; {@code maintenance} non-null turns the job's own
-   * maintenance on with those settings (the long-run mode), null leaves it off.
+   * maintenance on with those settings (the long-run mode), null leaves it off; {@code deleteMode}
+   * non-null is the job's {@code target.delete-mode}, null leaves the default.
    */
   Path writeJobConfig(
       BenchConfig config,
       String warehouse,
       String runId,
       String zooKeeperConnect,
-      LongRun.MaintenanceSettings maintenance)
+      LongRun.MaintenanceSettings maintenance,
+      String deleteMode)
       throws java.io.IOException {
     Path dir = config.output().toAbsolutePath().resolve("configs");
     java.nio.file.Files.createDirectories(dir);
@@ -672,6 +674,9 @@ final class ModeRunner {
         .append(TABLE.name())
         .append('\n');
     yaml.append("  buckets: ").append(config.buckets()).append('\n');
+    if (deleteMode != null) {
+      yaml.append("  delete-mode: ").append(deleteMode).append('\n');
+    }
     if (config.closeConcurrency() != null) {
       yaml.append("  close-concurrency: ").append(config.closeConcurrency()).append('\n');
     }

@@ -37,8 +37,11 @@ import org.slf4j.LoggerFactory;
  * (the refresh that found it: the moment it was visible to a reader, at most one poll late) minus
  * the MySQL commit time of the change that wrote it (inserts and updates; a delete leaves no row to
  * time). Not {@link Snapshot#timestampMillis()}: the committer stamps that before it swaps the
- * metadata pointer, so it is earlier than any reader can see the rows. Per shard it keeps the
- * newest commit ts made visible, which tells when the table has caught up.
+ * metadata pointer, so it is earlier than any reader can see the rows. Each row version (shard,
+ * key, commit ts) is timed once, in the snapshot that first holds it: a compaction that writes it
+ * again (an owner's, in the checkpoint's own commit, with {@code target.delete-mode: position})
+ * does not make it fresh again. Per shard it keeps the newest commit ts made visible, which tells
+ * when the table has caught up.
  */
 final class TableWatcher implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(TableWatcher.class);
@@ -56,6 +59,7 @@ final class TableWatcher implements AutoCloseable {
       long addedFilesBytes,
       long addedRecords,
       long totalRecords,
+      long deletedDataFiles,
       String maintenance) {}
 
   /**
@@ -66,6 +70,10 @@ final class TableWatcher implements AutoCloseable {
 
   private final Table table;
   private final Schema projection;
+  private final int shardField;
+  private final int keyField;
+  private final int commitTsField;
+  private final SeenRowVersions timed = new SeenRowVersions();
   private final ScheduledExecutorService poller;
 
   /**
@@ -87,7 +95,14 @@ final class TableWatcher implements AutoCloseable {
 
   TableWatcher(Table table, int shards) {
     this.table = table;
-    this.projection = table.schema().select("shard_number", "mysql_commit_ts");
+    this.projection = table.schema().select("shard_number", "id", "mysql_commit_ts");
+    List<String> fields =
+        projection.columns().stream()
+            .map(org.apache.iceberg.types.Types.NestedField::name)
+            .toList();
+    this.shardField = fields.indexOf("shard_number");
+    this.keyField = fields.indexOf("id");
+    this.commitTsField = fields.indexOf("mysql_commit_ts");
     this.newestVisibleTs = new AtomicLongArray(shards);
     this.poller =
         Executors.newSingleThreadScheduledExecutor(
@@ -190,6 +205,7 @@ final class TableWatcher implements AutoCloseable {
               number(summary, SnapshotSummary.ADDED_FILE_SIZE_PROP),
               number(summary, SnapshotSummary.ADDED_RECORDS_PROP),
               number(summary, SnapshotSummary.TOTAL_RECORDS_PROP),
+              number(summary, SnapshotSummary.DELETED_FILES_PROP),
               summary == null ? null : summary.get("shardberg.maintenance"));
       commits.add(commit);
       totalRecords = Math.max(totalRecords, commit.totalRecords());
@@ -226,13 +242,13 @@ final class TableWatcher implements AutoCloseable {
             .project(projection)
             .build()) {
       for (StructLike row : rows) {
-        int shard = row.get(0, Integer.class);
-        long ts = row.get(1, Long.class);
+        int shard = row.get(shardField, Integer.class);
+        long ts = row.get(commitTsField, Long.class);
         if (shard >= 0 && shard < newestVisibleTs.length()) {
           newestVisibleTs.accumulateAndGet(shard, ts, Math::max);
         }
         newestVisibleOverall.accumulateAndGet(ts, Math::max);
-        if (ts >= from) {
+        if (ts >= from && timed.add(shard, row.get(keyField, Long.class), ts)) {
           freshness.add(new FreshnessSample(seenAt, seenAt - ts / 1000));
         }
       }

@@ -291,7 +291,7 @@ class BenchCommandTest {
   }
 
   @Test
-  void tinyLongRunMeasuresBothRunsAndWritesTheChart() throws Exception {
+  void tinyLongRunMeasuresEachRunAndWritesTheChart() throws Exception {
     Path out = dir.resolve("long-run");
     StringWriter err = new StringWriter();
     CommandLine cli = new CommandLine(new BenchCommand()).setErr(new PrintWriter(err));
@@ -305,6 +305,8 @@ class BenchCommandTest {
             "1",
             "--long-run",
             "3s",
+            "--long-run-runs",
+            "off,on,position",
             "--sample-interval",
             "2s",
             "--maintenance-interval",
@@ -324,9 +326,17 @@ class BenchCommandTest {
     assertThat(results.at("/settings/longRunSeconds").asLong()).isEqualTo(3);
     assertThat(results.at("/settings/maintenanceIntervalMillis").asLong()).isEqualTo(1000);
     JsonNode runs = results.get("runs");
-    assertThat(runs.size()).isEqualTo(2);
+    assertThat(runs.size()).isEqualTo(3);
     assertThat(runs.get(0).get("maintenance").asBoolean()).isFalse();
     assertThat(runs.get(1).get("maintenance").asBoolean()).isTrue();
+    assertThat(runs.get(1).get("deleteMode").asText()).isEqualTo("equality");
+    assertThat(runs.get(2).get("deleteMode").asText()).isEqualTo("position");
+    // the position run's table: deletes by position only, read at every sample
+    assertThat(runs.get(2).get("samples"))
+        .allSatisfy(s -> assertThat(s.get("equalityDeleteFiles").asLong()).isZero());
+    assertThat(runs.get(1).get("samples"))
+        .as("the equality run deletes by key: the position run's check is not empty")
+        .anySatisfy(s -> assertThat(s.get("equalityDeleteFiles").asLong()).isPositive());
     for (JsonNode run : runs) {
       assertThat(run.get("status").asText())
           .as("reason: %s", run.get("reason"))
@@ -351,7 +361,11 @@ class BenchCommandTest {
     List<String> csv = Files.readAllLines(out.resolve(LongRun.CSV));
     assertThat(csv.get(0)).startsWith("run,phase,elapsed_s,");
     assertThat(csv)
-        .hasSize(1 + runs.get(0).get("samples").size() + runs.get(1).get("samples").size());
+        .hasSize(
+            1
+                + runs.get(0).get("samples").size()
+                + runs.get(1).get("samples").size()
+                + runs.get(2).get("samples").size());
     byte[] chart = Files.readAllBytes(out.resolve(LongRun.CHART));
     assertThat(java.util.Arrays.copyOf(chart, 4)).isEqualTo(PNG_MAGIC);
     java.awt.image.BufferedImage image =
@@ -362,6 +376,7 @@ class BenchCommandTest {
         .contains(
             "| maintenance off | PASSED",
             "| maintenance on | PASSED",
+            "| position deletes (owners) | PASSED",
             "end generic scan / compacted copy",
             LongRun.CHART);
   }
@@ -449,12 +464,14 @@ class BenchCommandTest {
         new LongRun.RunResult(
             "maintenance off",
             false,
+            "equality",
             ModeResult.PASSED,
             "",
             1000,
             2.0,
             new ModeResult.Freshness(10, 1, 2, 3, 4),
             100,
+            0,
             0,
             0,
             0,
