@@ -97,6 +97,7 @@ public final class ShardbergPipeline {
     CatalogLoader catalogLoader = Catalogs.loader(config.target().catalog());
     TableIdentifier tableId = Catalogs.identifier(config.target());
     configureCheckpointsAndRestarts(env, config);
+    OwnerStateStorage.check(env.getConfiguration(), config);
     Sources sources =
         buildSources(
             env, config, plan -> layout(config, plan, catalogLoader, tableId), evolver(config));

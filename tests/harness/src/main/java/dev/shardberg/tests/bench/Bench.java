@@ -185,6 +185,15 @@ public final class Bench {
             "snapshot rows/s " + mode + " / source-only",
             round(
                 m.get().snapshot().rowsPerSecond() / sourceOnly.get().snapshot().rowsPerSecond()));
+        if (m.get().snapshot().writersMillis() > 0) {
+          // the same point source-only counts at: rows out of the sources, before the checkpoint
+          // and commit that make the last of them visible
+          r.put(
+              "snapshot rows/s into the writers " + mode + " / source-only",
+              round(
+                  m.get().snapshot().writersRowsPerSecond()
+                      / sourceOnly.get().snapshot().rowsPerSecond()));
+        }
       }
     }
     if (query != null) {
@@ -208,6 +217,9 @@ public final class Bench {
     m.put(
         "snapshot throughput",
         "rows loaded / (when the table watcher first saw the first snapshot holding every loaded row as a distinct live row, counted with Iceberg's generic reader with deletes applied, not the total-records summary, which includes rows hidden by deletes - job submission), so job start-up is included; per source parallelism divides by the sum of the sources' parallelism; 'after first commit' excludes start-up: live rows added after the first commit with rows / time since the watcher saw that commit");
+    m.put(
+        "snapshot rows into the writers",
+        "consolidated modes: rows loaded / (when the Shardberg writers' numRecordsIn, summed over their subtasks and read every 250 ms, first reached them - job submission): the point source-only counts at; the rest of the snapshot phase is the checkpoint and commit that make the last rows visible (up to one checkpoint interval)");
     m.put(
         "snapshot phase deletes",
         "commits, added-delete-files and added-equality-deletes of the snapshot that first held every loaded row and its ancestors: what the initial load left for readers to merge (0 when it was written insert-only)");

@@ -77,7 +77,18 @@ public record ModeResult(
       double rowsPerSecondAfterFirstCommit,
       long commits,
       long deleteFiles,
-      long equalityDeletes) {}
+      long equalityDeletes,
+      long writersMillis) {
+
+    /**
+     * Rows per second into the Shardberg writers: loaded rows / (when the writers had received
+     * every one - job submission), the point {@code source-only} counts at; -1 where not measured
+     * (per-shard, source-only).
+     */
+    public double writersRowsPerSecond() {
+      return writersMillis <= 0 ? -1 : rows * 1000.0 / writersMillis;
+    }
+  }
 
   /** Change phase: what the stream applied in MySQL, and how long until the table had caught up. */
   public record Changes(

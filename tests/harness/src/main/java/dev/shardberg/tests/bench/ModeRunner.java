@@ -208,14 +208,23 @@ final class ModeRunner {
       try {
         // snapshot phase
         // done when a snapshot holds every loaded row as a distinct live row (deletes applied)
+        AtomicLong writersReached = new AtomicLong(-1);
+        String watchedJob = jobName;
         boolean loaded =
             await(
                 config.phaseTimeout(),
                 job,
                 watcher::checkHealthy,
-                () ->
-                    watcher.totalRecords() >= expectedRows
-                        && watcher.firstWithLiveRows(expectedRows) != null,
+                () -> {
+                  // when the writers had every loaded row: what source-only measures, before
+                  // the checkpoint and the commit that make them visible
+                  if (writersReached.get() < 0
+                      && RestartCounter.writerRecordsIn(watchedJob) >= expectedRows) {
+                    writersReached.set(System.currentTimeMillis());
+                  }
+                  return watcher.totalRecords() >= expectedRows
+                      && watcher.firstWithLiveRows(expectedRows) != null;
+                },
                 () ->
                     progress.line(
                         "snapshot",
@@ -256,7 +265,8 @@ final class ModeRunner {
                   steady,
                   added[0],
                   added[1],
-                  added[2]);
+                  added[2],
+                  writersReached.get() < 0 ? -1 : Math.max(1, writersReached.get() - submitted));
           progress.line(
               "snapshot",
               "done: %,d rows in %,d ms since submission = %,.0f rows/s (%,.0f per source parallelism);"
@@ -269,6 +279,15 @@ final class ModeRunner {
               added[0],
               added[1],
               added[2]);
+          if (snapshot.writersMillis() > 0) {
+            progress.line(
+                "snapshot",
+                "the writers had every row %,d ms after submission = %,.0f rows/s; the checkpoint"
+                    + " and commit that made the last ones visible took %,d ms more",
+                snapshot.writersMillis(),
+                snapshot.writersRowsPerSecond(),
+                ms - snapshot.writersMillis());
+          }
 
           // change phase
           streamStartMillis = System.currentTimeMillis();
@@ -541,7 +560,7 @@ final class ModeRunner {
           double steady = first >= reached ? rate : (expectedRows - 1) * 1000.0 / (reached - first);
           snapshot =
               new ModeResult.Snapshot(
-                  expectedRows, ms, rate, rate / sourceParallelismTotal, steady, -1, -1, -1);
+                  expectedRows, ms, rate, rate / sourceParallelismTotal, steady, -1, -1, -1, -1);
           progress.line(
               "snapshot",
               "done: %,d rows counted in %,d ms since submission = %,.0f rows/s (%,.0f per source"
@@ -616,13 +635,15 @@ final class ModeRunner {
   /** The YAML a user would write for this workload (the `run` command's input). */
   Path writeJobConfig(BenchConfig config, String warehouse, String runId, String zooKeeperConnect)
       throws java.io.IOException {
-    return writeJobConfig(config, warehouse, runId, zooKeeperConnect, null, null);
+    return writeJobConfig(config, warehouse, runId, zooKeeperConnect, null, null, null);
   }
 
   /**
    * The YAML a user would write for this workload; {@code maintenance} non-null turns the job's own
    * maintenance on with those settings (the long-run mode), null leaves it off; {@code deleteMode}
-   * non-null is the job's {@code target.delete-mode}, null leaves the default.
+   * non-null is the job's {@code target.delete-mode}, null leaves the default; {@code
+   * checkpointDir} non-null is its {@code pipeline.checkpoint-dir} (null: checkpoints in the
+   * JobManager's memory, which deletes by position refuse).
    */
   Path writeJobConfig(
       BenchConfig config,
@@ -630,7 +651,8 @@ final class ModeRunner {
       String runId,
       String zooKeeperConnect,
       LongRun.MaintenanceSettings maintenance,
-      String deleteMode)
+      String deleteMode,
+      Path checkpointDir)
       throws java.io.IOException {
     Path dir = config.output().toAbsolutePath().resolve("configs");
     java.nio.file.Files.createDirectories(dir);
@@ -646,6 +668,9 @@ final class ModeRunner {
     yaml.append("  parallelism: ").append(config.sourceParallelism()).append('\n');
     yaml.append("  writer-parallelism: ").append(config.sourceParallelism()).append('\n');
     yaml.append("  restart:\n    attempts: 20\n    delay: 2s\n");
+    if (checkpointDir != null) {
+      yaml.append("  checkpoint-dir: ").append(checkpointDir.toUri()).append('\n');
+    }
     yaml.append("sources:\n");
     int h = 0;
     for (EmbeddedMariaDb server : workload.servers()) {

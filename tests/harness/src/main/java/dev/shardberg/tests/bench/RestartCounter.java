@@ -41,6 +41,16 @@ public final class RestartCounter implements MetricReporter {
   private static final Map<String, org.apache.flink.metrics.Counter> COMMIT_RETRIES =
       new ConcurrentHashMap<>();
 
+  /**
+   * The Shardberg writers' {@code numRecordsIn} counters (one per writer subtask and job attempt):
+   * the rows the sources handed to the writers, what {@code source-only} counts at the same point.
+   */
+  private static final Map<String, org.apache.flink.metrics.Counter> WRITER_RECORDS_IN =
+      new ConcurrentHashMap<>();
+
+  /** The writer operator's name starts so ({@code ShardbergSink}). */
+  private static final String WRITER_OPERATOR = "Shardberg writer";
+
   /** Ends the job name in a key (a character no job name here holds). */
   private static final String JOB_END = "\u0000";
 
@@ -63,6 +73,13 @@ public final class RestartCounter implements MetricReporter {
     } else if (coordinator(group, name, "commitRetries")
         && metric instanceof org.apache.flink.metrics.Counter counter) {
       COMMIT_RETRIES.put(key(group, name), counter);
+    } else if ("numRecordsIn".equals(name)
+        && metric instanceof org.apache.flink.metrics.Counter counter
+        && group
+            .getAllVariables()
+            .getOrDefault("<operator_name>", "")
+            .startsWith(WRITER_OPERATOR)) {
+      WRITER_RECORDS_IN.put(key(group, name), counter);
     }
   }
 
@@ -133,6 +150,17 @@ public final class RestartCounter implements MetricReporter {
         .flatMapToLong(e -> java.util.Arrays.stream(e.getValue().getStatistics().getValues()))
         .sorted()
         .toArray();
+  }
+
+  /**
+   * Rows the Shardberg writers of the job named {@code jobName} have received, summed over their
+   * subtasks (and attempts: a restart counts again what it reads again).
+   */
+  static long writerRecordsIn(String jobName) {
+    return WRITER_RECORDS_IN.entrySet().stream()
+        .filter(e -> ofJob(e.getKey(), jobName))
+        .mapToLong(e -> e.getValue().getCount())
+        .sum();
   }
 
   /** The coordinator's commit retries of the job named {@code jobName}, over its attempts. */

@@ -154,6 +154,7 @@ public class DemoCommand implements Callable<Integer> {
     long totalRows = (long) rowsPerShard * shards;
     Path warehouse = dataDir.resolve("warehouse").toAbsolutePath();
     deleteRecursively(warehouse);
+    deleteRecursively(dataDir.resolve("checkpoints")); // each demo starts without state
     Files.createDirectories(dataDir);
 
     progress("starting two embedded MariaDB servers (binlog on)…");
@@ -469,6 +470,10 @@ public class DemoCommand implements Callable<Integer> {
     yaml.append("  parallelism: ").append(parallelism).append('\n');
     yaml.append("  writer-parallelism: ").append(parallelism).append('\n');
     yaml.append("  restart:\n    attempts: 3\n    delay: 2s\n");
+    // where the writers' state goes; deletes by position need one (OwnerStateStorage)
+    yaml.append("  checkpoint-dir: ")
+        .append(dataDir.resolve("checkpoints").toAbsolutePath().toUri())
+        .append('\n');
     yaml.append("sources:\n");
     int firstId = 5400;
     for (EmbeddedMariaDb server : servers) {

@@ -279,6 +279,18 @@ class BenchCommandTest {
         .isEqualTo(expected);
     assertThat(results.at("/ratios").has("snapshot rows/s consolidated+zk / source-only"))
         .isFalse();
+    // the writers had every row before the commit that made the last of them visible
+    long writersMillis = consolidated.at("/snapshot/writersMillis").asLong();
+    assertThat(writersMillis).isPositive();
+    assertThat(writersMillis).isLessThanOrEqualTo(consolidated.at("/snapshot/millis").asLong());
+    assertThat(sourceOnly.at("/snapshot/writersMillis").asLong()).isEqualTo(-1);
+    assertThat(
+            results
+                .at("/ratios")
+                .get("snapshot rows/s into the writers consolidated / source-only")
+                .asDouble())
+        .isGreaterThanOrEqualTo(
+            results.at("/ratios").get("snapshot rows/s consolidated / source-only").asDouble());
 
     String markdown = Files.readString(out.resolve(Report.REPORT_MD));
     assertThat(markdown)
@@ -287,7 +299,8 @@ class BenchCommandTest {
             "| n/a | n/a |",
             "800 of 800 rows counted",
             "| consolidated | 4 | PASSED",
-            "| snapshot rows/s consolidated / source-only |");
+            "| snapshot rows/s consolidated / source-only |",
+            "| snapshot rows/s into the writers consolidated / source-only |");
   }
 
   @Test

@@ -14,6 +14,8 @@ import dev.shardberg.tests.cli.CliProcess;
 import dev.shardberg.tests.cli.CliRun;
 import dev.shardberg.tests.support.EmbeddedMariaDb;
 import dev.shardberg.tests.support.OrdersShards;
+import dev.shardberg.tests.support.SmallOrdersShards;
+import dev.shardberg.tests.support.TcpForwarder;
 import dev.shardberg.tests.support.TestConfig;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -47,7 +49,9 @@ import org.junit.jupiter.api.io.TempDir;
  *       longer, and the run's log says when it was lost, when it was back and when the binlog
  *       reader reconnected;
  *   <li>SIGINT (Ctrl-C) stops the job with a final savepoint, printed on one line, which the next
- *       run resumes from; the table equals the shards.
+ *       run resumes from; the table equals the shards;
+ *   <li>a resume the coordinator refuses, and a primary failover under the run: each ends the
+ *       console with the reason and the way on.
  * </ul>
  */
 class LocalRunConsoleTest {
@@ -355,6 +359,98 @@ class LocalRunConsoleTest {
           .as("the stack trace is in the log file")
           .contains("PipelineConflictException: Cannot resume pipeline refused")
           .contains("\tat dev.shardberg.coordinator.CommitCoordinator");
+    }
+  }
+
+  /**
+   * Issue 30's primary failover as the console shows it: the host's address (a {@link
+   * TcpForwarder}, as a virtual IP) moves from a MariaDB primary to its promoted replica while
+   * {@code run} reads the binlog. The run ends by itself: the second-to-last line is {@code
+   * Stopped:} with the job's own reason (the host, both servers, the way on), the last {@code To go
+   * on:}, no stack trace on the console, exit 1.
+   */
+  @Test
+  void aPrimaryFailoverUnderTheRunEndsItWithTheHostBothServersAndTheWayOn() throws Exception {
+    try (EmbeddedMariaDb primary = EmbeddedMariaDb.start("console-primary", 86);
+        EmbeddedMariaDb replica = EmbeddedMariaDb.startReplicaOf(primary, "console-replica", 87);
+        TcpForwarder address = TcpForwarder.to("console-host", primary.port())) {
+      primary.createCdcUser("shardberg_cdc", "console-pw"); // replicated: the replica has it too
+      primary.execute(
+          "CREATE DATABASE shop",
+          SmallOrdersShards.createTable("shop", 0),
+          SmallOrdersShards.createTable("shop", 1));
+      for (int shard = 0; shard < 2; shard++) {
+        for (int id = 1; id <= 10; id++) {
+          primary.execute(
+              "INSERT INTO "
+                  + SmallOrdersShards.table("shop", shard)
+                  + " (id, qty) VALUES ("
+                  + id
+                  + ", "
+                  + (shard * 100 + id)
+                  + ")");
+        }
+      }
+      Path password = Files.writeString(dir.resolve("cdc.password"), "console-pw\n");
+      Path config =
+          TestConfig.pipeline("failover-console")
+              .checkpointInterval("1s")
+              .parallelism(1)
+              .writerParallelism(1)
+              .checkpointDir(dir.resolve("checkpoints").toUri())
+              .source(
+                  new TestConfig.Source("a", "127.0.0.1", address.port())
+                      .user("shardberg_cdc")
+                      .passwordFile(password)
+                      .serverIds("5620-5620")
+                      .withoutTls())
+              .tables("shop", "orders_(?<shard>\\d+)")
+              .hadoopCatalog(dir.resolve("warehouse").toUri())
+              .table("shop", "orders")
+              .buckets(2)
+              .write(dir.resolve("failover.yaml"));
+      Path out = dir.resolve("failover.out");
+      Path log = dir.resolve("shardberg.log");
+      Process run =
+          cli(List.of("run", "--config", config.toString(), "--progress-interval", "1s"), log)
+              .redirectOutput(out.toFile())
+              .start();
+      try {
+        await()
+            .atMost(CAUGHT_UP)
+            .until(() -> Files.readString(out).contains("First commit: checkpoint "));
+        primary.execute(
+            "INSERT INTO " + SmallOrdersShards.table("shop", 0) + " (id, qty) VALUES (11, 11)");
+        replica.awaitReplicated(primary, 60);
+
+        replica.promote();
+        address.moveTo(replica.port());
+        replica.execute(
+            "INSERT INTO " + SmallOrdersShards.table("shop", 1) + " (id, qty) VALUES (12, 12)");
+        boolean ended = run.waitFor(3, TimeUnit.MINUTES);
+        String console = Files.readString(out);
+        assertThat(ended).as("the run ends by itself; console:%n%s", console).isTrue();
+        assertThat(run.exitValue()).as(console).isEqualTo(ShardbergCli.EXIT_PROBLEM);
+        List<String> lines = console.lines().filter(l -> !l.isBlank()).toList();
+        assertThat(lines).as(console).hasSizeGreaterThanOrEqualTo(2);
+        assertThat(lines.get(lines.size() - 2))
+            .as(console)
+            .startsWith("Stopped: Cannot keep reading host 'a' (127.0.0.1:" + address.port() + ")")
+            .contains("was read from server_id 86, but the host now answers as server_id 87")
+            .contains("remove source 'a' from `sources`");
+        assertThat(lines.get(lines.size() - 1))
+            .as(console)
+            .startsWith("To go on: do what the line above says");
+        assertThat(console)
+            .as("no stack trace nor Flink's own shutdown error on the console")
+            .doesNotContain("\tat ")
+            .doesNotContain("Exception in thread")
+            .doesNotContain("MiniCluster is not yet running");
+      } finally {
+        if (run.isAlive()) {
+          CliProcess.stop(run);
+        }
+      }
     }
   }
 

@@ -334,6 +334,18 @@ class ShardbergEndToEndTest {
     if (formatVersion == 2) {
       testConfig.tableProperty("format-version", "2");
     }
+    // the writers' index lives in Flink state: without a checkpoint directory (the JobManager's
+    // memory, 5 MiB a state) the start is refused before anything runs
+    ShardbergConfig withoutDirectory =
+        ShardbergConfig.load(
+            testConfig.copy().write(dir.resolve("position-no-dir-v" + formatVersion + ".yaml")));
+    assertThatThrownBy(
+            () ->
+                ShardbergPipeline.start(
+                    StreamExecutionEnvironment.getExecutionEnvironment(), withoutDirectory))
+        .hasMessageContaining("with target.delete-mode = position without a checkpoint directory")
+        .hasMessageContaining("Set pipeline.checkpoint-dir");
+    testConfig.checkpointDir(dir.resolve("position-checkpoints-v" + formatVersion).toUri());
     ShardbergConfig config =
         ShardbergConfig.load(testConfig.write(dir.resolve("position-v" + formatVersion + ".yaml")));
     JobClient job =
