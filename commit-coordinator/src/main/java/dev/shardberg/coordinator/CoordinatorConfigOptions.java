@@ -56,7 +56,9 @@ public final class CoordinatorConfigOptions {
                   + " to a shard (an external compaction, a Spark DELETE) makes its writers read the"
                   + " shard's partitions again from the table, or stops the job naming the commit when"
                   + " the writers' own changes to it have not landed yet; shard re-reads and rewinds to"
-                  + " older checkpoints are refused (docs/owner-write-path.md).");
+                  + " older checkpoints are refused. The writers' row index is Flink state: a"
+                  + " checkpoint directory is required (pipeline.checkpoint-dir, or the cluster's"
+                  + " execution.checkpointing.dir; docs/owner-write-path.md).");
 
   public static final ConfigOption<Integer> CLOSE_CONCURRENCY =
       ConfigOptions.key("target.close-concurrency")
