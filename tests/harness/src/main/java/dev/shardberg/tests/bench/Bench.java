@@ -28,12 +28,26 @@ public final class Bench {
   private static final java.util.logging.Logger BINLOG_CLIENT_LOG =
       java.util.logging.Logger.getLogger("com.github.shyiko.mysql.binlog");
 
+  /** Rows per shard of the warm-up pass (at most: never more than the run's own). */
+  static final int WARM_UP_ROWS_PER_SHARD = 2_000;
+
   private final BenchConfig config;
   private final Progress progress;
+  private final boolean warmUp;
 
   public Bench(BenchConfig config, PrintStream out) {
+    this(config, out, false);
+  }
+
+  /**
+   * @param warmUp first runs every mode once, untimed and left out of the report, on a few rows per
+   *     shard: the first mode of a JVM otherwise pays class loading and JIT compilation that the
+   *     later ones do not, which decides the snapshot-phase ratios more than the modes do
+   */
+  public Bench(BenchConfig config, PrintStream out, boolean warmUp) {
     this.config = config;
     this.progress = new Progress(out);
+    this.warmUp = warmUp;
   }
 
   /** Runs everything and writes the report; returns the results (also in {@code results.json}). */
@@ -53,6 +67,22 @@ public final class Bench {
         BenchWarehouse warehouses =
             BenchWarehouse.start(config, out, workload.servers().get(0), progress)) {
       ModeRunner runner = new ModeRunner(workload, warehouses, progress);
+      if (warmUp && !config.sweepOnly()) {
+        BenchConfig small =
+            config.resized(
+                config.shards(),
+                Math.min(config.rowsPerShard(), WARM_UP_ROWS_PER_SHARD),
+                java.time.Duration.ofSeconds(Math.min(5, config.duration().toSeconds())),
+                config.modes());
+        for (BenchConfig.Mode mode : config.modes()) {
+          progress.line(
+              "warm-up",
+              "%s on %,d rows per shard, untimed and not reported",
+              mode.label(),
+              small.rowsPerShard());
+          runner.run(mode, small, warehouses.location("warm-up/", mode, config.shards()));
+        }
+      }
       for (BenchConfig.Mode mode :
           config.sweepOnly() ? List.<BenchConfig.Mode>of() : config.modes()) {
         String warehouse = warehouses.location("", mode, config.shards());
@@ -113,6 +143,7 @@ public final class Bench {
     s.put("hosts", config.hosts());
     s.put("durationSeconds", config.duration().toSeconds());
     s.put("modes", config.modes().stream().map(BenchConfig.Mode::label).toList());
+    s.put("warmUp", warmUp);
     s.put("changeRatePerSecond", config.changeRate());
     s.put("mixUpdateInsertDelete", config.mix().toString());
     s.put("skew", config.skew());
@@ -217,6 +248,11 @@ public final class Bench {
     m.put(
         "snapshot throughput",
         "rows loaded / (when the table watcher first saw the first snapshot holding every loaded row as a distinct live row, counted with Iceberg's generic reader with deletes applied, not the total-records summary, which includes rows hidden by deletes - job submission), so job start-up is included; per source parallelism divides by the sum of the sources' parallelism; 'after first commit' excludes start-up: live rows added after the first commit with rows / time since the watcher saw that commit");
+    m.put(
+        "warm-up",
+        "with --warm-up (the default) every mode first runs once on at most "
+            + WARM_UP_ROWS_PER_SHARD
+            + " rows per shard and 5 s of changes, untimed and not reported, so that no mode pays the JVM's class loading and JIT compilation for the others (the first mode of a cold JVM otherwise took up to twice as long to load the same snapshot)");
     m.put(
         "snapshot rows into the writers",
         "consolidated modes: rows loaded / (when the Shardberg writers' numRecordsIn, summed over their subtasks and read every 250 ms, first reached them - job submission): the point source-only counts at; the rest of the snapshot phase is the checkpoint and commit that make the last rows visible (up to one checkpoint interval)");

@@ -174,6 +174,15 @@ public final class BenchCommand implements Callable<Integer> {
   String checkpointMinPause;
 
   @Option(
+      names = "--warm-up",
+      negatable = true,
+      defaultValue = "true",
+      fallbackValue = "true",
+      description =
+          "Run every mode once first on a few rows, untimed and not reported, so that the first mode does not pay the JVM's warm-up for the others (default ${DEFAULT-VALUE}; --no-warm-up skips it).")
+  boolean warmUp;
+
+  @Option(
       names = "--long-run",
       description =
           "Long-run mode: the change stream runs this long (e.g. 30m), once per --long-run-runs entry (the job's maintenance off, on, position deletes); replaces the modes (default: off).")
@@ -201,6 +210,12 @@ public final class BenchCommand implements Callable<Integer> {
   String maintenanceInterval;
 
   @Option(
+      names = "--compaction-min-small-files",
+      description =
+          "Long-run mode: maintenance.compaction.min-small-files of the maintenance-on and position runs (default: the job's, 5); in position mode the files a writer adds to a partition before it compacts it.")
+  Integer compactionMinSmallFiles;
+
+  @Option(
       names = "--scan-budget",
       defaultValue = "90s",
       description =
@@ -224,7 +239,8 @@ public final class BenchCommand implements Callable<Integer> {
                   config,
                   parseDuration("--long-run", longRun),
                   parseDuration("--sample-interval", sampleInterval),
-                  new LongRun.MaintenanceSettings(interval, interval.multipliedBy(4)),
+                  new LongRun.MaintenanceSettings(
+                      interval, interval.multipliedBy(4), compactionMinSmallFiles),
                   LongRun.Variant.parse(longRunRuns),
                   parseDuration("--scan-budget", scanBudget),
                   new Progress(System.out))
@@ -242,7 +258,7 @@ public final class BenchCommand implements Callable<Integer> {
                       "bench: " + r.run() + ": " + r.notRead() + "; table == shards not checked"));
       return passed ? 0 : 1;
     }
-    Report.Results results = new Bench(config, System.out).run();
+    Report.Results results = new Bench(config, System.out, warmUp).run();
     boolean allPassed =
         results.modes().stream().allMatch(m -> !m.status().equals(ModeResult.FAILED))
             && results.sweep().stream().allMatch(m -> !m.status().equals(ModeResult.FAILED));

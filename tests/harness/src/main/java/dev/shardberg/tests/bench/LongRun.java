@@ -93,8 +93,15 @@ final class LongRun {
   /** A scan time that stands for "not read": the run's tables passed the scan budget. */
   static final long NOT_READ = -1;
 
-  /** The job's maintenance settings for the "on" and "position" runs. */
-  record MaintenanceSettings(Duration interval, Duration expireAfter) {}
+  /**
+   * The job's maintenance settings for the "on" and "position" runs; {@code minSmallFiles} null
+   * keeps the job's {@code maintenance.compaction.min-small-files}.
+   */
+  record MaintenanceSettings(Duration interval, Duration expireAfter, Integer minSmallFiles) {
+    MaintenanceSettings(Duration interval, Duration expireAfter) {
+      this(interval, expireAfter, null);
+    }
+  }
 
   /** The runs {@code --long-run-runs} chooses from, in the order they run. */
   enum Variant {
@@ -830,6 +837,9 @@ final class LongRun {
     s.put("sampleIntervalSeconds", sampleInterval.toSeconds());
     s.put("maintenanceIntervalMillis", maintenance.interval().toMillis());
     s.put("maintenanceExpireSnapshotsMaxAgeMillis", maintenance.expireAfter().toMillis());
+    if (maintenance.minSmallFiles() != null) {
+      s.put("compactionMinSmallFiles", maintenance.minSmallFiles());
+    }
     s.put("shards", config.shards());
     s.put("rowsPerShard", config.rowsPerShard());
     s.put("hosts", config.hosts());

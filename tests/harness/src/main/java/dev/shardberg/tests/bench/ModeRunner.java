@@ -721,6 +721,11 @@ final class ModeRunner {
       yaml.append("  expire-snapshots:\n    max-age: ")
           .append(maintenance.expireAfter().toMillis())
           .append("ms\n");
+      if (maintenance.minSmallFiles() != null) {
+        yaml.append("  compaction:\n    min-small-files: ")
+            .append(maintenance.minSmallFiles())
+            .append('\n');
+      }
     }
     Path file = dir.resolve(runId + ".yaml");
     java.nio.file.Files.writeString(file, yaml.toString());

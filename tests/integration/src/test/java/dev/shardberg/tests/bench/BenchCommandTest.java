@@ -55,6 +55,7 @@ class BenchCommandTest {
             "consolidated,per-shard,consolidated+zk",
             "--phase-timeout",
             "3m",
+            "--no-warm-up",
             "--output",
             out.toString());
     assertThat(exit).as("exit code; stderr: %s", err).isZero();
@@ -196,6 +197,7 @@ class BenchCommandTest {
             "--phase-timeout",
             "3m",
             "--no-query-side",
+            "--no-warm-up",
             "--output",
             out.toString());
     assertThat(exit).as("exit code; stderr: %s", err).isZero();
@@ -246,6 +248,9 @@ class BenchCommandTest {
     JsonNode results = new ObjectMapper().readTree(out.resolve(Report.RESULTS_JSON).toFile());
     assertThat(results.at("/settings/modes").toString())
         .isEqualTo("[\"source-only\",\"consolidated\"]");
+    // the warm-up (on by default) ran both modes first; only the timed runs are reported
+    assertThat(results.at("/settings/warmUp").asBoolean()).isTrue();
+    assertThat(results.get("modes").size()).isEqualTo(2);
     JsonNode sourceOnly = results.get("modes").get(0);
     assertThat(sourceOnly.get("mode").asText()).isEqualTo("source-only");
     assertThat(sourceOnly.get("status").asText())
@@ -324,6 +329,8 @@ class BenchCommandTest {
             "2s",
             "--maintenance-interval",
             "1s",
+            "--compaction-min-small-files",
+            "2",
             "--change-rate",
             "40",
             "--checkpoint-interval",
@@ -338,6 +345,7 @@ class BenchCommandTest {
     assertThat(results.get("command").asText()).startsWith("bin/shardberg bench --shards 2");
     assertThat(results.at("/settings/longRunSeconds").asLong()).isEqualTo(3);
     assertThat(results.at("/settings/maintenanceIntervalMillis").asLong()).isEqualTo(1000);
+    assertThat(results.at("/settings/compactionMinSmallFiles").asInt()).isEqualTo(2);
     JsonNode runs = results.get("runs");
     assertThat(runs.size()).isEqualTo(3);
     assertThat(runs.get(0).get("maintenance").asBoolean()).isFalse();
