@@ -69,21 +69,8 @@ class LocalRunConsoleTest {
       db.createCdcUser("shardberg_cdc", "console-pw");
       Path password = Files.writeString(dir.resolve("cdc.password"), "console-pw\n");
       Path configFile =
-          TestConfig.pipeline("console")
-              .checkpointInterval("1s")
-              .parallelism(1)
-              .writerParallelism(1)
-              .checkpointDir(dir.resolve("checkpoints").toUri())
-              .source(
-                  new TestConfig.Source("console-a", "127.0.0.1", db.port())
-                      .user("shardberg_cdc")
-                      .passwordFile(password)
-                      .serverIds("5600-5600")
-                      .withoutTls())
-              .tables("shop", "orders_(?<shard>\\d+)")
+          consoleConfig("console", "console-a", db.port(), password, "5600-5600")
               .healthCheckInterval("500ms")
-              .hadoopCatalog(dir.resolve("warehouse").toUri())
-              .table("shop", "orders")
               .buckets(2)
               .write(dir.resolve("console.yaml"));
       ShardbergConfig config = ShardbergConfig.load(configFile);
@@ -298,20 +285,7 @@ class LocalRunConsoleTest {
       db.createCdcUser("shardberg_cdc", "console-pw");
       Path password = Files.writeString(dir.resolve("cdc.password"), "console-pw\n");
       TestConfig config =
-          TestConfig.pipeline("refused")
-              .checkpointInterval("1s")
-              .parallelism(1)
-              .writerParallelism(1)
-              .checkpointDir(dir.resolve("checkpoints").toUri())
-              .source(
-                  new TestConfig.Source("console-refused", "127.0.0.1", db.port())
-                      .user("shardberg_cdc")
-                      .passwordFile(password)
-                      .serverIds("5610-5610")
-                      .withoutTls())
-              .tables("shop", "orders_(?<shard>\\d+)")
-              .hadoopCatalog(dir.resolve("warehouse").toUri())
-              .table("shop", "orders")
+          consoleConfig("refused", "console-refused", db.port(), password, "5610-5610")
               .buckets(2)
               .deleteMode("position");
       Path everyShard = config.write(dir.resolve("every-shard.yaml"));
@@ -393,20 +367,7 @@ class LocalRunConsoleTest {
       }
       Path password = Files.writeString(dir.resolve("cdc.password"), "console-pw\n");
       Path config =
-          TestConfig.pipeline("failover-console")
-              .checkpointInterval("1s")
-              .parallelism(1)
-              .writerParallelism(1)
-              .checkpointDir(dir.resolve("checkpoints").toUri())
-              .source(
-                  new TestConfig.Source("a", "127.0.0.1", address.port())
-                      .user("shardberg_cdc")
-                      .passwordFile(password)
-                      .serverIds("5620-5620")
-                      .withoutTls())
-              .tables("shop", "orders_(?<shard>\\d+)")
-              .hadoopCatalog(dir.resolve("warehouse").toUri())
-              .table("shop", "orders")
+          consoleConfig("failover-console", "a", address.port(), password, "5620-5620")
               .buckets(2)
               .write(dir.resolve("failover.yaml"));
       Path out = dir.resolve("failover.out");
@@ -452,6 +413,29 @@ class LocalRunConsoleTest {
         }
       }
     }
+  }
+
+  /**
+   * What every console test starts from: one host on this machine, one reader and one writer,
+   * checkpoints every second under the test's directory, {@code shop.orders_N} into {@code
+   * shop.orders} on a Hadoop catalog.
+   */
+  private TestConfig consoleConfig(
+      String pipeline, String source, int port, Path password, String serverIds) {
+    return TestConfig.pipeline(pipeline)
+        .checkpointInterval("1s")
+        .parallelism(1)
+        .writerParallelism(1)
+        .checkpointDir(dir.resolve("checkpoints").toUri())
+        .source(
+            new TestConfig.Source(source, "127.0.0.1", port)
+                .user("shardberg_cdc")
+                .passwordFile(password)
+                .serverIds(serverIds)
+                .withoutTls())
+        .tables("shop", "orders_(?<shard>\\d+)")
+        .hadoopCatalog(dir.resolve("warehouse").toUri())
+        .table("shop", "orders");
   }
 
   /** A run of {@code config} until its first commit, then stopped with SIGTERM; it exits 0. */
