@@ -266,7 +266,11 @@ final class ModeRunner {
                   added[0],
                   added[1],
                   added[2],
-                  writersReached.get() < 0 ? -1 : Math.max(1, writersReached.get() - submitted));
+                  // read every 250 ms, so up to that late: never later than the commit that
+                  // showed the rows (the writers had them before it)
+                  writersReached.get() < 0
+                      ? -1
+                      : Math.max(1, Math.min(writersReached.get(), reached) - submitted));
           progress.line(
               "snapshot",
               "done: %,d rows in %,d ms since submission = %,.0f rows/s (%,.0f per source parallelism);"
