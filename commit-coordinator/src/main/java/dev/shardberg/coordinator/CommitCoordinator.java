@@ -144,11 +144,7 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
     CoordinatorState restored = context.isRestored() ? restoredState(context) : null;
 
     PipelineShards.check(table.properties(), options);
-    this.reread =
-        ShardReread.start(
-            options,
-            restored == null ? null : restored.knownShards(),
-            shards -> ShardsWithData.among(table, shardColumn, shards));
+    this.reread = ShardReread.start(options, restored == null ? null : restored.knownShards());
     LOG.info(
         "Coordinator of pipeline {} for table {} starts run {} (Flink job {}, {})",
         options.pipelineId(),
@@ -299,6 +295,9 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
       // a re-read shard's old rows go with the checkpoint that holds the first rows of its new
       // snapshot
       SortedSet<Integer> replaced = reread.replacedBy(checkpointId, results);
+      if (options.deleteMode() == DeleteMode.POSITION) {
+        ShardReread.checkWritersStartEmpty(options, checkpointId, replaced, results);
+      }
       // shards gone from the plan (tables.dropped-shards: delete): with the first staged checkpoint
       SortedSet<Integer> removed = reread.removing();
       if (!replaced.isEmpty() || !removed.isEmpty()) {

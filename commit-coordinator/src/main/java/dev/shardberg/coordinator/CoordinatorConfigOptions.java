@@ -55,8 +55,9 @@ public final class CoordinatorConfigOptions {
                   + " commit); the job's own compaction is off in this mode. A commit of another writer"
                   + " to a shard (an external compaction, a Spark DELETE) makes its writers read the"
                   + " shard's partitions again from the table, or stops the job naming the commit when"
-                  + " the writers' own changes to it have not landed yet; shard re-reads and rewinds to"
-                  + " older checkpoints are refused. The writers' row index is Flink state: a"
+                  + " the writers' own changes to it have not landed yet; a shard read again, removed"
+                  + " or re-snapshotted leaves the table by its files; rewinds to older checkpoints"
+                  + " are refused. The writers' row index is Flink state: a"
                   + " checkpoint directory is required (pipeline.checkpoint-dir, or the cluster's"
                   + " execution.checkpointing.dir; docs/owner-write-path.md).");
 

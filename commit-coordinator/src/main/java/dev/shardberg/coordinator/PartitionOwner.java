@@ -199,10 +199,39 @@ final class PartitionOwner {
    */
   void touch(Object key, PartitionKey partition, int shard, boolean knownEmpty, long checkpoint)
       throws Exception {
+    touch(key, partition, shard, knownEmpty, checkpoint, -1);
+  }
+
+  /**
+   * As {@link #touch(Object, PartitionKey, int, boolean, long)}, for a partition of a shard this
+   * run reads again from a fresh snapshot ({@code replacedAfter} ≥ 0: the Flink checkpoint the run
+   * restored from): the coordinator removes every file of the shard that is in the table with the
+   * checkpoint of the shard's first snapshot rows, which is this checkpoint or an earlier one of
+   * this run. So at the partition's first change since {@code replacedAfter} whatever the index
+   * held is dropped, and the partition starts empty: no delete of an older row, no read of the
+   * table.
+   *
+   * @param replacedAfter the Flink checkpoint the run restored from, when the partition's shard is
+   *     read again in this run; -1 otherwise
+   */
+  void touch(
+      Object key,
+      PartitionKey partition,
+      int shard,
+      boolean knownEmpty,
+      long checkpoint,
+      long replacedAfter)
+      throws Exception {
     if (!checked.add(key)) {
       return;
     }
     moveLegacyRows();
+    if (replacedAfter >= 0) {
+      Long written = writtenIn.value();
+      if (written == null || written <= replacedAfter) {
+        startEmpty(partition, shard);
+      }
+    }
     Long at = indexedAt.value();
     if (at == null) {
       if (knownEmpty) {
@@ -266,6 +295,32 @@ final class PartitionOwner {
     clearRows();
     vectors.clear();
     learn(partition, shard);
+  }
+
+  /**
+   * The partition of a shard read again: its old files leave the table with the checkpoint of the
+   * shard's first snapshot rows (the coordinator's), so whatever the index held is gone and the
+   * partition starts empty as of the current snapshot (the coordinator checks from there that no
+   * other committer changed the shard).
+   */
+  private void startEmpty(PartitionKey partition, int shard) throws Exception {
+    boolean held = !rowAt.isEmpty() || !vectors.isEmpty() || indexedAt.value() != null;
+    clearRows();
+    legacyRows.clear();
+    vectors.clear();
+    filesAdded.clear();
+    refreshOnce();
+    Snapshot current = table.currentSnapshot();
+    indexedAt.update(current == null ? PendingCheckpoint.NO_SNAPSHOT : current.snapshotId());
+    if (held) {
+      LOG.debug(
+          "Partition {} of table {}: shard {} is read again from a fresh snapshot; its writer drops"
+              + " what it knew of the partition (its old files leave the table with the shard's"
+              + " first snapshot rows)",
+          table.spec().partitionToPath(partition),
+          table.name(),
+          shard);
+    }
   }
 
   private void learn(PartitionKey partition, int shard) throws Exception {

@@ -4,15 +4,18 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.SortedSet;
 import java.util.TreeSet;
 import org.apache.iceberg.ContentFile;
+import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.PartitionKey;
+import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.StructLike;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.expressions.Expressions;
@@ -72,29 +75,12 @@ final class ShardReread {
    * restoredKnown} null) knows every shard too. A shard new to the restored state is replaced when
    * it is in {@code options.rereadShards()} (the job passes every shard when its source snapshots
    * new shards by itself, the {@code initial} startup mode); any other is refused, naming the way
-   * on: with deletes by position (no delete by key to replace its old rows with), or a source that
-   * would read it from the binlog alone.
+   * on: a source that would read it from the binlog alone.
    *
    * @param restoredKnown the shards the restored state knows; null without state, or state from
    *     before the bookkeeping
    */
   static ShardReread start(CoordinatorOptions options, SortedSet<Integer> restoredKnown) {
-    return start(options, restoredKnown, shards -> shards);
-  }
-
-  /**
-   * As {@link #start(CoordinatorOptions, SortedSet)}; with deletes by position, a shard new to the
-   * restored state that the source reads from a fresh snapshot ({@code options.rereadShards()}) is
-   * taken when no data file of its number is in the table ({@code withFiles} says which of the
-   * shards asked have some): there is nothing to replace, it becomes known at once. One with files
-   * is refused, naming the way on.
-   *
-   * @param withFiles of the shards given, those with a data file in the table now
-   */
-  static ShardReread start(
-      CoordinatorOptions options,
-      SortedSet<Integer> restoredKnown,
-      java.util.function.Function<SortedSet<Integer>, SortedSet<Integer>> withFiles) {
     if (options.shards() == null) {
       return new ShardReread(options, restoredKnown == null ? null : new TreeSet<>(restoredKnown));
     }
@@ -147,34 +133,6 @@ final class ShardReread {
     SortedSet<Integer> undeclared = new TreeSet<>(bookkeeping.reread);
     if (options.rereadShards() != null) {
       undeclared.removeAll(options.rereadShards());
-    }
-    if (options.deleteMode() == DeleteMode.POSITION && !bookkeeping.reread.isEmpty()) {
-      SortedSet<Integer> declared = new TreeSet<>(bookkeeping.reread);
-      declared.removeAll(undeclared);
-      SortedSet<Integer> refused = new TreeSet<>(undeclared);
-      if (!declared.isEmpty()) {
-        refused.addAll(withFiles.apply(declared));
-      }
-      if (!refused.isEmpty()) {
-        throw new PipelineConflictException(
-            String.format(
-                "Cannot resume pipeline %s on table %s: shard(s) %s are new to the restored state (created since, or"
-                    + " left out with tables.exclude-shards in the run it resumes from) and have data files in the table"
-                    + " already (or this run would read them from the binlog alone); a shard new to the state is read"
-                    + " from a fresh snapshot that replaces its old rows by key, which 'target.delete-mode' ="
-                    + " position does not do yet. Leave them out (tables.exclude-shards: %s) and resume again from the"
-                    + " same checkpoint, or read them in a run with 'target.delete-mode' = equality",
-                options.pipelineId(), options.tableName(), refused, refused));
-      }
-      LOG.info(
-          "Pipeline {} writes shard(s) {} of table {} that the restored state does not know and that have no row in"
-              + " the table: the source reads each alone from a fresh snapshot, nothing to replace",
-          options.pipelineId(),
-          bookkeeping.reread,
-          options.tableName());
-      bookkeeping.known.addAll(bookkeeping.reread);
-      bookkeeping.reread.clear();
-      return bookkeeping;
     }
     if (!undeclared.isEmpty()) {
       throw new PipelineConflictException(
@@ -236,6 +194,39 @@ final class ShardReread {
   }
 
   /**
+   * Deletes by position: the checkpoint that removes the old files of {@code replaced} must not
+   * delete a row of theirs by position, so every writer must have started those shards' partitions
+   * empty. A writer restored from the state of a release that did not keep the known shards takes
+   * every shard as known: refused, naming the way on, before anything is committed.
+   */
+  static void checkWritersStartEmpty(
+      CoordinatorOptions options,
+      long checkpointId,
+      SortedSet<Integer> replaced,
+      List<WriterResult> results) {
+    for (WriterResult result : results) {
+      SortedSet<Integer> missing = new TreeSet<>(replaced);
+      missing.removeAll(result.freshShards());
+      if (!missing.isEmpty()) {
+        throw new PipelineConflictException(
+            String.format(
+                "Cannot stage checkpoint %d of pipeline %s for table %s: shard(s) %s are read again from a"
+                    + " fresh snapshot, and with 'target.delete-mode' = position their old files leave the"
+                    + " table with this checkpoint, but writer %d still takes their old rows as live (its"
+                    + " state was written by an older release, which did not keep the shards it knows)."
+                    + " Resume from the same checkpoint with tables.exclude-shards: %s, let one checkpoint"
+                    + " complete, then resume from that one with them included",
+                checkpointId,
+                options.pipelineId(),
+                options.tableName(),
+                missing,
+                result.subtask(),
+                missing));
+      }
+    }
+  }
+
+  /**
    * The shards gone from the plan whose rows go with the next staged checkpoint (empty once they
    * went; see {@link #removed}).
    */
@@ -281,10 +272,13 @@ final class ShardReread {
       throws IOException {
     SortedSet<Integer> shards = new TreeSet<>(replaced);
     shards.addAll(gone);
-    WriteResult deletes = deletesEmptying(table, shards, shardColumn);
     Map<Integer, ShardCounts> counts = new HashMap<>();
     replaced.forEach(shard -> counts.put(shard, new ShardCounts(0, 0)));
     gone.forEach(shard -> counts.put(shard, ShardCounts.REMOVED));
+    if (options.deleteMode() == DeleteMode.POSITION) {
+      return filesRemoved(table, shardColumn, flinkCheckpointId, checkpointId, shards, counts);
+    }
+    WriteResult deletes = deletesEmptying(table, shards, shardColumn);
     if (!replaced.isEmpty()) {
       LOG.info(
           "Replacing the rows of shard(s) {} in table {}: their fresh snapshot began; delete files by shard with"
@@ -308,6 +302,59 @@ final class ShardReread {
         options.tableName(),
         checkpointId);
     return new WriterResult(flinkCheckpointId, -1, deletes, counts);
+  }
+
+  /**
+   * Deletes by position: the shards' rows leave the table with their files. Every data file of
+   * {@code shards} in the table now, and every delete file of theirs, is removed by the
+   * checkpoint's commit (no equality delete): files this pipeline adds to them later (the fresh
+   * snapshot's, in this checkpoint or after) stay. The shards' owners start their partitions empty
+   * in this run ({@link PartitionOwner}), and the commit is refused if another committer changed
+   * the shards after this listing ({@link WriterResult#ownerChecks}).
+   */
+  private WriterResult filesRemoved(
+      Table table,
+      String shardColumn,
+      long flinkCheckpointId,
+      long checkpointId,
+      SortedSet<Integer> shards,
+      Map<Integer, ShardCounts> counts)
+      throws IOException {
+    table.refresh();
+    Snapshot listed = table.currentSnapshot();
+    List<DataFile> dataFiles = new ArrayList<>();
+    Map<String, DeleteFile> deleteFiles = new LinkedHashMap<>();
+    if (listed != null && !shards.isEmpty()) {
+      try (CloseableIterable<FileScanTask> tasks =
+          table
+              .newScan()
+              .useSnapshot(listed.snapshotId())
+              .filter(Expressions.in(shardColumn, shards.toArray()))
+              .ignoreResiduals()
+              .planFiles()) {
+        for (FileScanTask task : tasks) {
+          checkSpec(table, task.file());
+          dataFiles.add(task.file().copyWithoutStats());
+          for (DeleteFile delete : task.deletes()) {
+            deleteFiles.putIfAbsent(delete.location(), delete.copyWithoutStats());
+          }
+        }
+      }
+    }
+    Map<Integer, Long> checks = new HashMap<>();
+    long at = listed == null ? PendingCheckpoint.NO_SNAPSHOT : listed.snapshotId();
+    shards.forEach(shard -> checks.put(shard, at));
+    LOG.info(
+        "Shard(s) {} of table {} leave it with checkpoint {} by their files: {} data files and {} delete"
+            + " files removed (deletes by position write no delete by shard)",
+        shards,
+        options.tableName(),
+        checkpointId,
+        dataFiles.size(),
+        deleteFiles.size());
+    WriteResult files = WriteResult.builder().addRewrittenDeleteFiles(deleteFiles.values()).build();
+    return new WriterResult(
+        flinkCheckpointId, -1, files, counts, Map.of(), Set.of(), checks, dataFiles);
   }
 
   /** {@code shards} were replaced with a staged checkpoint: known to the state from now on. */
@@ -366,13 +413,7 @@ final class ShardReread {
       ContentFile<?> file,
       int specId,
       Table table) {
-    if (file.specId() != specId) {
-      throw new IllegalStateException(
-          String.format(
-              "Cannot replace the rows of a shard read again in table %s: file %s is of partition spec %d, not the"
-                  + " table's spec %d; Shardberg tables keep one spec",
-              table.name(), file.location(), file.specId(), specId));
-    }
+    checkSpec(table, file);
     StructLike partition = file.partition();
     PartitionKey key = new PartitionKey(table.spec(), table.schema());
     for (int i = 0; i < table.spec().fields().size(); i++) {
@@ -382,5 +423,16 @@ final class ShardReread {
     partitions
         .computeIfAbsent(shard, s -> new HashMap<>())
         .putIfAbsent(StructLikeWrapper.forType(table.spec().partitionType()).set(key), key);
+  }
+
+  private static void checkSpec(Table table, ContentFile<?> file) {
+    int specId = table.spec().specId();
+    if (file.specId() != specId) {
+      throw new IllegalStateException(
+          String.format(
+              "Cannot replace the rows of a shard read again in table %s: file %s is of partition spec %d, not the"
+                  + " table's spec %d; Shardberg tables keep one spec",
+              table.name(), file.location(), file.specId(), specId));
+    }
   }
 }

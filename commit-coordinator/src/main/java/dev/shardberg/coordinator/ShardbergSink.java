@@ -238,7 +238,8 @@ public final class ShardbergSink {
      * {@link #shards} nor in {@code excluded} (its MySQL table dropped while the job was stopped,
      * or its host removed from the config): {@code remove} true, every row of it leaves the table
      * with the restored job's first checkpoint (a delete by the shard column, in that commit);
-     * false, its rows stay. Excluded shards always keep their rows. Not with deletes by position.
+     * false, its rows stay. Excluded shards always keep their rows. With deletes by position the
+     * commit removes the shard's files instead.
      */
     public Builder goneShards(java.util.Set<Integer> excluded, boolean remove) {
       this.excludedShards = new java.util.TreeSet<>(excluded);
@@ -292,22 +293,23 @@ public final class ShardbergSink {
                   "Shardberg writer: " + tableName,
                   WriterResultTypeInfo.INSTANCE,
                   new ShardbergWriter(
-                      tableLoader,
-                      tableName,
-                      rowType,
-                      equalityColumns,
-                      insertOnlyInitialLoad,
-                      versionedRows,
-                      deleteMode == DeleteMode.POSITION ? pipelineId : null,
-                      deleteMode == DeleteMode.POSITION
-                              && maintenance.enabled()
-                              && maintenance.compaction()
-                          ? new PartitionOwner.OwnerCompaction(
-                              maintenance.minSmallFiles(),
-                              maintenance.maxPartitionsPerCycle(),
-                              maintenance.maxBytesPerCycle())
-                          : null,
-                      closeConcurrency))
+                          tableLoader,
+                          tableName,
+                          rowType,
+                          equalityColumns,
+                          insertOnlyInitialLoad,
+                          versionedRows,
+                          deleteMode == DeleteMode.POSITION ? pipelineId : null,
+                          deleteMode == DeleteMode.POSITION
+                                  && maintenance.enabled()
+                                  && maintenance.compaction()
+                              ? new PartitionOwner.OwnerCompaction(
+                                  maintenance.minSmallFiles(),
+                                  maintenance.maxPartitionsPerCycle(),
+                                  maintenance.maxBytesPerCycle())
+                              : null,
+                          closeConcurrency)
+                      .plannedShards(deleteMode == DeleteMode.POSITION ? shards : null))
               .uid(prefix + "-writer")
               .setParallelism(parallelism);
 
@@ -359,11 +361,6 @@ public final class ShardbergSink {
       Preconditions.checkArgument(
           maintenance != null,
           "Cannot build the Shardberg sink for %s: maintenance is null",
-          tableName);
-      Preconditions.checkArgument(
-          !removeGoneShards || deleteMode != DeleteMode.POSITION,
-          "Cannot build the Shardberg sink for %s: gone shards are removed by a delete by shard,"
-              + " which deletes by position do not write",
           tableName);
       Preconditions.checkArgument(
           commitGuard != null,

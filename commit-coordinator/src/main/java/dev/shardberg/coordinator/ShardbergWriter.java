@@ -1,14 +1,18 @@
 package dev.shardberg.coordinator;
 
 import java.io.IOException;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.SortedSet;
+import java.util.TreeSet;
 import org.apache.flink.api.common.state.ListState;
 import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.typeutils.base.LongSerializer;
+import org.apache.flink.api.java.tuple.Tuple2;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.runtime.state.StateInitializationContext;
 import org.apache.flink.runtime.state.StateSnapshotContext;
@@ -55,6 +59,15 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
   private static final Logger LOG = LoggerFactory.getLogger(ShardbergWriter.class);
   static final String RUN_MARKER_STATE_NAME = "shardberg-writer-checkpointed";
 
+  /**
+   * Deletes by position: the shards the pipeline's state knows, as the writers saw them, each with
+   * the Flink checkpoint after which it was last read again (-1: never); a union list state whose
+   * entry {@code (-1, -1)} marks that it was written.
+   */
+  static final String KNOWN_SHARDS_STATE_NAME = "shardberg-writer-known-shards";
+
+  private static final Tuple2<Integer, Long> KNOWN_SHARDS_PRESENT = Tuple2.of(-1, -1L);
+
   private final TableLoader tableLoader;
   private final String tableName;
   private final RowType rowType;
@@ -72,6 +85,34 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
   private final PartitionOwner.OwnerCompaction ownerCompaction;
 
   private transient PartitionOwner owner;
+
+  /**
+   * Deletes by position: the shards of the plan this job writes (null: not known). With the known
+   * shards of the restored state they say which shards this run reads again from a fresh snapshot,
+   * exactly as the coordinator decides it ({@link ShardReread}).
+   */
+  private SortedSet<Integer> plannedShards;
+
+  private transient ListState<Tuple2<Integer, Long>> knownShardsState;
+
+  /**
+   * Known shards read again in an earlier run, each with the Flink checkpoint that run restored
+   * from: a partition of such a shard untouched since then still holds what its owner knew before
+   * the shard's files were removed, so it starts empty too.
+   */
+  private transient Map<Integer, Long> readAgainAfter;
+
+  /**
+   * Shards of the plan the restored state does not know: read again from a fresh snapshot in this
+   * run, their old files removed by the coordinator; their partitions start empty here.
+   */
+  private transient SortedSet<Integer> freshShards;
+
+  /** Of {@link #freshShards}, those this writer got snapshot rows of in this run. */
+  private transient SortedSet<Integer> freshShardsSeen;
+
+  /** The Flink checkpoint this run restored from (0: none). */
+  private transient long restoredCheckpointId;
 
   /** Files closed at once at a checkpoint ({@link DeltaTaskWriter.Factory}). */
   private final int closeConcurrency;
@@ -200,6 +241,15 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
     this.insertOnlyInitialLoad = insertOnlyInitialLoad;
   }
 
+  /**
+   * Deletes by position: the shards of the plan this job writes, which (with the restored state)
+   * say which shards this run reads again; null: not known, none is read again.
+   */
+  ShardbergWriter plannedShards(SortedSet<Integer> shards) {
+    this.plannedShards = shards == null ? null : new TreeSet<>(shards);
+    return this;
+  }
+
   @Override
   public void initializeState(StateInitializationContext context) throws Exception {
     super.initializeState(context);
@@ -216,6 +266,39 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
     this.restored = context.isRestored() || runMarker.get().iterator().hasNext();
     // Flink's checkpoint ids only grow after a restore; end-of-input results are tagged past it.
     this.lastCheckpointId = context.getRestoredCheckpointId().orElse(0L);
+    this.restoredCheckpointId = lastCheckpointId;
+    this.freshShards = new TreeSet<>();
+    this.freshShardsSeen = new TreeSet<>();
+    this.readAgainAfter = new HashMap<>();
+    if (ownerPipelineId != null && plannedShards != null) {
+      this.knownShardsState =
+          context
+              .getOperatorStateStore()
+              .getUnionListState(
+                  new ListStateDescriptor<>(
+                      KNOWN_SHARDS_STATE_NAME,
+                      org.apache.flink.api.common.typeinfo.Types.TUPLE(
+                          org.apache.flink.api.common.typeinfo.Types.INT,
+                          org.apache.flink.api.common.typeinfo.Types.LONG)));
+      SortedSet<Integer> known = new TreeSet<>();
+      boolean present = false;
+      for (Tuple2<Integer, Long> entry : knownShardsState.get()) {
+        if (entry.f0 < 0) {
+          present = true;
+          continue;
+        }
+        known.add(entry.f0);
+        if (entry.f1 >= 0) {
+          readAgainAfter.merge(entry.f0, entry.f1, Math::max);
+        }
+      }
+      // Without state, or state of a release before this list: every shard of the plan is known,
+      // as the coordinator takes it (its check then refuses a shard it would replace).
+      if (restored && present) {
+        freshShards.addAll(plannedShards);
+        freshShards.removeAll(known);
+      }
+    }
   }
 
   @Override
@@ -260,6 +343,15 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
               subtask,
               getRuntimeContext().getTaskInfo().getAttemptNumber(),
               ownerCompaction);
+    }
+    if (!freshShards.isEmpty()) {
+      LOG.info(
+          "Writer {} of {}: shard(s) {} are new to the restored state and read again from a fresh"
+              + " snapshot; their partitions start empty (the coordinator removes their old files"
+              + " with the checkpoint of their first snapshot rows)",
+          subtask,
+          tableName,
+          freshShards);
     }
     if (insertOnlyInitialLoad && !restored) {
       this.scannedSnapshotId =
@@ -313,7 +405,16 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
         kind == RowKind.INSERT && shardsWithData != null && !shardsWithData.contains(shard);
     if (owner != null) {
       PartitionKey partition = writer.partitionOf(row);
-      owner.touch(getCurrentKey(), partition, shard, insertOnly, lastCheckpointId + 1);
+      owner.touch(
+          getCurrentKey(),
+          partition,
+          shard,
+          insertOnly,
+          lastCheckpointId + 1,
+          readAgainAfter(shard));
+      if (kind == RowKind.INSERT && freshShards.contains(shard)) {
+        freshShardsSeen.add(shard);
+      }
       if (kind != RowKind.INSERT || !insertOnly) {
         owner.delete(writer.keyOf(row), partition);
       }
@@ -354,7 +455,8 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
     PartitionKey partition =
         PartitionKeySelector.partitionOf(table.spec(), table.schema(), shard, bucket);
     if (owner != null) {
-      owner.touch(getCurrentKey(), partition, shard, false, lastCheckpointId + 1);
+      owner.touch(
+          getCurrentKey(), partition, shard, false, lastCheckpointId + 1, readAgainAfter(shard));
       int deleted = owner.truncate(partition);
       truncatedPartitions.inc();
       counts.computeIfAbsent(shard, ignored -> new long[2]);
@@ -424,11 +526,37 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
     return adapter.adapt(row);
   }
 
+  /**
+   * The Flink checkpoint after which {@code shard}'s old files left the table (at the latest with
+   * the checkpoint of its first snapshot rows), -1 when it was never read again: a partition of it
+   * not changed since starts empty.
+   */
+  private long readAgainAfter(int shard) {
+    if (freshShards.contains(shard)) {
+      return restoredCheckpointId;
+    }
+    return readAgainAfter.getOrDefault(shard, -1L);
+  }
+
   @Override
   public void snapshotState(StateSnapshotContext context) throws Exception {
     super.snapshotState(context);
     if (subtask == 0) {
       runMarker.update(List.of(context.getCheckpointId()));
+    }
+    if (knownShardsState != null) {
+      // Known to the state as the coordinator's is: a shard read again once a checkpoint holds
+      // some of its snapshot rows (the union of every writer's list is what a restore finds).
+      List<Tuple2<Integer, Long>> known = new ArrayList<>();
+      known.add(KNOWN_SHARDS_PRESENT);
+      for (Integer shard : plannedShards) {
+        if (freshShardsSeen.contains(shard)) {
+          known.add(Tuple2.of(shard, restoredCheckpointId));
+        } else if (!freshShards.contains(shard)) {
+          known.add(Tuple2.of(shard, readAgainAfter.getOrDefault(shard, -1L)));
+        }
+      }
+      knownShardsState.update(known);
     }
   }
 
@@ -502,7 +630,8 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
                 scans,
                 snapshots,
                 ownerChecks,
-                removedDataFiles)));
+                removedDataFiles,
+                freshShards)));
   }
 
   @Override

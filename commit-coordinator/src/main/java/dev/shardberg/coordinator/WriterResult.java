@@ -43,6 +43,13 @@ final class WriterResult implements Serializable {
   /** Data files the owners' compaction rewrote: the commit removes them (null: none). */
   private final ArrayList<DataFile> removedDataFiles;
 
+  /**
+   * As the owner of its partitions: the shards this writer takes as read again in this run, their
+   * partitions started empty (null: none). The coordinator removes such a shard's old files only
+   * when every writer says so.
+   */
+  private final TreeSet<Integer> freshShards;
+
   WriterResult(
       long checkpointId, int subtask, WriteResult files, Map<Integer, ShardCounts> counts) {
     this(checkpointId, subtask, files, counts, Map.of());
@@ -111,6 +118,33 @@ final class WriterResult implements Serializable {
       Set<Integer> snapshotShards,
       Map<Integer, Long> ownerChecks,
       List<DataFile> removedDataFiles) {
+    this(
+        checkpointId,
+        subtask,
+        files,
+        counts,
+        insertOnlyScans,
+        snapshotShards,
+        ownerChecks,
+        removedDataFiles,
+        Set.of());
+  }
+
+  /**
+   * @param freshShards as the owner of its partitions, the shards this writer takes as read again
+   *     in this run (their partitions start empty)
+   */
+  WriterResult(
+      long checkpointId,
+      int subtask,
+      WriteResult files,
+      Map<Integer, ShardCounts> counts,
+      Map<Integer, Long> insertOnlyScans,
+      Set<Integer> snapshotShards,
+      Map<Integer, Long> ownerChecks,
+      List<DataFile> removedDataFiles,
+      Set<Integer> freshShards) {
+    this.freshShards = new TreeSet<>(freshShards);
     this.removedDataFiles = new ArrayList<>(removedDataFiles);
     this.ownerChecks = new TreeMap<>(ownerChecks);
     this.snapshotShards = new TreeSet<>(snapshotShards);
@@ -133,6 +167,12 @@ final class WriterResult implements Serializable {
 
   List<DataFile> removedDataFiles() {
     return removedDataFiles == null ? List.of() : Collections.unmodifiableList(removedDataFiles);
+  }
+
+  SortedSet<Integer> freshShards() {
+    return freshShards == null
+        ? Collections.emptySortedSet()
+        : Collections.unmodifiableSortedSet(freshShards);
   }
 
   SortedSet<Integer> snapshotShards() {

@@ -206,6 +206,126 @@ class PartitionOwnerTest {
     }
   }
 
+  /**
+   * A shard read again from a fresh snapshot (left out for a run, then planned again): the
+   * coordinator removes its old files with the checkpoint of its first snapshot rows, so its owners
+   * start its partitions empty — in that run, and in a later run restored from a checkpoint after
+   * it for a partition that no row touched since. Shard 1 has rows in two partitions; after its
+   * re-read only bucket 0 gets a snapshot row, and bucket 1's first change comes in the next run.
+   * Each time the writer deletes no row by position (a deletion vector on a removed file, and an
+   * index pointing at files that are gone, is what an owner that kept its old knowledge writes),
+   * and the table ends with exactly the rows written since the re-read.
+   */
+  @Test
+  void aShardReadAgainStartsItsPartitionsEmptyAlsoAfterALaterRestore() throws Exception {
+    Table table = TestTables.create(warehouse, 2);
+    table.updateProperties().set(TableProperties.FORMAT_VERSION, "3").commit();
+    PartitionKeySelector keys =
+        new PartitionKeySelector(table.schema(), table.spec(), TestTables.ROW_TYPE, false);
+    long inBucket0 = -1;
+    long inBucket1 = -1;
+    for (long id = 1; inBucket0 < 0 || inBucket1 < 0; id++) {
+      String partition = keys.getKey(TestTables.row(RowKind.INSERT, 1, id, "x"));
+      if (partition.endsWith("id_bucket=0") && inBucket0 < 0) {
+        inBucket0 = id;
+      } else if (partition.endsWith("id_bucket=1") && inBucket1 < 0) {
+        inBucket1 = id;
+      }
+    }
+    java.util.SortedSet<Integer> both = new java.util.TreeSet<>(List.of(0, 1));
+
+    // run 1: both shards, one row each in both of shard 1's partitions
+    org.apache.flink.runtime.checkpoint.OperatorSubtaskState state;
+    try (KeyedOneInputStreamOperatorTestHarness<String, RowData, WriterResult> writer =
+        owner(warehouse, null, both, 0)) {
+      writer.processElement(row(RowKind.INSERT, 0, 1, "zero"));
+      writer.processElement(row(RowKind.INSERT, 1, inBucket0, "old"));
+      writer.processElement(row(RowKind.INSERT, 1, inBucket1, "old"));
+      writer.prepareSnapshotPreBarrier(1);
+      commit(table, writer.extractOutputValues());
+      state = writer.snapshot(1, 1);
+    }
+    // run 2: shard 1 left out; its owner's knowledge of it stays in the keyed state
+    try (KeyedOneInputStreamOperatorTestHarness<String, RowData, WriterResult> writer =
+        owner(warehouse, state, new java.util.TreeSet<>(List.of(0)), 1)) {
+      writer.processElement(row(RowKind.UPDATE_AFTER, 0, 1, "zero2"));
+      writer.prepareSnapshotPreBarrier(2);
+      commit(table, writer.extractOutputValues());
+      state = writer.snapshot(2, 2);
+    }
+    // run 3: shard 1 planned again, new to the state: read again; a snapshot row in bucket 0 only
+    try (KeyedOneInputStreamOperatorTestHarness<String, RowData, WriterResult> writer =
+        owner(warehouse, state, both, 2)) {
+      writer.processElement(row(RowKind.INSERT, 1, inBucket0, "fresh"));
+      writer.prepareSnapshotPreBarrier(3);
+      List<WriterResult> results = writer.extractOutputValues();
+      assertThat(results)
+          .singleElement()
+          .satisfies(
+              r -> {
+                assertThat(r.freshShards()).containsExactly(1);
+                assertThat(r.files().deleteFiles()).as("nothing deleted by position").isEmpty();
+              });
+      // the coordinator's commit: shard 1's old files leave beside the fresh rows
+      commitRemovingShard(table, results, 1);
+      state = writer.snapshot(3, 3);
+    }
+    // run 4, restored after the re-read: shard 1 is known; its bucket 1 was not touched since
+    try (KeyedOneInputStreamOperatorTestHarness<String, RowData, WriterResult> writer =
+        owner(warehouse, state, both, 3)) {
+      writer.processElement(row(RowKind.UPDATE_AFTER, 1, inBucket1, "new"));
+      writer.processElement(row(RowKind.UPDATE_AFTER, 1, inBucket0, "fresh2"));
+      writer.prepareSnapshotPreBarrier(4);
+      List<WriterResult> results = writer.extractOutputValues();
+      assertThat(results)
+          .singleElement()
+          .satisfies(
+              r -> {
+                assertThat(r.freshShards()).isEmpty();
+                assertThat(r.files().deleteFiles())
+                    .as("one deletion vector: the fresh row of bucket 0, on its new file")
+                    .hasSize(1)
+                    .allSatisfy(
+                        dv ->
+                            assertThat(dv.referencedDataFile())
+                                .contains("shard_number=1/id_bucket=0"));
+              });
+      commit(table, results);
+    }
+    assertThat(TestTables.read(table))
+        .containsExactlyInAnyOrder(
+            new TestTables.Row(0, 1, "zero2"),
+            new TestTables.Row(1, inBucket0, "fresh2"),
+            new TestTables.Row(1, inBucket1, "new"));
+  }
+
+  /** As the coordinator commits a checkpoint that reads {@code shard} again. */
+  private static void commitRemovingShard(Table table, List<WriterResult> results, int shard)
+      throws java.io.IOException {
+    table.refresh();
+    org.apache.iceberg.RowDelta delta =
+        table.newRowDelta().set(SnapshotSummaryKeys.PIPELINE_ID, PIPELINE);
+    try (org.apache.iceberg.io.CloseableIterable<org.apache.iceberg.FileScanTask> tasks =
+        table
+            .newScan()
+            .filter(org.apache.iceberg.expressions.Expressions.equal("shard_number", shard))
+            .planFiles()) {
+      for (org.apache.iceberg.FileScanTask task : tasks) {
+        delta.removeRows(task.file());
+        task.deletes().forEach(delta::removeDeletes);
+      }
+    }
+    for (WriterResult result : results) {
+      for (DataFile file : result.files().dataFiles()) {
+        delta.addRows(file);
+      }
+      for (org.apache.iceberg.DeleteFile file : result.files().deleteFiles()) {
+        delta.addDeletes(file);
+      }
+    }
+    delta.commit();
+  }
+
   private static final int MAX_PARALLELISM = 128;
 
   /** The rows whose partition's key group {@code subtask} of {@code parallelism} owns. */
@@ -312,6 +432,19 @@ class PartitionOwnerTest {
     return owner(warehouse, restored, 1, 0);
   }
 
+  /**
+   * The one writer subtask on the table under {@code dir}, writing the shards {@code planned},
+   * restored from {@code restored} of Flink checkpoint {@code restoredCheckpoint} (0: none).
+   */
+  private static KeyedOneInputStreamOperatorTestHarness<String, RowData, WriterResult> owner(
+      java.nio.file.Path dir,
+      org.apache.flink.runtime.checkpoint.OperatorSubtaskState restored,
+      java.util.SortedSet<Integer> planned,
+      long restoredCheckpoint)
+      throws Exception {
+    return owner(dir, restored, 1, 0, planned, restoredCheckpoint);
+  }
+
   /** Writer subtask {@code subtask} of {@code parallelism}, on the table under {@code dir}. */
   private static KeyedOneInputStreamOperatorTestHarness<String, RowData, WriterResult> owner(
       java.nio.file.Path dir,
@@ -319,17 +452,39 @@ class PartitionOwnerTest {
       int parallelism,
       int subtask)
       throws Exception {
+    return owner(dir, restored, parallelism, subtask, null);
+  }
+
+  private static KeyedOneInputStreamOperatorTestHarness<String, RowData, WriterResult> owner(
+      java.nio.file.Path dir,
+      org.apache.flink.runtime.checkpoint.OperatorSubtaskState restored,
+      int parallelism,
+      int subtask,
+      java.util.SortedSet<Integer> planned)
+      throws Exception {
+    return owner(dir, restored, parallelism, subtask, planned, null);
+  }
+
+  private static KeyedOneInputStreamOperatorTestHarness<String, RowData, WriterResult> owner(
+      java.nio.file.Path dir,
+      org.apache.flink.runtime.checkpoint.OperatorSubtaskState restored,
+      int parallelism,
+      int subtask,
+      java.util.SortedSet<Integer> planned,
+      Long restoredCheckpoint)
+      throws Exception {
     Table table = TestTables.load(dir);
     KeyedOneInputStreamOperatorTestHarness<String, RowData, WriterResult> harness =
         new KeyedOneInputStreamOperatorTestHarness<>(
             new ShardbergWriter(
-                TestTables.loader(dir),
-                TestTables.TABLE_NAME,
-                TestTables.ROW_TYPE,
-                TestTables.EQUALITY_COLUMNS,
-                false,
-                false,
-                PIPELINE),
+                    TestTables.loader(dir),
+                    TestTables.TABLE_NAME,
+                    TestTables.ROW_TYPE,
+                    TestTables.EQUALITY_COLUMNS,
+                    false,
+                    false,
+                    PIPELINE)
+                .plannedShards(planned),
             new PartitionKeySelector(table.schema(), table.spec(), TestTables.ROW_TYPE, false),
             Types.STRING,
             MAX_PARALLELISM,
@@ -337,6 +492,9 @@ class PartitionOwnerTest {
             subtask);
     harness.setup(WriterResultTypeInfo.WireSerializer.INSTANCE);
     if (restored != null) {
+      if (restoredCheckpoint != null) {
+        harness.setRestoredCheckpointId(restoredCheckpoint);
+      }
       harness.initializeState(restored);
     }
     harness.open();

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.shardberg.coordinator.maintenance.MaintenanceSettings;
 import java.time.Duration;
 import java.util.List;
+import java.util.Set;
 import java.util.SortedSet;
 import java.util.TreeSet;
 import org.junit.jupiter.api.Test;
@@ -97,52 +98,58 @@ class ShardRereadTest {
   }
 
   @Test
-  void aShardNewToTheStateWithDeletesByPositionIsRefusedNamingTheModeAndTheWayOn() {
+  void withDeletesByPositionANewShardIsReplacedAsWithDeletesByKeyWhenTheSourceSnapshotsIt() {
+    ShardReread reread =
+        ShardReread.start(
+            options(List.of(0, 1, 48), List.of(0, 1, 48), DeleteMode.POSITION), known(0, 1));
+    assertThat(reread.known()).as("known once its first rows are staged").containsExactly(0, 1);
+    List<WriterResult> results = List.of(writerResult(0, Set.of(48)), writerResult(1, Set.of(48)));
+    assertThat(reread.replacedBy(7, results)).containsExactly(48);
+  }
+
+  @Test
+  void withDeletesByPositionAShardTheSourceReadsFromTheBinlogAloneIsRefused() {
     assertThatThrownBy(
             () ->
                 ShardReread.start(
                     options(List.of(0, 1, 48), List.of(), DeleteMode.POSITION), known(0, 1)))
         .isInstanceOf(PipelineConflictException.class)
         .hasMessageContaining("shard(s) [48] are new to the restored state")
-        .hasMessageContaining("'target.delete-mode' = position")
-        .hasMessageContaining("tables.exclude-shards: [48]");
+        .hasMessageContaining("tables.reread-shards: [48]");
   }
 
   @Test
-  void withDeletesByPositionANewShardWithoutFilesIsTakenAndOneWithFilesRefused() {
-    // the source snapshots new shards (initial mode): 48 has no file in the table, 49 has
-    CoordinatorOptions options =
-        options(List.of(0, 1, 48, 49), List.of(0, 1, 48, 49), DeleteMode.POSITION);
+  void aWriterThatStillTakesAReplacedShardsRowsAsLiveRefusesTheCheckpointNamingTheWayOn() {
+    CoordinatorOptions options = options(List.of(0, 1, 48), List.of(0, 1, 48), DeleteMode.POSITION);
+    SortedSet<Integer> replaced = known(48);
+    ShardReread.checkWritersStartEmpty(
+        options, 7, replaced, List.of(writerResult(0, Set.of(48)), writerResult(1, Set.of(48))));
+    // a writer restored from a release that kept no known shards takes every shard as known
     assertThatThrownBy(
             () ->
-                ShardReread.start(
+                ShardReread.checkWritersStartEmpty(
                     options,
-                    known(0, 1),
-                    asked -> {
-                      assertThat(asked).containsExactly(48, 49);
-                      return known(49);
-                    }))
+                    7,
+                    replaced,
+                    List.of(writerResult(0, Set.of(48)), writerResult(1, Set.of()))))
         .isInstanceOf(PipelineConflictException.class)
-        .hasMessageContaining("shard(s) [49] are new to the restored state")
-        .hasMessageContaining("have data files in the table")
-        .hasMessageContaining("tables.exclude-shards: [49]");
+        .hasMessageContaining("shard(s) [48] are read again")
+        .hasMessageContaining("writer 1 still takes their old rows as live")
+        .hasMessageContaining("tables.exclude-shards: [48]");
+  }
 
-    ShardReread taken =
-        ShardReread.start(
-            options(List.of(0, 1, 48), List.of(0, 1, 48), DeleteMode.POSITION),
-            known(0, 1),
-            asked -> known());
-    assertThat(taken.known()).as("nothing to replace: known at once").containsExactly(0, 1, 48);
-    List<WriterResult> results =
-        List.of(
-            new WriterResult(
-                7,
-                0,
-                org.apache.iceberg.io.WriteResult.builder().build(),
-                java.util.Map.of(48, new ShardCounts(12, 0)),
-                java.util.Map.of(),
-                java.util.Set.of(48)));
-    assertThat(taken.replacedBy(7, results)).as("no delete by shard is ever written").isEmpty();
+  /** A writer's result with snapshot rows of shard 48, taking {@code fresh} as read again. */
+  private static WriterResult writerResult(int subtask, Set<Integer> fresh) {
+    return new WriterResult(
+        7,
+        subtask,
+        org.apache.iceberg.io.WriteResult.builder().build(),
+        java.util.Map.of(48, new ShardCounts(12, 0)),
+        java.util.Map.of(),
+        java.util.Set.of(48),
+        java.util.Map.of(),
+        List.of(),
+        fresh);
   }
 
   @Test

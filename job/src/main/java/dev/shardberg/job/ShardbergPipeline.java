@@ -300,15 +300,10 @@ public final class ShardbergPipeline {
   /**
    * The shards the coordinator may find new to a restored state and replace with their fresh
    * snapshot: every shard of the plan when the source snapshots new shards by itself; else only
-   * those of {@code tables.reread-shards} (with deletes by position, none). With deletes by
-   * position the coordinator takes such a shard only while the table has no data file of it
-   * (nothing to replace), and refuses it otherwise, naming the mode.
+   * those of {@code tables.reread-shards}. Deletes by key replace a shard's old rows with a delete
+   * by shard; deletes by position remove its old files in the same commit.
    */
   static java.util.Set<Integer> replaceableShards(ShardbergConfig config, ShardPlan plan) {
-    if (config.target().deleteMode() == DeleteMode.POSITION) {
-      // taken only while the table has no row of them (nothing to replace): ShardReread
-      return snapshotsNewShards(config) ? plan.shardNumbers() : java.util.Set.of();
-    }
     return snapshotsNewShards(config) ? plan.shardNumbers() : config.tables().rereadShards();
   }
 

@@ -147,8 +147,8 @@ public final class RouterOptions {
                   + " the rows either way; the host watch WARNs within 30 s), or on a host removed from the"
                   + " config. keep: the rows stay (an INFO naming the shards at the resume). delete: they leave"
                   + " the table in one commit with the resumed run's first checkpoint; status lists the shards"
-                  + " removed and when. Shards left out with tables.exclude-shards are never deleted. Not with"
-                  + " target.delete-mode position (docs/shard-fleet.md).");
+                  + " removed and when. Shards left out with tables.exclude-shards are never deleted. With"
+                  + " target.delete-mode position the shard's files leave the table (docs/shard-fleet.md).");
 
   public static final ConfigOption<NewShards> TABLES_NEW_SHARDS =
       ConfigOptions.key("tables.new-shards")

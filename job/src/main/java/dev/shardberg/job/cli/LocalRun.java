@@ -188,13 +188,7 @@ final class LocalRun {
         nextCheck = Instant.now().plus(every);
         NewShardCheck.Outcome outcome =
             NewShardCheck.check(
-                config,
-                assembled.plan(),
-                () -> ShardbergPipeline.discover(config),
-                hosts,
-                shards ->
-                    dev.shardberg.coordinator.ShardsWithData.among(
-                        table, dev.shardberg.router.schema.TableLayout.SHARD_COLUMN, shards));
+                config, assembled.plan(), () -> ShardbergPipeline.discover(config), hosts);
         if (outcome instanceof NewShardCheck.Adopt adopt) {
           savepoint = adopt(job, result, adopt, checkpoints);
         } else if (outcome instanceof NewShardCheck.Stop refused) {

@@ -1,6 +1,5 @@
 package dev.shardberg.job.cli;
 
-import dev.shardberg.coordinator.DeleteMode;
 import dev.shardberg.job.config.ShardbergConfig;
 import dev.shardberg.job.config.StartupMode;
 import dev.shardberg.job.observe.HostLag;
@@ -55,15 +54,12 @@ final class NewShardCheck {
    * @param running the plan the running job was built with
    * @param discover discovery now, as a start runs it
    * @param hosts the job's host watches, read just before; empty when they cannot be read
-   * @param withFiles of the shard numbers given, those with data files in the table (asked only
-   *     with deletes by position, which can take a new shard only while it has none)
    */
   static Outcome check(
       ShardbergConfig config,
       ShardPlan running,
       Supplier<ShardPlan> discover,
-      List<HostLag> hosts,
-      java.util.function.Function<Set<Integer>, Set<Integer>> withFiles) {
+      List<HostLag> hosts) {
     ShardPlan now;
     try {
       now = discover.get();
@@ -93,24 +89,6 @@ final class NewShardCheck {
               + config.cdc().startupMode()
               + " has no snapshot to read them with; see docs/shard-fleet.md for the way"
               + " (tables.reread-shards at a resume)");
-    }
-    if (config.target().deleteMode() == DeleteMode.POSITION) {
-      Set<Integer> holding;
-      try {
-        holding =
-            withFiles.apply(added.stream().map(ShardTable::shard).collect(Collectors.toSet()));
-      } catch (RuntimeException e) {
-        return new Later(added, "the table cannot be read now (" + e + ")");
-      }
-      if (!holding.isEmpty()) {
-        return new Left(
-            added,
-            "shard number(s) "
-                + new TreeSet<>(holding)
-                + " have data files in the table already, and target.delete-mode = position cannot"
-                + " replace a shard's rows from a fresh snapshot yet; read them in a run with"
-                + " target.delete-mode = equality, or leave them out (tables.exclude-shards)");
-      }
     }
     Map<String, Long> phase =
         hosts.stream().collect(Collectors.toMap(HostLag::host, HostLag::binlogPhase, (a, b) -> a));

@@ -3,7 +3,6 @@ package dev.shardberg.job.config;
 import static dev.shardberg.job.config.ShardbergOptions.*;
 
 import dev.shardberg.coordinator.CoordinatorConfigOptions;
-import dev.shardberg.coordinator.DeleteMode;
 import dev.shardberg.coordinator.maintenance.MaintenanceOptions;
 import dev.shardberg.router.RouterOptions;
 import java.util.HashSet;
@@ -77,7 +76,6 @@ final class CrossKeyRules {
               + RouterOptions.TABLES_REREAD_SHARDS.key()
               + ": a shard is either left out or read again; remove it from one of them.");
     }
-    positionDeletes(conf);
     targetRules.maintenance(conf);
     sourceRules.cdc(conf);
     OnStatelessStart onStatelessStart = conf.get(PIPELINE_ON_STATELESS_START);
@@ -229,45 +227,5 @@ final class CrossKeyRules {
       }
     }
     keys.nonNegative(conf, CoordinatorConfigOptions.ZK_RETRY_MAX_RETRIES);
-  }
-
-  /**
-   * Deletes by position (experimental) do not follow a shard's rows being removed and read again
-   * yet: those remove rows by key (docs/owner-write-path.md).
-   */
-  private void positionDeletes(Configuration conf) {
-    if (conf.get(CoordinatorConfigOptions.DELETE_MODE) != DeleteMode.POSITION) {
-      return;
-    }
-    if (!conf.get(RouterOptions.TABLES_REREAD_SHARDS).isEmpty()) {
-      problems.add(
-          "Cannot read shards again ("
-              + RouterOptions.TABLES_REREAD_SHARDS.key()
-              + ") with '"
-              + CoordinatorConfigOptions.DELETE_MODE.key()
-              + "' = position yet: a re-read removes the shard's rows by key. Run the re-read with"
-              + " delete-mode equality, or leave the list empty.");
-    }
-    if (conf.get(RouterOptions.TABLES_DROPPED_SHARDS)
-        == dev.shardberg.router.DroppedShards.DELETE) {
-      problems.add(
-          "Cannot delete the rows of dropped shards ("
-              + RouterOptions.TABLES_DROPPED_SHARDS.key()
-              + " = delete) with '"
-              + CoordinatorConfigOptions.DELETE_MODE.key()
-              + "' = position yet: a shard found gone at a resume is removed by a delete by shard that"
-              + " deletes by position do not write. Use "
-              + RouterOptions.TABLES_DROPPED_SHARDS.key()
-              + " = keep (and remove the rows yourself), or delete-mode equality.");
-    }
-    if (conf.get(PIPELINE_ON_STATELESS_START) == OnStatelessStart.RESNAPSHOT) {
-      problems.add(
-          "Cannot use '"
-              + PIPELINE_ON_STATELESS_START.key()
-              + "' = resnapshot with '"
-              + CoordinatorConfigOptions.DELETE_MODE.key()
-              + "' = position yet: a re-snapshot removes the shards' rows by key. Use fail, or"
-              + " delete-mode equality.");
-    }
   }
 }

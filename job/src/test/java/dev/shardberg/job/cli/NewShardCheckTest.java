@@ -72,7 +72,7 @@ class NewShardCheckTest {
       ShardPlan running,
       java.util.function.Supplier<ShardPlan> discover,
       List<HostLag> hosts) {
-    return NewShardCheck.check(config, running, discover, hosts, shards -> java.util.Set.of());
+    return NewShardCheck.check(config, running, discover, hosts);
   }
 
   private static final ShardTable A0 = new ShardTable("a", "shop", "orders_0", 0);
@@ -147,17 +147,6 @@ class NewShardCheckTest {
             },
             BOTH_IN_BINLOG);
     assertThat(outcome).isInstanceOf(NewShardCheck.Later.class);
-    assertThat(
-            NewShardCheck.check(
-                config("", "  delete-mode: position"),
-                plan(A0, B1),
-                () -> plan(A0, B1, A7),
-                BOTH_IN_BINLOG,
-                shards -> {
-                  throw new java.io.UncheckedIOException(new java.io.IOException("catalog down"));
-                }))
-        .isInstanceOfSatisfying(
-            NewShardCheck.Later.class, later -> assertThat(later.added()).containsExactly(A7));
   }
 
   @Test
@@ -187,27 +176,14 @@ class NewShardCheckTest {
         .isInstanceOfSatisfying(
             NewShardCheck.Left.class,
             left -> assertThat(left.why()).contains("tables.new-shards = warn"));
-    // with deletes by position: a shard number with files in the table cannot be replaced yet
-    assertThat(
-            NewShardCheck.check(
-                config("", "  delete-mode: position"),
-                plan(A0, B1),
-                () -> plan(A0, B1, A7, B8),
-                BOTH_IN_BINLOG,
-                shards -> java.util.Set.of(8)))
-        .isInstanceOfSatisfying(
-            NewShardCheck.Left.class,
-            left ->
-                assertThat(left.why())
-                    .contains("shard number(s) [8] have data files in the table")
-                    .contains("target.delete-mode = position"));
-    // and one without is adopted: nothing to replace
+    // with deletes by position, a new shard is adopted as with deletes by key, data files in the
+    // table or not: the coordinator removes its old files with its first snapshot rows
     assertThat(
             check(
                 config("", "  delete-mode: position"),
                 plan(A0, B1),
-                () -> plan(A0, B1, A7),
+                () -> plan(A0, B1, A7, B8),
                 BOTH_IN_BINLOG))
-        .isEqualTo(new NewShardCheck.Adopt(List.of(A7)));
+        .isEqualTo(new NewShardCheck.Adopt(List.of(A7, B8)));
   }
 }

@@ -200,21 +200,17 @@ class ConfigLoaderTest {
   }
 
   @Test
-  void deletesByPositionAreRefusedWithReReadsAndReSnapshotsForNow() {
+  void deletesByPositionTakeReReadsReSnapshotsAndRemovedShards() {
     String yaml =
         minimal()
             .replace("  id: orders\n", "  id: orders\n  on-stateless-start: resnapshot\n")
             .replace("  namespace: shop\n", "  namespace: shop\n  delete-mode: position\n")
             .replace(
                 "  table-pattern: 'orders_(?<shard>\\d+)'\n",
-                "  table-pattern: 'orders_(?<shard>\\d+)'\n  reread-shards: [3]\n");
-    assertThat(messageOf(yaml))
-        .contains(
-            "Cannot read shards again (tables.reread-shards) with 'target.delete-mode' = position"
-                + " yet")
-        .contains(
-            "Cannot use 'pipeline.on-stateless-start' = resnapshot with 'target.delete-mode' ="
-                + " position yet");
+                "  table-pattern: 'orders_(?<shard>\\d+)'\n  reread-shards: [3]\n  dropped-shards: delete\n");
+    ShardbergConfig all = parse(yaml);
+    assertThat(all.tables().droppedShards()).isEqualTo(dev.shardberg.router.DroppedShards.DELETE);
+    assertThat(all.target().deleteMode()).isEqualTo(DeleteMode.POSITION);
     ShardbergConfig config =
         parse(
             minimal()
@@ -225,7 +221,7 @@ class ConfigLoaderTest {
   }
 
   @Test
-  void droppedShardsAreKeptByDefaultDeletedOnRequestAndNotByPosition() {
+  void droppedShardsAreKeptByDefaultAndDeletedOnRequest() {
     String delete =
         minimal()
             .replace(
@@ -235,13 +231,6 @@ class ConfigLoaderTest {
         .isEqualTo(dev.shardberg.router.DroppedShards.KEEP);
     assertThat(parse(delete).tables().droppedShards())
         .isEqualTo(dev.shardberg.router.DroppedShards.DELETE);
-    assertThat(
-            messageOf(
-                delete.replace(
-                    "  namespace: shop\n", "  namespace: shop\n  delete-mode: position\n")))
-        .contains(
-            "Cannot delete the rows of dropped shards (tables.dropped-shards = delete) with"
-                + " 'target.delete-mode' = position yet");
     assertThat(messageOf(delete.replace("dropped-shards: delete", "dropped-shards: drop")))
         .contains("tables.dropped-shards");
   }

@@ -636,17 +636,13 @@ final class LongRun {
       budget.record(elapsed, generic[1], flink);
       if ("end".equals(phase) && budget.exceeded() == null) {
         // the end scans are the ratio's numerator: the median of three, as for the compacted copy
-        long rows = generic[0];
-        long[] generics = {generic[1], genericScan(table, current.snapshotId())[1], 0};
-        generics[2] = genericScan(table, current.snapshotId())[1];
+        long snapshotId = current.snapshotId();
         TableLoader tableLoader = TableLoader.fromCatalog(loader, ModeRunner.TABLE);
-        long[] flinks = {
-          flink,
-          flinkScan(tableLoader, current.snapshotId()),
-          flinkScan(tableLoader, current.snapshotId())
-        };
-        generic = new long[] {rows, median(generics)};
-        flink = median(flinks);
+        generic =
+            new long[] {
+              generic[0], medianOfThree(generic[1], () -> genericScan(table, snapshotId)[1])
+            };
+        flink = medianOfThree(flink, () -> flinkScan(tableLoader, snapshotId));
       }
     }
     long snapshots = 0;
@@ -787,20 +783,10 @@ final class LongRun {
     // warmed up once, then the median of three (a single scan on a shared machine is noisy)
     genericScan(copy, snapshot);
     long generic =
-        median(
-            new long[] {
-              genericScan(copy, snapshot)[1],
-              genericScan(copy, snapshot)[1],
-              genericScan(copy, snapshot)[1]
-            });
+        medianOfThree(genericScan(copy, snapshot)[1], () -> genericScan(copy, snapshot)[1]);
     flinkScan(copyLoader, snapshot);
     long flink =
-        median(
-            new long[] {
-              flinkScan(copyLoader, snapshot),
-              flinkScan(copyLoader, snapshot),
-              flinkScan(copyLoader, snapshot)
-            });
+        medianOfThree(flinkScan(copyLoader, snapshot), () -> flinkScan(copyLoader, snapshot));
     progress.line(
         "compacted",
         "a compacted copy (%,d rows, %d files, %s): scan generic %,d ms, Flink %,d ms",
@@ -960,10 +946,11 @@ final class LongRun {
     return r.samples().stream().mapToLong(scan).max().orElse(NOT_READ);
   }
 
-  private static long median(long[] values) {
-    long[] sorted = values.clone();
-    java.util.Arrays.sort(sorted);
-    return sorted[sorted.length / 2];
+  /** The median of {@code first} and two more of {@code scan}. */
+  private static long medianOfThree(long first, java.util.function.LongSupplier scan) {
+    long[] three = {first, scan.getAsLong(), scan.getAsLong()};
+    java.util.Arrays.sort(three);
+    return three[1];
   }
 
   /** The end scan time, or the last one measured when the run passed its scan budget. */

@@ -266,15 +266,12 @@ class LocalRunConsoleTest {
   }
 
   /**
-   * A resume the job refuses, as a user meets it: with deletes by position ({@code
-   * target.delete-mode: position}, which cannot replace a shard's old rows yet), a run of two
-   * shards, then one with shard 1 left out ({@code tables.exclude-shards}), each stopped with its
-   * final savepoint, then a run of the same pipeline with shard 1 back: new to the restored state,
-   * with rows in the table. (With deletes by key the shard would be read again by itself, see
-   * ShardTableLifeTest; a shard without rows in the table is read in this mode too, see
-   * NewShardWhileRunningTest.) The coordinator refuses the restored state; the console ends with
-   * the reason (naming the mode and the way on) and the way on, one line each, with no stack trace
-   * (those go to the log file), and the run exits 1.
+   * A resume the job refuses, as a user meets it: {@code pipeline.id} renamed in a config that
+   * keeps the checkpoint directory, so {@code run} resumes the other pipeline's checkpoint. (Until
+   * issue 28's re-reads by position this test used a shard new to the state under deletes by
+   * position, which is now read again; see ShardTableLifeTest.) The coordinator refuses the
+   * restored state; the console ends with the reason (naming both ids and the way on) and the way
+   * on, one line each, with no stack trace (those go to the log file), and the run exits 1.
    */
   @Test
   void aRefusedResumeEndsWithTheReasonAndTheWayOn() throws Exception {
@@ -284,24 +281,24 @@ class LocalRunConsoleTest {
       shards.load(20, 7);
       db.createCdcUser("shardberg_cdc", "console-pw");
       Path password = Files.writeString(dir.resolve("cdc.password"), "console-pw\n");
-      TestConfig config =
+      Path original =
           consoleConfig("refused", "console-refused", db.port(), password, "5610-5610")
               .buckets(2)
-              .deleteMode("position");
-      Path everyShard = config.write(dir.resolve("every-shard.yaml"));
-      Path withoutShard1 =
-          config.copy().excludeShards(1).write(dir.resolve("without-shard-1.yaml"));
+              .write(dir.resolve("original.yaml"));
+      Path renamed =
+          consoleConfig("renamed", "console-refused", db.port(), password, "5610-5610")
+              .buckets(2)
+              .write(dir.resolve("renamed.yaml"));
       Path log = dir.resolve("shardberg.log");
 
-      // every shard, then shard 1 left out: its rows stay in the table, its state goes; each run
-      // stopped with a final savepoint (SIGTERM takes the path of Ctrl-C)
-      runUntilFirstCommit(everyShard, dir.resolve("first.out"), log);
-      runUntilFirstCommit(withoutShard1, dir.resolve("second.out"), log);
+      // a run stopped with a final savepoint (SIGTERM takes the path of Ctrl-C), in the shared
+      // checkpoint directory
+      runUntilFirstCommit(original, dir.resolve("first.out"), log);
 
-      // shard 1 back, with deletes by position: new to the state with rows in the table, refused
+      // the same pipeline under another id: the resume finds the first run's savepoint
       Path out = dir.resolve("refused.out");
       Process refused =
-          cli(List.of("run", "--config", everyShard.toString(), "--progress-interval", "1s"), log)
+          cli(List.of("run", "--config", renamed.toString(), "--progress-interval", "1s"), log)
               .redirectOutput(out.toFile())
               .start();
       boolean ended = refused.waitFor(3, TimeUnit.MINUTES);
@@ -316,9 +313,9 @@ class LocalRunConsoleTest {
       assertThat(lines.get(lines.size() - 2))
           .as(console)
           .startsWith(
-              "Stopped: Cannot resume pipeline refused on table shardberg.shop.orders: shard(s) [1] are new to the restored state")
-          .contains("'target.delete-mode' = position")
-          .contains("tables.exclude-shards: [1]");
+              "Stopped: Cannot restore the coordinator of pipeline renamed for table shardberg.shop.orders: the"
+                  + " restored state belongs to pipeline refused")
+          .contains("pipeline.id back to refused");
       assertThat(lines.get(lines.size() - 1)).as(console).startsWith("To go on: ");
       assertThat(console)
           .as(
@@ -331,7 +328,7 @@ class LocalRunConsoleTest {
           .doesNotContain("MiniCluster is not yet running");
       assertThat(Files.readString(log))
           .as("the stack trace is in the log file")
-          .contains("PipelineConflictException: Cannot resume pipeline refused")
+          .contains("PipelineConflictException: Cannot restore the coordinator of pipeline renamed")
           .contains("\tat dev.shardberg.coordinator.CommitCoordinator");
     }
   }
@@ -372,14 +369,8 @@ class LocalRunConsoleTest {
               .write(dir.resolve("failover.yaml"));
       Path out = dir.resolve("failover.out");
       Path log = dir.resolve("shardberg.log");
-      Process run =
-          cli(List.of("run", "--config", config.toString(), "--progress-interval", "1s"), log)
-              .redirectOutput(out.toFile())
-              .start();
+      Process run = runToFirstCommit(config, out, log);
       try {
-        await()
-            .atMost(CAUGHT_UP)
-            .until(() -> Files.readString(out).contains("First commit: checkpoint "));
         primary.execute(
             "INSERT INTO " + SmallOrdersShards.table("shop", 0) + " (id, qty) VALUES (11, 11)");
         replica.awaitReplicated(primary, 60);
@@ -440,6 +431,22 @@ class LocalRunConsoleTest {
 
   /** A run of {@code config} until its first commit, then stopped with SIGTERM; it exits 0. */
   private void runUntilFirstCommit(Path config, Path out, Path log) throws Exception {
+    Process run = null;
+    try {
+      run = runToFirstCommit(config, out, log);
+    } finally {
+      if (run != null) {
+        CliProcess.stop(run);
+      }
+    }
+    assertThat(run.exitValue()).as(Files.readString(out)).isZero();
+  }
+
+  /**
+   * {@code run} of {@code config} (console to {@code out}), once its console shows the first
+   * commit; stopped if it does not.
+   */
+  private Process runToFirstCommit(Path config, Path out, Path log) throws Exception {
     Process run =
         cli(List.of("run", "--config", config.toString(), "--progress-interval", "1s"), log)
             .redirectOutput(out.toFile())
@@ -448,10 +455,11 @@ class LocalRunConsoleTest {
       await()
           .atMost(CAUGHT_UP)
           .until(() -> Files.readString(out).contains("First commit: checkpoint "));
-    } finally {
+      return run;
+    } catch (RuntimeException | Error e) {
       CliProcess.stop(run);
+      throw e;
     }
-    assertThat(run.exitValue()).as(Files.readString(out)).isZero();
   }
 
   /**

@@ -35,6 +35,8 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Issue 30, the shard fleet changing under a pipeline, on two real MariaDB hosts with the real job
@@ -268,19 +270,33 @@ class ShardFleetChangeTest {
    * the job was stopped and with host b removed from the config: the dropped shard's rows and host
    * b's shards' rows leave the table in one commit, and shard 0 goes on from its binlog position.
    */
-  @Test
-  void aShardDroppedWhileStoppedAndARemovedHostLoseTheirRowsInOneCommitAtTheResume()
+  @ParameterizedTest(name = "target.delete-mode: {0}")
+  @ValueSource(strings = {"equality", "position"})
+  void aShardDroppedWhileStoppedAndARemovedHostLoseTheirRowsInOneCommitAtTheResume(String mode)
       throws Exception {
-    Fleet fleet = new Fleet("dropstopped", 10);
-    TestConfig both = config("dropstopped", true, true).droppedShards("delete");
-    JobClient first = start(load(both, "dropstopped-1.yaml"), null);
+    // by key: a delete by shard_number; by position: the shards' files leave the table instead
+    boolean byPosition = mode.equals("position");
+    String db = byPosition ? "dropstopped_pos" : "dropstopped";
+    String pipelineId = db + "-pipeline";
+    Fleet fleet = new Fleet(db, 10);
+    TestConfig both =
+        config(db, true, true)
+            .droppedShards("delete")
+            .deleteMode(mode)
+            .checkpointDir(dir.resolve(db + "-checkpoints").toUri());
+    JobClient first = start(load(both, db + "-1.yaml"), null);
     ShardbergConfig onlyA =
-        load(config("dropstopped", true, false).droppedShards("delete"), "dropstopped-2.yaml");
+        load(
+            config(db, true, false)
+                .droppedShards("delete")
+                .deleteMode(mode)
+                .checkpointDir(dir.resolve(db + "-checkpoints").toUri()),
+            db + "-2.yaml");
     Table table = Catalogs.loadTable(onlyA.target());
     String savepoint;
     try {
       awaitRows(table, fleet.rows(0, 1, 2, 3));
-      savepoint = savepoint(first, "dropstopped-savepoints");
+      savepoint = savepoint(first, db + "-savepoints");
     } finally {
       cancel(first);
     }
@@ -292,11 +308,11 @@ class ShardFleetChangeTest {
       try {
         fleet.upsert(0, 12, 12);
         awaitRows(table, fleet.rows(0));
-        assertThat(removals(table, "dropstopped-pipeline", second))
+        assertThat(removals(table, pipelineId, second))
             .as("one commit removes shards 1, 2 and 3")
             .hasSize(1)
             .allSatisfy((checkpoint, shards) -> assertThat(shards).containsExactly(1, 2, 3));
-        assertThat(addedRows(table, "dropstopped-pipeline", second))
+        assertThat(addedRows(table, pipelineId, second))
             .as("shard 0 goes on from its position: only its two new rows")
             .isEqualTo(Map.of(0, 2L));
         assertThat(
@@ -305,9 +321,16 @@ class ShardFleetChangeTest {
                     "no longer finds shard(s) [1, 2, 3]",
                     "every row of them leaves the table"))
             .isTrue();
-        assertThat(
-                PipelineStatus.of(table, "dropstopped-pipeline", Clock.systemUTC()).removedShards())
+        assertThat(PipelineStatus.of(table, pipelineId, Clock.systemUTC()).removedShards())
             .containsOnlyKeys(1, 2, 3);
+        if (byPosition) {
+          table.refresh();
+          for (org.apache.iceberg.Snapshot snapshot : table.snapshots()) {
+            assertThat(snapshot.summary().getOrDefault("added-equality-delete-files", "0"))
+                .as("no equality delete in snapshot %s", snapshot.snapshotId())
+                .isEqualTo("0");
+          }
+        }
       } finally {
         cancel(second);
       }

@@ -42,6 +42,8 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * What happens to a shard's table in its life besides column changes, on real MariaDB shards with
@@ -301,15 +303,22 @@ class ShardTableLifeTest {
    * (rows deleted on MySQL meanwhile leave the table). Resumes go through the local run's
    * checkpoint directory, as {@code bin/shardberg run} does.
    */
-  @Test
-  void aShardExcludedAfterAChangeTheTableCannotFollowIsReadAgainAloneWhenIncluded()
+  @ParameterizedTest(name = "target.delete-mode: {0}")
+  @ValueSource(strings = {"equality", "position"})
+  void aShardExcludedAfterAChangeTheTableCannotFollowIsReadAgainAloneWhenIncluded(String mode)
       throws Exception {
-    Shards shards = shards("reread", 3, 20);
+    // deletes by key replace the shard's old rows with a delete by shard_number; deletes by
+    // position remove its old files in the same commit, and its owners start its partitions empty
+    boolean byPosition = mode.equals("position");
+    String db = byPosition ? "reread_pos" : "reread";
+    String pipelineId = byPosition ? "reread-pos-pipeline" : "reread-pipeline";
+    Shards shards = shards(db, 3, 20);
     // one config for every run, changed only in its tables section (as a user edits the one file)
     TestConfig base =
-        config("reread", "reread-pipeline")
-            .checkpointDir(dir.resolve("reread-pipeline-checkpoints").toUri());
-    ShardbergConfig first = load(base, "reread-pipeline.yaml");
+        config(db, pipelineId)
+            .deleteMode(mode)
+            .checkpointDir(dir.resolve(pipelineId + "-checkpoints").toUri());
+    ShardbergConfig first = load(base, pipelineId + ".yaml");
     StringWriter console = new StringWriter();
     JobClient job1 =
         ShardbergPipeline.start(
@@ -321,7 +330,7 @@ class ShardTableLifeTest {
       shards.upsert(1, 2, 200);
       awaitRows(table, shards.rows());
       // not evolvable: the job stops for good at the DDL
-      server.execute("ALTER TABLE reread.orders_1 MODIFY qty VARCHAR(30) NOT NULL");
+      server.execute("ALTER TABLE " + db + ".orders_1 MODIFY qty VARCHAR(30) NOT NULL");
       Throwable failure =
           org.assertj.core.api.Assertions.catchThrowable(
               () -> job1.getJobExecutionResult().get(2, TimeUnit.MINUTES));
@@ -339,12 +348,12 @@ class ShardTableLifeTest {
     // shard 1 goes on changing on MySQL while it is excluded; the others are resumed from their
     // position
     server.execute(
-        "DELETE FROM reread.orders_1 WHERE id IN (3, 4)",
-        "UPDATE reread.orders_1 SET qty = '7000' WHERE id = 7");
+        "DELETE FROM " + db + ".orders_1 WHERE id IN (3, 4)",
+        "UPDATE " + db + ".orders_1 SET qty = '7000' WHERE id = 7");
     shards.expected.get(1).remove(3L);
     shards.expected.get(1).remove(4L);
     shards.expected.get(1).put(7L, 7000);
-    ShardbergConfig excluded = load(base.copy().excludeShards(1), "reread-pipeline-exclude.yaml");
+    ShardbergConfig excluded = load(base.copy().excludeShards(1), pipelineId + "-exclude.yaml");
     JobClient job2 =
         ShardbergPipeline.start(
             LocalCheckpoints.environment(excluded, false, new PrintWriter(console, true)),
@@ -360,7 +369,7 @@ class ShardTableLifeTest {
       VerifyReport report = Reconciliation.verify(excluded, 5);
       assertThat(report.matches()).as(report.render()).isTrue();
       assertThat(report.excludedShards()).containsEntry(1, 20L);
-      assertThat(addedRows(table, "reread-pipeline", job2))
+      assertThat(addedRows(table, pipelineId, job2))
           .as("shard 0 and 2 go on from their position: only the new changes")
           .isEqualTo(Map.of(0, 1L));
     } finally {
@@ -368,7 +377,7 @@ class ShardTableLifeTest {
     }
 
     // shard 1 fixed (the change reverted) and included again: read alone from a fresh snapshot
-    server.execute("ALTER TABLE reread.orders_1 MODIFY qty INT NOT NULL");
+    server.execute("ALTER TABLE " + db + ".orders_1 MODIFY qty INT NOT NULL");
     shards.upsert(1, 30, 30);
     // included again with the first config (no tables.reread-shards): the resumed source reads it
     // alone from a fresh snapshot (it is new to the restored state), its old rows are replaced
@@ -380,7 +389,7 @@ class ShardTableLifeTest {
       awaitRows(table, shards.rows());
       VerifyReport report = Reconciliation.verify(first, 5);
       assertThat(report.matches()).as(report.render()).isTrue();
-      Map<Integer, Long> added = addedRows(table, "reread-pipeline", job3);
+      Map<Integer, Long> added = addedRows(table, pipelineId, job3);
       assertThat(added.getOrDefault(0, 0L)).as("shard 0 not read again").isZero();
       assertThat(added.get(2)).as("shard 2: its one new row").isEqualTo(1L);
       assertThat(added.get(1))
@@ -388,6 +397,27 @@ class ShardTableLifeTest {
           .isEqualTo((long) shards.expected.get(1).size());
     } finally {
       cancel(job3);
+    }
+    if (byPosition) {
+      table.refresh();
+      for (org.apache.iceberg.Snapshot snapshot : table.snapshots()) {
+        assertThat(snapshot.summary().getOrDefault("added-equality-delete-files", "0"))
+            .as("no equality delete in snapshot %s: %s", snapshot.snapshotId(), snapshot.summary())
+            .isEqualTo("0");
+      }
+      assertThat(
+              java.util.stream.StreamSupport.stream(table.snapshots().spliterator(), false)
+                  .anyMatch(
+                      snapshot ->
+                          Long.parseLong(snapshot.summary().getOrDefault("deleted-data-files", "0"))
+                              > 0))
+          .as("shard 1's old files left the table by a commit of the pipeline")
+          .isTrue();
+      assertThat(deletionVectorsOfRemovedFiles(table))
+          .as(
+              "no deletion vector names a data file that left the table (the owners started shard"
+                  + " 1's partitions empty instead of deleting its old rows by position)")
+          .isEmpty();
     }
     assertThat(console.toString()).contains("Resuming from");
   }
@@ -504,6 +534,93 @@ class ShardTableLifeTest {
   }
 
   /** Per shard, the rows the commits of {@code job} added (snapshot summaries). */
+  /**
+   * Issue 28: {@code pipeline.on-stateless-start: resnapshot} with deletes by position. Rows
+   * deleted and changed on MySQL while no job ran: the start without state removes the shards'
+   * files in one commit (whole files: a delete by the identity-partitioned shard column, deletion
+   * vectors included) and reads them again; the table equals the shards, with no equality delete
+   * and no deletion vector of a removed file, and later changes are deleted by position.
+   */
+  @Test
+  void withDeletesByPositionAResnapshotRemovesTheShardsFilesAndReadsThemAgain() throws Exception {
+    Shards shards = shards("resnap_pos", 2, 20);
+    TestConfig base =
+        config("resnap_pos", "resnap-pos-pipeline")
+            .deleteMode("position")
+            .checkpointDir(dir.resolve("resnap-pos-checkpoints").toUri());
+    ShardbergConfig first = load(base, "resnap-pos-pipeline.yaml");
+    JobClient job1 =
+        ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), first);
+    Table table = Catalogs.loadTable(first.target());
+    try {
+      awaitRows(table, shards.rows());
+      shards.upsert(0, 3, 300); // a deletion vector on a snapshot file
+      awaitRows(table, shards.rows());
+    } finally {
+      cancel(job1);
+    }
+    // while no job runs: changes no job sees
+    shards.delete(0, 5);
+    shards.delete(1, 6);
+    shards.upsert(1, 7, 700);
+    ShardbergConfig again =
+        load(base.copy().onStatelessStart("resnapshot"), "resnap-pos-pipeline-again.yaml");
+    JobClient job2 =
+        ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), again);
+    try {
+      awaitRows(table, shards.rows());
+      shards.upsert(1, 8, 800);
+      shards.upsert(0, 4, 400);
+      shards.delete(0, 9);
+      awaitRows(table, shards.rows());
+      VerifyReport report = Reconciliation.verify(again, 5);
+      assertThat(report.matches()).as(report.render()).isTrue();
+    } finally {
+      cancel(job2);
+    }
+    table.refresh();
+    for (org.apache.iceberg.Snapshot snapshot : table.snapshots()) {
+      assertThat(snapshot.summary().getOrDefault("added-equality-delete-files", "0"))
+          .as("no equality delete in snapshot %s: %s", snapshot.snapshotId(), snapshot.summary())
+          .isEqualTo("0");
+    }
+    assertThat(deletionVectorsOfRemovedFiles(table)).isEmpty();
+    assertThat(
+            java.util.stream.StreamSupport.stream(table.snapshots().spliterator(), false)
+                .filter(
+                    snapshot ->
+                        "resnap-pos-pipeline"
+                            .equals(snapshot.summary().get("shardberg.resnapshot.pipeline-id")))
+                .count())
+        .as("one commit removed the shards' files")
+        .isEqualTo(1);
+  }
+
+  /** The deletion vectors of the current snapshot whose data file is not in it. */
+  static List<String> deletionVectorsOfRemovedFiles(Table table) throws Exception {
+    org.apache.iceberg.Snapshot current = table.currentSnapshot();
+    java.util.Set<String> live = new java.util.HashSet<>();
+    for (org.apache.iceberg.ManifestFile manifest : current.dataManifests(table.io())) {
+      try (org.apache.iceberg.ManifestReader<org.apache.iceberg.DataFile> reader =
+          org.apache.iceberg.ManifestFiles.read(manifest, table.io(), table.specs())) {
+        reader.forEach(file -> live.add(file.location()));
+      }
+    }
+    List<String> dangling = new ArrayList<>();
+    for (org.apache.iceberg.ManifestFile manifest : current.deleteManifests(table.io())) {
+      try (org.apache.iceberg.ManifestReader<org.apache.iceberg.DeleteFile> reader =
+          org.apache.iceberg.ManifestFiles.readDeleteManifest(
+              manifest, table.io(), table.specs())) {
+        for (org.apache.iceberg.DeleteFile file : reader) {
+          if (file.referencedDataFile() != null && !live.contains(file.referencedDataFile())) {
+            dangling.add(file.location() + " -> " + file.referencedDataFile());
+          }
+        }
+      }
+    }
+    return dangling;
+  }
+
   static Map<Integer, Long> addedRows(Table table, String pipelineId, JobClient job) {
     return addedRows(table, pipelineId, job.getJobID().toString());
   }
