@@ -51,6 +51,9 @@ final class ForeignCommits {
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
+    if (oldData.isEmpty()) {
+      return 0; // nothing of the shard to compact
+    }
     Map<StructLikeWrapper, List<Record>> byPartition = new HashMap<>();
     Map<StructLikeWrapper, PartitionKey> keys = new HashMap<>();
     try (CloseableIterable<Record> records =

@@ -33,6 +33,14 @@ final class ScriptedChangelogSource extends RichSourceFunction<RowData>
    */
   interface Gate extends java.io.Serializable {
     boolean open() throws Exception;
+
+    /**
+     * As {@link #open()}, told the Flink checkpoint that covers every step before this one (-1: not
+     * known).
+     */
+    default boolean open(long stepsBeforeCheckpoint) throws Exception {
+      return open();
+    }
   }
 
   private transient ListState<Integer> positionState;
@@ -44,6 +52,9 @@ final class ScriptedChangelogSource extends RichSourceFunction<RowData>
   private volatile long coveringCheckpoint = -1;
 
   private volatile boolean stepConfirmed = true;
+
+  /** Checkpoint that covers every step emitted so far, once confirmed; -1: not known. */
+  private volatile long confirmedCheckpoint = -1;
 
   ScriptedChangelogSource(List<List<Change>> steps) {
     this(steps, -1, () -> true);
@@ -66,13 +77,14 @@ final class ScriptedChangelogSource extends RichSourceFunction<RowData>
     for (Integer position : positionState.get()) {
       nextStep = position;
     }
+    confirmedCheckpoint = context.getRestoredCheckpointId().orElse(-1L);
   }
 
   @Override
   public void run(SourceContext<RowData> context) throws Exception {
     while (running && nextStep < steps.size()) {
       if (nextStep == gateBeforeStep) {
-        while (running && !gate.open()) {
+        while (running && !gate.open(confirmedCheckpoint)) {
           synchronized (monitor) {
             monitor.wait(50);
           }
@@ -106,6 +118,7 @@ final class ScriptedChangelogSource extends RichSourceFunction<RowData>
   public void notifyCheckpointComplete(long checkpointId) {
     if (coveringCheckpoint >= 0 && checkpointId >= coveringCheckpoint) {
       synchronized (monitor) {
+        confirmedCheckpoint = checkpointId;
         stepConfirmed = true;
         monitor.notifyAll();
       }

@@ -65,8 +65,10 @@ class ShardbergSinkFaultInjectionTest {
   /**
    * The same with {@code target.delete-mode: position} on format v3: the writers own their
    * partitions (their index restored with the checkpoint the job restarts from), delete by position
-   * and compact their own partitions from two files on, under the same faults. Also: no equality
-   * delete is ever added, and each data file carries at most one deletion vector.
+   * and compact their own partitions from two files on, under the same faults; and between two
+   * steps (once every earlier step is committed) another tool compacts one shard, as an external
+   * compaction would: the owners of that shard read its partitions again. Also: no equality delete
+   * is ever added, and each data file carries at most one deletion vector.
    */
   @ParameterizedTest(name = "seed {0}")
   @MethodSource("seeds")
@@ -78,8 +80,15 @@ class ShardbergSinkFaultInjectionTest {
     Random random = new Random(seed);
     List<List<Change>> steps = randomChangelog(random, 6);
     List<Fault> faults = randomFaults(random);
+    // with deletes by position: another tool compacts one shard before a random step
+    int foreignBeforeStep = mode == DeleteMode.POSITION ? 2 + random.nextInt(steps.size() - 2) : -1;
+    int foreignShard = random.nextInt(4);
     FaultInjection.arm(faults);
     String context = "seed " + seed + " (delete-mode " + mode + "), faults " + faults;
+    if (foreignBeforeStep >= 0) {
+      context +=
+          ", foreign compaction of shard " + foreignShard + " before step " + foreignBeforeStep;
+    }
     System.out.println("Fault-injection run: " + context);
 
     Table table = TestTables.create(warehouse, 3);
@@ -95,7 +104,10 @@ class ShardbergSinkFaultInjectionTest {
     env.getCheckpointConfig().setTolerableCheckpointFailureNumber(0);
     DataStream<RowData> changes =
         env.addSource(
-                new ScriptedChangelogSource(steps),
+                new ScriptedChangelogSource(
+                    steps,
+                    foreignBeforeStep,
+                    new ForeignCompactionGate(warehouse.toString(), "faults", foreignShard)),
                 "scripted changelog",
                 InternalTypeInfo.of(TestTables.ROW_TYPE))
             .setParallelism(1);
@@ -151,6 +163,61 @@ class ShardbergSinkFaultInjectionTest {
             .containsExactlyInAnyOrderElementsOf(
                 MaintenanceWithIngestTest.rowsAt(table, compaction.parentId()));
       }
+    }
+  }
+
+  /**
+   * Once the pipeline has committed every step before the gated one, compacts one shard as another
+   * tool would (its own Iceberg commit, no pipeline id); a commit that loses a race is tried again.
+   */
+  private static final class ForeignCompactionGate implements ScriptedChangelogSource.Gate {
+    private static final long serialVersionUID = 1L;
+    private final String warehouse;
+    private final String pipelineId;
+    private final int shard;
+    private boolean done;
+
+    ForeignCompactionGate(String warehouse, String pipelineId, int shard) {
+      this.warehouse = warehouse;
+      this.pipelineId = pipelineId;
+      this.shard = shard;
+    }
+
+    @Override
+    public boolean open() {
+      return true;
+    }
+
+    @Override
+    public boolean open(long stepsBeforeCheckpoint) {
+      if (done || stepsBeforeCheckpoint < 0) {
+        return true;
+      }
+      Table table = TestTables.load(Path.of(warehouse));
+      long committed =
+          PipelineProgress.read(table, pipelineId)
+              .map(PipelineProgress::flinkCheckpointId)
+              .orElse(-1L);
+      if (committed < stepsBeforeCheckpoint) {
+        return false;
+      }
+      try {
+        // the first shard from the drawn one that holds rows
+        for (int i = 0; i < 4; i++) {
+          int compacted = (shard + i) % 4;
+          int rows = ForeignCommits.compactShard(table, compacted);
+          if (rows > 0) {
+            System.out.println(
+                "Foreign compaction of shard " + compacted + ": " + rows + " rows rewritten");
+            break;
+          }
+        }
+      } catch (org.apache.iceberg.exceptions.ValidationException
+          | org.apache.iceberg.exceptions.CommitFailedException e) {
+        return false; // raced with a commit of the pipeline: again
+      }
+      done = true;
+      return true;
     }
   }
 
