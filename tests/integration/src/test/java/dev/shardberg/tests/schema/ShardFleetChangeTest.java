@@ -324,12 +324,7 @@ class ShardFleetChangeTest {
         assertThat(PipelineStatus.of(table, pipelineId, Clock.systemUTC()).removedShards())
             .containsOnlyKeys(1, 2, 3);
         if (byPosition) {
-          table.refresh();
-          for (org.apache.iceberg.Snapshot snapshot : table.snapshots()) {
-            assertThat(snapshot.summary().getOrDefault("added-equality-delete-files", "0"))
-                .as("no equality delete in snapshot %s", snapshot.snapshotId())
-                .isEqualTo("0");
-          }
+          ShardTableLifeTest.assertNoEqualityDelete(table);
         }
       } finally {
         cancel(second);

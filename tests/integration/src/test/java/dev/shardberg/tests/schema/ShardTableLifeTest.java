@@ -399,12 +399,7 @@ class ShardTableLifeTest {
       cancel(job3);
     }
     if (byPosition) {
-      table.refresh();
-      for (org.apache.iceberg.Snapshot snapshot : table.snapshots()) {
-        assertThat(snapshot.summary().getOrDefault("added-equality-delete-files", "0"))
-            .as("no equality delete in snapshot %s: %s", snapshot.snapshotId(), snapshot.summary())
-            .isEqualTo("0");
-      }
+      assertNoEqualityDelete(table);
       assertThat(
               java.util.stream.StreamSupport.stream(table.snapshots().spliterator(), false)
                   .anyMatch(
@@ -578,12 +573,7 @@ class ShardTableLifeTest {
     } finally {
       cancel(job2);
     }
-    table.refresh();
-    for (org.apache.iceberg.Snapshot snapshot : table.snapshots()) {
-      assertThat(snapshot.summary().getOrDefault("added-equality-delete-files", "0"))
-          .as("no equality delete in snapshot %s: %s", snapshot.snapshotId(), snapshot.summary())
-          .isEqualTo("0");
-    }
+    assertNoEqualityDelete(table);
     assertThat(deletionVectorsOfRemovedFiles(table)).isEmpty();
     assertThat(
             java.util.stream.StreamSupport.stream(table.snapshots().spliterator(), false)
@@ -594,6 +584,16 @@ class ShardTableLifeTest {
                 .count())
         .as("one commit removed the shards' files")
         .isEqualTo(1);
+  }
+
+  /** No snapshot of {@code table} (refreshed) added an equality-delete file. */
+  static void assertNoEqualityDelete(Table table) {
+    table.refresh();
+    for (org.apache.iceberg.Snapshot snapshot : table.snapshots()) {
+      assertThat(snapshot.summary().getOrDefault("added-equality-delete-files", "0"))
+          .as("no equality delete in snapshot %s: %s", snapshot.snapshotId(), snapshot.summary())
+          .isEqualTo("0");
+    }
   }
 
   /** The deletion vectors of the current snapshot whose data file is not in it. */
