@@ -376,7 +376,6 @@ final class ShardReread {
       return WriteResult.builder().build();
     }
     Map<Integer, Map<StructLikeWrapper, PartitionKey>> partitions = new HashMap<>();
-    int specId = table.spec().specId();
     try (CloseableIterable<FileScanTask> tasks =
         table
             .newScan()
@@ -384,9 +383,9 @@ final class ShardReread {
             .ignoreResiduals()
             .planFiles()) {
       for (FileScanTask task : tasks) {
-        add(partitions, task.file(), specId, table);
+        add(partitions, task.file(), table);
         for (DeleteFile delete : task.deletes()) {
-          add(partitions, delete, specId, table);
+          add(partitions, delete, table);
         }
       }
     }
@@ -411,7 +410,6 @@ final class ShardReread {
   private static void add(
       Map<Integer, Map<StructLikeWrapper, PartitionKey>> partitions,
       ContentFile<?> file,
-      int specId,
       Table table) {
     checkSpec(table, file);
     StructLike partition = file.partition();

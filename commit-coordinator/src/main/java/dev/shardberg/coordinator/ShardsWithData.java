@@ -2,20 +2,16 @@ package dev.shardberg.coordinator;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.SortedSet;
-import java.util.TreeSet;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.PartitionField;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Table;
-import org.apache.iceberg.expressions.Expressions;
 import org.apache.iceberg.io.CloseableIterable;
 
 /**
@@ -56,35 +52,6 @@ public final class ShardsWithData {
       throw new UncheckedIOException("Cannot list the data files of table " + tableName, e);
     }
     return shards;
-  }
-
-  /**
-   * Of {@code shards}, those with a data file in the current snapshot of {@code table} (refreshed
-   * first), each asked with a scan filtered on its number (the manifests' partition summaries prune
-   * the rest). A shard whose every row is deleted but whose files are live counts as having files.
-   */
-  public static SortedSet<Integer> among(
-      Table table, String shardColumn, Collection<Integer> shards) {
-    table.refresh();
-    SortedSet<Integer> withFiles = new TreeSet<>();
-    if (table.currentSnapshot() == null) {
-      return withFiles;
-    }
-    for (int shard : shards) {
-      try (CloseableIterable<FileScanTask> tasks =
-          table
-              .newScan()
-              .filter(Expressions.equal(shardColumn, shard))
-              .ignoreResiduals()
-              .planFiles()) {
-        if (tasks.iterator().hasNext()) {
-          withFiles.add(shard);
-        }
-      } catch (IOException e) {
-        throw new UncheckedIOException("Cannot list the data files of " + table.name(), e);
-      }
-    }
-    return withFiles;
   }
 
   static int identityPosition(PartitionSpec spec, int sourceId) {
