@@ -97,4 +97,134 @@ final class ForeignCommits {
         .commit();
     return rows;
   }
+
+  /**
+   * A row-level {@code DELETE} by another tool, as an engine's merge-on-read delete makes it: the
+   * live rows of {@code keys} (shard, id) found with their file and position, then on a format-v3
+   * table one deletion vector per data file, merged with the file's current one (which the commit
+   * removes), on v2 one position-delete file per data file; one {@code RowDelta} validated from the
+   * snapshot it read. Keys not live now are skipped; returns how many rows it deleted (0: no
+   * commit).
+   */
+  static int deleteRows(Table table, java.util.Collection<List<Long>> keys) {
+    table.refresh();
+    org.apache.iceberg.Snapshot base = table.currentSnapshot();
+    if (base == null || keys.isEmpty()) {
+      return 0;
+    }
+    Set<List<Long>> wanted = new HashSet<>(keys);
+    org.apache.iceberg.Schema projection =
+        org.apache.iceberg.types.TypeUtil.join(
+            table.schema().select("shard_number", "id"),
+            new org.apache.iceberg.Schema(
+                org.apache.iceberg.MetadataColumns.FILE_PATH,
+                org.apache.iceberg.MetadataColumns.ROW_POSITION));
+    Map<String, java.util.TreeSet<Long>> positions = new java.util.TreeMap<>();
+    try (CloseableIterable<Record> records =
+        IcebergGenerics.read(table).useSnapshot(base.snapshotId()).project(projection).build()) {
+      for (Record record : records) {
+        List<Long> key =
+            List.of(
+                ((Integer) record.getField("shard_number")).longValue(),
+                (Long) record.getField("id"));
+        if (wanted.contains(key)) {
+          positions
+              .computeIfAbsent(record.getField("_file").toString(), f -> new java.util.TreeSet<>())
+              .add((Long) record.getField("_pos"));
+        }
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    if (positions.isEmpty()) {
+      return 0;
+    }
+    Map<String, DataFile> dataFiles = new HashMap<>();
+    Map<String, DeleteFile> currentDvs = new HashMap<>();
+    try (CloseableIterable<FileScanTask> tasks =
+        table.newScan().useSnapshot(base.snapshotId()).planFiles()) {
+      for (FileScanTask task : tasks) {
+        String location = task.file().location();
+        if (positions.containsKey(location)) {
+          dataFiles.put(location, task.file());
+          task.deletes().stream()
+              .filter(org.apache.iceberg.util.ContentFileUtil::isDV)
+              .forEach(dv -> currentDvs.put(location, dv));
+        }
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    List<DeleteFile> added = new ArrayList<>();
+    List<DeleteFile> removed = new ArrayList<>();
+    int deleted = 0;
+    try {
+      if (org.apache.iceberg.TableUtil.formatVersion(table) >= 3) {
+        org.apache.iceberg.data.BaseDeleteLoader loader =
+            new org.apache.iceberg.data.BaseDeleteLoader(dv -> table.io().newInputFile(dv));
+        org.apache.iceberg.deletes.BaseDVFileWriter writer =
+            new org.apache.iceberg.deletes.BaseDVFileWriter(
+                org.apache.iceberg.io.OutputFileFactory.builderFor(table, 9_999, System.nanoTime())
+                    .format(FileFormat.PUFFIN)
+                    .build(),
+                file -> {
+                  DeleteFile previous = currentDvs.get(file);
+                  return previous == null
+                      ? null
+                      : loader.loadPositionDeletes(List.of(previous), file);
+                });
+        try (writer) {
+          for (Map.Entry<String, java.util.TreeSet<Long>> e : positions.entrySet()) {
+            DataFile file = dataFiles.get(e.getKey());
+            for (long position : e.getValue()) {
+              writer.delete(
+                  e.getKey(), position, table.specs().get(file.specId()), file.partition());
+              deleted++;
+            }
+          }
+        }
+        added.addAll(writer.result().deleteFiles());
+        removed.addAll(writer.result().rewrittenDeleteFiles());
+      } else {
+        GenericAppenderFactory appenders = new GenericAppenderFactory(table.schema(), table.spec());
+        for (Map.Entry<String, java.util.TreeSet<Long>> e : positions.entrySet()) {
+          DataFile file = dataFiles.get(e.getKey());
+          String location =
+              table
+                  .locationProvider()
+                  .newDataLocation(
+                      table.specs().get(file.specId()),
+                      file.partition(),
+                      "foreign-delete-" + System.nanoTime() + ".parquet");
+          org.apache.iceberg.deletes.PositionDeleteWriter<Record> writer =
+              appenders.newPosDeleteWriter(
+                  EncryptedFiles.plainAsEncryptedOutput(table.io().newOutputFile(location)),
+                  FileFormat.PARQUET,
+                  file.partition());
+          try (writer) {
+            org.apache.iceberg.deletes.PositionDelete<Record> delete =
+                org.apache.iceberg.deletes.PositionDelete.create();
+            for (long position : e.getValue()) {
+              writer.write(delete.set(e.getKey(), position, null));
+              deleted++;
+            }
+          }
+          added.add(writer.toDeleteFile());
+        }
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    org.apache.iceberg.RowDelta delta =
+        table
+            .newRowDelta()
+            .validateFromSnapshot(base.snapshotId())
+            .validateDataFilesExist(positions.keySet())
+            .validateDeletedFiles()
+            .validateNoConflictingDeleteFiles();
+    added.forEach(delta::addDeletes);
+    removed.forEach(delta::removeDeletes);
+    delta.commit();
+    return deleted;
+  }
 }

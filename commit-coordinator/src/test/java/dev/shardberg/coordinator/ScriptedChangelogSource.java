@@ -23,10 +23,8 @@ final class ScriptedChangelogSource extends RichSourceFunction<RowData>
 
   private final List<List<Change>> steps;
 
-  /** Before emitting step {@code gateBeforeStep}, wait until {@code gate} holds (-1: no gate). */
-  private final int gateBeforeStep;
-
-  private final Gate gate;
+  /** Before emitting step N, wait until the gate of N holds (steps without one: no wait). */
+  private final java.util.Map<Integer, Gate> gates;
 
   /**
    * A condition the source waits for (polled outside the checkpoint lock, so checkpoints go on).
@@ -61,9 +59,12 @@ final class ScriptedChangelogSource extends RichSourceFunction<RowData>
   }
 
   ScriptedChangelogSource(List<List<Change>> steps, int gateBeforeStep, Gate gate) {
+    this(steps, gateBeforeStep < 0 ? java.util.Map.of() : java.util.Map.of(gateBeforeStep, gate));
+  }
+
+  ScriptedChangelogSource(List<List<Change>> steps, java.util.Map<Integer, Gate> gates) {
     this.steps = List.copyOf(steps);
-    this.gateBeforeStep = gateBeforeStep;
-    this.gate = gate;
+    this.gates = new java.util.HashMap<>(gates);
   }
 
   @Override
@@ -83,11 +84,15 @@ final class ScriptedChangelogSource extends RichSourceFunction<RowData>
   @Override
   public void run(SourceContext<RowData> context) throws Exception {
     while (running && nextStep < steps.size()) {
-      if (nextStep == gateBeforeStep) {
+      Gate gate = gates.get(nextStep);
+      if (gate != null) {
         while (running && !gate.open(confirmedCheckpoint)) {
           synchronized (monitor) {
             monitor.wait(50);
           }
+        }
+        if (!running) {
+          break; // cancelled (or stopped with a savepoint) while waiting: emit nothing more
         }
       }
       synchronized (context.getCheckpointLock()) {

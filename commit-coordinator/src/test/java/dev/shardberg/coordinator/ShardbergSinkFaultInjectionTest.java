@@ -17,6 +17,9 @@ import java.util.stream.LongStream;
 import java.util.stream.Stream;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.RestartStrategyOptions;
+import org.apache.flink.configuration.StateRecoveryOptions;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -37,8 +40,10 @@ import org.junit.jupiter.params.provider.MethodSource;
  * strategy, with insert-only initial load on (the sink's default). Whatever fails, the table must
  * end equal to the script, and no checkpoint id may be committed twice. Table maintenance runs all
  * the while (compaction, expiry, manifest rewrites; the faults hit its commits and files too):
- * every compaction snapshot still in the history reads exactly its parent's rows. Run more seeds
- * with {@code -Dfault.seeds=N}.
+ * every compaction snapshot still in the history reads exactly its parent's rows. Between two steps
+ * (once every earlier step is committed) another tool deletes about half of one shard's rows with
+ * its own row-level delete (position deletes on v2, deletion vectors on v3); the model takes it as
+ * a step of its own. Run more seeds with {@code -Dfault.seeds=N}.
  */
 class ShardbergSinkFaultInjectionTest {
   @RegisterExtension
@@ -46,7 +51,7 @@ class ShardbergSinkFaultInjectionTest {
       new MiniClusterExtension(
           new MiniClusterResourceConfiguration.Builder()
               .setNumberTaskManagers(1)
-              .setNumberSlotsPerTaskManager(2)
+              .setNumberSlotsPerTaskManager(3)
               .build());
 
   @TempDir Path warehouse;
@@ -67,8 +72,9 @@ class ShardbergSinkFaultInjectionTest {
    * partitions (their index restored with the checkpoint the job restarts from), delete by position
    * and compact their own partitions from two files on, under the same faults; and between two
    * steps (once every earlier step is committed) another tool compacts one shard, as an external
-   * compaction would: the owners of that shard read its partitions again. Also: no equality delete
-   * is ever added, and each data file carries at most one deletion vector.
+   * compaction would, and (as in both modes) another tool's row-level delete removes rows of a
+   * shard: the owners of the shard read its partitions again. Also: no equality delete is ever
+   * added, and each data file carries at most one deletion vector.
    */
   @ParameterizedTest(name = "seed {0}")
   @MethodSource("seeds")
@@ -80,11 +86,43 @@ class ShardbergSinkFaultInjectionTest {
     Random random = new Random(seed);
     List<List<Change>> steps = randomChangelog(random, 6);
     List<Fault> faults = randomFaults(random);
-    // with deletes by position: another tool compacts one shard before a random step
-    int foreignBeforeStep = mode == DeleteMode.POSITION ? 2 + random.nextInt(steps.size() - 2) : -1;
+    // another tool deletes rows of one shard between two steps (a row-level DELETE): in the
+    // model it is a step of its own, which the source emits as an empty one
+    int deleteAt = 2 + random.nextInt(steps.size() - 2);
+    List<Change> foreignDeletes =
+        foreignDeletes(random, Change.expectedRows(steps.subList(0, deleteAt)));
+    Map<Integer, ScriptedChangelogSource.Gate> gates = new HashMap<>();
+    List<List<Change>> emitted = new ArrayList<>(steps);
+    if (!foreignDeletes.isEmpty()) {
+      steps.add(deleteAt, foreignDeletes);
+      emitted.add(deleteAt, List.of());
+      gates.put(deleteAt, new ForeignDeleteGate(warehouse.toString(), "faults", foreignDeletes));
+    }
+    // with deletes by position: another tool also compacts one shard before another step
+    int foreignBeforeStep = -1;
     int foreignShard = random.nextInt(4);
+    if (mode == DeleteMode.POSITION) {
+      do {
+        foreignBeforeStep = 2 + random.nextInt(steps.size() - 2);
+      } while (gates.containsKey(foreignBeforeStep));
+      gates.put(
+          foreignBeforeStep,
+          new ForeignCompactionGate(warehouse.toString(), "faults", foreignShard));
+    }
+    // the job is stopped with a savepoint before a random step and resumed from it with one
+    // writer more (each owner's partitions move with their key groups)
+    int rescaleAt;
+    do {
+      rescaleAt = 1 + random.nextInt(steps.size() - 1);
+    } while (gates.containsKey(rescaleAt));
+    String run = "seed-" + seed + "-" + mode;
+    gates.put(rescaleAt, new RescaleGate(run));
     FaultInjection.arm(faults);
     String context = "seed " + seed + " (delete-mode " + mode + "), faults " + faults;
+    context += ", rescaled from 2 to 3 writers before step " + rescaleAt;
+    if (!foreignDeletes.isEmpty()) {
+      context += ", foreign delete of " + foreignDeletes + " as step " + deleteAt;
+    }
     if (foreignBeforeStep >= 0) {
       context +=
           ", foreign compaction of shard " + foreignShard + " before step " + foreignBeforeStep;
@@ -95,38 +133,21 @@ class ShardbergSinkFaultInjectionTest {
     if (mode == DeleteMode.POSITION) {
       table.updateProperties().set(org.apache.iceberg.TableProperties.FORMAT_VERSION, "3").commit();
     }
-    Configuration config = new Configuration();
-    config.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
-    config.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 20);
-    config.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofMillis(100));
-    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(config);
-    env.enableCheckpointing(100);
-    env.getCheckpointConfig().setTolerableCheckpointFailureNumber(0);
-    DataStream<RowData> changes =
-        env.addSource(
-                new ScriptedChangelogSource(
-                    steps,
-                    foreignBeforeStep,
-                    new ForeignCompactionGate(warehouse.toString(), "faults", foreignShard)),
-                "scripted changelog",
-                InternalTypeInfo.of(TestTables.ROW_TYPE))
-            .setParallelism(1);
-    changes
-        .addSink(new FaultInjection.SnapshotFailingSink())
-        .name("snapshot failer")
-        .setParallelism(1);
-    ShardbergSink.forRowData(changes)
-        .tableLoader(new FaultInjection.FaultyTableLoader(TestTables.loader(warehouse)))
-        .tableName(TestTables.TABLE_NAME)
-        .rowType(TestTables.ROW_TYPE)
-        .equalityColumns(TestTables.EQUALITY_COLUMNS)
-        .pipelineId("faults")
-        .writeParallelism(2)
-        .insertOnlyInitialLoad(true) // the default, stated: the changelog keeps its contract
-        .maintenance(MaintenanceSettings.from(maintenanceUnderFaults()))
-        .deleteMode(mode)
-        .append();
-    env.execute("fault injection, seed " + seed);
+    JobClient first =
+        job(restartsAndCheckpoints(null), emitted, gates, mode, 2)
+            .executeAsync("fault injection, seed " + seed);
+    while (!RescaleGate.paused(run)) {
+      if (first.getJobStatus().get().isGloballyTerminalState()) {
+        first.getJobExecutionResult().get(); // rethrows why it ended
+        throw new AssertionError("The job ended before step " + rescaleAt + ": " + context);
+      }
+      Thread.sleep(20);
+    }
+    String savepoint = stopWithSavepoint(first, warehouse.resolve("savepoints"), context);
+    RescaleGate.release(run);
+    System.out.println("Rescale: stopped with savepoint " + savepoint + ", resumed with 3 writers");
+    job(restartsAndCheckpoints(savepoint), emitted, gates, mode, 3)
+        .execute("fault injection, seed " + seed + ", rescaled");
 
     context += ", fired " + FaultInjection.fired();
     System.out.println("Fault-injection result: " + context);
@@ -212,6 +233,193 @@ class ShardbergSinkFaultInjectionTest {
             break;
           }
         }
+      } catch (org.apache.iceberg.exceptions.ValidationException
+          | org.apache.iceberg.exceptions.CommitFailedException e) {
+        return false; // raced with a commit of the pipeline: again
+      }
+      done = true;
+      return true;
+    }
+  }
+
+  /**
+   * Stops the job with a savepoint as an operator would: again while a fault's restart makes the
+   * attempt fail (a savepoint is a checkpoint: the faults hit it too).
+   */
+  private static String stopWithSavepoint(JobClient job, Path directory, String context)
+      throws Exception {
+    for (int attempt = 1; ; attempt++) {
+      try {
+        return job.stopWithSavepoint(
+                false, directory.toUri().toString(), SavepointFormatType.CANONICAL)
+            .get();
+      } catch (java.util.concurrent.ExecutionException e) {
+        if (attempt >= 20 || job.getJobStatus().get().isGloballyTerminalState()) {
+          throw new AssertionError("Cannot stop the job with a savepoint: " + context, e);
+        }
+        System.out.println("Stop with savepoint failed (" + e.getCause() + "), again");
+        Thread.sleep(200);
+      }
+    }
+  }
+
+  private static Configuration restartsAndCheckpoints(String savepoint) {
+    Configuration config = new Configuration();
+    config.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
+    config.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 20);
+    config.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofMillis(100));
+    if (savepoint != null) {
+      config.set(StateRecoveryOptions.SAVEPOINT_PATH, savepoint);
+    }
+    return config;
+  }
+
+  /** The job of one run: the scripted source, the snapshot failer and the sink under faults. */
+  private StreamExecutionEnvironment job(
+      Configuration config,
+      List<List<Change>> emitted,
+      Map<Integer, ScriptedChangelogSource.Gate> gates,
+      DeleteMode mode,
+      int writers) {
+    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(config);
+    env.enableCheckpointing(100);
+    env.getCheckpointConfig().setTolerableCheckpointFailureNumber(0);
+    DataStream<RowData> changes =
+        env.addSource(
+                new ScriptedChangelogSource(emitted, gates),
+                "scripted changelog",
+                InternalTypeInfo.of(TestTables.ROW_TYPE))
+            .uid("scripted-changelog")
+            .setParallelism(1);
+    changes
+        .addSink(new FaultInjection.SnapshotFailingSink())
+        .name("snapshot failer")
+        .uid("snapshot-failer")
+        .setParallelism(1);
+    ShardbergSink.forRowData(changes)
+        .tableLoader(new FaultInjection.FaultyTableLoader(TestTables.loader(warehouse)))
+        .tableName(TestTables.TABLE_NAME)
+        .rowType(TestTables.ROW_TYPE)
+        .equalityColumns(TestTables.EQUALITY_COLUMNS)
+        .pipelineId("faults")
+        .writeParallelism(writers)
+        .insertOnlyInitialLoad(true) // the default, stated: the changelog keeps its contract
+        .maintenance(MaintenanceSettings.from(maintenanceUnderFaults()))
+        .deleteMode(mode)
+        .append();
+    return env;
+  }
+
+  /**
+   * Holds the source before its step until the test has stopped the job with a savepoint: the first
+   * job pauses here; the job resumed from the savepoint passes. Keyed by run, in this JVM (the
+   * MiniCluster's).
+   */
+  private static final class RescaleGate implements ScriptedChangelogSource.Gate {
+    private static final long serialVersionUID = 1L;
+    private static final java.util.Set<String> PAUSED =
+        java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private static final java.util.Set<String> RELEASED =
+        java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final String run;
+
+    RescaleGate(String run) {
+      this.run = run;
+    }
+
+    static boolean paused(String run) {
+      return PAUSED.contains(run);
+    }
+
+    static void release(String run) {
+      RELEASED.add(run);
+    }
+
+    @Override
+    public boolean open() {
+      if (RELEASED.contains(run)) {
+        return true;
+      }
+      PAUSED.add(run);
+      return false;
+    }
+  }
+
+  /**
+   * The rows a row-level {@code DELETE} by another tool removes from {@code rows} (the table once
+   * the steps before it are committed): about half of the rows of the first shard from a random one
+   * that holds any, at least one; none when the table is empty.
+   */
+  private static List<Change> foreignDeletes(Random random, java.util.Set<TestTables.Row> rows) {
+    int first = random.nextInt(4);
+    for (int i = 0; i < 4; i++) {
+      int shard = (first + i) % 4;
+      List<TestTables.Row> ofShard =
+          rows.stream()
+              .filter(r -> r.shard() == shard)
+              .sorted(java.util.Comparator.comparingLong(TestTables.Row::id))
+              .toList();
+      if (ofShard.isEmpty()) {
+        continue;
+      }
+      List<Change> deletes = new ArrayList<>();
+      for (TestTables.Row row : ofShard) {
+        if (random.nextBoolean()) {
+          deletes.add(Change.delete(row.shard(), row.id(), row.name()));
+        }
+      }
+      if (deletes.isEmpty()) {
+        TestTables.Row row = ofShard.get(random.nextInt(ofShard.size()));
+        deletes.add(Change.delete(row.shard(), row.id(), row.name()));
+      }
+      return deletes;
+    }
+    return List.of();
+  }
+
+  /**
+   * Once the pipeline has committed every step before the gated one, deletes rows as another tool's
+   * row-level {@code DELETE} would (deletion vectors on v3, position deletes on v2; its own
+   * commit); a commit that loses a race is tried again. Rows already gone are skipped, so a run
+   * restored from before the gate deletes nothing twice.
+   */
+  private static final class ForeignDeleteGate implements ScriptedChangelogSource.Gate {
+    private static final long serialVersionUID = 1L;
+    private final String warehouse;
+    private final String pipelineId;
+    private final List<List<Long>> keys;
+    private boolean done;
+
+    ForeignDeleteGate(String warehouse, String pipelineId, List<Change> deletes) {
+      this.warehouse = warehouse;
+      this.pipelineId = pipelineId;
+      this.keys = deletes.stream().map(d -> List.of((long) d.shard(), d.id())).toList();
+    }
+
+    @Override
+    public boolean open() {
+      return true;
+    }
+
+    @Override
+    public boolean open(long stepsBeforeCheckpoint) {
+      if (done) {
+        return true;
+      }
+      if (stepsBeforeCheckpoint < 0) {
+        return false; // not known yet: the rows to delete may not be in the table
+      }
+      Table table = TestTables.load(Path.of(warehouse));
+      long committed =
+          PipelineProgress.read(table, pipelineId)
+              .map(PipelineProgress::flinkCheckpointId)
+              .orElse(-1L);
+      if (committed < stepsBeforeCheckpoint) {
+        return false;
+      }
+      try {
+        int rows = ForeignCommits.deleteRows(table, keys);
+        System.out.println("Foreign delete of " + keys + ": " + rows + " rows deleted");
       } catch (org.apache.iceberg.exceptions.ValidationException
           | org.apache.iceberg.exceptions.CommitFailedException e) {
         return false; // raced with a commit of the pipeline: again
