@@ -30,9 +30,12 @@ import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.util.InstantiationUtil;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
+import org.apache.iceberg.FileContent;
 import org.apache.iceberg.FileFormat;
+import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.HasTableOperations;
 import org.apache.iceberg.PartitionKey;
+import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.StructLike;
@@ -42,6 +45,7 @@ import org.apache.iceberg.data.InternalRecordWrapper;
 import org.apache.iceberg.expressions.Expressions;
 import org.apache.iceberg.flink.FlinkSchemaUtil;
 import org.apache.iceberg.flink.RowDataWrapper;
+import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.io.DeleteWriteResult;
 import org.apache.iceberg.io.OutputFileFactory;
 import org.apache.iceberg.types.TypeUtil;
@@ -500,12 +504,24 @@ final class PartitionOwner {
   /**
    * When the owners compact their partitions: a partition to which this owner added {@code
    * minFiles} data files since its last compaction is rewritten at the next checkpoint barrier that
-   * adds one more — its older files (live rows only, the owner's own deletes applied) into one — at
-   * most {@code maxPartitions} partitions and about {@code maxBytes} bytes read per checkpoint per
-   * writer.
+   * adds one more — those of its older files that are small (under {@code smallFileBytes}) or have
+   * at least {@link #DELETED_SHARE} of their rows deleted, live rows only (the owner's own deletes
+   * applied), into one; a large file with few deleted rows stays as it is, with its deletion vector
+   * — at most {@code maxPartitions} partitions and about {@code maxBytes} bytes read per checkpoint
+   * per writer.
    */
-  record OwnerCompaction(int minFiles, int maxPartitions, long maxBytes)
-      implements java.io.Serializable {}
+  record OwnerCompaction(int minFiles, int maxPartitions, long maxBytes, long smallFileBytes)
+      implements java.io.Serializable {
+    /**
+     * A data file with at least this share of its rows deleted is rewritten whatever its size (the
+     * default of Iceberg's own rewrite action, {@code delete-ratio-threshold}).
+     */
+    static final double DELETED_SHARE = 0.3;
+
+    OwnerCompaction(int minFiles, int maxPartitions, long maxBytes) {
+      this(minFiles, maxPartitions, maxBytes, Long.MAX_VALUE);
+    }
+  }
 
   /** What one checkpoint's compaction did: files written and removed, vectors removed. */
   record Compacted(List<DataFile> written, List<DataFile> removed, List<DeleteFile> vectors) {
@@ -525,6 +541,7 @@ final class PartitionOwner {
     }
     Set<String> current = new HashSet<>();
     Map<String, StructLike> due = new java.util.LinkedHashMap<>();
+    Map<String, Integer> dueFiles = new HashMap<>();
     for (DataFile file : added) {
       current.add(file.location());
       if (file.specId() != table.spec().specId()) {
@@ -536,14 +553,19 @@ final class PartitionOwner {
       filesAdded.update(count);
       if (count >= compaction.minFiles()) {
         due.putIfAbsent(key, file.partition());
+        dueFiles.put(key, count);
       }
     }
+    // the partitions with the most files first: under max-partitions-per-cycle, one compacted at
+    // every barrier must not keep the others waiting for ever
+    List<Map.Entry<String, StructLike>> byFiles = new ArrayList<>(due.entrySet());
+    byFiles.sort((a, b) -> Integer.compare(dueFiles.get(b.getKey()), dueFiles.get(a.getKey())));
     List<DataFile> written = new ArrayList<>();
     List<DataFile> removed = new ArrayList<>();
     List<DeleteFile> removedVectors = new ArrayList<>();
     long bytes = 0;
     int partitions = 0;
-    for (Map.Entry<String, StructLike> partition : due.entrySet()) {
+    for (Map.Entry<String, StructLike> partition : byFiles) {
       if (partitions >= compaction.maxPartitions() || bytes >= compaction.maxBytes()) {
         break; // the next barrier that adds a file to it takes it
       }
@@ -564,8 +586,10 @@ final class PartitionOwner {
           keep.computeIfAbsent(file, f -> new java.util.TreeSet<>());
         }
       }
-      if (keep.size() < 2) {
-        continue; // nothing to merge
+      keep = worthRewriting(partition.getValue(), keep);
+      if (keep.isEmpty()) {
+        filesAdded.update(1); // nothing worth it now: looked at again after min-files more files
+        continue;
       }
       LiveRowsRewrite.Result result =
           LiveRowsRewrite.rewrite(table, table.spec(), partition.getValue(), keep, compactedFiles);
@@ -603,6 +627,88 @@ final class PartitionOwner {
           result.moved().size());
     }
     return new Compacted(written, removed, removedVectors);
+  }
+
+  /**
+   * The files of a due partition its owner rewrites (of {@code candidates}, each older file with
+   * the positions of its live rows as the index holds them, this checkpoint's deletes included):
+   * the small ones, and the large ones that shed rows — no live row left, at least {@link
+   * OwnerCompaction#DELETED_SHARE} of their rows deleted, or an equality delete still applying to
+   * them (a table switched from {@code target.delete-mode: equality}). Empty when that leaves
+   * nothing worth a rewrite: fewer than two files, unless the one file sheds rows. A large file
+   * with few deleted rows is never read, however often the partition is compacted: the owner's work
+   * per compaction follows what changed, not the partition's size. A large file not committed yet
+   * (of a checkpoint in flight) waits.
+   */
+  private SortedMap<String, java.util.NavigableSet<Long>> worthRewriting(
+      StructLike partition, SortedMap<String, java.util.NavigableSet<Long>> candidates)
+      throws Exception {
+    SortedMap<String, java.util.NavigableSet<Long>> chosen = new TreeMap<>();
+    Map<String, FileScanTask> committed = null;
+    boolean shedsRows = false;
+    for (Map.Entry<String, java.util.NavigableSet<Long>> file : candidates.entrySet()) {
+      if (compaction.smallFileBytes() == Long.MAX_VALUE
+          || table.io().newInputFile(file.getKey()).getLength() < compaction.smallFileBytes()) {
+        chosen.put(file.getKey(), file.getValue());
+        continue;
+      }
+      long live = file.getValue().size();
+      if (committed == null) {
+        committed = committedFiles(partition);
+      }
+      FileScanTask task = committed.get(file.getKey());
+      boolean sheds =
+          live == 0
+              || task != null
+                  && (live <= (1 - OwnerCompaction.DELETED_SHARE) * task.file().recordCount()
+                      || task.deletes().stream()
+                          .anyMatch(d -> d.content() == FileContent.EQUALITY_DELETES));
+      if (sheds) {
+        chosen.put(file.getKey(), file.getValue());
+        shedsRows = true;
+      }
+    }
+    if (chosen.size() < 2 && !(chosen.size() == 1 && shedsRows)) {
+      return new TreeMap<>();
+    }
+    return chosen;
+  }
+
+  /** The committed data files of {@code partition} now, by location, with their deletes. */
+  private Map<String, FileScanTask> committedFiles(StructLike partition) throws IOException {
+    PartitionSpec spec = table.spec();
+    String path = spec.partitionToPath(partition);
+    org.apache.iceberg.TableScan scan = table.newScan();
+    Integer shard = shardOf(spec, partition);
+    if (shard != null) {
+      scan = scan.filter(Expressions.equal(shardColumn, shard));
+    }
+    Map<String, FileScanTask> files = new HashMap<>();
+    try (CloseableIterable<FileScanTask> tasks = scan.planFiles()) {
+      for (FileScanTask task : tasks) {
+        if (task.spec().specId() == spec.specId()
+            && path.equals(spec.partitionToPath(task.file().partition()))) {
+          files.put(task.file().location(), task);
+        }
+      }
+    }
+    return files;
+  }
+
+  /** The shard of {@code partition}, from its identity field of the shard column; null if none. */
+  private Integer shardOf(PartitionSpec spec, StructLike partition) {
+    org.apache.iceberg.types.Types.NestedField column = table.schema().findField(shardColumn);
+    if (column == null) {
+      return null;
+    }
+    List<org.apache.iceberg.PartitionField> fields = spec.fields();
+    for (int i = 0; i < fields.size(); i++) {
+      if (fields.get(i).sourceId() == column.fieldId() && fields.get(i).transform().isIdentity()) {
+        Object value = partition.get(i, Object.class);
+        return value instanceof Integer shard ? shard : null;
+      }
+    }
+    return null;
   }
 
   /**

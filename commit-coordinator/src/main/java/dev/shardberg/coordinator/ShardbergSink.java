@@ -306,7 +306,8 @@ public final class ShardbergSink {
                               ? new PartitionOwner.OwnerCompaction(
                                   maintenance.minSmallFiles(),
                                   maintenance.maxPartitionsPerCycle(),
-                                  maintenance.maxBytesPerCycle())
+                                  maintenance.maxBytesPerCycle(),
+                                  maintenance.smallFileBytes())
                               : null,
                           closeConcurrency)
                       .plannedShards(deleteMode == DeleteMode.POSITION ? shards : null))

@@ -18,6 +18,7 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
 import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.iceberg.DataFile;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
 import org.junit.jupiter.api.Test;
@@ -390,6 +391,288 @@ class ShardbergSinkScenarioTest {
     assertThat(filesPerPartition.values())
         .as("data files per partition after 10 checkpoints, compacted at 3")
         .allMatch(files -> files <= 3);
+  }
+
+  /**
+   * The owners leave a large data file with few deleted rows as it is and compact only the small
+   * files around it: a partition loaded with one large file (2,000 rows) then updated a few rows at
+   * a time is compacted several times without the large file being read or rewritten (its deletion
+   * vector grows instead); once half of its rows are deleted, the next compaction rewrites it. The
+   * table equals the script after every commit; no equality delete; at most one DV per data file.
+   */
+  @Test
+  void ownersLeaveALargeFileWithFewDeletedRowsAndRewriteItOnceManyAreDeleted() throws Exception {
+    Table table = TestTables.create(warehouse, 1);
+    table.updateProperties().set(TableProperties.FORMAT_VERSION, "3").commit();
+    java.util.Random random = new java.util.Random(28);
+    java.util.Map<Long, String> live = new java.util.TreeMap<>();
+    List<List<Change>> script = new ArrayList<>();
+    List<Change> load = new ArrayList<>();
+    for (long id = 1; id <= 2_000; id++) {
+      // names that do not compress: the load's file is far over the small-file size below
+      String name = java.util.HexFormat.of().formatHex(randomBytes(random, 32));
+      load.add(insert(1, id, name));
+      live.put(id, name);
+    }
+    script.add(load);
+    for (int step = 1; step <= 11; step++) {
+      List<Change> changes = new ArrayList<>();
+      if (step == 7) {
+        for (long id = 1_001; id <= 2_000; id++) {
+          changes.add(delete(1, id, live.remove(id)));
+        }
+      } else {
+        for (long id = step * 10L + 1; id <= step * 10L + 3; id++) {
+          String after = "v" + step;
+          changes.add(updateBefore(1, id, live.get(id)));
+          changes.add(updateAfter(1, id, after));
+          live.put(id, after);
+        }
+      }
+      script.add(changes);
+    }
+    Configuration maintenance = new Configuration();
+    maintenance.set(dev.shardberg.coordinator.maintenance.MaintenanceOptions.ENABLED, true);
+    maintenance.set(
+        dev.shardberg.coordinator.maintenance.MaintenanceOptions.INTERVAL,
+        java.time.Duration.ofHours(1));
+    maintenance.set(
+        dev.shardberg.coordinator.maintenance.MaintenanceOptions.COMPACTION_MIN_SMALL_FILES, 3);
+    maintenance.set(
+        dev.shardberg.coordinator.maintenance.MaintenanceOptions.COMPACTION_TARGET_FILE_SIZE,
+        org.apache.flink.configuration.MemorySize.parse("32kb"));
+
+    run(
+        "owners leave large files",
+        script,
+        sink ->
+            sink.deleteMode(DeleteMode.POSITION)
+                .maintenance(
+                    dev.shardberg.coordinator.maintenance.MaintenanceSettings.from(maintenance)));
+
+    table.refresh();
+    assertThat(TestTables.read(table))
+        .containsExactlyInAnyOrderElementsOf(Change.expectedRows(script));
+    TestTables.assertEachCommitAppliesNewSteps(table, "scenario", script);
+    List<org.apache.iceberg.Snapshot> commits = new ArrayList<>();
+    for (org.apache.iceberg.Snapshot snapshot :
+        org.apache.iceberg.util.SnapshotUtil.ancestorsOf(
+            table.currentSnapshot().snapshotId(), table::snapshot)) {
+      commits.add(0, snapshot);
+    }
+    DataFile loaded = null;
+    List<String> compactionsBeforeTheDelete = new ArrayList<>();
+    String rewrittenBy = null;
+    for (org.apache.iceberg.Snapshot snapshot : commits) {
+      assertThat(snapshot.summary().getOrDefault("added-equality-deletes", "0")).isEqualTo("0");
+      if (loaded == null) {
+        for (DataFile file : snapshot.addedDataFiles(table.io())) {
+          if (file.recordCount() == 2_000) {
+            loaded = file;
+          }
+        }
+        continue;
+      }
+      List<String> removed = new ArrayList<>();
+      snapshot.removedDataFiles(table.io()).forEach(f -> removed.add(f.location()));
+      if (removed.isEmpty()) {
+        continue;
+      }
+      boolean beforeTheDelete =
+          TestTables.readAt(table, snapshot.snapshotId()).stream().anyMatch(r -> r.id() == 1_500);
+      if (beforeTheDelete) {
+        compactionsBeforeTheDelete.add(snapshot.snapshotId() + " removed " + removed);
+        assertThat(removed)
+            .as("files an owner compaction removed while the large file had few deleted rows")
+            .doesNotContain(loaded.location());
+      } else if (rewrittenBy == null && removed.contains(loaded.location())) {
+        rewrittenBy = "snapshot " + snapshot.snapshotId();
+      }
+    }
+    assertThat(loaded).as("the load's one large data file").isNotNull();
+    assertThat(loaded.fileSizeInBytes()).isGreaterThan(32 * 1024);
+    assertThat(compactionsBeforeTheDelete)
+        .as("owner compactions of the small files while the large one had few deleted rows")
+        .isNotEmpty();
+    assertThat(rewrittenBy)
+        .as("the large file rewritten by a compaction once half of its rows were deleted")
+        .isNotNull();
+    try (org.apache.iceberg.io.CloseableIterable<org.apache.iceberg.FileScanTask> tasks =
+        table.newScan().planFiles()) {
+      for (org.apache.iceberg.FileScanTask task : tasks) {
+        assertThat(task.deletes()).hasSizeLessThanOrEqualTo(1);
+      }
+    }
+  }
+
+  /**
+   * A table written with equality deletes, then upgraded to format v3 and written by the owners
+   * (the switch of {@code target.delete-mode}): the equality delete of the first run applies to the
+   * load's one large data file, which has few deleted rows; the owners' first compaction of the
+   * partition rewrites it all the same, so no equality delete applies to any live file afterwards.
+   * The table equals both scripts applied in order.
+   */
+  @Test
+  void aLargeFileAnEqualityDeleteStillAppliesToIsRewrittenByItsOwnersFirstCompaction()
+      throws Exception {
+    Table table = TestTables.create(warehouse, 1); // format v2, as the equality mode writes it
+    java.util.Random random = new java.util.Random(30);
+    java.util.Map<Long, String> live = new java.util.TreeMap<>();
+    List<List<Change>> byKey = new ArrayList<>();
+    List<Change> load = new ArrayList<>();
+    for (long id = 1; id <= 2_000; id++) {
+      String name = java.util.HexFormat.of().formatHex(randomBytes(random, 32));
+      load.add(insert(1, id, name));
+      live.put(id, name);
+    }
+    byKey.add(load);
+    byKey.add(updates(live, 1, 1));
+    run("equality deletes first", byKey, sink -> sink.deleteMode(DeleteMode.EQUALITY));
+    table.refresh();
+    assertThat(eqDeletesApplying(table)).as("equality deletes after the first run").isPositive();
+    // the owners compact on format v3 only: the table is upgraded with the switch
+    table.updateProperties().set(TableProperties.FORMAT_VERSION, "3").commit();
+
+    List<List<Change>> byPosition = new ArrayList<>();
+    for (int step = 2; step <= 6; step++) {
+      byPosition.add(updates(live, step, step));
+    }
+    Configuration maintenance = new Configuration();
+    maintenance.set(dev.shardberg.coordinator.maintenance.MaintenanceOptions.ENABLED, true);
+    maintenance.set(
+        dev.shardberg.coordinator.maintenance.MaintenanceOptions.INTERVAL,
+        java.time.Duration.ofHours(1));
+    maintenance.set(
+        dev.shardberg.coordinator.maintenance.MaintenanceOptions.COMPACTION_MIN_SMALL_FILES, 3);
+    maintenance.set(
+        dev.shardberg.coordinator.maintenance.MaintenanceOptions.COMPACTION_TARGET_FILE_SIZE,
+        org.apache.flink.configuration.MemorySize.parse("32kb"));
+    run(
+        "then by position",
+        byPosition,
+        sink ->
+            sink.deleteMode(DeleteMode.POSITION)
+                .maintenance(
+                    dev.shardberg.coordinator.maintenance.MaintenanceSettings.from(maintenance)));
+
+    List<List<Change>> both = new ArrayList<>(byKey);
+    both.addAll(byPosition);
+    assertThat(TestTables.read(table))
+        .containsExactlyInAnyOrderElementsOf(Change.expectedRows(both));
+    assertThat(eqDeletesApplying(table))
+        .as("equality deletes applying to live files after the owners' compaction")
+        .isZero();
+  }
+
+  /** Three rows of shard 1 updated, ids from {@code step * 10 + 1}. */
+  private static List<Change> updates(java.util.Map<Long, String> live, int step, int version) {
+    List<Change> changes = new ArrayList<>();
+    for (long id = step * 10L + 1; id <= step * 10L + 3; id++) {
+      String after = "v" + version;
+      changes.add(updateBefore(1, id, live.get(id)));
+      changes.add(updateAfter(1, id, after));
+      live.put(id, after);
+    }
+    return changes;
+  }
+
+  /** Equality delete files applying to the table's live data files now. */
+  private static long eqDeletesApplying(Table table) throws java.io.IOException {
+    table.refresh();
+    long count = 0;
+    try (org.apache.iceberg.io.CloseableIterable<org.apache.iceberg.FileScanTask> tasks =
+        table.newScan().planFiles()) {
+      for (org.apache.iceberg.FileScanTask task : tasks) {
+        count +=
+            task.deletes().stream()
+                .filter(d -> d.content() == org.apache.iceberg.FileContent.EQUALITY_DELETES)
+                .count();
+      }
+    }
+    return count;
+  }
+
+  /**
+   * With more partitions due than an owner may compact at one barrier ({@code
+   * max-partitions-per-cycle} 1), the one with the most files goes first: every partition gets its
+   * turn and none keeps growing. Three partitions (one shard, three buckets) on two writers, each
+   * partition a new file at every checkpoint, compaction from two files: after twelve checkpoints
+   * no partition holds more than four data files. (Before, the partitions were taken in the order
+   * of the checkpoint's files, and one partition compacted at every second barrier kept the other
+   * of its writer waiting.)
+   */
+  @Test
+  void ownersTakeThePartitionWithTheMostFilesFirstSoNoneWaitsForEver() throws Exception {
+    Table table = TestTables.create(warehouse, 3);
+    table.updateProperties().set(TableProperties.FORMAT_VERSION, "3").commit();
+    org.apache.iceberg.transforms.Transform<Long, Integer> bucket =
+        org.apache.iceberg.transforms.Transforms.bucket(3);
+    java.util.function.Function<Long, Integer> bucketOf =
+        bucket.bind(org.apache.iceberg.types.Types.LongType.get());
+    java.util.Map<Integer, List<Long>> idsByBucket = new java.util.TreeMap<>();
+    for (long id = 1; idsByBucket.values().stream().mapToInt(List::size).sum() < 12; id++) {
+      List<Long> ids = idsByBucket.computeIfAbsent(bucketOf.apply(id), b -> new ArrayList<>());
+      if (ids.size() < 4) {
+        ids.add(id);
+      }
+    }
+    java.util.Map<Long, String> live = new java.util.TreeMap<>();
+    List<List<Change>> script = new ArrayList<>();
+    List<Change> load = new ArrayList<>();
+    idsByBucket.values().forEach(ids -> ids.forEach(id -> load.add(insert(1, id, "v0"))));
+    idsByBucket.values().forEach(ids -> ids.forEach(id -> live.put(id, "v0")));
+    script.add(load);
+    for (int step = 1; step <= 12; step++) {
+      List<Change> changes = new ArrayList<>();
+      for (List<Long> ids : idsByBucket.values()) {
+        long id = ids.get(step % ids.size());
+        changes.add(updateBefore(1, id, live.get(id)));
+        changes.add(updateAfter(1, id, "v" + step));
+        live.put(id, "v" + step);
+      }
+      script.add(changes);
+    }
+    Configuration maintenance = new Configuration();
+    maintenance.set(dev.shardberg.coordinator.maintenance.MaintenanceOptions.ENABLED, true);
+    maintenance.set(
+        dev.shardberg.coordinator.maintenance.MaintenanceOptions.INTERVAL,
+        java.time.Duration.ofHours(1));
+    maintenance.set(
+        dev.shardberg.coordinator.maintenance.MaintenanceOptions.COMPACTION_MIN_SMALL_FILES, 2);
+    maintenance.set(
+        dev.shardberg.coordinator.maintenance.MaintenanceOptions
+            .COMPACTION_MAX_PARTITIONS_PER_CYCLE,
+        1);
+
+    run(
+        "owners take turns",
+        script,
+        sink ->
+            sink.deleteMode(DeleteMode.POSITION)
+                .maintenance(
+                    dev.shardberg.coordinator.maintenance.MaintenanceSettings.from(maintenance)));
+
+    assertThat(TestTables.read(table))
+        .containsExactlyInAnyOrderElementsOf(Change.expectedRows(script));
+    TestTables.assertEachCommitAppliesNewSteps(table, "scenario", script);
+    java.util.Map<String, Integer> filesPerPartition = new java.util.TreeMap<>();
+    try (org.apache.iceberg.io.CloseableIterable<org.apache.iceberg.FileScanTask> tasks =
+        table.newScan().planFiles()) {
+      for (org.apache.iceberg.FileScanTask task : tasks) {
+        filesPerPartition.merge(
+            table.spec().partitionToPath(task.file().partition()), 1, Integer::sum);
+      }
+    }
+    assertThat(filesPerPartition).hasSize(3);
+    assertThat(filesPerPartition.values())
+        .as("data files per partition after 13 checkpoints: %s", filesPerPartition)
+        .allMatch(files -> files <= 4);
+  }
+
+  private static byte[] randomBytes(java.util.Random random, int length) {
+    byte[] bytes = new byte[length];
+    random.nextBytes(bytes);
+    return bytes;
   }
 
   /**

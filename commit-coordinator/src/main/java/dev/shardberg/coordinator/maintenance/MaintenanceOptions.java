@@ -48,7 +48,10 @@ public final class MaintenanceOptions {
           .memoryType()
           .defaultValue(MemorySize.parse("128mb"))
           .withDescription(
-              "Size of the files compaction writes. A data file under 3/4 of it counts as small.");
+              "Size of the files compaction writes. A data file under 3/4 of it counts as small."
+                  + " With target.delete-mode position the writers rewrite only small files and files"
+                  + " with at least 30% of their rows deleted; a large file with few deleted rows stays"
+                  + " as it is.");
 
   public static final ConfigOption<Integer> COMPACTION_MIN_SMALL_FILES =
       ConfigOptions.key("maintenance.compaction.min-small-files")

@@ -146,7 +146,7 @@ public record MaintenanceSettings(
   }
 
   /** A data file under this size is small. */
-  long smallFileBytes() {
+  public long smallFileBytes() {
     return targetFileSizeBytes * 3 / 4;
   }
 }
