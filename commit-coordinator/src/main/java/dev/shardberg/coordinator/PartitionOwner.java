@@ -698,17 +698,9 @@ final class PartitionOwner {
   /** The shard of {@code partition}, from its identity field of the shard column; null if none. */
   private Integer shardOf(PartitionSpec spec, StructLike partition) {
     org.apache.iceberg.types.Types.NestedField column = table.schema().findField(shardColumn);
-    if (column == null) {
-      return null;
-    }
-    List<org.apache.iceberg.PartitionField> fields = spec.fields();
-    for (int i = 0; i < fields.size(); i++) {
-      if (fields.get(i).sourceId() == column.fieldId() && fields.get(i).transform().isIdentity()) {
-        Object value = partition.get(i, Object.class);
-        return value instanceof Integer shard ? shard : null;
-      }
-    }
-    return null;
+    int position = column == null ? -1 : ShardsWithData.identityPosition(spec, column.fieldId());
+    Object value = position < 0 ? null : partition.get(position, Object.class);
+    return value instanceof Integer shard ? shard : null;
   }
 
   /**

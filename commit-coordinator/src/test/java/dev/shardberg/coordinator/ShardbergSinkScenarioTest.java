@@ -347,13 +347,7 @@ class ShardbergSinkScenarioTest {
       }
       script.add(changes);
     }
-    Configuration maintenance = new Configuration();
-    maintenance.set(dev.shardberg.coordinator.maintenance.MaintenanceOptions.ENABLED, true);
-    maintenance.set(
-        dev.shardberg.coordinator.maintenance.MaintenanceOptions.INTERVAL,
-        java.time.Duration.ofHours(1));
-    maintenance.set(
-        dev.shardberg.coordinator.maintenance.MaintenanceOptions.COMPACTION_MIN_SMALL_FILES, 3);
+    Configuration maintenance = ownersCompactFrom(3);
 
     run(
         "owners compact",
@@ -431,13 +425,7 @@ class ShardbergSinkScenarioTest {
       }
       script.add(changes);
     }
-    Configuration maintenance = new Configuration();
-    maintenance.set(dev.shardberg.coordinator.maintenance.MaintenanceOptions.ENABLED, true);
-    maintenance.set(
-        dev.shardberg.coordinator.maintenance.MaintenanceOptions.INTERVAL,
-        java.time.Duration.ofHours(1));
-    maintenance.set(
-        dev.shardberg.coordinator.maintenance.MaintenanceOptions.COMPACTION_MIN_SMALL_FILES, 3);
+    Configuration maintenance = ownersCompactFrom(3);
     maintenance.set(
         dev.shardberg.coordinator.maintenance.MaintenanceOptions.COMPACTION_TARGET_FILE_SIZE,
         org.apache.flink.configuration.MemorySize.parse("32kb"));
@@ -537,13 +525,7 @@ class ShardbergSinkScenarioTest {
     for (int step = 2; step <= 6; step++) {
       byPosition.add(updates(live, step, step));
     }
-    Configuration maintenance = new Configuration();
-    maintenance.set(dev.shardberg.coordinator.maintenance.MaintenanceOptions.ENABLED, true);
-    maintenance.set(
-        dev.shardberg.coordinator.maintenance.MaintenanceOptions.INTERVAL,
-        java.time.Duration.ofHours(1));
-    maintenance.set(
-        dev.shardberg.coordinator.maintenance.MaintenanceOptions.COMPACTION_MIN_SMALL_FILES, 3);
+    Configuration maintenance = ownersCompactFrom(3);
     maintenance.set(
         dev.shardberg.coordinator.maintenance.MaintenanceOptions.COMPACTION_TARGET_FILE_SIZE,
         org.apache.flink.configuration.MemorySize.parse("32kb"));
@@ -632,13 +614,7 @@ class ShardbergSinkScenarioTest {
       }
       script.add(changes);
     }
-    Configuration maintenance = new Configuration();
-    maintenance.set(dev.shardberg.coordinator.maintenance.MaintenanceOptions.ENABLED, true);
-    maintenance.set(
-        dev.shardberg.coordinator.maintenance.MaintenanceOptions.INTERVAL,
-        java.time.Duration.ofHours(1));
-    maintenance.set(
-        dev.shardberg.coordinator.maintenance.MaintenanceOptions.COMPACTION_MIN_SMALL_FILES, 2);
+    Configuration maintenance = ownersCompactFrom(2);
     maintenance.set(
         dev.shardberg.coordinator.maintenance.MaintenanceOptions
             .COMPACTION_MAX_PARTITIONS_PER_CYCLE,
@@ -667,6 +643,19 @@ class ShardbergSinkScenarioTest {
     assertThat(filesPerPartition.values())
         .as("data files per partition after 13 checkpoints: %s", filesPerPartition)
         .allMatch(files -> files <= 4);
+  }
+
+  /** Maintenance for the owners' compaction: from {@code minFiles} files, no periodic job work. */
+  private static Configuration ownersCompactFrom(int minFiles) {
+    Configuration maintenance = new Configuration();
+    maintenance.set(dev.shardberg.coordinator.maintenance.MaintenanceOptions.ENABLED, true);
+    maintenance.set(
+        dev.shardberg.coordinator.maintenance.MaintenanceOptions.INTERVAL,
+        java.time.Duration.ofHours(1));
+    maintenance.set(
+        dev.shardberg.coordinator.maintenance.MaintenanceOptions.COMPACTION_MIN_SMALL_FILES,
+        minFiles);
+    return maintenance;
   }
 
   private static byte[] randomBytes(java.util.Random random, int length) {
