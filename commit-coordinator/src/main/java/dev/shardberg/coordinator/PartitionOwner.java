@@ -6,15 +6,25 @@ import dev.shardberg.coordinator.owner.FilePosition;
 import dev.shardberg.coordinator.owner.KeyCodec;
 import dev.shardberg.coordinator.owner.LiveRowsRewrite;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.NavigableSet;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import org.apache.flink.api.common.functions.RuntimeContext;
@@ -37,6 +47,7 @@ import org.apache.iceberg.HasTableOperations;
 import org.apache.iceberg.PartitionKey;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
+import org.apache.iceberg.SerializableTable;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.StructLike;
 import org.apache.iceberg.Table;
@@ -296,6 +307,7 @@ final class PartitionOwner {
         path,
         table.name(),
         finding);
+    dropRewrite(partition);
     clearRows();
     vectors.clear();
     learn(partition, shard);
@@ -309,6 +321,7 @@ final class PartitionOwner {
    */
   private void startEmpty(PartitionKey partition, int shard) throws Exception {
     boolean held = !rowAt.isEmpty() || !vectors.isEmpty() || indexedAt.value() != null;
+    dropRewrite(partition);
     clearRows();
     legacyRows.clear();
     vectors.clear();
@@ -397,6 +410,7 @@ final class PartitionOwner {
 
   /** Deletes every live row of {@code partition} (the current key): a truncate of its shard. */
   int truncate(PartitionKey partition) throws Exception {
+    dropRewrite(partition);
     Map<Integer, String> files = files();
     List<FilePosition> all = new ArrayList<>();
     for (Long at : rowAt.values()) {
@@ -409,7 +423,7 @@ final class PartitionOwner {
     return all.size();
   }
 
-  private void deleteAt(FilePosition at, PartitionKey partition) throws IOException {
+  private void deleteAt(FilePosition at, StructLike partition) throws IOException {
     if (!previousVectors.containsKey(at.file())) {
       byte[] vector;
       try {
@@ -528,19 +542,73 @@ final class PartitionOwner {
     static final Compacted NONE = new Compacted(List.of(), List.of(), List.of());
   }
 
+  /** Where a key's live row was when its rewrite started: the key and its packed place. */
+  private record Held(String key, long packed) {}
+
   /**
-   * At a barrier, before {@link #complete}: counts this checkpoint's new data files per partition
-   * and rewrites the partitions due ({@link OwnerCompaction}); this checkpoint's own files are left
-   * as they are. The rewritten files and their deletion vectors are removed by the same commit that
-   * adds the new file, and the index moves with the rows. Format v3 only (a position-delete file of
-   * v2 may name several data files).
+   * What a rewrite did off the writer's thread: its result (null when nothing was worth it), or
+   * {@code skipped} when the barrier's byte budget was spent before it began.
    */
-  Compacted compact(DataFile[] added, Consumer<String> setPartition) throws Exception {
-    if (compaction == null || added.length == 0 || TableUtil.formatVersion(table) < 3) {
+  private record Outcome(LiveRowsRewrite.Result result, boolean skipped) {}
+
+  /** A partition's rewrite started at one barrier, handed over at the first after it is done. */
+  private record Rewrite(
+      String path,
+      StructLike partition,
+      int specId,
+      Map<FilePosition, Held> held,
+      CompletableFuture<Outcome> outcome) {}
+
+  /** Rewrites not handed over yet, by partition path, in the order they started. */
+  private final Map<String, Rewrite> inFlight = new LinkedHashMap<>();
+
+  /** Runs the rewrites, one at a time, off the writer's thread; created at the first. */
+  private ExecutorService rewriter;
+
+  /**
+   * At a barrier, before {@link #complete}: hands over the rewrites that are done, then counts this
+   * checkpoint's new data files per partition and starts rewriting the partitions due ({@link
+   * OwnerCompaction}) on a thread of its own, one at a time, while the writer goes on with the next
+   * checkpoint's rows; this checkpoint's own files are left as they are. The first barrier after a
+   * rewrite is done hands it over, without waiting for any: each row the index still holds where
+   * the rewrite read it moves to its place in the new file; a row deleted or changed meanwhile (in
+   * the checkpoints between, or in this one) is deleted from the new file by position in this
+   * checkpoint — the deletes are carried to the new positions. The rewritten files and their
+   * current deletion vectors are removed by the same commit that adds the new file. A partition
+   * with a rewrite in flight is not started again; at most {@code max-partitions-per-cycle} are in
+   * flight per writer. A partition the writer reads again from the table, starts empty or truncates
+   * meanwhile drops its rewrite; so does a failover (a rewrite is not part of a checkpoint until it
+   * is handed over: its file is deleted when the writer closes, or left to orphan-file removal).
+   * Format v3 only (a position-delete file of v2 may name several data files).
+   *
+   * @param last the writer's last barrier (its input ended): every rewrite, in flight or started
+   *     now, is waited for and handed over
+   */
+  Compacted compact(DataFile[] added, Consumer<String> setPartition, boolean last)
+      throws Exception {
+    if (compaction == null || TableUtil.formatVersion(table) < 3) {
       return Compacted.NONE;
     }
+    List<DataFile> written = new ArrayList<>();
+    List<DataFile> removed = new ArrayList<>();
+    List<DeleteFile> removedVectors = new ArrayList<>();
+    handOver(setPartition, written, removed, removedVectors, last);
+    if (added.length > 0) {
+      start(added, setPartition);
+      if (last) {
+        handOver(setPartition, written, removed, removedVectors, true);
+      }
+    }
+    if (written.isEmpty() && removed.isEmpty()) {
+      return Compacted.NONE;
+    }
+    return new Compacted(written, removed, removedVectors);
+  }
+
+  /** Counts {@code added} per partition and starts rewriting the partitions due. */
+  private void start(DataFile[] added, Consumer<String> setPartition) throws Exception {
     Set<String> current = new HashSet<>();
-    Map<String, StructLike> due = new java.util.LinkedHashMap<>();
+    Map<String, StructLike> due = new LinkedHashMap<>();
     Map<String, Integer> dueFiles = new HashMap<>();
     for (DataFile file : added) {
       current.add(file.location());
@@ -560,73 +628,203 @@ final class PartitionOwner {
     // every barrier must not keep the others waiting for ever
     List<Map.Entry<String, StructLike>> byFiles = new ArrayList<>(due.entrySet());
     byFiles.sort((a, b) -> Integer.compare(dueFiles.get(b.getKey()), dueFiles.get(a.getKey())));
-    List<DataFile> written = new ArrayList<>();
-    List<DataFile> removed = new ArrayList<>();
-    List<DeleteFile> removedVectors = new ArrayList<>();
-    long bytes = 0;
-    int partitions = 0;
+    Table frozen = null;
+    AtomicLong bytes = new AtomicLong();
     for (Map.Entry<String, StructLike> partition : byFiles) {
-      if (partitions >= compaction.maxPartitions() || bytes >= compaction.maxBytes()) {
+      if (inFlight.size() >= compaction.maxPartitions()) {
         break; // the next barrier that adds a file to it takes it
       }
+      if (inFlight.containsKey(partition.getKey())) {
+        continue; // its rewrite is not handed over yet
+      }
       setPartition.accept(partition.getKey());
-      SortedMap<String, java.util.NavigableSet<Long>> keep = new TreeMap<>();
-      Map<FilePosition, String> keyAt = new HashMap<>();
+      SortedMap<String, NavigableSet<Long>> keep = new TreeMap<>();
+      Map<FilePosition, Held> held = new HashMap<>();
       Map<Integer, String> files = files();
       for (Map.Entry<String, Long> row : rowAt.entries()) {
         String file = files.get(fileIdOf(row.getValue()));
         long position = positionOf(row.getValue());
         if (!current.contains(file)) {
-          keep.computeIfAbsent(file, f -> new java.util.TreeSet<>()).add(position);
-          keyAt.put(new FilePosition(file, position), row.getKey());
+          keep.computeIfAbsent(file, f -> new TreeSet<>()).add(position);
+          held.put(new FilePosition(file, position), new Held(row.getKey(), row.getValue()));
         }
       }
       for (String file : vectors.keys()) {
         if (!current.contains(file)) {
-          keep.computeIfAbsent(file, f -> new java.util.TreeSet<>());
+          keep.computeIfAbsent(file, f -> new TreeSet<>());
         }
       }
-      keep = worthRewriting(partition.getValue(), keep);
       if (keep.isEmpty()) {
-        filesAdded.update(1); // nothing worth it now: looked at again after min-files more files
         continue;
       }
-      LiveRowsRewrite.Result result =
-          LiveRowsRewrite.rewrite(table, table.spec(), partition.getValue(), keep, compactedFiles);
-      if (!result.moved().isEmpty()) {
-        int to = idOf(result.written().location());
-        for (Map.Entry<FilePosition, Long> move : result.moved().entrySet()) {
-          rowAt.put(keyAt.get(move.getKey()), pack(to, move.getValue()));
-        }
+      if (frozen == null) {
+        frozen = SerializableTable.copyOf(table); // the table as of this barrier, for the thread
       }
-      for (String file : keep.keySet()) {
-        forgetFile(file);
-        deletes.forget(file);
-        previousVectors.remove(file);
-        byte[] vector = vectors.get(file);
+      Table read = frozen;
+      StructLike values = partition.getValue();
+      CompletableFuture<Outcome> outcome =
+          CompletableFuture.supplyAsync(
+              () -> {
+                if (bytes.get() >= compaction.maxBytes()) {
+                  return new Outcome(null, true);
+                }
+                try {
+                  SortedMap<String, NavigableSet<Long>> chosen = worthRewriting(read, values, keep);
+                  if (chosen.isEmpty()) {
+                    return new Outcome(null, false);
+                  }
+                  LiveRowsRewrite.Result result =
+                      LiveRowsRewrite.rewrite(read, read.spec(), values, chosen, compactedFiles);
+                  for (DataFile file : result.removed()) {
+                    bytes.addAndGet(file.fileSizeInBytes());
+                  }
+                  return new Outcome(result, false);
+                } catch (IOException e) {
+                  throw new UncheckedIOException(e);
+                }
+              },
+              rewriter());
+      inFlight.put(
+          partition.getKey(),
+          new Rewrite(partition.getKey(), values, table.spec().specId(), held, outcome));
+    }
+  }
+
+  /**
+   * Hands each finished rewrite over into this checkpoint (with {@code wait}, every rewrite in
+   * flight, waiting for it): the index follows the rows, deletes since the rewrite's start are
+   * carried to the new file. A rewrite not finished yet waits for a later barrier.
+   */
+  private void handOver(
+      Consumer<String> setPartition,
+      List<DataFile> written,
+      List<DataFile> removed,
+      List<DeleteFile> removedVectors,
+      boolean wait)
+      throws Exception {
+    for (java.util.Iterator<Rewrite> rewrites = inFlight.values().iterator();
+        rewrites.hasNext(); ) {
+      Rewrite rewrite = rewrites.next();
+      if (!wait && !rewrite.outcome().isDone()) {
+        continue;
+      }
+      rewrites.remove();
+      Outcome outcome;
+      try {
+        outcome = rewrite.outcome().get();
+      } catch (ExecutionException e) {
+        throw new IOException(
+            String.format(
+                "Cannot compact partition %s of table %s: its owner's rewrite failed",
+                rewrite.path(), table.name()),
+            e.getCause());
+      }
+      setPartition.accept(rewrite.path());
+      if (outcome.skipped()) {
+        continue; // the byte budget of its barrier was spent: the next barrier adding a file
+      }
+      filesAdded.update(1); // looked at again after min-files more files
+      LiveRowsRewrite.Result result = outcome.result();
+      if (result == null) {
+        continue;
+      }
+      if (table.spec().specId() != rewrite.specId()) {
+        discard(rewrite.path(), result);
+        continue; // the partition spec changed meanwhile: its next compaction takes it
+      }
+      int carried = 0;
+      DataFile file = result.written();
+      if (file != null) {
+        int to = idOf(file.location());
+        for (Map.Entry<FilePosition, Long> move : result.moved().entrySet()) {
+          Held was = rewrite.held().get(move.getKey());
+          if (Objects.equals(rowAt.get(was.key()), was.packed())) {
+            rowAt.put(was.key(), pack(to, move.getValue()));
+          } else {
+            deleteAt(new FilePosition(file.location(), move.getValue()), rewrite.partition());
+            carried++;
+          }
+        }
+        written.add(file);
+      }
+      for (DataFile source : result.removed()) {
+        String path = source.location();
+        forgetFile(path);
+        deletes.forget(path); // this checkpoint's deletes of its rows were carried
+        previousVectors.remove(path);
+        byte[] vector = vectors.get(path);
         if (vector != null) {
           removedVectors.add(deserialize(vector));
-          vectors.remove(file);
+          vectors.remove(path);
         }
       }
-      if (result.written() != null) {
-        written.add(result.written());
-      }
       removed.addAll(result.removed());
-      filesAdded.update(1);
-      partitions++;
-      for (DataFile file : result.removed()) {
-        bytes += file.fileSizeInBytes();
-      }
       LOG.info(
-          "Partition {} of table {}: its owner rewrote {} data file(s) into one ({} live rows);"
-              + " they and their deletion vectors leave the table with this checkpoint's commit",
-          partition.getKey(),
+          "Partition {} of table {}: its owner rewrote {} data file(s) into one ({} rows, {} of"
+              + " them deleted since the rewrite began); they and their deletion vectors leave the"
+              + " table with this checkpoint's commit",
+          rewrite.path(),
           table.name(),
           result.removed().size(),
-          result.moved().size());
+          result.moved().size(),
+          carried);
     }
-    return new Compacted(written, removed, removedVectors);
+  }
+
+  /**
+   * The partition's rewrite in flight, if any, is dropped (its index is read again or emptied): its
+   * file, once written, is deleted.
+   */
+  private void dropRewrite(StructLike partition) {
+    Rewrite rewrite = inFlight.remove(table.spec().partitionToPath(partition));
+    if (rewrite != null) {
+      rewrite
+          .outcome()
+          .thenAccept(
+              outcome -> {
+                if (outcome.result() != null) {
+                  discard(rewrite.path(), outcome.result());
+                }
+              });
+    }
+  }
+
+  private void discard(String path, LiveRowsRewrite.Result result) {
+    if (result.written() != null) {
+      LOG.info(
+          "Partition {} of table {}: its owner's rewrite is dropped (the partition changed under"
+              + " it); deleting {}",
+          path,
+          table.name(),
+          result.written().location());
+      table.io().deleteFile(result.written().location());
+    }
+  }
+
+  private ExecutorService rewriter() {
+    if (rewriter == null) {
+      ClassLoader loader = Thread.currentThread().getContextClassLoader();
+      String name = "shardberg-owner-rewrite-" + table.name();
+      rewriter =
+          Executors.newSingleThreadExecutor(
+              task -> {
+                Thread thread = new Thread(task, name);
+                thread.setDaemon(true);
+                thread.setContextClassLoader(loader);
+                return thread;
+              });
+    }
+    return rewriter;
+  }
+
+  /** The writer closes: rewrites not handed over are dropped, their files deleted. */
+  void close() {
+    for (Rewrite rewrite : new ArrayList<>(inFlight.values())) {
+      dropRewrite(rewrite.partition());
+    }
+    if (rewriter != null) {
+      rewriter.shutdownNow(); // the queued ones never start
+    }
   }
 
   /**
@@ -640,13 +838,13 @@ final class PartitionOwner {
    * per compaction follows what changed, not the partition's size. A large file not committed yet
    * (of a checkpoint in flight) waits.
    */
-  private SortedMap<String, java.util.NavigableSet<Long>> worthRewriting(
-      StructLike partition, SortedMap<String, java.util.NavigableSet<Long>> candidates)
-      throws Exception {
-    SortedMap<String, java.util.NavigableSet<Long>> chosen = new TreeMap<>();
+  private SortedMap<String, NavigableSet<Long>> worthRewriting(
+      Table table, StructLike partition, SortedMap<String, NavigableSet<Long>> candidates)
+      throws IOException {
+    SortedMap<String, NavigableSet<Long>> chosen = new TreeMap<>();
     Map<String, FileScanTask> committed = null;
     boolean shedsRows = false;
-    for (Map.Entry<String, java.util.NavigableSet<Long>> file : candidates.entrySet()) {
+    for (Map.Entry<String, NavigableSet<Long>> file : candidates.entrySet()) {
       if (compaction.smallFileBytes() == Long.MAX_VALUE
           || table.io().newInputFile(file.getKey()).getLength() < compaction.smallFileBytes()) {
         chosen.put(file.getKey(), file.getValue());
@@ -654,7 +852,7 @@ final class PartitionOwner {
       }
       long live = file.getValue().size();
       if (committed == null) {
-        committed = committedFiles(partition);
+        committed = committedFiles(table, partition);
       }
       FileScanTask task = committed.get(file.getKey());
       boolean sheds =
@@ -675,11 +873,12 @@ final class PartitionOwner {
   }
 
   /** The committed data files of {@code partition} now, by location, with their deletes. */
-  private Map<String, FileScanTask> committedFiles(StructLike partition) throws IOException {
+  private Map<String, FileScanTask> committedFiles(Table table, StructLike partition)
+      throws IOException {
     PartitionSpec spec = table.spec();
     String path = spec.partitionToPath(partition);
     org.apache.iceberg.TableScan scan = table.newScan();
-    Integer shard = shardOf(spec, partition);
+    Integer shard = shardOf(table, spec, partition);
     if (shard != null) {
       scan = scan.filter(Expressions.equal(shardColumn, shard));
     }
@@ -696,7 +895,7 @@ final class PartitionOwner {
   }
 
   /** The shard of {@code partition}, from its identity field of the shard column; null if none. */
-  private Integer shardOf(PartitionSpec spec, StructLike partition) {
+  private Integer shardOf(Table table, PartitionSpec spec, StructLike partition) {
     org.apache.iceberg.types.Types.NestedField column = table.schema().findField(shardColumn);
     int position = column == null ? -1 : ShardsWithData.identityPosition(spec, column.fieldId());
     Object value = position < 0 ? null : partition.get(position, Object.class);

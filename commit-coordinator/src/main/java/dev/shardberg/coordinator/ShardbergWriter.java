@@ -566,7 +566,7 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
     if (!inputEnded) {
       LOG.debug(
           "Writer {} of {}: barrier of checkpoint {} arrived", subtask, tableName, checkpointId);
-      emit(checkpointId);
+      emit(checkpointId, false);
     }
   }
 
@@ -576,11 +576,15 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
    */
   @Override
   public void endInput() throws Exception {
-    emit(lastCheckpointId + 1);
+    emit(lastCheckpointId + 1, true);
     inputEnded = true;
   }
 
-  private void emit(long checkpointId) throws Exception {
+  /**
+   * @param last the writer's last result (its input ended): an owner's compaction started now is
+   *     handed over at once
+   */
+  private void emit(long checkpointId, boolean last) throws Exception {
     WriteResult files = WriteResult.builder().build();
     if (writer != null) {
       long start = System.nanoTime();
@@ -599,7 +603,8 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
     List<DataFile> removedDataFiles = List.of();
     if (owner != null) {
       ownerChecks = owner.checks();
-      PartitionOwner.Compacted compacted = owner.compact(files.dataFiles(), this::setCurrentKey);
+      PartitionOwner.Compacted compacted =
+          owner.compact(files.dataFiles(), this::setCurrentKey, last);
       removedDataFiles = compacted.removed();
       DeleteWriteResult deletes = owner.complete(this::setCurrentKey);
       files =
@@ -637,6 +642,9 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
   @Override
   public void close() throws Exception {
     try {
+      if (owner != null) {
+        owner.close(); // rewrites not handed over: dropped, their files deleted
+      }
       if (writer != null) {
         writer.abort(); // files never handed to the coordinator: nothing will reference them
         writer = null;

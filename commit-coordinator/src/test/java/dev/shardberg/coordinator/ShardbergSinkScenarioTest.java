@@ -494,6 +494,81 @@ class ShardbergSinkScenarioTest {
   }
 
   /**
+   * The owners rewrite off the record path: a rewrite starts at one barrier and is handed over at
+   * the next, while the writer goes on with the rows in between. A row of a file being rewritten
+   * that is updated or deleted meanwhile is deleted from the new file by position, in the commit
+   * that adds it (the delete carried to its new place): here every step updates rows of the files
+   * the previous barrier began to rewrite. The table equals the script after every commit, each key
+   * once; some commit adds an owner's rewritten file together with a deletion vector on it; no
+   * equality delete; at most one DV per data file.
+   */
+  @Test
+  void ownersRewriteBetweenBarriersAndCarryTheDeletesThatArriveMeanwhile() throws Exception {
+    Table table = TestTables.create(warehouse, 1);
+    table.updateProperties().set(TableProperties.FORMAT_VERSION, "3").commit();
+    java.util.Map<Long, String> live = new java.util.TreeMap<>();
+    List<List<Change>> script = new ArrayList<>();
+    List<Change> load = new ArrayList<>();
+    for (long id = 1; id <= 20; id++) {
+      load.add(insert(1, id, "v0"));
+      live.put(id, "v0");
+    }
+    script.add(load);
+    for (int step = 1; step <= 9; step++) {
+      List<Change> changes = new ArrayList<>();
+      for (long id : List.of(2L * step - 1, 2L * step, 20L)) {
+        if (id == 2L * step && step % 3 == 0) {
+          changes.add(delete(1, id, live.remove(id)));
+        } else {
+          String after = "v" + step;
+          changes.add(updateBefore(1, id, live.get(id)));
+          changes.add(updateAfter(1, id, after));
+          live.put(id, after);
+        }
+      }
+      script.add(changes);
+    }
+
+    run(
+        "owners carry deletes",
+        script,
+        sink ->
+            sink.deleteMode(DeleteMode.POSITION)
+                .maintenance(
+                    dev.shardberg.coordinator.maintenance.MaintenanceSettings.from(
+                        ownersCompactFrom(3))));
+
+    table.refresh();
+    assertThat(TestTables.read(table))
+        .containsExactlyInAnyOrderElementsOf(Change.expectedRows(script));
+    TestTables.assertEachCommitAppliesNewSteps(table, "scenario", script);
+    List<String> carried = new ArrayList<>();
+    for (org.apache.iceberg.Snapshot snapshot : table.snapshots()) {
+      assertThat(snapshot.summary().getOrDefault("added-equality-deletes", "0")).isEqualTo("0");
+      if (!snapshot.removedDataFiles(table.io()).iterator().hasNext()) {
+        continue; // not an owner's rewrite
+      }
+      java.util.Set<String> added = new java.util.HashSet<>();
+      snapshot.addedDataFiles(table.io()).forEach(f -> added.add(f.location()));
+      for (org.apache.iceberg.DeleteFile vector : snapshot.addedDeleteFiles(table.io())) {
+        String file = org.apache.iceberg.util.ContentFileUtil.referencedDataFileLocation(vector);
+        if (added.contains(file)) {
+          carried.add(snapshot.snapshotId() + ": " + vector.recordCount() + " row(s) of " + file);
+        }
+      }
+    }
+    assertThat(carried)
+        .as("rows deleted while their file was rewritten, deleted from the new file it adds")
+        .isNotEmpty();
+    try (org.apache.iceberg.io.CloseableIterable<org.apache.iceberg.FileScanTask> tasks =
+        table.newScan().planFiles()) {
+      for (org.apache.iceberg.FileScanTask task : tasks) {
+        assertThat(task.deletes()).hasSizeLessThanOrEqualTo(1);
+      }
+    }
+  }
+
+  /**
    * A table written with equality deletes, then upgraded to format v3 and written by the owners
    * (the switch of {@code target.delete-mode}): the equality delete of the first run applies to the
    * load's one large data file, which has few deleted rows; the owners' first compaction of the

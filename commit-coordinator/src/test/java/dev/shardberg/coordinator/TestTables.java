@@ -188,7 +188,12 @@ final class TestTables {
     int applied = -1; // steps applied at the previous data commit; -1 before the first one
     for (CommitRecord commit : commits) {
       Set<Row> rows = readAt(table, commit.snapshotId());
-      int prefix = applied + 1;
+      // a commit of no source row (an owner's rewrite handed over at a barrier with no new change)
+      // holds the rows of the commit before it
+      boolean rewriteOnly =
+          commit.shardCounts().values().stream()
+              .allMatch(c -> c.addedRecords() == 0 && c.deletedRecords() == 0);
+      int prefix = rewriteOnly && applied >= 0 ? applied : applied + 1;
       while (prefix <= steps.size()
           && !rows.equals(Change.expectedRows(steps.subList(0, prefix)))) {
         prefix++;

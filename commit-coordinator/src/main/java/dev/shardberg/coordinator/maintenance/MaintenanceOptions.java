@@ -67,7 +67,10 @@ public final class MaintenanceOptions {
           .defaultValue(8)
           .withDescription(
               "At most this many partitions (shard x bucket) are compacted per cycle, the ones"
-                  + " under most pressure first, so a cycle's cost stays flat as shards grow.");
+                  + " under most pressure first, so a cycle's cost stays flat as shards grow. With"
+                  + " target.delete-mode position: the rewrites each writer has in flight (they run"
+                  + " beside the writer, not at the barrier; raise it for many partitions per"
+                  + " writer).");
 
   public static final ConfigOption<MemorySize> COMPACTION_MAX_BYTES_PER_CYCLE =
       ConfigOptions.key("maintenance.compaction.max-bytes-per-cycle")

@@ -216,6 +216,12 @@ public final class BenchCommand implements Callable<Integer> {
   Integer compactionMinSmallFiles;
 
   @Option(
+      names = "--compaction-max-partitions",
+      description =
+          "Long-run mode: maintenance.compaction.max-partitions-per-cycle of the maintenance-on and position runs (default: the job's); in position mode the rewrites in flight per writer.")
+  Integer compactionMaxPartitions;
+
+  @Option(
       names = "--scan-budget",
       defaultValue = "90s",
       description =
@@ -240,7 +246,10 @@ public final class BenchCommand implements Callable<Integer> {
                   parseDuration("--long-run", longRun),
                   parseDuration("--sample-interval", sampleInterval),
                   new LongRun.MaintenanceSettings(
-                      interval, interval.multipliedBy(4), compactionMinSmallFiles),
+                      interval,
+                      interval.multipliedBy(4),
+                      compactionMinSmallFiles,
+                      compactionMaxPartitions),
                   LongRun.Variant.parse(longRunRuns),
                   parseDuration("--scan-budget", scanBudget),
                   new Progress(System.out))

@@ -94,12 +94,14 @@ final class LongRun {
   static final long NOT_READ = -1;
 
   /**
-   * The job's maintenance settings for the "on" and "position" runs; {@code minSmallFiles} null
-   * keeps the job's {@code maintenance.compaction.min-small-files}.
+   * The job's maintenance settings for the "on" and "position" runs; {@code minSmallFiles} and
+   * {@code maxPartitions} null keep the job's {@code maintenance.compaction.min-small-files} and
+   * {@code max-partitions-per-cycle}.
    */
-  record MaintenanceSettings(Duration interval, Duration expireAfter, Integer minSmallFiles) {
+  record MaintenanceSettings(
+      Duration interval, Duration expireAfter, Integer minSmallFiles, Integer maxPartitions) {
     MaintenanceSettings(Duration interval, Duration expireAfter) {
-      this(interval, expireAfter, null);
+      this(interval, expireAfter, null, null);
     }
   }
 
@@ -825,6 +827,9 @@ final class LongRun {
     s.put("maintenanceExpireSnapshotsMaxAgeMillis", maintenance.expireAfter().toMillis());
     if (maintenance.minSmallFiles() != null) {
       s.put("compactionMinSmallFiles", maintenance.minSmallFiles());
+    }
+    if (maintenance.maxPartitions() != null) {
+      s.put("compactionMaxPartitionsPerCycle", maintenance.maxPartitions());
     }
     s.put("shards", config.shards());
     s.put("rowsPerShard", config.rowsPerShard());

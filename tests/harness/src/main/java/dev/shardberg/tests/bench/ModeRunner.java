@@ -725,9 +725,15 @@ final class ModeRunner {
       yaml.append("  expire-snapshots:\n    max-age: ")
           .append(maintenance.expireAfter().toMillis())
           .append("ms\n");
+      if (maintenance.minSmallFiles() != null || maintenance.maxPartitions() != null) {
+        yaml.append("  compaction:\n");
+      }
       if (maintenance.minSmallFiles() != null) {
-        yaml.append("  compaction:\n    min-small-files: ")
-            .append(maintenance.minSmallFiles())
+        yaml.append("    min-small-files: ").append(maintenance.minSmallFiles()).append('\n');
+      }
+      if (maintenance.maxPartitions() != null) {
+        yaml.append("    max-partitions-per-cycle: ")
+            .append(maintenance.maxPartitions())
             .append('\n');
       }
     }
