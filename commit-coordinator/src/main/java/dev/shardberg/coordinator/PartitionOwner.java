@@ -551,7 +551,7 @@ final class PartitionOwner {
    */
   private record Outcome(LiveRowsRewrite.Result result, boolean skipped) {}
 
-  /** A partition's rewrite started at one barrier, handed over at the first after it is done. */
+  /** A partition's rewrite started at one barrier, handed over at the next. */
   private record Rewrite(
       String path,
       StructLike partition,
@@ -559,30 +559,38 @@ final class PartitionOwner {
       Map<FilePosition, Held> held,
       CompletableFuture<Outcome> outcome) {}
 
-  /** Rewrites not handed over yet, by partition path, in the order they started. */
+  /** Rewrites started at the last barrier, by partition path: handed over at the next. */
   private final Map<String, Rewrite> inFlight = new LinkedHashMap<>();
 
   /** Runs the rewrites, one at a time, off the writer's thread; created at the first. */
   private ExecutorService rewriter;
 
+  /** For the writer's metrics (read by the metric reporter's thread). */
+  private volatile int rewritesInFlight;
+
+  private final AtomicLong rewritesHandedOver = new AtomicLong();
+  private final AtomicLong rowsCarried = new AtomicLong();
+  private final AtomicLong rewriteNanos = new AtomicLong();
+
   /**
-   * At a barrier, before {@link #complete}: hands over the rewrites that are done, then counts this
-   * checkpoint's new data files per partition and starts rewriting the partitions due ({@link
-   * OwnerCompaction}) on a thread of its own, one at a time, while the writer goes on with the next
-   * checkpoint's rows; this checkpoint's own files are left as they are. The first barrier after a
-   * rewrite is done hands it over, without waiting for any: each row the index still holds where
-   * the rewrite read it moves to its place in the new file; a row deleted or changed meanwhile (in
-   * the checkpoints between, or in this one) is deleted from the new file by position in this
-   * checkpoint — the deletes are carried to the new positions. The rewritten files and their
-   * current deletion vectors are removed by the same commit that adds the new file. A partition
-   * with a rewrite in flight is not started again; at most {@code max-partitions-per-cycle} are in
-   * flight per writer. A partition the writer reads again from the table, starts empty or truncates
-   * meanwhile drops its rewrite; so does a failover (a rewrite is not part of a checkpoint until it
-   * is handed over: its file is deleted when the writer closes, or left to orphan-file removal).
-   * Format v3 only (a position-delete file of v2 may name several data files).
+   * At a barrier, before {@link #complete}: hands over the rewrites the last barrier started, then
+   * counts this checkpoint's new data files per partition and starts rewriting the partitions due
+   * ({@link OwnerCompaction}) on a thread of its own, one at a time, while the writer goes on with
+   * the next checkpoint's rows; this checkpoint's own files are left as they are. At the next
+   * barrier the writer waits for what is left of them — nothing, unless the rewrites take longer
+   * than a checkpoint interval: then the barrier waits, which holds the files per partition bounded
+   * (the writers slow the source down rather than fall ever further behind) — and hands them over:
+   * each row the index still holds where the rewrite read it moves to its place in the new file; a
+   * row deleted or changed meanwhile (in this checkpoint, or in the one before) is deleted from the
+   * new file by position in this checkpoint — the deletes are carried to the new positions. The
+   * rewritten files and their current deletion vectors are removed by the same commit that adds the
+   * new file. At most {@code max-partitions-per-cycle} partitions are started per barrier. A
+   * partition the writer reads again from the table, starts empty or truncates meanwhile drops its
+   * rewrite; so does a failover (a rewrite is not part of a checkpoint until it is handed over: its
+   * file is deleted when the writer closes, or left to orphan-file removal). Format v3 only (a
+   * position-delete file of v2 may name several data files).
    *
-   * @param last the writer's last barrier (its input ended): every rewrite, in flight or started
-   *     now, is waited for and handed over
+   * @param last the writer's last barrier (its input ended): what it starts is handed over at once
    */
   Compacted compact(DataFile[] added, Consumer<String> setPartition, boolean last)
       throws Exception {
@@ -592,11 +600,11 @@ final class PartitionOwner {
     List<DataFile> written = new ArrayList<>();
     List<DataFile> removed = new ArrayList<>();
     List<DeleteFile> removedVectors = new ArrayList<>();
-    handOver(setPartition, written, removed, removedVectors, last);
+    handOver(setPartition, written, removed, removedVectors);
     if (added.length > 0) {
       start(added, setPartition);
       if (last) {
-        handOver(setPartition, written, removed, removedVectors, true);
+        handOver(setPartition, written, removed, removedVectors);
       }
     }
     if (written.isEmpty() && removed.isEmpty()) {
@@ -634,9 +642,6 @@ final class PartitionOwner {
       if (inFlight.size() >= compaction.maxPartitions()) {
         break; // the next barrier that adds a file to it takes it
       }
-      if (inFlight.containsKey(partition.getKey())) {
-        continue; // its rewrite is not handed over yet
-      }
       setPartition.accept(partition.getKey());
       SortedMap<String, NavigableSet<Long>> keep = new TreeMap<>();
       Map<FilePosition, Held> held = new HashMap<>();
@@ -668,6 +673,7 @@ final class PartitionOwner {
                 if (bytes.get() >= compaction.maxBytes()) {
                   return new Outcome(null, true);
                 }
+                long began = System.nanoTime();
                 try {
                   SortedMap<String, NavigableSet<Long>> chosen = worthRewriting(read, values, keep);
                   if (chosen.isEmpty()) {
@@ -681,6 +687,8 @@ final class PartitionOwner {
                   return new Outcome(result, false);
                 } catch (IOException e) {
                   throw new UncheckedIOException(e);
+                } finally {
+                  rewriteNanos.addAndGet(System.nanoTime() - began);
                 }
               },
               rewriter());
@@ -688,26 +696,22 @@ final class PartitionOwner {
           partition.getKey(),
           new Rewrite(partition.getKey(), values, table.spec().specId(), held, outcome));
     }
+    rewritesInFlight = inFlight.size();
   }
 
   /**
-   * Hands each finished rewrite over into this checkpoint (with {@code wait}, every rewrite in
-   * flight, waiting for it): the index follows the rows, deletes since the rewrite's start are
-   * carried to the new file. A rewrite not finished yet waits for a later barrier.
+   * Hands every rewrite in flight over into this checkpoint, waiting for what is left of it: the
+   * index follows the rows, deletes since the rewrite's start are carried to the new file.
    */
   private void handOver(
       Consumer<String> setPartition,
       List<DataFile> written,
       List<DataFile> removed,
-      List<DeleteFile> removedVectors,
-      boolean wait)
+      List<DeleteFile> removedVectors)
       throws Exception {
     for (java.util.Iterator<Rewrite> rewrites = inFlight.values().iterator();
         rewrites.hasNext(); ) {
       Rewrite rewrite = rewrites.next();
-      if (!wait && !rewrite.outcome().isDone()) {
-        continue;
-      }
       rewrites.remove();
       Outcome outcome;
       try {
@@ -759,6 +763,8 @@ final class PartitionOwner {
         }
       }
       removed.addAll(result.removed());
+      rewritesHandedOver.incrementAndGet();
+      rowsCarried.addAndGet(carried);
       LOG.info(
           "Partition {} of table {}: its owner rewrote {} data file(s) into one ({} rows, {} of"
               + " them deleted since the rewrite began); they and their deletion vectors leave the"
@@ -769,6 +775,27 @@ final class PartitionOwner {
           result.moved().size(),
           carried);
     }
+    rewritesInFlight = inFlight.size();
+  }
+
+  /** Rewrites started and not handed over yet. */
+  int rewritesInFlight() {
+    return rewritesInFlight;
+  }
+
+  /** Rewrites handed over into a checkpoint since the writer opened. */
+  long rewritesHandedOver() {
+    return rewritesHandedOver.get();
+  }
+
+  /** Rows deleted from rewritten files by position since their rewrite began (carried). */
+  long rowsCarried() {
+    return rowsCarried.get();
+  }
+
+  /** Time the rewrite thread spent on rewrites (handed over or not), in milliseconds. */
+  long rewriteMillis() {
+    return rewriteNanos.get() / 1_000_000;
   }
 
   /**
@@ -777,6 +804,7 @@ final class PartitionOwner {
    */
   private void dropRewrite(StructLike partition) {
     Rewrite rewrite = inFlight.remove(table.spec().partitionToPath(partition));
+    rewritesInFlight = inFlight.size();
     if (rewrite != null) {
       rewrite
           .outcome()

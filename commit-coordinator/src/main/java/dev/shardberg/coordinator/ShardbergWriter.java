@@ -380,6 +380,17 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
     this.deleteRows = metrics.counter("deleteRows");
     this.filesOpened = metrics.counter("filesOpened");
     this.truncatedPartitions = metrics.counter("truncatedPartitions");
+    if (owner != null) {
+      PartitionOwner partitions = owner;
+      metrics.<Integer, org.apache.flink.metrics.Gauge<Integer>>gauge(
+          "ownerRewritesInFlight", partitions::rewritesInFlight);
+      metrics.<Long, org.apache.flink.metrics.Gauge<Long>>gauge(
+          "ownerRewrites", partitions::rewritesHandedOver);
+      metrics.<Long, org.apache.flink.metrics.Gauge<Long>>gauge(
+          "ownerRowsCarried", partitions::rowsCarried);
+      metrics.<Long, org.apache.flink.metrics.Gauge<Long>>gauge(
+          "ownerRewriteMillis", partitions::rewriteMillis);
+    }
   }
 
   @Override
