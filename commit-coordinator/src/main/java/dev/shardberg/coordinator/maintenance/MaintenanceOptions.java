@@ -68,9 +68,9 @@ public final class MaintenanceOptions {
           .withDescription(
               "At most this many partitions (shard x bucket) are compacted per cycle, the ones"
                   + " under most pressure first, so a cycle's cost stays flat as shards grow. With"
-                  + " target.delete-mode position: the rewrites each writer has in flight (they run"
-                  + " beside the writer, not at the barrier; raise it for many partitions per"
-                  + " writer).");
+                  + " target.delete-mode position: the partitions each writer starts rewriting at a"
+                  + " checkpoint barrier (the rewrites run beside the writer; the next barrier waits"
+                  + " for what is left of them).");
 
   public static final ConfigOption<MemorySize> COMPACTION_MAX_BYTES_PER_CYCLE =
       ConfigOptions.key("maintenance.compaction.max-bytes-per-cycle")

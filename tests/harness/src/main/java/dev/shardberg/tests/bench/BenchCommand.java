@@ -218,7 +218,7 @@ public final class BenchCommand implements Callable<Integer> {
   @Option(
       names = "--compaction-max-partitions",
       description =
-          "Long-run mode: maintenance.compaction.max-partitions-per-cycle of the maintenance-on and position runs (default: the job's); in position mode the rewrites in flight per writer.")
+          "Long-run mode: maintenance.compaction.max-partitions-per-cycle of the maintenance-on and position runs (default: the job's); in position mode the partitions each writer starts rewriting per checkpoint.")
   Integer compactionMaxPartitions;
 
   @Option(
