@@ -800,15 +800,51 @@ final class LongRun {
     return new Compacted(rows, byPartition.size(), bytes, generic, flink);
   }
 
-  private static long diskBytes(Path dir) {
+  /**
+   * The bytes of the files under {@code dir}, walked while the job writes and removes files there:
+   * a file or directory that is gone by the time the walk reaches it (a temporary manifest, a
+   * checksum, an expired file) counts nothing. (A stream walk failed the whole run on one.)
+   */
+  static long diskBytes(Path dir) {
     if (!Files.exists(dir)) {
       return 0;
     }
-    try (var paths = Files.walk(dir)) {
-      return paths.filter(Files::isRegularFile).mapToLong(p -> p.toFile().length()).sum();
+    long[] bytes = {0};
+    try {
+      Files.walkFileTree(
+          dir,
+          new java.nio.file.SimpleFileVisitor<>() {
+            @Override
+            public java.nio.file.FileVisitResult visitFile(
+                Path file, java.nio.file.attribute.BasicFileAttributes attributes) {
+              if (attributes.isRegularFile()) {
+                bytes[0] += attributes.size();
+              }
+              return java.nio.file.FileVisitResult.CONTINUE;
+            }
+
+            @Override
+            public java.nio.file.FileVisitResult visitFileFailed(Path file, IOException e)
+                throws IOException {
+              if (e instanceof java.nio.file.NoSuchFileException) {
+                return java.nio.file.FileVisitResult.CONTINUE; // removed meanwhile
+              }
+              throw e;
+            }
+
+            @Override
+            public java.nio.file.FileVisitResult postVisitDirectory(Path d, IOException e)
+                throws IOException {
+              if (e != null && !(e instanceof java.nio.file.NoSuchFileException)) {
+                throw e;
+              }
+              return java.nio.file.FileVisitResult.CONTINUE;
+            }
+          });
     } catch (IOException e) {
       throw new UncheckedIOException("Cannot measure " + dir, e);
     }
+    return bytes[0];
   }
 
   private static void deleteTree(Path dir) throws IOException {
