@@ -4,6 +4,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.SortedMap;
 import java.util.function.Consumer;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
@@ -223,6 +224,9 @@ final class CheckpointCommitter {
         .checkBeforeStaging(staged)
         .ifPresent(
             upTo -> pending.advanceVerifiedPoints(insertOnly, staged.insertOnlyScans(), upTo));
+    for (Map.Entry<SortedMap<Integer, Long>, Long> idle : insertOnly.checkIdle(staged)) {
+      pending.advanceVerifiedPoints(insertOnly, idle.getKey(), idle.getValue());
+    }
     pending.add(staged);
     insertOnly.staged(staged);
     return staged;

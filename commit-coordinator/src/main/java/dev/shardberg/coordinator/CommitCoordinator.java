@@ -403,6 +403,11 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
     }
   }
 
+  /** For tests: the snapshots whose history the insert-only checks still walk (expiry keeps it). */
+  java.util.Set<Long> insertOnlyHistoryInUse() {
+    return committer.insertOnlyScansInUse();
+  }
+
   /** For tests: the pending checkpoints' ids. */
   List<Long> pendingCheckpointIds() {
     return committer.pending().stream().map(PendingCheckpoint::checkpointId).toList();

@@ -3,6 +3,8 @@ package dev.shardberg.coordinator;
 import dev.shardberg.coordinator.maintenance.TableMaintainer;
 import java.util.Collection;
 import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
@@ -22,6 +24,12 @@ final class InsertOnlyLedger {
   private final CoordinatorOptions options;
   private final String shardColumn;
   private final VerifiedPoints points = new VerifiedPoints();
+
+  /**
+   * Shards whose idle check met a foreign write or an expired history: their point stays (their
+   * next insert-only rows are refused as before) and is not walked again at every checkpoint.
+   */
+  private final Set<Integer> stuck = new HashSet<>();
 
   /** Insert-only scans of the newest staged checkpoint: the next ones likely carry them too. */
   private SortedMap<Integer, Long> latest = new TreeMap<>();
@@ -62,6 +70,66 @@ final class InsertOnlyLedger {
       throw CommitRefusals.insertOnlyNotStaged(options, staged, scans, finding.get());
     }
     return Optional.ofNullable(table.currentSnapshot()).map(s -> s.snapshotId());
+  }
+
+  /**
+   * Carries on the points of the shards {@code staged} wrote no insert-only rows to: a check from
+   * each such point up to the current snapshot, so that it follows the table while the writers
+   * write other rows. Without it a shard's point stayed where its last insert-only rows were
+   * checked — for an initial load, its end — and snapshot expiry, which keeps every point's
+   * history, expired nothing newer than that for the rest of the run (a 30-minute run kept every
+   * snapshot and every file it ever wrote). A point whose check finds a foreign write or an expired
+   * history stays where it is: the next insert-only rows of that shard meet what it found, as
+   * before.
+   *
+   * @return per round of shards (one point each) the checks that held and the snapshot they held up
+   *     to, for {@link PendingCheckpoints#advanceVerifiedPoints}
+   */
+  List<Map.Entry<SortedMap<Integer, Long>, Long>> checkIdle(PendingCheckpoint staged) {
+    Map<Integer, Set<Long>> idle = points.pointsByShard();
+    idle.keySet().removeAll(staged.insertOnlyScans().keySet());
+    idle.keySet().removeAll(stuck);
+    if (idle.isEmpty()) {
+      return List.of();
+    }
+    table.refresh();
+    if (table.currentSnapshot() == null) {
+      return List.of();
+    }
+    long now = table.currentSnapshot().snapshotId();
+    List<Map.Entry<SortedMap<Integer, Long>, Long>> held = new java.util.ArrayList<>();
+    Map<Integer, java.util.Iterator<Long>> rounds = new TreeMap<>();
+    idle.forEach((shard, shardPoints) -> rounds.put(shard, shardPoints.iterator()));
+    while (true) {
+      SortedMap<Integer, Long> round = new TreeMap<>();
+      rounds.forEach(
+          (shard, next) -> {
+            while (next.hasNext() && !round.containsKey(shard)) {
+              long point = next.next();
+              if (point != now) {
+                round.put(shard, point);
+              }
+            }
+          });
+      if (round.isEmpty()) {
+        return held;
+      }
+      if (InsertOnlyCheck.foreignWrite(table, shardColumn, options.pipelineId(), round).isEmpty()) {
+        held.add(Map.entry(round, now));
+        continue;
+      }
+      // something in the round: the shards one by one, and the one that met it is not walked again
+      round.forEach(
+          (shard, point) -> {
+            SortedMap<Integer, Long> alone = new TreeMap<>(Map.of(shard, point));
+            if (InsertOnlyCheck.foreignWrite(table, shardColumn, options.pipelineId(), alone)
+                .isEmpty()) {
+              held.add(Map.entry(alone, now));
+            } else {
+              stuck.add(shard);
+            }
+          });
+    }
   }
 
   /** The check of {@code checked} (as resolved) held up to snapshot {@code upTo}. */

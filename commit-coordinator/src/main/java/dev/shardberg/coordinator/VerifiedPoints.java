@@ -49,6 +49,13 @@ final class VerifiedPoints {
         });
   }
 
+  /** Each shard's points (usually one), in no particular order. */
+  Map<Integer, java.util.Set<Long>> pointsByShard() {
+    Map<Integer, java.util.Set<Long>> all = new HashMap<>();
+    byShard.forEach((shard, points) -> all.put(shard, new java.util.HashSet<>(points.values())));
+    return all;
+  }
+
   /** The newest points of every shard: the snapshots later checks walk back to. */
   java.util.Set<Long> newest() {
     java.util.Set<Long> newest = new java.util.HashSet<>();

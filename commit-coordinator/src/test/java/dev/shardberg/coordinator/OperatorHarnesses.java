@@ -148,6 +148,10 @@ final class OperatorHarnesses {
       return operator.pendingCheckpointIds();
     }
 
+    java.util.Set<Long> insertOnlyHistoryInUse() {
+      return operator.insertOnlyHistoryInUse();
+    }
+
     @Override
     public void close() throws Exception {
       try {
