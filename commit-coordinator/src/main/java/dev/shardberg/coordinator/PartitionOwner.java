@@ -51,7 +51,6 @@ import org.apache.iceberg.SerializableTable;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.StructLike;
 import org.apache.iceberg.Table;
-import org.apache.iceberg.TableUtil;
 import org.apache.iceberg.data.InternalRecordWrapper;
 import org.apache.iceberg.expressions.Expressions;
 import org.apache.iceberg.flink.FlinkSchemaUtil;
@@ -67,10 +66,11 @@ import org.slf4j.LoggerFactory;
 /**
  * The writer's knowledge as the owner of its partitions ({@code target.delete-mode: position}):
  * where each live row of a partition is, in the writer's keyed state (keyed by partition, as the
- * writer's input is), and each data file's current deletion vector. A partition is learned from the
- * committed table on its first change since the state began ({@link CommittedRows}); from then on
- * every row written moves its key's place, and every delete of a row becomes a delete by position
- * ({@link CommittedRowDeletes}), so no equality delete is ever written.
+ * writer's input is), and each data file's position deletes (its deletion vector; file-scoped
+ * position-delete files on format v2). A partition is learned from the committed table on its first
+ * change since the state began ({@link CommittedRows}); from then on every row written moves its
+ * key's place, and every delete of a row becomes a delete by position ({@link
+ * CommittedRowDeletes}), so no equality delete is ever written.
  *
  * <p>Consistency: the index and the files it points to change together before a barrier, so a
  * checkpoint holds an index that matches the files its commit adds. The index is a cache of the
@@ -113,7 +113,12 @@ final class PartitionOwner {
    */
   private final MapState<String, Tuple2<String, Long>> legacyRows;
 
+  /**
+   * Data file → the position deletes a reader applies to it (serialized {@code DeleteFile[]}: its
+   * deletion vector, or position-delete files), merged into its next delete file.
+   */
   private final MapState<String, byte[]> vectors;
+
   private final ValueState<Long> indexedAt;
 
   /** The Flink checkpoint whose rows changed the partition last. */
@@ -138,8 +143,11 @@ final class PartitionOwner {
   /** The table was refreshed in this checkpoint. */
   private boolean refreshed;
 
-  /** This checkpoint's data files with deletes, and their current vectors (merged, replaced). */
-  private final Map<String, DeleteFile> previousVectors = new HashMap<>();
+  /**
+   * This checkpoint's data files with deletes, and the position deletes in the table for each
+   * (merged into its new delete file; the file-scoped ones replaced).
+   */
+  private final Map<String, List<DeleteFile>> previousVectors = new HashMap<>();
 
   PartitionOwner(
       RuntimeContext context,
@@ -369,8 +377,8 @@ final class PartitionOwner {
     }
     nextFileId.update(next);
     rowAt.putAll(entries);
-    for (Map.Entry<String, DeleteFile> vector : read.deletionVectors().entrySet()) {
-      vectors.put(vector.getKey(), InstantiationUtil.serializeObject(vector.getValue()));
+    for (Map.Entry<String, List<DeleteFile>> vector : read.positionDeletes().entrySet()) {
+      vectors.put(vector.getKey(), serialize(vector.getValue()));
     }
     indexedAt.update(readAt == null ? PendingCheckpoint.NO_SNAPSHOT : readAt.snapshotId());
   }
@@ -431,7 +439,7 @@ final class PartitionOwner {
       } catch (Exception e) {
         throw new IOException("Cannot read the deletion vector state of " + at.file(), e);
       }
-      previousVectors.put(at.file(), vector == null ? null : deserialize(vector));
+      previousVectors.put(at.file(), vector == null ? List.of() : deserialize(vector));
     }
     deletes.delete(at, table.spec(), partition);
   }
@@ -587,14 +595,17 @@ final class PartitionOwner {
    * new file. At most {@code max-partitions-per-cycle} partitions are started per barrier. A
    * partition the writer reads again from the table, starts empty or truncates meanwhile drops its
    * rewrite; so does a failover (a rewrite is not part of a checkpoint until it is handed over: its
-   * file is deleted when the writer closes, or left to orphan-file removal). Format v3 only (a
-   * position-delete file of v2 may name several data files).
+   * file is deleted when the writer closes, or left to orphan-file removal). Format v2 and v3
+   * alike: each data file has one delete file of its owner's, a deletion vector or a file-scoped
+   * position-delete file, which leaves with it; a position-delete file that names other data files
+   * too (another tool's, or written before the switch) stays, and once those files are rewritten it
+   * applies to nothing.
    *
    * @param last the writer's last barrier (its input ended): what it starts is handed over at once
    */
   Compacted compact(DataFile[] added, Consumer<String> setPartition, boolean last)
       throws Exception {
-    if (compaction == null || TableUtil.formatVersion(table) < 3) {
+    if (compaction == null) {
       return Compacted.NONE;
     }
     List<DataFile> written = new ArrayList<>();
@@ -758,7 +769,11 @@ final class PartitionOwner {
         previousVectors.remove(path);
         byte[] vector = vectors.get(path);
         if (vector != null) {
-          removedVectors.add(deserialize(vector));
+          for (DeleteFile delete : deserialize(vector)) {
+            if (ContentFileUtil.isFileScoped(delete)) {
+              removedVectors.add(delete); // one naming other files too stays (it applies to them)
+            }
+          }
           vectors.remove(path);
         }
       }
@@ -935,23 +950,28 @@ final class PartitionOwner {
    * partition, which {@code setPartition} makes the current key).
    */
   DeleteWriteResult complete(Consumer<String> setPartition) throws Exception {
-    Map<String, DeleteFile> previous = new HashMap<>();
+    Map<String, List<DeleteFile>> previous = new HashMap<>();
     previousVectors.forEach(
-        (file, vector) -> {
-          if (vector != null) {
-            previous.put(file, vector);
+        (file, before) -> {
+          if (!before.isEmpty()) {
+            previous.put(file, before);
           }
         });
     Function<FileFormat, OutputFileFactory> files =
         format -> format == FileFormat.PUFFIN ? dvFiles : positionFiles;
     DeleteWriteResult written = deletes.write(files, previous);
     for (DeleteFile vector : written.deleteFiles()) {
-      if (ContentFileUtil.isDV(vector)) {
-        setPartition.accept(table.specs().get(vector.specId()).partitionToPath(vector.partition()));
-        vectors.put(
-            ContentFileUtil.referencedDataFileLocation(vector),
-            InstantiationUtil.serializeObject(vector));
+      String dataFile = ContentFileUtil.referencedDataFileLocation(vector);
+      if (dataFile == null) {
+        throw new IllegalStateException(
+            String.format(
+                "Cannot follow the deletes of table %s by position: delete file %s does not name"
+                    + " its one data file (its file_path bounds are missing; a"
+                    + " write.metadata.metrics.* table property?)",
+                table.name(), vector.location()));
       }
+      setPartition.accept(table.specs().get(vector.specId()).partitionToPath(vector.partition()));
+      vectors.put(dataFile, serialize(List.of(vector)));
     }
     previousVectors.clear();
     checked.clear();
@@ -960,11 +980,23 @@ final class PartitionOwner {
     return written;
   }
 
-  private static DeleteFile deserialize(byte[] bytes) throws IOException {
+  /** A data file's position deletes as the state keeps them. */
+  static byte[] serialize(List<DeleteFile> deletes) throws IOException {
+    return InstantiationUtil.serializeObject(deletes.toArray(new DeleteFile[0]));
+  }
+
+  /**
+   * A data file's position deletes from the state: an array of them, or one deletion vector (as
+   * versions before kept it).
+   */
+  static List<DeleteFile> deserialize(byte[] bytes) throws IOException {
+    Object kept;
     try {
-      return InstantiationUtil.deserializeObject(bytes, PartitionOwner.class.getClassLoader());
+      kept = InstantiationUtil.deserializeObject(bytes, PartitionOwner.class.getClassLoader());
     } catch (ClassNotFoundException e) {
-      throw new IOException("Cannot read a deletion vector from the writer's state", e);
+      throw new IOException(
+          "Cannot read a data file's position deletes from the writer's state", e);
     }
+    return kept instanceof DeleteFile[] deletes ? List.of(deletes) : List.of((DeleteFile) kept);
   }
 }

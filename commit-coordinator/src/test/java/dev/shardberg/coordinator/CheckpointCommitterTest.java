@@ -516,7 +516,7 @@ class CheckpointCommitterTest {
     WriteResult second = deletes(where.get(x), Map.of());
     DeleteFile firstVector = second.deleteFiles()[0];
     a.stage(2, new WriterResult(2, 0, second, Map.of(1, new ShardCounts(0, 1))));
-    WriteResult third = deletes(where.get(y), Map.of(file.getKey(), firstVector));
+    WriteResult third = deletes(where.get(y), Map.of(file.getKey(), List.of(firstVector)));
     assertThat(third.rewrittenDeleteFiles()).containsExactly(firstVector);
     a.stage(3, new WriterResult(3, 0, third, Map.of(1, new ShardCounts(0, 1))));
     State both = a.state(3);
@@ -603,7 +603,7 @@ class CheckpointCommitterTest {
   }
 
   /** The deletion vector of one row, as its owner writes it. */
-  private WriteResult deletes(FilePosition at, Map<String, DeleteFile> previous) {
+  private WriteResult deletes(FilePosition at, Map<String, List<DeleteFile>> previous) {
     StructLike partition = null;
     try (CloseableIterable<FileScanTask> tasks = table.newScan().planFiles()) {
       for (FileScanTask task : tasks) {

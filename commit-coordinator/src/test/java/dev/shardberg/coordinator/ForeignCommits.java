@@ -29,6 +29,9 @@ import org.apache.iceberg.util.StructLikeWrapper;
  * tool would make them (plain Iceberg API, no pipeline id in the summary).
  */
 final class ForeignCommits {
+  /** How the names of the other tool's position-delete files (v2) begin. */
+  static final String FOREIGN_DELETE_PREFIX = "foreign-delete-";
+
   private ForeignCommits() {}
 
   /**
@@ -195,7 +198,7 @@ final class ForeignCommits {
                   .newDataLocation(
                       table.specs().get(file.specId()),
                       file.partition(),
-                      "foreign-delete-" + System.nanoTime() + ".parquet");
+                      FOREIGN_DELETE_PREFIX + System.nanoTime() + ".parquet");
           org.apache.iceberg.deletes.PositionDeleteWriter<Record> writer =
               appenders.newPosDeleteWriter(
                   EncryptedFiles.plainAsEncryptedOutput(table.io().newOutputFile(location)),

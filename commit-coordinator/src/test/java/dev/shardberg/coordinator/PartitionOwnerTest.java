@@ -40,6 +40,44 @@ class PartitionOwnerTest {
    * job, naming the partition, the foreign snapshot and the way on — rather than writing the key a
    * second time.
    */
+  /**
+   * A data file's position deletes in the writer's state: now a list (its deletion vector, or the
+   * position-delete files that apply to it); versions before kept one deletion vector, serialized
+   * alone, which a restore still reads.
+   */
+  @Test
+  void aDataFilesPositionDeletesAreReadFromTheStateOfThisVersionAndOfTheOneBefore()
+      throws Exception {
+    org.apache.iceberg.PartitionSpec spec = org.apache.iceberg.PartitionSpec.unpartitioned();
+    org.apache.iceberg.DeleteFile vector =
+        org.apache.iceberg.FileMetadata.deleteFileBuilder(spec)
+            .ofPositionDeletes()
+            .withFormat(org.apache.iceberg.FileFormat.PUFFIN)
+            .withPath("/t/data/dv-1.puffin")
+            .withFileSizeInBytes(100)
+            .withRecordCount(2)
+            .withReferencedDataFile("/t/data/a.parquet")
+            .withContentOffset(4)
+            .withContentSizeInBytes(40)
+            .build();
+    org.apache.iceberg.DeleteFile positions =
+        org.apache.iceberg.FileMetadata.deleteFileBuilder(spec)
+            .ofPositionDeletes()
+            .withFormat(org.apache.iceberg.FileFormat.PARQUET)
+            .withPath("/t/data/pos-1.parquet")
+            .withFileSizeInBytes(200)
+            .withRecordCount(3)
+            .build();
+
+    byte[] before = org.apache.flink.util.InstantiationUtil.serializeObject(vector);
+    assertThat(PartitionOwner.deserialize(before))
+        .extracting(org.apache.iceberg.DeleteFile::location)
+        .containsExactly(vector.location());
+    assertThat(PartitionOwner.deserialize(PartitionOwner.serialize(List.of(vector, positions))))
+        .extracting(org.apache.iceberg.DeleteFile::location)
+        .containsExactly(vector.location(), positions.location());
+  }
+
   @Test
   void aForeignCommitToAShardWithUncommittedChangesOfItsOwnerStopsTheWriterClearly()
       throws Exception {

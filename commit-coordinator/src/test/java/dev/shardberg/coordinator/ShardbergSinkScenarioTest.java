@@ -140,7 +140,8 @@ class ShardbergSinkScenarioTest {
    * The same scripts with {@code target.delete-mode: position} (issue 28): every writer owns its
    * partitions and deletes rows by position. After every commit the table equals the script up to
    * that checkpoint; no snapshot adds an equality delete; on format v3 each data file carries at
-   * most one delete file, a deletion vector, and on v2 none is one.
+   * most one delete file, a deletion vector, and on v2 at most one position-delete file, which
+   * names that data file alone.
    */
   @ParameterizedTest(name = "v{0}: {1}")
   @MethodSource("ownerScenarios")
@@ -174,10 +175,20 @@ class ShardbergSinkScenarioTest {
               .hasSizeLessThanOrEqualTo(1);
           assertThat(task.deletes()).allMatch(org.apache.iceberg.util.ContentFileUtil::isDV);
         } else {
-          assertThat(task.deletes()).noneMatch(org.apache.iceberg.util.ContentFileUtil::isDV);
+          assertThat(task.deletes())
+              .as("deletes of %s", task.file().location())
+              .hasSizeLessThanOrEqualTo(1)
+              .noneMatch(org.apache.iceberg.util.ContentFileUtil::isDV)
+              .allMatch(d -> namesOnly(d, task.file()));
         }
       }
     }
+  }
+
+  /** A position-delete file that names one data file, {@code file}: merged and replaced as one. */
+  private static boolean namesOnly(org.apache.iceberg.DeleteFile delete, DataFile file) {
+    return file.location()
+        .equals(org.apache.iceberg.util.ContentFileUtil.referencedDataFileLocation(delete));
   }
 
   /**
@@ -308,16 +319,22 @@ class ShardbergSinkScenarioTest {
   }
 
   /**
-   * The owners compact their own partitions (format v3): a partition that got three data files is
-   * rewritten at the barrier of the next one — live rows only, its deletion vectors dropped — and
-   * the rewrite is committed with that checkpoint's rows, by the one coordinator. The table equals
-   * the script after every commit, each key once; data files were removed by the pipeline's own
-   * commits; each partition ends with few files; no equality delete anywhere.
+   * The owners compact their own partitions: a partition that got three data files is rewritten —
+   * live rows only, its delete files dropped with them — and the rewrite is committed with a
+   * checkpoint's rows, by the one coordinator. The table equals the script after every commit, each
+   * key once; data files were removed by the pipeline's own commits; each partition ends with few
+   * files; no equality delete anywhere; each data file has at most one delete file: a deletion
+   * vector on v3, a position-delete file naming it alone on v2 (before, owners did not compact v2
+   * tables: their position-delete files named several data files).
    */
-  @Test
-  void ownersCompactTheirPartitionsInTheCheckpointsCommit() throws Exception {
+  @ParameterizedTest(name = "v{0}")
+  @org.junit.jupiter.params.provider.ValueSource(ints = {2, 3})
+  void ownersCompactTheirPartitionsInTheCheckpointsCommit(int formatVersion) throws Exception {
     Table table = TestTables.create(warehouse, 2);
-    table.updateProperties().set(TableProperties.FORMAT_VERSION, "3").commit();
+    table
+        .updateProperties()
+        .set(TableProperties.FORMAT_VERSION, Integer.toString(formatVersion))
+        .commit();
     List<List<Change>> script = new ArrayList<>();
     List<Change> load = new ArrayList<>();
     java.util.Map<List<Long>, String> live = new java.util.HashMap<>();
@@ -380,6 +397,13 @@ class ShardbergSinkScenarioTest {
         filesPerPartition.merge(
             table.spec().partitionToPath(task.file().partition()), 1, Integer::sum);
         assertThat(task.deletes()).hasSizeLessThanOrEqualTo(1);
+        assertThat(task.deletes())
+            .as("deletes of %s", task.file().location())
+            .allMatch(
+                d ->
+                    formatVersion >= 3
+                        ? org.apache.iceberg.util.ContentFileUtil.isDV(d)
+                        : namesOnly(d, task.file()));
       }
     }
     assertThat(filesPerPartition.values())
@@ -569,15 +593,17 @@ class ShardbergSinkScenarioTest {
   }
 
   /**
-   * A table written with equality deletes, then upgraded to format v3 and written by the owners
-   * (the switch of {@code target.delete-mode}): the equality delete of the first run applies to the
-   * load's one large data file, which has few deleted rows; the owners' first compaction of the
-   * partition rewrites it all the same, so no equality delete applies to any live file afterwards.
-   * The table equals both scripts applied in order.
+   * A table written with equality deletes, then written by the owners (the switch of {@code
+   * target.delete-mode}), upgraded to format v3 with the switch or left at v2: the equality delete
+   * of the first run applies to the load's one large data file, which has few deleted rows; the
+   * owners' first compaction of the partition rewrites it all the same, so no equality delete
+   * applies to any live file afterwards. The table equals both scripts applied in order. (Before,
+   * owners compacted v3 tables only, and on v2 the equality deletes stayed.)
    */
-  @Test
-  void aLargeFileAnEqualityDeleteStillAppliesToIsRewrittenByItsOwnersFirstCompaction()
-      throws Exception {
+  @ParameterizedTest(name = "then format v{0}")
+  @org.junit.jupiter.params.provider.ValueSource(ints = {2, 3})
+  void aLargeFileAnEqualityDeleteStillAppliesToIsRewrittenByItsOwnersFirstCompaction(
+      int formatVersion) throws Exception {
     Table table = TestTables.create(warehouse, 1); // format v2, as the equality mode writes it
     java.util.Random random = new java.util.Random(30);
     java.util.Map<Long, String> live = new java.util.TreeMap<>();
@@ -593,8 +619,10 @@ class ShardbergSinkScenarioTest {
     run("equality deletes first", byKey, sink -> sink.deleteMode(DeleteMode.EQUALITY));
     table.refresh();
     assertThat(eqDeletesApplying(table)).as("equality deletes after the first run").isPositive();
-    // the owners compact on format v3 only: the table is upgraded with the switch
-    table.updateProperties().set(TableProperties.FORMAT_VERSION, "3").commit();
+    table
+        .updateProperties()
+        .set(TableProperties.FORMAT_VERSION, Integer.toString(formatVersion))
+        .commit();
 
     List<List<Change>> byPosition = new ArrayList<>();
     for (int step = 2; step <= 6; step++) {
@@ -619,6 +647,60 @@ class ShardbergSinkScenarioTest {
     assertThat(eqDeletesApplying(table))
         .as("equality deletes applying to live files after the owners' compaction")
         .isZero();
+  }
+
+  /**
+   * A table written by key on format v2 whose first run updated a row twice in one checkpoint (the
+   * older version deleted by position in its own new file), then upgraded to v3 and written by the
+   * owners: their first deletion vector on that file must hold the positions the v2 position-delete
+   * file deleted, since a v3 reader that finds a vector for a data file ignores the file's
+   * position-delete files. The table equals both scripts, each key once. (Before, the vector held
+   * only the owners' own positions: the row's first version came back beside its last.)
+   */
+  @Test
+  void aTableUpgradedFromV2KeepsTheRowsItsPositionDeletesRemovedOnceItsOwnersWriteVectors()
+      throws Exception {
+    Table table = TestTables.create(warehouse, 1); // format v2, as the equality mode writes it
+    List<List<Change>> byKey =
+        List.of(
+            List.of(
+                insert(1, 1, "v0"),
+                insert(1, 2, "v0"),
+                insert(1, 3, "v0"),
+                updateBefore(1, 1, "v0"),
+                updateAfter(1, 1, "v1")));
+    run("by key on v2", byKey, sink -> sink.deleteMode(DeleteMode.EQUALITY));
+    table.refresh();
+    assertThat(positionDeletesApplying(table)).as("position deletes after the first run").isOne();
+    table.updateProperties().set(TableProperties.FORMAT_VERSION, "3").commit();
+
+    List<List<Change>> byPosition =
+        List.of(
+            List.of(updateBefore(1, 2, "v0"), updateAfter(1, 2, "v2")),
+            List.of(delete(1, 3, "v0")));
+    run("by position on v3", byPosition, sink -> sink.deleteMode(DeleteMode.POSITION));
+
+    List<List<Change>> both = new ArrayList<>(byKey);
+    both.addAll(byPosition);
+    assertThat(TestTables.read(table))
+        .containsExactlyInAnyOrderElementsOf(Change.expectedRows(both));
+  }
+
+  /** Position-delete files (not vectors) applying to the table's live data files now. */
+  private static long positionDeletesApplying(Table table) throws java.io.IOException {
+    table.refresh();
+    long count = 0;
+    try (org.apache.iceberg.io.CloseableIterable<org.apache.iceberg.FileScanTask> tasks =
+        table.newScan().planFiles()) {
+      for (org.apache.iceberg.FileScanTask task : tasks) {
+        count +=
+            task.deletes().stream()
+                .filter(d -> d.content() == org.apache.iceberg.FileContent.POSITION_DELETES)
+                .filter(d -> !org.apache.iceberg.util.ContentFileUtil.isDV(d))
+                .count();
+      }
+    }
+    return count;
   }
 
   /** Three rows of shard 1 updated, ids from {@code step * 10 + 1}. */

@@ -25,15 +25,25 @@ import org.apache.iceberg.deletes.PositionDeleteWriter;
 import org.apache.iceberg.io.DeleteWriteResult;
 import org.apache.iceberg.io.OutputFileFactory;
 import org.apache.iceberg.util.CharSequenceSet;
+import org.apache.iceberg.util.ContentFileUtil;
 import org.apache.iceberg.util.StructLikeUtil;
 
 /**
  * The rows of committed data files that one checkpoint deletes, by position, and the delete files
- * that say so. On a format-v3 table they become <b>deletion vectors</b>: one per data file, merged
- * with the file's previous vector (which the commit must remove: {@link
- * DeleteWriteResult#rewrittenDeleteFiles()}), all of them in one Puffin file. On a v2 table they
- * become one position-delete file per partition, sorted by file and position as the spec requires
- * (v2 readers merge several position-delete files of one data file themselves).
+ * that say so: exactly one per data file, holding every position deleted in it so far — the file's
+ * earlier position deletes merged in, and those of them that name only that file listed as
+ * rewritten ({@link DeleteWriteResult#rewrittenDeleteFiles()}), which the commit must remove. On a
+ * format-v3 table they are <b>deletion vectors</b>, all of them in one Puffin file; on a v2 table
+ * <b>file-scoped position-delete files</b>, one per data file. So a data file never gathers more
+ * than one delete file of ours, and the one it has goes with it when its owner rewrites it.
+ *
+ * <p>Why every earlier position delete is merged, not only the file's last vector: a v3 reader that
+ * finds a deletion vector for a data file ignores the position-delete files that apply to it (the
+ * spec makes the vector hold them). A table written before as v2 (the equality mode's deletes of
+ * its own checkpoint's rows, another tool's {@code DELETE}) and upgraded keeps such files; a vector
+ * written without their positions would bring those rows back. A position-delete file that names
+ * several data files is merged but stays in the table (it still applies to the others; on v2 it
+ * repeats positions the new file holds too, which readers take once).
  *
  * <p>Not thread-safe; one instance per writer subtask and checkpoint.
  */
@@ -80,18 +90,19 @@ public final class CommittedRowDeletes {
    *
    * @param files where the new files of a format go (the writer subtask's factories: deletion
    *     vectors are Puffin files, position deletes the table's delete format)
-   * @param previousDvs each data file's current deletion vector in the table, or none (v3 only;
-   *     merged into the new vector, and listed as rewritten)
+   * @param previous each data file's position deletes in the table now (its deletion vector, or the
+   *     position-delete files that apply to it), or none: merged into the new file, and those that
+   *     name only that data file listed as rewritten
    */
   public DeleteWriteResult write(
-      Function<FileFormat, OutputFileFactory> files, Map<String, DeleteFile> previousDvs) {
+      Function<FileFormat, OutputFileFactory> files, Map<String, List<DeleteFile>> previous) {
     if (byFile.isEmpty()) {
       return new DeleteWriteResult(List.of());
     }
     try {
       return TableUtil.formatVersion(table) >= 3
-          ? writeDeletionVectors(files.apply(FileFormat.PUFFIN), previousDvs)
-          : writePositionDeletes(files);
+          ? writeDeletionVectors(files.apply(FileFormat.PUFFIN), previous)
+          : writePositionDeletes(files, previous);
     } catch (IOException e) {
       throw new UncheckedIOException(
           String.format(
@@ -104,14 +115,16 @@ public final class CommittedRowDeletes {
   }
 
   private DeleteWriteResult writeDeletionVectors(
-      OutputFileFactory files, Map<String, DeleteFile> previousDvs) throws IOException {
-    BaseDeleteLoader loader = new BaseDeleteLoader(dv -> table.io().newInputFile(dv));
+      OutputFileFactory files, Map<String, List<DeleteFile>> previous) throws IOException {
+    BaseDeleteLoader loader = loader();
     BaseDVFileWriter writer =
         new BaseDVFileWriter(
             files,
             file -> {
-              DeleteFile previous = previousDvs.get(file);
-              return previous == null ? null : loader.loadPositionDeletes(List.of(previous), file);
+              List<DeleteFile> before = previous.get(file);
+              return before == null || before.isEmpty()
+                  ? null
+                  : loader.loadPositionDeletes(before, file);
             });
     try (writer) {
       for (Map.Entry<String, Target> e : byFile.entrySet()) {
@@ -121,43 +134,50 @@ public final class CommittedRowDeletes {
         }
       }
     }
-    return writer.result();
+    return writer.result(); // lists only the file-scoped previous files as rewritten
   }
 
-  private DeleteWriteResult writePositionDeletes(Function<FileFormat, OutputFileFactory> files)
+  private DeleteWriteResult writePositionDeletes(
+      Function<FileFormat, OutputFileFactory> files, Map<String, List<DeleteFile>> previous)
       throws IOException {
     FileFormat format = TableFormats.deletes(table);
     GenericFileWriterFactory writers =
         new GenericFileWriterFactory.Builder(table).deleteFileFormat(format).build();
-    // one file per partition, its positions sorted by file then position
-    Map<String, List<Map.Entry<String, Target>>> byPartition = new TreeMap<>();
-    for (Map.Entry<String, Target> e : byFile.entrySet()) {
-      Target t = e.getValue();
-      byPartition
-          .computeIfAbsent(t.spec().partitionToPath(t.partition()), p -> new ArrayList<>())
-          .add(e);
-    }
+    BaseDeleteLoader loader = loader();
     List<DeleteFile> written = new ArrayList<>();
+    List<DeleteFile> rewritten = new ArrayList<>();
     CharSequenceSet referenced = CharSequenceSet.empty();
-    for (List<Map.Entry<String, Target>> partition : byPartition.values()) {
-      Target first = partition.get(0).getValue();
+    for (Map.Entry<String, Target> e : byFile.entrySet()) {
+      String file = e.getKey();
+      Target t = e.getValue();
+      NavigableSet<Long> positions = new TreeSet<>(t.positions());
+      List<DeleteFile> before = previous.get(file);
+      if (before != null && !before.isEmpty()) {
+        loader.loadPositionDeletes(before, file).forEach(positions::add);
+        for (DeleteFile delete : before) {
+          if (ContentFileUtil.isFileScoped(delete)) {
+            rewritten.add(delete);
+          }
+        }
+      }
+      // one file per data file, its positions sorted as the spec requires: it names that file
+      // alone (its path bounds say so), so it can be merged and replaced as a vector is
       PositionDeleteWriter<Record> writer =
           writers.newPositionDeleteWriter(
-              files.apply(format).newOutputFile(first.spec(), first.partition()),
-              first.spec(),
-              first.partition());
+              files.apply(format).newOutputFile(t.spec(), t.partition()), t.spec(), t.partition());
       try (writer) {
         PositionDelete<Record> delete = PositionDelete.create();
-        for (Map.Entry<String, Target> e : partition) {
-          String file = e.getKey();
-          for (long position : e.getValue().positions()) {
-            writer.write(delete.set(file, position));
-          }
+        for (long position : positions) {
+          writer.write(delete.set(file, position));
         }
       }
       written.addAll(writer.result().deleteFiles());
       referenced.addAll(writer.result().referencedDataFiles());
     }
-    return new DeleteWriteResult(written, referenced);
+    return new DeleteWriteResult(written, referenced, rewritten);
+  }
+
+  private BaseDeleteLoader loader() {
+    return new BaseDeleteLoader(delete -> table.io().newInputFile(delete));
   }
 }

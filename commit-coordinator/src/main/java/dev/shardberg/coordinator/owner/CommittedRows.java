@@ -2,10 +2,13 @@ package dev.shardberg.coordinator.owner;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.apache.iceberg.DeleteFile;
+import org.apache.iceberg.FileContent;
 import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.MetadataColumns;
 import org.apache.iceberg.PartitionSpec;
@@ -23,7 +26,6 @@ import org.apache.iceberg.formats.FormatModelRegistry;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.types.TypeUtil;
 import org.apache.iceberg.types.Types;
-import org.apache.iceberg.util.ContentFileUtil;
 import org.apache.iceberg.util.PartitionUtil;
 import org.apache.iceberg.util.StructLikeMap;
 
@@ -55,17 +57,18 @@ public final class CommittedRows {
   }
 
   /**
-   * A partition as its owner learns it: where its live rows are, and each data file's deletion
-   * vector (the one a new vector of the file must be merged with and replace).
+   * A partition as its owner learns it: where its live rows are, and each data file's position
+   * deletes (those a new delete file of the data file must merge, see {@link CommittedRowDeletes}).
    *
    * @param rows the live rows by key (generic records of the key columns)
-   * @param deletionVectors each data file's current deletion vector, by data file location
+   * @param positionDeletes by data file location, the position deletes a reader applies to it: its
+   *     deletion vector, or the position-delete files (v2, or written before an upgrade to v3)
    */
   public record Partition(
-      StructLikeMap<FilePosition> rows, Map<String, DeleteFile> deletionVectors) {}
+      StructLikeMap<FilePosition> rows, Map<String, List<DeleteFile>> positionDeletes) {}
 
   /**
-   * {@link #live}, and the partition's deletion vectors.
+   * {@link #live}, and the partition's position deletes.
    *
    * @param filter a row filter that keeps at least the partition's files (e.g. its shard), so the
    *     scan plans only those
@@ -78,9 +81,9 @@ public final class CommittedRows {
       Expression filter) {
     Schema keys = TypeUtil.select(table.schema(), keyFieldIds);
     StructLikeMap<FilePosition> live = StructLikeMap.create(keys.asStruct());
-    Map<String, DeleteFile> vectors = new HashMap<>();
+    Map<String, List<DeleteFile>> positionDeletes = new HashMap<>();
     if (snapshotId == null) {
-      return new Partition(live, vectors);
+      return new Partition(live, positionDeletes);
     }
     Snapshot snapshot = table.snapshot(snapshotId);
     if (snapshot == null) {
@@ -101,10 +104,14 @@ public final class CommittedRows {
           continue;
         }
         read(table, task, keys, projection, partitionPath, live);
+        List<DeleteFile> positions = new ArrayList<>();
         for (DeleteFile delete : task.deletes()) {
-          if (ContentFileUtil.isDV(delete)) {
-            vectors.put(task.file().location(), delete);
+          if (delete.content() == FileContent.POSITION_DELETES) {
+            positions.add(delete);
           }
+        }
+        if (!positions.isEmpty()) {
+          positionDeletes.put(task.file().location(), positions);
         }
       }
     } catch (IOException e) {
@@ -114,7 +121,7 @@ public final class CommittedRows {
               partitionPath, table.name(), snapshotId),
           e);
     }
-    return new Partition(live, vectors);
+    return new Partition(live, positionDeletes);
   }
 
   private static void read(

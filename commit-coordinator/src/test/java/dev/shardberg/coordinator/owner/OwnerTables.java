@@ -121,6 +121,34 @@ final class OwnerTables {
     return file;
   }
 
+  /**
+   * Commits one position-delete file of {@code shard}'s partition deleting {@code positions} (data
+   * file → positions), as a writer with partition granularity writes it: one file that may name
+   * several data files (an older version's owners, the equality mode's deletes of its own
+   * checkpoint's rows, another tool's {@code DELETE}).
+   */
+  static DeleteFile deleteByPosition(
+      Table table, int shard, java.util.SortedMap<String, long[]> positions) {
+    PartitionKey partition = partition(table, shard);
+    org.apache.iceberg.deletes.PositionDeleteWriter<Record> writer =
+        new GenericAppenderFactory(table.schema(), table.spec())
+            .newPosDeleteWriter(output(table, partition, "pos"), FileFormat.PARQUET, partition);
+    try (writer) {
+      org.apache.iceberg.deletes.PositionDelete<Record> delete =
+          org.apache.iceberg.deletes.PositionDelete.create();
+      for (Map.Entry<String, long[]> file : positions.entrySet()) {
+        for (long position : file.getValue()) {
+          writer.write(delete.set(file.getKey(), position, null));
+        }
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    DeleteFile file = writer.toDeleteFile();
+    table.newRowDelta().addDeletes(file).commit();
+    return file;
+  }
+
   /** The factories of a writer subtask, by file format. */
   static Function<FileFormat, OutputFileFactory> files(Table table) {
     return format -> OutputFileFactory.builderFor(table, 1, 1).format(format).build();

@@ -379,6 +379,15 @@ class ShardbergEndToEndTest {
           assertThat(task.deletes()).allMatch(org.apache.iceberg.util.ContentFileUtil::isDV);
         } else {
           assertThat(task.deletes()).noneMatch(org.apache.iceberg.util.ContentFileUtil::isDV);
+          assertThat(task.deletes()) // one file of the owner's, naming this data file alone
+              .hasSizeLessThanOrEqualTo(1)
+              .allMatch(
+                  d ->
+                      task.file()
+                          .location()
+                          .equals(
+                              org.apache.iceberg.util.ContentFileUtil.referencedDataFileLocation(
+                                  d)));
         }
         deletes += task.deletes().size();
       }
