@@ -688,19 +688,11 @@ class ShardbergSinkScenarioTest {
 
   /** Position-delete files (not vectors) applying to the table's live data files now. */
   private static long positionDeletesApplying(Table table) throws java.io.IOException {
-    table.refresh();
-    long count = 0;
-    try (org.apache.iceberg.io.CloseableIterable<org.apache.iceberg.FileScanTask> tasks =
-        table.newScan().planFiles()) {
-      for (org.apache.iceberg.FileScanTask task : tasks) {
-        count +=
-            task.deletes().stream()
-                .filter(d -> d.content() == org.apache.iceberg.FileContent.POSITION_DELETES)
-                .filter(d -> !org.apache.iceberg.util.ContentFileUtil.isDV(d))
-                .count();
-      }
-    }
-    return count;
+    return deletesApplying(
+        table,
+        d ->
+            d.content() == org.apache.iceberg.FileContent.POSITION_DELETES
+                && !org.apache.iceberg.util.ContentFileUtil.isDV(d));
   }
 
   /** Three rows of shard 1 updated, ids from {@code step * 10 + 1}. */
@@ -717,15 +709,20 @@ class ShardbergSinkScenarioTest {
 
   /** Equality delete files applying to the table's live data files now. */
   private static long eqDeletesApplying(Table table) throws java.io.IOException {
+    return deletesApplying(
+        table, d -> d.content() == org.apache.iceberg.FileContent.EQUALITY_DELETES);
+  }
+
+  /** Delete files matching {@code kind} applying to the table's live data files now. */
+  private static long deletesApplying(
+      Table table, java.util.function.Predicate<org.apache.iceberg.DeleteFile> kind)
+      throws java.io.IOException {
     table.refresh();
     long count = 0;
     try (org.apache.iceberg.io.CloseableIterable<org.apache.iceberg.FileScanTask> tasks =
         table.newScan().planFiles()) {
       for (org.apache.iceberg.FileScanTask task : tasks) {
-        count +=
-            task.deletes().stream()
-                .filter(d -> d.content() == org.apache.iceberg.FileContent.EQUALITY_DELETES)
-                .count();
+        count += task.deletes().stream().filter(kind).count();
       }
     }
     return count;
