@@ -569,6 +569,48 @@ class TableLifeTest {
         .containsExactlyInAnyOrder(new Row(1, 1, "v5"), new Row(1, 2, "load"));
   }
 
+  /**
+   * Carrying an idle shard's point on never steps over another committer's write into it: a foreign
+   * row lands in shard 1 between two checkpoints that write none of its rows insert-only, and the
+   * next insert-only rows of shard 1 are still refused when staged, naming the foreign write. (Were
+   * the point carried past that write, the check of those rows would start after it and commit a
+   * second copy of the key.) Shard 2, idle too and untouched, follows the table.
+   */
+  @Test
+  void anIdleShardsPointIsNotCarriedPastAForeignWriteIntoIt() throws Exception {
+    try (Writer loadWriter = new Writer(TestTables.loader(warehouse), true);
+        Coordinator load = coordinator(new JobID())) {
+      load.harness.open();
+      commit(
+          load, 1, loadWriter.checkpoint(1, row(INSERT, 1, 1, "load"), row(INSERT, 2, 1, "load")));
+      long firstCommit = currentSnapshotId();
+      commit(
+          load, 2, loadWriter.checkpoint(2, row(INSERT, 1, 2, "load"), row(INSERT, 2, 2, "load")));
+      long loadCommit = currentSnapshotId();
+      oldPerShardJobWrites(row(INSERT, 1, 3, "old-job"));
+      commit(load, 3, loadWriter.checkpoint(3, row(UPDATE_AFTER, 2, 1, "v3")));
+      commit(load, 4, loadWriter.checkpoint(4, row(UPDATE_AFTER, 2, 2, "v4")));
+      assertThat(load.insertOnlyHistoryInUse())
+          .as("shard 1's point stays where it was checked before the foreign write")
+          .containsAnyOf(firstCommit, loadCommit);
+
+      load.add(loadWriter.checkpoint(5, row(INSERT, 1, 3, "load")));
+      assertThatThrownBy(() -> load.harness.snapshot(5, 5))
+          .hasRootCauseInstanceOf(IllegalStateException.class)
+          .rootCause()
+          .hasMessageContaining("Cannot stage checkpoint 5 of pipeline orders-pipeline")
+          .hasMessageContaining("shard(s) [1] were written insert-only")
+          .hasMessageContaining("to shard 1 after the writers' scan");
+    }
+    assertThat(TestTables.read(table))
+        .containsExactlyInAnyOrder(
+            new Row(1, 1, "load"),
+            new Row(1, 2, "load"),
+            new Row(1, 3, "old-job"),
+            new Row(2, 1, "v3"),
+            new Row(2, 2, "v4"));
+  }
+
   private long currentSnapshotId() {
     table.refresh();
     return table.currentSnapshot().snapshotId();
