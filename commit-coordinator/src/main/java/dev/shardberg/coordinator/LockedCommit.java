@@ -2,8 +2,10 @@ package dev.shardberg.coordinator;
 
 import dev.shardberg.coordinator.CheckpointCommitter.Outcome;
 import java.io.IOException;
+import java.util.Map;
 import java.util.Optional;
 import java.util.SortedMap;
+import java.util.TreeMap;
 import java.util.function.Consumer;
 import org.apache.iceberg.HasTableOperations;
 import org.apache.iceberg.Schema;
@@ -144,16 +146,60 @@ final class LockedCommit {
         throw CommitRefusals.insertOnlyRefused(options, checkpoint, insertOnlyScans, finding.get());
       }
     }
+    SortedMap<Integer, Long> moved = new TreeMap<>();
+    InsertOnlyCheck.Finding firstMove = null;
     if (!checkpoint.ownerChecks().isEmpty()) {
       Optional<InsertOnlyCheck.Finding> finding =
           InsertOnlyCheck.foreignChange(
               base, table.io(), shardColumn, options.pipelineId(), checkpoint.ownerChecks());
       if (finding.isPresent()) {
-        throw CommitRefusals.ownerKnowledgeStale(options, checkpoint, progress, finding.get());
+        if (finding.get().historyGone()) {
+          throw CommitRefusals.ownerKnowledgeStale(options, checkpoint, progress, finding.get());
+        }
+        firstMove = finding.get();
+        for (Map.Entry<Integer, Long> check : checkpoint.ownerChecks().entrySet()) {
+          Optional<InsertOnlyCheck.Finding> shard =
+              InsertOnlyCheck.foreignChange(
+                  base,
+                  table.io(),
+                  shardColumn,
+                  options.pipelineId(),
+                  new TreeMap<>(Map.of(check.getKey(), check.getValue())));
+          if (shard.isPresent()) {
+            if (shard.get().historyGone()) {
+              throw CommitRefusals.ownerKnowledgeStale(options, checkpoint, progress, shard.get());
+            }
+            moved.put(check.getKey(), check.getValue());
+          }
+        }
       }
     }
 
     TempManifests.Files files = TempManifests.read(table, checkpoint);
+    if (!moved.isEmpty()) {
+      // Another committer changed shards after their owners checked them: the checkpoint's deletes
+      // by position are carried over by key to where the rows are now.
+      try {
+        CheckpointRebase.Result rebased = CheckpointRebase.rebase(table, shardColumn, files, moved);
+        files = rebased.files();
+        LOG.info(
+            "Checkpoint {} of pipeline {} to table {}: {}; carried over by key: {}",
+            checkpoint.checkpointId(),
+            options.pipelineId(),
+            options.tableName(),
+            firstMove,
+            rebased.summary());
+      } catch (CheckpointRebase.Impossible | RuntimeException e) {
+        PipelineConflictException refused =
+            new PipelineConflictException(
+                CommitRefusals.ownerKnowledgeStale(options, checkpoint, progress, firstMove)
+                        .getMessage()
+                    + " Its deletes could not be carried over by key: "
+                    + e.getMessage());
+        refused.initCause(e);
+        throw refused;
+      }
+    }
     Transaction transaction =
         Transactions.newTransaction(
             table.name(),

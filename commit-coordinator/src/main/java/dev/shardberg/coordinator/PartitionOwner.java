@@ -86,6 +86,9 @@ import org.slf4j.LoggerFactory;
 final class PartitionOwner {
   private static final Logger LOG = LoggerFactory.getLogger(PartitionOwner.class);
 
+  /** The file name suffix of the data files an owner's compaction writes. */
+  static final String COMPACTED_SUFFIX = "compacted";
+
   private final Table table;
   private final String pipelineId;
   private final Set<Integer> keyFieldIds;
@@ -164,7 +167,7 @@ final class PartitionOwner {
     this.compactedFiles =
         OutputFileFactory.builderFor(table, subtask, attempt)
             .format(FileFormat.PARQUET)
-            .suffix("compacted")
+            .suffix(COMPACTED_SUFFIX)
             .build();
     this.keyFieldIds = keyFieldIds;
     this.shardColumn = shardColumn;

@@ -124,6 +124,63 @@ public final class CommittedRows {
     return new Partition(live, positionDeletes);
   }
 
+  /**
+   * The keys of the rows at {@code positions} of data file {@code location} (as written, whatever
+   * deletes apply to it since), in position order: what a checkpoint's deletes by position of that
+   * file removed, as keys. Reads only the key columns and {@code _pos}.
+   *
+   * @throws IllegalStateException a position beyond the file's rows, or a row without a key
+   */
+  public static List<Record> keysAt(
+      Table table,
+      String location,
+      java.util.NavigableSet<Long> positions,
+      Set<Integer> keyFieldIds)
+      throws IOException {
+    List<Record> found = new ArrayList<>();
+    if (positions.isEmpty()) {
+      return found;
+    }
+    Schema keys = TypeUtil.select(table.schema(), keyFieldIds);
+    Schema projection = TypeUtil.join(keys, new Schema(MetadataColumns.ROW_POSITION));
+    org.apache.iceberg.FileFormat format = org.apache.iceberg.FileFormat.fromFileName(location);
+    try (CloseableIterable<Record> rows =
+        FormatModelRegistry.<Record, Object>readBuilder(
+                format == null ? org.apache.iceberg.FileFormat.PARQUET : format,
+                Record.class,
+                table.io().newInputFile(location))
+            .project(projection)
+            .build()) {
+      for (Record row : rows) {
+        long position = (Long) row.getField(MetadataColumns.ROW_POSITION.name());
+        if (!positions.contains(position)) {
+          continue;
+        }
+        Record key = GenericRecord.create(keys);
+        for (Types.NestedField field : keys.columns()) {
+          Object value = row.getField(field.name());
+          if (value == null) {
+            throw new IllegalStateException(
+                String.format(
+                    "Cannot read the key of row %d of data file %s of table %s: its column %s is"
+                        + " missing or null",
+                    position, location, table.name(), field.name()));
+          }
+          key.setField(field.name(), value);
+        }
+        found.add(key);
+      }
+    }
+    if (found.size() != positions.size()) {
+      throw new IllegalStateException(
+          String.format(
+              "Cannot read the keys of %d deleted row(s) of data file %s of table %s: it has only %d"
+                  + " of those positions",
+              positions.size(), location, table.name(), found.size()));
+    }
+    return found;
+  }
+
   private static void read(
       Table table,
       FileScanTask task,
