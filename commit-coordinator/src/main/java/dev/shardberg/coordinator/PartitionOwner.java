@@ -28,12 +28,15 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import org.apache.flink.api.common.functions.RuntimeContext;
+import org.apache.flink.api.common.state.ListState;
+import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.state.MapState;
 import org.apache.flink.api.common.state.MapStateDescriptor;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
 import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.java.tuple.Tuple2;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.types.logical.RowType;
@@ -130,6 +133,18 @@ final class PartitionOwner {
   /** Data files this owner added to the partition since its last compaction (or its start). */
   private final ValueState<Integer> filesAdded;
 
+  /** The keyed state of the changes a partition holds (see {@link #touch}). */
+  static final String HELD_STATE = "shardberg-owner-held";
+
+  /**
+   * Changes to the partition held while it waits for its own changes to land after another
+   * committer changed its shard, in arrival order; null without a serializer for them.
+   */
+  private final ListState<RowData> held;
+
+  /** The Flink checkpoint whose commit the partition waits for; null: not waiting. */
+  private final ValueState<Long> waitingFor;
+
   /** When and how much the owner compacts; null: never. */
   private final OwnerCompaction compaction;
 
@@ -160,7 +175,8 @@ final class PartitionOwner {
       String shardColumn,
       int subtask,
       int attempt,
-      OwnerCompaction compaction) {
+      OwnerCompaction compaction,
+      TypeSerializer<RowData> rows) {
     this.table = table;
     this.pipelineId = pipelineId;
     this.compaction = compaction;
@@ -211,6 +227,10 @@ final class PartitionOwner {
     this.filesAdded =
         context.getState(new ValueStateDescriptor<>("shardberg-owner-files-added", Types.INT));
     this.deletes = new CommittedRowDeletes(table);
+    this.held =
+        rows == null ? null : context.getListState(new ListStateDescriptor<>(HELD_STATE, rows));
+    this.waitingFor =
+        context.getState(new ValueStateDescriptor<>("shardberg-owner-waiting-for", Types.LONG));
   }
 
   /**
@@ -220,12 +240,19 @@ final class PartitionOwner {
    * shard); at the first of each later checkpoint, checks that no other committer changed the
    * partition's shard since the index's snapshot, and reads the partition again if one did.
    *
-   * @throws PipelineConflictException another committer changed the shard while changes of this
-   *     owner to the partition are not committed yet: neither the index nor the table is right
+   * <p>When another committer changed the shard while changes of this owner to the partition are
+   * not committed yet, neither the index nor the table says where the partition's rows are until
+   * those changes land (the coordinator carries them over by key, {@link CheckpointRebase}): the
+   * partition then waits, and this returns false — the caller {@link #hold}s the change, and every
+   * later one of the partition, until a call finds the owner's changes landed; that call reads the
+   * partition again from the table and returns true (the caller then writes what it held first:
+   * {@link #takeHeld}).
+   *
+   * @return false: the change must be held, not written
    */
-  void touch(Object key, PartitionKey partition, int shard, boolean knownEmpty, long checkpoint)
+  boolean touch(Object key, PartitionKey partition, int shard, boolean knownEmpty, long checkpoint)
       throws Exception {
-    touch(key, partition, shard, knownEmpty, checkpoint, -1);
+    return touch(key, partition, shard, knownEmpty, checkpoint, -1);
   }
 
   /**
@@ -240,7 +267,7 @@ final class PartitionOwner {
    * @param replacedAfter the Flink checkpoint the run restored from, when the partition's shard is
    *     read again in this run; -1 otherwise
    */
-  void touch(
+  boolean touch(
       Object key,
       PartitionKey partition,
       int shard,
@@ -248,8 +275,29 @@ final class PartitionOwner {
       long checkpoint,
       long replacedAfter)
       throws Exception {
+    Long waiting = waitingFor.value();
+    if (waiting != null) {
+      long landed = landedCheckpoint();
+      if (landed < waiting) {
+        return false;
+      }
+      LOG.info(
+          "Partition {} of table {}: its writer's changes of Flink checkpoint {} have landed (the"
+              + " pipeline's last commit is of Flink checkpoint {}); it reads the partition again"
+              + " from the table and writes the changes it held",
+          table.spec().partitionToPath(partition),
+          table.name(),
+          waiting,
+          landed);
+      waitingFor.clear();
+      checked.remove(key);
+      dropRewrite(partition);
+      clearRows();
+      vectors.clear();
+      learn(partition, shard);
+    }
     if (!checked.add(key)) {
-      return;
+      return true;
     }
     moveLegacyRows();
     if (replacedAfter >= 0) {
@@ -280,37 +328,83 @@ final class PartitionOwner {
                 new TreeMap<>(Map.of(shard, at)));
         if (finding.isEmpty()) {
           indexedAt.update(now);
-        } else {
-          learnAgain(partition, shard, at, finding.get());
+        } else if (!learnAgain(partition, shard, at, finding.get())) {
+          checked.remove(key);
+          return false;
         }
       }
     }
     checks.merge(shard, indexedAt.value(), (a, b) -> TempManifests.older(table, a, b));
     writtenIn.update(checkpoint);
+    return true;
+  }
+
+  /** Holds a change of the partition (the current key) that waits: see {@link #touch}. */
+  void hold(RowData row) throws Exception {
+    held.add(row);
+  }
+
+  /** The changes the partition (the current key) held, in arrival order; it holds none after. */
+  List<RowData> takeHeld() throws Exception {
+    List<RowData> rows = new ArrayList<>();
+    if (held != null) {
+      Iterable<RowData> kept = held.get();
+      if (kept != null) {
+        kept.forEach(rows::add);
+      }
+      held.clear();
+    }
+    return rows;
+  }
+
+  /**
+   * Reads the table again now (at a barrier, to find whether a waiting partition's commit landed).
+   */
+  void refreshNow() {
+    table.refresh();
+    refreshed = true;
+  }
+
+  /** The Flink checkpoint of the pipeline's last commit in the table as last read; -1: none. */
+  private long landedCheckpoint() {
+    return PipelineProgress.read(table, pipelineId).map(p -> p.flinkCheckpointId()).orElse(-1L);
   }
 
   /**
    * The index of the partition no longer reflects the table: drops it and reads the partition from
-   * the table, when every change of this owner to it has landed; otherwise fails.
+   * the table, when every change of this owner to it has landed (true); otherwise the partition
+   * waits for them (false).
    */
-  private void learnAgain(
+  private boolean learnAgain(
       PartitionKey partition, int shard, long at, InsertOnlyCheck.Finding finding)
       throws Exception {
     String path = table.spec().partitionToPath(partition);
     Long written = writtenIn.value();
-    long landed =
-        PipelineProgress.read(table, pipelineId).map(p -> p.flinkCheckpointId()).orElse(-1L);
+    long landed = landedCheckpoint();
     if (written != null && written > landed) {
-      throw new PipelineConflictException(
-          String.format(
-              "Cannot write partition %s of table %s by position (target.delete-mode: position):"
-                  + " its writer knows its rows as of snapshot %d, but %s, and the writer's changes"
-                  + " to it of Flink checkpoint %d are not committed yet (the last commit of pipeline"
-                  + " %s that landed is of Flink checkpoint %d), so neither the writer's index nor"
-                  + " the table can tell where its rows are. Stop the other writer of shard %d, then"
-                  + " resume the pipeline from its last checkpoint: the writer reads the partition"
-                  + " again from the table once its own changes have landed.",
-              path, table.name(), at, finding, written, pipelineId, landed, shard));
+      if (held == null) {
+        throw new PipelineConflictException(
+            String.format(
+                "Cannot write partition %s of table %s by position (target.delete-mode: position):"
+                    + " its writer knows its rows as of snapshot %d, but %s, and the writer's"
+                    + " changes to it of Flink checkpoint %d are not committed yet (the last commit"
+                    + " of pipeline %s that landed is of Flink checkpoint %d)",
+                path, table.name(), at, finding, written, pipelineId, landed));
+      }
+      LOG.info(
+          "Partition {} of table {}: {}, while its writer's changes to it of Flink checkpoint {} are"
+              + " not committed yet (the last commit of pipeline {} that landed is of Flink"
+              + " checkpoint {}). The coordinator carries those over by key; the writer holds the"
+              + " partition's next changes until they have landed, then reads the partition again"
+              + " from the table",
+          path,
+          table.name(),
+          finding,
+          written,
+          pipelineId,
+          landed);
+      waitingFor.update(written);
+      return false;
     }
     LOG.info(
         "Partition {} of table {}: {}; its writer reads the partition again from the table (every"
@@ -322,6 +416,7 @@ final class PartitionOwner {
     clearRows();
     vectors.clear();
     learn(partition, shard);
+    return true;
   }
 
   /**

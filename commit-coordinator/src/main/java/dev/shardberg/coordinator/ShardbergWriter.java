@@ -86,6 +86,9 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
 
   private transient PartitionOwner owner;
 
+  /** Partitions (keys) whose changes wait for the writer's earlier ones to land: see hold. */
+  private transient Set<Object> heldPartitions;
+
   /**
    * Deletes by position: the shards of the plan this job writes (null: not known). With the known
    * shards of the restored state they say which shards this run reads again from a fresh snapshot,
@@ -342,7 +345,24 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
               WriterTableCheck.shardColumn(rowType),
               subtask,
               getRuntimeContext().getTaskInfo().getAttemptNumber(),
-              ownerCompaction);
+              ownerCompaction,
+              heldRowSerializer());
+      this.heldPartitions = new java.util.LinkedHashSet<>();
+      try (java.util.stream.Stream<Object> keys =
+          getKeyedStateBackend()
+              .getKeys(
+                  PartitionOwner.HELD_STATE,
+                  org.apache.flink.runtime.state.VoidNamespace.INSTANCE)) {
+        keys.forEach(heldPartitions::add); // restored with changes held
+      }
+      if (!heldPartitions.isEmpty()) {
+        LOG.info(
+            "Writer {} of {}: partition(s) {} hold changes from before the restore; written once"
+                + " the writer's earlier changes to them have landed",
+            subtask,
+            tableName,
+            heldPartitions);
+      }
     }
     if (!freshShards.isEmpty()) {
       LOG.info(
@@ -395,14 +415,23 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
 
   @Override
   public void processElement(StreamRecord<RowData> element) throws Exception {
-    RowData row = element.getValue();
+    process(element.getValue());
+  }
+
+  /** One change, of the partition that is the current key. */
+  private void process(RowData raw) throws Exception {
+    RowData row = raw;
     RowKind kind = row.getRowKind();
     if (kind == RowKind.UPDATE_BEFORE) {
       return; // upsert: UPDATE_AFTER deletes the key itself; a key change came as DELETE of the old
       // key
     }
+    if (owner != null && heldPartitions.contains(getCurrentKey())) {
+      owner.hold(raw); // after the ones it holds already
+      return;
+    }
     if (versionedRows && PartitionKeySelector.isTruncateMarker(row)) {
-      truncate(row.getInt(0), row.getInt(1));
+      truncate(raw, row.getInt(0), row.getInt(1));
       return;
     }
     if (versionedRows) {
@@ -416,13 +445,16 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
         kind == RowKind.INSERT && shardsWithData != null && !shardsWithData.contains(shard);
     if (owner != null) {
       PartitionKey partition = writer.partitionOf(row);
-      owner.touch(
+      if (!owner.touch(
           getCurrentKey(),
           partition,
           shard,
           insertOnly,
           lastCheckpointId + 1,
-          readAgainAfter(shard));
+          readAgainAfter(shard))) {
+        hold(raw);
+        return;
+      }
       if (kind == RowKind.INSERT && freshShards.contains(shard)) {
         freshShardsSeen.add(shard);
       }
@@ -459,15 +491,18 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
    * every row written before it, in this checkpoint (dropped here) and committed (an equality
    * delete by the shard column, committed with this checkpoint, in order with every other change).
    */
-  private void truncate(int shard, int bucket) throws Exception {
+  private void truncate(RowData marker, int shard, int bucket) throws Exception {
     if (writer == null) {
       writer = writers.create();
     }
     PartitionKey partition =
         PartitionKeySelector.partitionOf(table.spec(), table.schema(), shard, bucket);
     if (owner != null) {
-      owner.touch(
-          getCurrentKey(), partition, shard, false, lastCheckpointId + 1, readAgainAfter(shard));
+      if (!owner.touch(
+          getCurrentKey(), partition, shard, false, lastCheckpointId + 1, readAgainAfter(shard))) {
+        hold(marker);
+        return;
+      }
       int deleted = owner.truncate(partition);
       truncatedPartitions.inc();
       counts.computeIfAbsent(shard, ignored -> new long[2]);
@@ -549,6 +584,55 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
     return readAgainAfter.getOrDefault(shard, -1L);
   }
 
+  /**
+   * How held changes are kept in state: as the input's rows travel (the stream's serializer), or,
+   * where the operator has none configured (a test harness), as the row type's internal rows.
+   */
+  private org.apache.flink.api.common.typeutils.TypeSerializer<RowData> heldRowSerializer() {
+    org.apache.flink.api.common.typeutils.TypeSerializer<RowData> input =
+        getOperatorConfig().getInputs(getUserCodeClassloader()).length == 0
+            ? null
+            : getOperatorConfig().getTypeSerializerIn(0, getUserCodeClassloader());
+    return input != null
+        ? input
+        : new org.apache.flink.table.runtime.typeutils.RowDataSerializer(rowType);
+  }
+
+  /** The partition (the current key) waits: this change and every later one of it are held. */
+  private void hold(RowData raw) throws Exception {
+    owner.hold(raw);
+    heldPartitions.add(getCurrentKey());
+  }
+
+  /**
+   * At a barrier, before the files close: each partition that holds changes and whose owner's
+   * changes have landed meanwhile is read again from the table, and its held changes are written
+   * into this checkpoint, in the order they came; the others go on holding.
+   */
+  private void writeHeld(boolean last) throws Exception {
+    if (owner == null || heldPartitions.isEmpty()) {
+      return;
+    }
+    owner.refreshNow();
+    for (Object key : new ArrayList<>(heldPartitions)) {
+      setCurrentKey(key);
+      heldPartitions.remove(key);
+      List<RowData> rows = owner.takeHeld();
+      for (RowData row : rows) {
+        process(row); // holds it again, and those after it, while the partition still waits
+      }
+    }
+    if (last && !heldPartitions.isEmpty()) {
+      throw new PipelineConflictException(
+          String.format(
+              "Cannot end the input of writer %d of table %s: partition(s) %s hold changes until"
+                  + " the writer's earlier changes to them land (another committer changed their"
+                  + " shards meanwhile), and the input ended first. Resume the pipeline from its"
+                  + " last checkpoint: the changes are in its state.",
+              subtask, tableName, heldPartitions));
+    }
+  }
+
   @Override
   public void snapshotState(StateSnapshotContext context) throws Exception {
     super.snapshotState(context);
@@ -596,6 +680,7 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
    *     handed over at once
    */
   private void emit(long checkpointId, boolean last) throws Exception {
+    writeHeld(last);
     WriteResult files = WriteResult.builder().build();
     if (writer != null) {
       long start = System.nanoTime();

@@ -78,16 +78,28 @@ class PartitionOwnerTest {
         .containsExactly(vector.location(), positions.location());
   }
 
+  /**
+   * Another committer writes into a shard while its owner's changes are not committed yet: the
+   * owner holds the partition's next changes (no stop), the coordinator carries the owner's
+   * checkpoint over by key, and once it has landed the owner reads the partition again and writes
+   * what it held, in order — deleting the foreign copy of a key it upserts by position; the held
+   * changes are part of the writer's checkpoint (restored here). Before, the job stopped with
+   * "changes to it of Flink checkpoint 1 are not committed yet".
+   */
   @Test
-  void aForeignCommitToAShardWithUncommittedChangesOfItsOwnerStopsTheWriterClearly()
+  void aForeignCommitToAShardWithUncommittedChangesOfItsOwnerIsWaitedForAndFollowed()
       throws Exception {
     Table table = TestTables.create(warehouse, 1);
     table.updateProperties().set(TableProperties.FORMAT_VERSION, "3").commit();
+    CheckpointCommitter coordinator = coordinator();
+    List<WriterResult> first;
+    List<WriterResult> second;
+    org.apache.flink.runtime.checkpoint.OperatorSubtaskState state;
     try (KeyedOneInputStreamOperatorTestHarness<String, RowData, WriterResult> writer = owner()) {
       writer.processElement(row(RowKind.INSERT, 1, 1, "a"));
       writer.processElement(row(RowKind.INSERT, 2, 5, "other shard"));
       writer.prepareSnapshotPreBarrier(1);
-      List<WriterResult> first = writer.extractOutputValues();
+      first = writer.extractOutputValues();
       assertThat(first).hasSize(1);
       assertThat(first.get(0).ownerChecks())
           .as("the shards changed, each checked as of the empty table")
@@ -96,19 +108,81 @@ class PartitionOwnerTest {
 
       // someone else writes key 2 of shard 1; checkpoint 1 of the writer is not committed
       table.newAppend().appendFile(dataFile(table, 1, 2, "foreign")).commit();
-      table.refresh();
-      long foreign = table.currentSnapshot().snapshotId();
 
-      // shard 2 was not touched by it: its change goes on
+      // shard 2 was not touched by it: its change goes on; shard 1's changes are held
       writer.processElement(row(RowKind.UPDATE_AFTER, 2, 5, "b"));
-      assertThatThrownBy(() -> writer.processElement(row(RowKind.UPDATE_AFTER, 1, 2, "mine")))
-          .isInstanceOf(PipelineConflictException.class)
-          .hasMessageContaining("Cannot write partition shard_number=1/id_bucket=0 of table")
-          .hasMessageContaining(
-              "snapshot " + foreign + " (operation append, not a Shardberg commit) added")
-          .hasMessageContaining("changes to it of Flink checkpoint 1 are not committed yet")
-          .hasMessageContaining("Stop the other writer of shard 1");
+      writer.processElement(row(RowKind.UPDATE_AFTER, 1, 2, "mine"));
+      writer.processElement(row(RowKind.UPDATE_AFTER, 1, 1, "a2"));
+      writer.prepareSnapshotPreBarrier(2); // checkpoint 1 has not landed: still held
+      second = writer.extractOutputValues().subList(1, 2);
+      assertThat(second.get(0).shardCounts()).containsOnlyKeys(2);
+      state = writer.snapshot(2, 2); // the held changes are in the checkpoint
     }
+
+    commit(coordinator, table, 1, first);
+    commit(coordinator, table, 2, second);
+    assertThat(TestTables.read(table))
+        .containsExactlyInAnyOrder(
+            new TestTables.Row(1, 1, "a"),
+            new TestTables.Row(1, 2, "foreign"),
+            new TestTables.Row(2, 5, "b"));
+
+    try (KeyedOneInputStreamOperatorTestHarness<String, RowData, WriterResult> writer =
+        owner(warehouse, state, 1, 0, null, 2L)) {
+      writer.prepareSnapshotPreBarrier(3); // landed: read again, the held changes written
+      List<WriterResult> third = writer.extractOutputValues();
+      assertThat(third).hasSize(1);
+      assertThat(third.get(0).shardCounts()).containsOnlyKeys(1);
+      commit(coordinator, table, 3, third);
+    }
+    table.refresh();
+    assertThat(TestTables.read(table))
+        .containsExactlyInAnyOrder(
+            new TestTables.Row(1, 1, "a2"),
+            new TestTables.Row(1, 2, "mine"),
+            new TestTables.Row(2, 5, "b"));
+    for (org.apache.iceberg.Snapshot snapshot : table.snapshots()) {
+      assertThat(snapshot.summary().getOrDefault("added-equality-deletes", "0")).isEqualTo("0");
+    }
+  }
+
+  /** The pipeline's coordinator on the test table, as a fresh start numbers it. */
+  private CheckpointCommitter coordinator() {
+    CoordinatorOptions options =
+        new CoordinatorOptions(
+            TestTables.TABLE_NAME,
+            PIPELINE,
+            10,
+            java.time.Duration.ofSeconds(5),
+            3,
+            java.time.Duration.ofMillis(10),
+            dev.shardberg.coordinator.maintenance.MaintenanceSettings.disabled(),
+            null,
+            null);
+    CheckpointCommitter committer =
+        new CheckpointCommitter(
+            TestTables.load(warehouse),
+            NoopCommitGuard.INSTANCE,
+            options,
+            "shard_number",
+            schema ->
+                WriterTableCheck.validateSchema(schema, TestTables.TABLE_NAME, TestTables.ROW_TYPE),
+            "owner-test-run",
+            "owner-test-job",
+            CheckpointCommitter.Metrics.NONE);
+    committer.numberPastTheTable(0);
+    return committer;
+  }
+
+  /** Flink checkpoint {@code c}'s results, staged and committed by the coordinator. */
+  private static void commit(
+      CheckpointCommitter coordinator, Table table, long c, List<WriterResult> results)
+      throws Exception {
+    coordinator.stage(
+        TempManifests.write(
+            table, "owner-test", c + coordinator.offset(), c, "owner-test-run", results));
+    coordinator.commitUpTo(c + coordinator.offset());
+    table.refresh();
   }
 
   /**

@@ -20,7 +20,10 @@ import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.TableMetadata;
+import org.apache.iceberg.TableOperations;
 import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.flink.TableLoader;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -315,6 +318,286 @@ class ShardbergSinkScenarioTest {
       if (snapshot.summary().containsKey(SnapshotSummaryKeys.PIPELINE_ID)) {
         TestTables.readAt(table, snapshot.snapshotId()); // each key once after every commit
       }
+    }
+  }
+
+  /**
+   * Another tool compacts a shard while its owners' changes are in flight (their checkpoint taken,
+   * its commit not landed): the coordinator carries that checkpoint over by key, and the owners
+   * hold the shard's next changes until it has landed, then read the partitions again and write
+   * them. The coordinator's commit of step 2 is held back until the compaction has landed and a
+   * writer holds changes of step 3. The table equals the script at the end, each key once after
+   * every commit, no equality delete. Before, the commit was refused and the writer stopped the job
+   * ("… are not committed yet").
+   */
+  @ParameterizedTest(name = "v{0}")
+  @org.junit.jupiter.params.provider.ValueSource(ints = {2, 3})
+  void ownersHoldAShardsChangesWhileTheirCommitIsInFlightAndAnotherToolCompactsIt(int formatVersion)
+      throws Exception {
+    Table table = TestTables.create(warehouse, 2);
+    table
+        .updateProperties()
+        .set(TableProperties.FORMAT_VERSION, Integer.toString(formatVersion))
+        .commit();
+    List<Change> load = new ArrayList<>();
+    for (long id = 1; id <= 6; id++) {
+      load.add(insert(1, id, "a"));
+    }
+    load.add(insert(2, 1, "a"));
+    load.add(insert(2, 2, "a"));
+    List<List<Change>> script =
+        List.of(
+            load,
+            List.of(updateBefore(1, 1, "a"), updateAfter(1, 1, "b"), insert(2, 3, "a")),
+            List.of(
+                updateBefore(1, 1, "b"),
+                updateAfter(1, 1, "c"),
+                delete(1, 2, "a"),
+                updateBefore(1, 3, "a"),
+                updateAfter(1, 3, "c"),
+                updateBefore(2, 1, "a"),
+                updateAfter(2, 1, "c")),
+            List.of(
+                updateBefore(1, 1, "c"),
+                updateAfter(1, 1, "d"),
+                updateBefore(1, 3, "c"),
+                updateAfter(1, 3, "d"),
+                insert(1, 2, "again"),
+                delete(1, 4, "a"),
+                updateBefore(2, 2, "a"),
+                updateAfter(2, 2, "d")),
+            List.of(
+                delete(1, 5, "a"),
+                updateBefore(1, 6, "a"),
+                updateAfter(1, 6, "e"),
+                insert(1, 7, "new")));
+    String run = "in-flight-v" + formatVersion;
+    try (LogCapture owners =
+            new LogCapture(PartitionOwner.class.getName(), org.apache.logging.log4j.Level.INFO);
+        LogCapture commits =
+            new LogCapture(
+                CheckpointCommitter.class.getName(), org.apache.logging.log4j.Level.INFO)) {
+      HeldCommits.reset(run);
+      HeldCommits.OWNER_LOGS.put(run, owners);
+      java.util.Map<Integer, ScriptedChangelogSource.Gate> gates =
+          java.util.Map.of(
+              2,
+              new HoldNextCommitGate(
+                  warehouse.toString(), Change.expectedRows(script.subList(0, 2)), run),
+              3,
+              new InFlightCompactionGate(
+                  warehouse.toString(), Change.expectedRows(script.subList(0, 2)), run));
+      Configuration config = new Configuration();
+      config.set(RestartStrategyOptions.RESTART_STRATEGY, "none");
+      StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(config);
+      env.enableCheckpointing(100);
+      DataStream<RowData> changes =
+          env.addSource(
+                  new ScriptedChangelogSource(script, gates),
+                  "scripted changelog",
+                  InternalTypeInfo.of(TestTables.ROW_TYPE))
+              .setParallelism(1);
+      ShardbergSink.forRowData(changes)
+          .tableLoader(new HeldCommits(TestTables.loader(warehouse), run))
+          .tableName(TestTables.TABLE_NAME)
+          .rowType(TestTables.ROW_TYPE)
+          .equalityColumns(TestTables.EQUALITY_COLUMNS)
+          .pipelineId("scenario")
+          .writeParallelism(WRITERS)
+          .insertOnlyInitialLoad(false)
+          .deleteMode(DeleteMode.POSITION)
+          .append();
+      env.execute("in-flight foreign compaction, v" + formatVersion);
+
+      assertThat(owners.lines())
+          .as("a writer held changes of the compacted shard until its commit landed")
+          .anyMatch(l -> l.message().contains("holds the partition's next changes"))
+          .anyMatch(l -> l.message().contains("writes the changes it held"));
+      assertThat(commits.lines())
+          .as("the coordinator carried the in-flight checkpoint over by key")
+          .anyMatch(l -> l.message().contains("carried over by key"));
+    } finally {
+      HeldCommits.reset(run);
+    }
+
+    table.refresh();
+    assertThat(TestTables.read(table))
+        .containsExactlyInAnyOrderElementsOf(Change.expectedRows(script));
+    for (org.apache.iceberg.Snapshot snapshot : table.snapshots()) {
+      assertThat(snapshot.summary().getOrDefault("added-equality-deletes", "0"))
+          .as("equality deletes added by snapshot %s", snapshot.snapshotId())
+          .isEqualTo("0");
+      TestTables.readAt(table, snapshot.snapshotId()); // each key once after every commit
+    }
+  }
+
+  /**
+   * A loader whose tables hold their next commit of rows back once armed, until released (static:
+   * the MiniCluster's tasks run in the test's JVM; keyed by run).
+   */
+  private static final class HeldCommits extends ForwardingTableLoader {
+    private static final long serialVersionUID = 1L;
+    private static final java.util.Map<String, java.util.concurrent.CountDownLatch> ARMED =
+        new java.util.concurrent.ConcurrentHashMap<>();
+
+    /** The test's capture of the owners' log, by run: the release waits for their hold. */
+    static final java.util.Map<String, LogCapture> OWNER_LOGS =
+        new java.util.concurrent.ConcurrentHashMap<>();
+
+    private static final java.util.Set<String> WAITING =
+        java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private static final java.util.Map<String, java.util.concurrent.CountDownLatch> RELEASE =
+        new java.util.concurrent.ConcurrentHashMap<>();
+    private final String run;
+
+    HeldCommits(TableLoader delegate, String run) {
+      super(delegate);
+      this.run = run;
+    }
+
+    static void reset(String run) {
+      java.util.concurrent.CountDownLatch release = RELEASE.remove(run);
+      if (release != null) {
+        release.countDown();
+      }
+      ARMED.remove(run);
+      WAITING.remove(run);
+      OWNER_LOGS.remove(run);
+    }
+
+    /** The next commit waits until {@link #release}. */
+    static void arm(String run) {
+      java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+      RELEASE.put(run, release);
+      ARMED.put(run, release);
+    }
+
+    static boolean waiting(String run) {
+      return WAITING.contains(run);
+    }
+
+    static void release(String run) {
+      java.util.concurrent.CountDownLatch release = RELEASE.get(run);
+      if (release != null) {
+        release.countDown();
+      }
+    }
+
+    @Override
+    TableOperations wrap(TableOperations operations, String tableName) {
+      return new ForwardingTableOperations(operations) {
+        @Override
+        public void commit(TableMetadata base, TableMetadata metadata) {
+          org.apache.iceberg.Snapshot added = metadata.currentSnapshot();
+          boolean rows =
+              added != null
+                  && (base == null || base.snapshot(added.snapshotId()) == null)
+                  && added.summary().containsKey(SnapshotSummaryKeys.PIPELINE_ID)
+                  && Long.parseLong(added.summary().getOrDefault("added-data-files", "0")) > 0;
+          // only a commit of the pipeline's rows is held (not a heartbeat or maintenance)
+          java.util.concurrent.CountDownLatch held = rows ? ARMED.remove(run) : null;
+          if (held != null) {
+            WAITING.add(run);
+            try {
+              if (!held.await(2, java.util.concurrent.TimeUnit.MINUTES)) {
+                throw new IllegalStateException("The held commit was never released");
+              }
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+              throw new IllegalStateException(e);
+            }
+          }
+          super.commit(base, metadata);
+        }
+      };
+    }
+
+    @Override
+    TableLoader cloneWith(TableLoader clonedDelegate) {
+      return new HeldCommits(clonedDelegate, run);
+    }
+  }
+
+  /** Once the steps before it are committed, arms the hold of the pipeline's next commit. */
+  private static final class HoldNextCommitGate implements ScriptedChangelogSource.Gate {
+    private static final long serialVersionUID = 1L;
+    private final String warehouse;
+    private final java.util.HashSet<String> before;
+    private final String run;
+
+    HoldNextCommitGate(String warehouse, java.util.Set<TestTables.Row> before, String run) {
+      this.warehouse = warehouse;
+      this.before = new java.util.HashSet<>();
+      before.forEach(row -> this.before.add(row.toString()));
+      this.run = run;
+    }
+
+    @Override
+    public boolean open() {
+      java.util.HashSet<String> now = new java.util.HashSet<>();
+      TestTables.read(TestTables.load(Path.of(warehouse))).forEach(r -> now.add(r.toString()));
+      if (!now.equals(before)) {
+        return false;
+      }
+      HeldCommits.arm(run);
+      return true;
+    }
+  }
+
+  /**
+   * Once the pipeline's commit of the step before is held back: another tool compacts shard 1 (the
+   * held step's changes not in the table yet); the commit is released once a writer holds changes
+   * of the shard (or after a minute: the test then fails on the missing hold).
+   */
+  private static final class InFlightCompactionGate implements ScriptedChangelogSource.Gate {
+    private static final long serialVersionUID = 1L;
+    private final String warehouse;
+    private final java.util.HashSet<String> before;
+    private final String run;
+    private boolean done;
+
+    InFlightCompactionGate(String warehouse, java.util.Set<TestTables.Row> before, String run) {
+      this.warehouse = warehouse;
+      this.before = new java.util.HashSet<>();
+      before.forEach(row -> this.before.add(row.toString()));
+      this.run = run;
+    }
+
+    @Override
+    public boolean open() {
+      if (done) {
+        return true;
+      }
+      if (!HeldCommits.waiting(run)) {
+        return false;
+      }
+      Table table = TestTables.load(Path.of(warehouse));
+      java.util.HashSet<String> now = new java.util.HashSet<>();
+      TestTables.read(table).forEach(r -> now.add(r.toString()));
+      assertThat(now).as("the held step is not committed yet").isEqualTo(before);
+      assertThat(ForeignCommits.compactShard(table, 1)).isEqualTo(6);
+      Thread release =
+          new Thread(
+              () -> {
+                long until = System.nanoTime() + java.util.concurrent.TimeUnit.MINUTES.toNanos(1);
+                LogCapture owners = HeldCommits.OWNER_LOGS.get(run);
+                try {
+                  while (System.nanoTime() < until
+                      && owners.lines().stream()
+                          .noneMatch(l -> l.message().contains("holds the partition's next"))) {
+                    Thread.sleep(20);
+                  }
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                } finally {
+                  HeldCommits.release(run);
+                }
+              },
+              "release-held-commit");
+      release.setDaemon(true);
+      release.start();
+      done = true;
+      return true;
     }
   }
 
