@@ -44,10 +44,14 @@ public final class CoordinatorConfigOptions {
   public static final ConfigOption<DeleteMode> DELETE_MODE =
       ConfigOptions.key("target.delete-mode")
           .enumType(DeleteMode.class)
-          .defaultValue(DeleteMode.EQUALITY)
+          .noDefaultValue()
           .withDescription(
-              "equality: updates and deletes are equality deletes, compacted by the job's"
-                  + " maintenance. position (experimental): each writer owns its partitions and"
+              "Unset (the default): position for a table the job creates; for an existing table"
+                  + " the mode it was created with (its table property shardberg.delete-mode),"
+                  + " equality for a table without it (written before this default, or created"
+                  + " by another tool). The mode a start writes in is recorded in that property."
+                  + " equality: updates and deletes are equality deletes, compacted by the job's"
+                  + " maintenance. position: each writer owns its partitions and"
                   + " deletes rows by position, a deletion vector per data file on a format-v3 table"
                   + " (a new table is created as v3) and a position-delete file per data file on v2,"
                   + " never an equality delete. Each writer also compacts its own partitions (from"

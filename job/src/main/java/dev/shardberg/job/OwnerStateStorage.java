@@ -39,7 +39,8 @@ final class OwnerStateStorage {
                 + " Flink keeps checkpoints in the JobManager's memory, which refuses a state over 5 MiB (a few"
                 + " hundred thousand rows per writer); every checkpoint would then fail and the job restart"
                 + " for ever. Set %s (e.g. file:///var/shardberg/checkpoints or hdfs:///flink/checkpoints), or"
-                + " the cluster's %s.",
+                + " the cluster's %s; or write this table by key (target.delete-mode: equality; deletes"
+                + " by position are the default for a table the job creates).",
             config.pipeline().id(),
             ShardbergOptions.PIPELINE_CHECKPOINT_DIR.key(),
             CheckpointingOptions.CHECKPOINTS_DIRECTORY.key()));

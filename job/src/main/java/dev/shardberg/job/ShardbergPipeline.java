@@ -92,10 +92,12 @@ public final class ShardbergPipeline {
   /**
    * Builds the pipeline into {@code env}; nothing runs until the caller executes the environment.
    */
-  public static Assembled build(StreamExecutionEnvironment env, ShardbergConfig config) {
-    PipelineConfig pipeline = config.pipeline();
-    CatalogLoader catalogLoader = Catalogs.loader(config.target().catalog());
-    TableIdentifier tableId = Catalogs.identifier(config.target());
+  public static Assembled build(StreamExecutionEnvironment env, ShardbergConfig configured) {
+    PipelineConfig pipeline = configured.pipeline();
+    CatalogLoader catalogLoader = Catalogs.loader(configured.target().catalog());
+    TableIdentifier tableId = Catalogs.identifier(configured.target());
+    // target.delete-mode unset: position for a new table, the table's recorded mode otherwise
+    ShardbergConfig config = DeleteModes.resolve(configured, catalogLoader, tableId);
     configureCheckpointsAndRestarts(env, config);
     OwnerStateStorage.check(env.getConfiguration(), config);
     Sources sources =
@@ -161,7 +163,10 @@ public final class ShardbergPipeline {
    * measure the sources on their own. Without a catalog, the bucket column (also the snapshot chunk
    * key of tables without a primary key) is {@code target.key-column} or discovery's default.
    */
-  public static Sources buildSources(StreamExecutionEnvironment env, ShardbergConfig config) {
+  public static Sources buildSources(StreamExecutionEnvironment env, ShardbergConfig configured) {
+    // without a catalog an unset target.delete-mode is taken as for a table the job creates
+    ShardbergConfig config =
+        DeleteModes.chosen(configured, null, Catalogs.identifier(configured.target()), false);
     return buildSources(
         env,
         config,
@@ -327,6 +332,7 @@ public final class ShardbergPipeline {
       // a new table gets deletion vectors; an existing one keeps its version (v2: position deletes)
       properties.put(TableProperties.FORMAT_VERSION, "3");
     }
+    properties.put(DeleteModes.PROPERTY, config.target().deleteMode().toString());
     properties.putAll(config.target().tableProperties());
     return TableLayout.derive(
         plan.schema(), config.target().buckets(), bucket.column(), properties);

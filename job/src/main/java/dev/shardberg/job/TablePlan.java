@@ -26,13 +26,16 @@ public record TablePlan(
     List<SchemaEvolution.Change> evolution,
     String store) {
 
-  public static TablePlan of(ShardbergConfig config) {
+  public static TablePlan of(ShardbergConfig configured) {
     ShardPlan plan =
         ShardDiscovery.discover(
-            ShardbergPipeline.logicalTable(config), ShardbergPipeline.evolves(config));
-    TableIdentifier id = Catalogs.identifier(config.target());
-    Catalog catalog = Catalogs.open(config.target().catalog());
+            ShardbergPipeline.logicalTable(configured), ShardbergPipeline.evolves(configured));
+    TableIdentifier id = Catalogs.identifier(configured.target());
+    Catalog catalog = Catalogs.open(configured.target().catalog());
     try {
+      ShardbergConfig config =
+          DeleteModes.chosen(
+              configured, catalog.tableExists(id) ? catalog.loadTable(id) : null, id, false);
       BucketColumn bucket = ShardbergPipeline.bucketColumn(config, plan, catalog, id);
       TableLayout layout = ShardbergPipeline.layout(config, plan, bucket);
       boolean exists = catalog.tableExists(id);

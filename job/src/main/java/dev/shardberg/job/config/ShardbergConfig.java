@@ -44,6 +44,11 @@ public record ShardbergConfig(
     sources = List.copyOf(sources);
   }
 
+  /** This config with {@code target} in place of its target. */
+  public ShardbergConfig withTarget(TargetConfig target) {
+    return new ShardbergConfig(pipeline, sources, tables, cdc, target, coordinator, maintenance);
+  }
+
   /** Reads and validates a config file; throws {@link ConfigException} naming every problem. */
   public static ShardbergConfig load(Path file) {
     return ConfigLoader.load(file);
@@ -390,6 +395,45 @@ public record ShardbergConfig(
       tableProperties = Map.copyOf(tableProperties);
     }
 
+    /**
+     * How the writers delete rows: {@code target.delete-mode} as set, or as resolved for the table
+     * at the start ({@code DeleteModes} in the job) when it is not set.
+     *
+     * @throws IllegalStateException not set and not resolved yet
+     */
+    @Override
+    public DeleteMode deleteMode() {
+      if (deleteMode == null) {
+        throw new IllegalStateException(
+            "target.delete-mode is not set and was not resolved for table "
+                + namespace
+                + "."
+                + table
+                + " yet");
+      }
+      return deleteMode;
+    }
+
+    /** Whether {@code target.delete-mode} is set (or resolved); unset: chosen per table. */
+    public boolean deleteModeSet() {
+      return deleteMode != null;
+    }
+
+    /** This target with {@code mode} as its delete mode. */
+    public TargetConfig withDeleteMode(DeleteMode mode) {
+      return new TargetConfig(
+          catalog,
+          namespace,
+          table,
+          buckets,
+          keyColumn,
+          tableProperties,
+          insertOnlyInitialLoad,
+          schemaChangeBehavior,
+          mode,
+          closeConcurrency);
+    }
+
     static TargetConfig from(Configuration conf) {
       return new TargetConfig(
           CatalogConfig.from(conf),
@@ -400,7 +444,7 @@ public record ShardbergConfig(
           conf.get(RouterOptions.TARGET_TABLE_PROPERTIES),
           conf.get(CoordinatorConfigOptions.INSERT_ONLY_INITIAL_LOAD),
           conf.get(RouterOptions.SCHEMA_CHANGE_BEHAVIOR),
-          conf.get(CoordinatorConfigOptions.DELETE_MODE),
+          conf.getOptional(CoordinatorConfigOptions.DELETE_MODE).orElse(null),
           conf.get(CoordinatorConfigOptions.CLOSE_CONCURRENCY));
     }
 

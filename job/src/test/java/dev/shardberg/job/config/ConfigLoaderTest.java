@@ -216,7 +216,8 @@ class ConfigLoaderTest {
             minimal()
                 .replace("  namespace: shop\n", "  namespace: shop\n  delete-mode: position\n"));
     assertThat(config.target().deleteMode()).isEqualTo(DeleteMode.POSITION);
-    assertThat(parse(minimal()).target().deleteMode()).isEqualTo(DeleteMode.EQUALITY);
+    // unset: chosen per table at the start (DeleteModesTest)
+    assertThat(parse(minimal()).target().deleteModeSet()).isFalse();
     assertThat(config.tables().droppedShards()).isEqualTo(dev.shardberg.router.DroppedShards.KEEP);
   }
 

@@ -114,11 +114,11 @@ public class DemoCommand implements Callable<Integer> {
 
   @Option(
       names = "--delete-mode",
-      defaultValue = "equality",
+      defaultValue = "position",
       description =
-          "The job's target.delete-mode: equality (deletes by key), or position (experimental: the"
+          "The job's target.delete-mode: position (the job's default for a table it creates: the"
               + " writers own their partitions and delete by position; no equality delete is"
-              + " written) (default ${DEFAULT-VALUE}).")
+              + " written), or equality (deletes by key) (default ${DEFAULT-VALUE}).")
   String deleteMode;
 
   @Option(

@@ -301,10 +301,11 @@ class ShardbergEndToEndTest {
   }
 
   /**
-   * {@code target.delete-mode: position} (issue 28, experimental) through the real job: a new table
-   * is created as format v3, the snapshot and binlog changes land, and no snapshot adds an equality
-   * delete; each data file carries at most one deletion vector; verify matches the shards, and so
-   * do a real Spark and Flink's batch source.
+   * Deletes by position (issue 28) through the real job, as the default for a table the job creates
+   * ({@code target.delete-mode} unset): a new table is created as format v3 and records the mode,
+   * the snapshot and binlog changes land, and no snapshot adds an equality delete; each data file
+   * carries at most one deletion vector; verify matches the shards, and so do a real Spark and
+   * Flink's batch source.
    */
   @Test
   @Order(4)
@@ -329,10 +330,11 @@ class ShardbergEndToEndTest {
     TestConfig testConfig =
         config("e2e-position-v" + formatVersion)
             .hadoopCatalog(dir.resolve(warehouseDir).toUri())
-            .table("shop", name)
-            .deleteMode("position");
+            .table("shop", name);
     if (formatVersion == 2) {
-      testConfig.tableProperty("format-version", "2");
+      testConfig.deleteMode("position").tableProperty("format-version", "2");
+    } else {
+      testConfig.deleteModeUnset(); // the job's default for a table it creates
     }
     // the writers' index lives in Flink state: without a checkpoint directory (the JobManager's
     // memory, 5 MiB a state) the start is refused before anything runs
@@ -355,6 +357,7 @@ class ShardbergEndToEndTest {
       table = Catalogs.loadTable(config.target());
       assertThat(((HasTableOperations) table).operations().current().formatVersion())
           .isEqualTo(formatVersion);
+      assertThat(table.properties()).containsEntry("shardberg.delete-mode", "position");
       awaitCaughtUp(table, config);
       shards.changeRound(round);
       shards.changeRound(nextRound);

@@ -15,7 +15,7 @@ import java.util.regex.Pattern;
 /**
  * A Shardberg config file for a test, written through typed methods instead of YAML strings. Each
  * method sets the key of docs/config.md it is named after; what a test does not set keeps the job's
- * default.
+ * default, but for {@code target.delete-mode}: equality unless set ({@link #deleteModeUnset}).
  *
  * <p>{@link #yaml()} writes block YAML in the order of docs/config.md (pipeline, sources, tables,
  * source, maintenance, target, schema, coordinator), two spaces a level. A string stays plain where
@@ -49,6 +49,9 @@ public final class TestConfig {
       }
     }
     put("pipeline.id", pipelineId);
+    // the suites were written against deletes by key; a test of the job's own choice per table
+    // (position for a table it creates) says deleteModeUnset()
+    put("target.delete-mode", "equality");
   }
 
   /** A config of pipeline {@code pipeline.id}. */
@@ -237,15 +240,21 @@ public final class TestConfig {
     return this;
   }
 
-  /** {@code target.delete-mode}: equality or position. */
   /** One entry of {@code target.table-properties}. */
   public TestConfig tableProperty(String name, String value) {
     section("target.table-properties").put(name, value);
     return this;
   }
 
+  /** {@code target.delete-mode}: equality (a test config's unless set) or position. */
   public TestConfig deleteMode(String mode) {
     return put("target.delete-mode", mode);
+  }
+
+  /** No {@code target.delete-mode}: the job chooses per table, as a user's config without it. */
+  public TestConfig deleteModeUnset() {
+    section("target").remove("delete-mode");
+    return this;
   }
 
   /** {@code target.catalog.name}. */
