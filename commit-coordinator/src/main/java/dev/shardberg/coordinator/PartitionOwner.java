@@ -145,6 +145,15 @@ final class PartitionOwner {
   /** The Flink checkpoint whose commit the partition waits for; null: not waiting. */
   private final ValueState<Long> waitingFor;
 
+  /**
+   * What the partition's state holds: {@link #STATE_VERSION} once learned by this version; absent
+   * in a state kept by an older one (read again from the table at its first change).
+   */
+  private final ValueState<Integer> stateVersion;
+
+  /** 2: each data file's every position delete in {@code shardberg-owner-vectors}. */
+  static final int STATE_VERSION = 2;
+
   /** When and how much the owner compacts; null: never. */
   private final OwnerCompaction compaction;
 
@@ -231,6 +240,8 @@ final class PartitionOwner {
         rows == null ? null : context.getListState(new ListStateDescriptor<>(HELD_STATE, rows));
     this.waitingFor =
         context.getState(new ValueStateDescriptor<>("shardberg-owner-waiting-for", Types.LONG));
+    this.stateVersion =
+        context.getState(new ValueStateDescriptor<>("shardberg-owner-state-version", Types.INT));
   }
 
   /**
@@ -307,10 +318,26 @@ final class PartitionOwner {
       }
     }
     Long at = indexedAt.value();
-    if (at == null) {
+    if (at != null && !Objects.equals(stateVersion.value(), STATE_VERSION)) {
+      // kept by a version that held one position-delete file per data file, not every one that
+      // applies to it: a deletion vector merged from that would drop the others' rows
+      refreshOnce();
+      if (!learnAgain(
+          partition,
+          shard,
+          at,
+          new InsertOnlyCheck.Finding(
+              false,
+              "its writer's state was kept by an older version (a data file's last"
+                  + " position-delete file only, not every one that applies to it)"))) {
+        checked.remove(key);
+        return false;
+      }
+    } else if (at == null) {
       if (knownEmpty) {
         Snapshot current = table.currentSnapshot(); // an insert-only shard needs no read
         indexedAt.update(current == null ? PendingCheckpoint.NO_SNAPSHOT : current.snapshotId());
+        stateVersion.update(STATE_VERSION);
       } else {
         learn(partition, shard);
       }
@@ -435,6 +462,7 @@ final class PartitionOwner {
     refreshOnce();
     Snapshot current = table.currentSnapshot();
     indexedAt.update(current == null ? PendingCheckpoint.NO_SNAPSHOT : current.snapshotId());
+    stateVersion.update(STATE_VERSION);
     if (held) {
       LOG.debug(
           "Partition {} of table {}: shard {} is read again from a fresh snapshot; its writer drops"
@@ -479,6 +507,7 @@ final class PartitionOwner {
       vectors.put(vector.getKey(), serialize(vector.getValue()));
     }
     indexedAt.update(readAt == null ? PendingCheckpoint.NO_SNAPSHOT : readAt.snapshotId());
+    stateVersion.update(STATE_VERSION);
   }
 
   private void refreshOnce() {

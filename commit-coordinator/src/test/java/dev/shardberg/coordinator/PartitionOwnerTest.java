@@ -186,15 +186,92 @@ class PartitionOwnerTest {
   }
 
   /**
-   * A writer restored from the state of a version before the file dictionary (its index kept each
-   * row's data file path: {@code shardberg-owner-rows}) moves that index at the partition's first
-   * change and deletes by its positions: an update of a committed row leaves the key once in the
-   * table, with the new value. (Without the move, the restored index would be empty while it says
-   * it reflects the table: the old row would stay beside the new one.)
+   * A format-v2 table written by position by a version that kept one position-delete file per data
+   * file in its state (the last), then upgraded to v3 with that state kept: a v3 reader ignores a
+   * data file's position-delete files once it has a deletion vector, so the owner's first vector
+   * must hold every one of them. The restored writer reads the partition again at its first change
+   * (its state is of an older version) and merges both files' positions. Before, the vector held
+   * the state's file only and row 1, deleted by the other file, came back.
    */
   @Test
-  void anIndexKeptByAnOlderVersionIsMovedAtTheFirstChangeAndDeletesByItsPositions()
+  void aV2TableUpgradedToV3WithAnOlderWritersStateKeepsTheRowsAllItsPositionDeletesRemoved()
       throws Exception {
+    Table table = TestTables.create(warehouse, 1);
+    DataFile committed =
+        dataFile(
+            table,
+            List.of(
+                new TestTables.Row(1, 1, "a"),
+                new TestTables.Row(1, 2, "b"),
+                new TestTables.Row(1, 3, "c"),
+                new TestTables.Row(1, 4, "d")));
+    table.newAppend().appendFile(committed).commit();
+    // two checkpoints of the older owner: rows 1 and 2 deleted by a position-delete file each
+    org.apache.iceberg.DeleteFile last = null;
+    for (long deleted = 0; deleted < 2; deleted++) {
+      long position = deleted;
+      dev.shardberg.coordinator.owner.CommittedRowDeletes deletes =
+          new dev.shardberg.coordinator.owner.CommittedRowDeletes(table);
+      deletes.delete(
+          new dev.shardberg.coordinator.owner.FilePosition(committed.location(), position),
+          table.spec(),
+          committed.partition());
+      org.apache.iceberg.io.DeleteWriteResult written =
+          deletes.write(
+              format ->
+                  org.apache.iceberg.io.OutputFileFactory.builderFor(table, 0, position)
+                      .format(format)
+                      .build(),
+              java.util.Map.of());
+      last = written.deleteFiles().get(0);
+      table.newRowDelta().addDeletes(last).commit();
+    }
+    long snapshot = table.currentSnapshot().snapshotId();
+    assertThat(TestTables.read(table))
+        .containsExactlyInAnyOrder(new TestTables.Row(1, 3, "c"), new TestTables.Row(1, 4, "d"));
+
+    org.apache.flink.runtime.checkpoint.OperatorSubtaskState older;
+    try (KeyedOneInputStreamOperatorTestHarness<String, RowData, Void> writer =
+        new KeyedOneInputStreamOperatorTestHarness<>(
+            new org.apache.flink.streaming.api.operators.KeyedProcessOperator<>(
+                new LegacyIndex(
+                    committed.location(),
+                    snapshot,
+                    org.apache.flink.util.InstantiationUtil.serializeObject(last))),
+            new PartitionKeySelector(table.schema(), table.spec(), TestTables.ROW_TYPE, false),
+            Types.STRING,
+            MAX_PARALLELISM,
+            1,
+            0)) {
+      writer.open();
+      writer.processElement(row(RowKind.INSERT, 1, 3, null));
+      writer.processElement(row(RowKind.INSERT, 1, 4, null));
+      older = writer.snapshot(1, 1);
+    }
+    table.updateProperties().set(TableProperties.FORMAT_VERSION, "3").commit();
+
+    WriterResult result;
+    try (KeyedOneInputStreamOperatorTestHarness<String, RowData, WriterResult> writer =
+        owner(older)) {
+      writer.processElement(row(RowKind.UPDATE_AFTER, 1, 3, "new"));
+      writer.prepareSnapshotPreBarrier(2);
+      result = writer.extractOutputValues().get(0);
+    }
+    commit(table, List.of(result));
+    assertThat(TestTables.read(table))
+        .containsExactlyInAnyOrder(new TestTables.Row(1, 3, "new"), new TestTables.Row(1, 4, "d"));
+  }
+
+  /**
+   * A writer restored from the state of a version before the file dictionary (its index kept each
+   * row's data file path: {@code shardberg-owner-rows}) restores it, and at the partition's first
+   * change reads the partition again from the table (a state of an older version, see the v2 → v3
+   * test above): an update of a committed row leaves the key once in the table, with the new value.
+   * (The state is restored here: before, this test's older harness had another maximum parallelism,
+   * its state never reached the writer, and the test passed on a writer that learned the table.)
+   */
+  @Test
+  void anIndexKeptByAnOlderVersionIsRestoredAndReadAgainAtTheFirstChange() throws Exception {
     Table table = TestTables.create(warehouse, 1);
     table.updateProperties().set(TableProperties.FORMAT_VERSION, "3").commit();
     DataFile committed =
@@ -214,7 +291,10 @@ class PartitionOwnerTest {
             new org.apache.flink.streaming.api.operators.KeyedProcessOperator<>(
                 new LegacyIndex(committed.location(), snapshot)),
             new PartitionKeySelector(table.schema(), table.spec(), TestTables.ROW_TYPE, false),
-            Types.STRING)) {
+            Types.STRING,
+            MAX_PARALLELISM,
+            1,
+            0)) {
       older.open();
       for (long id = 1; id <= 3; id++) {
         older.processElement(row(RowKind.INSERT, 1, id, null));
@@ -497,10 +577,18 @@ class PartitionOwnerTest {
             String, org.apache.flink.api.java.tuple.Tuple2<String, Long>>
         rows;
     private transient org.apache.flink.api.common.state.ValueState<Long> indexedAt;
+    private final byte[] vector;
+    private transient org.apache.flink.api.common.state.MapState<String, byte[]> vectors;
 
     LegacyIndex(String file, long snapshot) {
+      this(file, snapshot, null);
+    }
+
+    /** With {@code vector}: the file's one delete file as versions before kept it (serialized). */
+    LegacyIndex(String file, long snapshot, byte[] vector) {
       this.file = file;
       this.snapshot = snapshot;
+      this.vector = vector;
     }
 
     @Override
@@ -515,6 +603,14 @@ class PartitionOwnerTest {
               .getState(
                   new org.apache.flink.api.common.state.ValueStateDescriptor<>(
                       "shardberg-owner-indexed-at", Types.LONG));
+      vectors =
+          getRuntimeContext()
+              .getMapState(
+                  new org.apache.flink.api.common.state.MapStateDescriptor<>(
+                      "shardberg-owner-vectors",
+                      Types.STRING,
+                      org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo
+                          .BYTE_PRIMITIVE_ARRAY_TYPE_INFO));
     }
 
     @Override
@@ -529,8 +625,13 @@ class PartitionOwnerTest {
       String encoded =
           new dev.shardberg.coordinator.owner.KeyCodec(keys.asStruct())
               .encode(new InternalRecordWrapper(keys.asStruct()).wrap(key));
-      rows.put(encoded, org.apache.flink.api.java.tuple.Tuple2.of(file, row.getLong(1) - 1));
+      if (row.getRowKind() == RowKind.INSERT) {
+        rows.put(encoded, org.apache.flink.api.java.tuple.Tuple2.of(file, row.getLong(1) - 1));
+      }
       indexedAt.update(snapshot);
+      if (vector != null) {
+        vectors.put(file, vector);
+      }
     }
   }
 
