@@ -131,13 +131,24 @@ final class CheckpointRebase {
         replaced.computeIfAbsent(dataFile, f -> new ArrayList<>()).add(delete);
       }
     }
+    Set<String> compactedPartitions = new HashSet<>();
+    compacted.values().forEach(f -> compactedPartitions.add(spec.partitionToPath(f.partition())));
     List<DataFile> keptRemovedData = new ArrayList<>();
     int droppedCompactions = 0;
     for (DataFile file : files.removedData()) {
-      if (carried.apply(file)) {
-        droppedCompactions++;
-      } else {
+      if (!carried.apply(file)) {
         keptRemovedData.add(file);
+      } else if (file.specId() == spec.specId()
+          && compactedPartitions.contains(spec.partitionToPath(file.partition()))) {
+        droppedCompactions++; // a source of an owner's compaction in this checkpoint
+      } else {
+        // the shard's files leave the table with this checkpoint (read again, or removed): which
+        // files it has now is not this checkpoint's to say
+        throw new Impossible(
+            "it removes the files of shard "
+                + shardOf.apply(file)
+                + " (read again or removed), and another committer changed that shard since they"
+                + " were listed");
       }
     }
 

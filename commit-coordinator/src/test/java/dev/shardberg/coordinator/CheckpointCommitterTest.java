@@ -625,6 +625,44 @@ class CheckpointCommitterTest {
     assertThat(compaction).isNotEqualTo(checkedAt);
   }
 
+  /**
+   * A checkpoint that removes a shard's files (a shard read again, or removed) is not carried over
+   * another committer's change to that shard: which files the shard has now is not the checkpoint's
+   * to say. Refused, nothing committed, the reason named.
+   */
+  @Test
+  void aShardsRemovalIsNotCarriedOverAnotherCommittersChangeToIt() throws Exception {
+    table.updateProperties().set(TableProperties.FORMAT_VERSION, "3").commit();
+    Run a = new Run(-1).fresh();
+    a.stage(1, 1, "a", 1, 2, 3);
+    a.commitUpTo(1);
+    table.refresh();
+    long listed = table.currentSnapshot().snapshotId();
+    List<DataFile> files = new ArrayList<>();
+    try (CloseableIterable<FileScanTask> tasks = table.newScan().planFiles()) {
+      tasks.forEach(task -> files.add(task.file()));
+    }
+    WriterResult removal =
+        new WriterResult(
+            2,
+            -1,
+            WriteResult.builder().build(),
+            Map.of(1, new ShardCounts(0, 0)),
+            Map.of(),
+            Set.of(),
+            Map.of(1, listed),
+            files);
+    assertThat(ForeignCommits.deleteRows(table, List.of(List.of(1L, 2L)))).isEqualTo(1);
+    Set<Row> before = rows();
+    a.stage(2, removal);
+    assertThatThrownBy(() -> a.commitUpTo(2))
+        .isInstanceOf(PipelineConflictException.class)
+        .hasMessageContaining("Cannot commit checkpoint 2 of pipeline " + PIPELINE)
+        .hasMessageContaining(
+            "Its deletes could not be carried over by key: it removes the files of shard 1");
+    assertThat(rows()).isEqualTo(before);
+  }
+
   /** No live data file of the table has two deletion vectors. */
   private void assertAtMostOneDeletionVectorPerLiveDataFile() throws IOException {
     table.refresh();
