@@ -686,13 +686,20 @@ final class PartitionOwner {
    */
   private record Outcome(LiveRowsRewrite.Result result, boolean skipped) {}
 
-  /** A partition's rewrite started at one barrier, handed over at the next. */
+  /**
+   * A partition's rewrite started at one barrier, handed over at the next; {@code shard} and {@code
+   * checkedAt}: the partition's shard and the snapshot its index reflected when the rewrite began,
+   * the check its hand-over carries (another committer's change since would make it keep rows that
+   * are gone, or drop rows that moved).
+   */
   private record Rewrite(
       String path,
       StructLike partition,
       int specId,
       Map<FilePosition, Held> held,
-      CompletableFuture<Outcome> outcome) {}
+      CompletableFuture<Outcome> outcome,
+      Integer shard,
+      Long checkedAt) {}
 
   /** Rewrites started at the last barrier, by partition path: handed over at the next. */
   private final Map<String, Rewrite> inFlight = new LinkedHashMap<>();
@@ -832,7 +839,14 @@ final class PartitionOwner {
               rewriter());
       inFlight.put(
           partition.getKey(),
-          new Rewrite(partition.getKey(), values, table.spec().specId(), held, outcome));
+          new Rewrite(
+              partition.getKey(),
+              values,
+              table.spec().specId(),
+              held,
+              outcome,
+              shardOf(table, table.spec(), values),
+              indexedAt.value()));
     }
     rewritesInFlight = inFlight.size();
   }
@@ -864,6 +878,11 @@ final class PartitionOwner {
       setPartition.accept(rewrite.path());
       if (outcome.skipped()) {
         continue; // the byte budget of its barrier was spent: the next barrier adding a file
+      }
+      if (outcome.result() != null && rewrite.shard() != null && rewrite.checkedAt() != null) {
+        // the coordinator checks the shard from the snapshot the rewrite's index reflected
+        checks.merge(
+            rewrite.shard(), rewrite.checkedAt(), (a, b) -> TempManifests.older(table, a, b));
       }
       filesAdded.update(1); // looked at again after min-files more files
       LiveRowsRewrite.Result result = outcome.result();

@@ -698,9 +698,9 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
     Map<Integer, Long> ownerChecks = Map.of();
     List<DataFile> removedDataFiles = List.of();
     if (owner != null) {
-      ownerChecks = owner.checks();
       PartitionOwner.Compacted compacted =
           owner.compact(files.dataFiles(), this::setCurrentKey, last);
+      ownerChecks = owner.checks(); // a rewrite handed over carries the check it began from
       removedDataFiles = compacted.removed();
       DeleteWriteResult deletes = owner.complete(this::setCurrentKey);
       files =

@@ -87,9 +87,20 @@ final class FaultInjection {
 
   private FaultInjection() {}
 
+  /**
+   * Milliseconds each commit of a pipeline's rows waits before its swap (0: none), so another
+   * tool's commit can land while the pipeline's changes are in flight. Reset by {@link #arm}.
+   */
+  private static volatile long dataCommitDelayMillis;
+
+  static void delayDataCommits(long millis) {
+    dataCommitDelayMillis = millis;
+  }
+
   static synchronized void arm(List<Fault> faults) {
     plan = List.copyOf(faults);
     atSwap = FOREIGN_COMMIT;
+    dataCommitDelayMillis = 0;
     FIRED.clear();
     INTERRUPTED_WAITING.set(false);
     STAGED_MANIFESTS.set(0);
@@ -189,6 +200,20 @@ final class FaultInjection {
 
     @Override
     public void commit(TableMetadata base, TableMetadata metadata) {
+      long delay = dataCommitDelayMillis;
+      org.apache.iceberg.Snapshot added = metadata.currentSnapshot();
+      if (delay > 0
+          && added != null
+          && (base == null || base.snapshot(added.snapshotId()) == null)
+          && added.summary().containsKey(SnapshotSummaryKeys.PIPELINE_ID)
+          && Long.parseLong(added.summary().getOrDefault("added-data-files", "0")) > 0) {
+        try {
+          Thread.sleep(delay);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new InjectedFault("Interrupted while the commit was delayed");
+        }
+      }
       if (shouldFail(Point.BEFORE_COMMIT)) {
         throw new InjectedFault("Injected failure before the Iceberg commit");
       }

@@ -71,11 +71,13 @@ class ShardbergSinkFaultInjectionTest {
    * The same with {@code target.delete-mode: position}, on format v3 for even seeds and v2 for odd
    * ones: the writers own their partitions (their index restored with the checkpoint the job
    * restarts from), delete by position and compact their own partitions from two files on, under
-   * the same faults; and between two steps (once every earlier step is committed) another tool
-   * compacts one shard, as an external compaction would, and (as in both modes) another tool's
-   * row-level delete removes rows of a shard: the owners of the shard read its partitions again.
-   * Also: no equality delete is ever added, and each data file carries at most one delete file of
-   * the pipeline's: a deletion vector on v3, a position-delete file naming it alone on v2.
+   * the same faults; and between two steps (once every earlier step is committed, or, for every
+   * other pair of seeds, while the steps before are in flight: their commits held back a little,
+   * each commit then checked partition by partition) another tool compacts one shard, as an
+   * external compaction would, and (as in both modes) another tool's row-level delete removes rows
+   * of a shard: the owners of the shard read its partitions again. Also: no equality delete is ever
+   * added, and each data file carries at most one delete file of the pipeline's: a deletion vector
+   * on v3, a position-delete file naming it alone on v2.
    */
   @ParameterizedTest(name = "seed {0}")
   @MethodSource("seeds")
@@ -102,13 +104,17 @@ class ShardbergSinkFaultInjectionTest {
     // with deletes by position: another tool also compacts one shard before another step
     int foreignBeforeStep = -1;
     int foreignShard = random.nextInt(4);
+    // every other pair of seeds: the compaction does not wait for the pipeline's commit of the
+    // steps before, whose commits are held back a little, so it lands while the owners' changes are
+    // in flight (carried over by key, the shard's next changes held until they land)
+    boolean inFlight = mode == DeleteMode.POSITION && (seed / 2) % 2 == 1;
     if (mode == DeleteMode.POSITION) {
       do {
         foreignBeforeStep = 2 + random.nextInt(steps.size() - 2);
       } while (gates.containsKey(foreignBeforeStep));
       gates.put(
           foreignBeforeStep,
-          new ForeignCompactionGate(warehouse.toString(), "faults", foreignShard));
+          new ForeignCompactionGate(warehouse.toString(), "faults", foreignShard, inFlight));
     }
     // the job is stopped with a savepoint before a random step and resumed from it with one
     // writer more (each owner's partitions move with their key groups)
@@ -119,6 +125,9 @@ class ShardbergSinkFaultInjectionTest {
     String run = "seed-" + seed + "-" + mode;
     gates.put(rescaleAt, new RescaleGate(run));
     FaultInjection.arm(faults);
+    if (inFlight) {
+      FaultInjection.delayDataCommits(500);
+    }
     // deletes by position run on format v3 (deletion vectors) for even seeds and on v2
     // (position-delete files) for odd ones: the owners compact both
     int formatVersion = mode == DeleteMode.POSITION && seed % 2 == 0 ? 3 : 2;
@@ -137,7 +146,11 @@ class ShardbergSinkFaultInjectionTest {
     }
     if (foreignBeforeStep >= 0) {
       context +=
-          ", foreign compaction of shard " + foreignShard + " before step " + foreignBeforeStep;
+          ", foreign compaction of shard "
+              + foreignShard
+              + " before step "
+              + foreignBeforeStep
+              + (inFlight ? " while the steps before are in flight (data commits delayed)" : "");
     }
     System.out.println("Fault-injection run: " + context);
 
@@ -148,9 +161,42 @@ class ShardbergSinkFaultInjectionTest {
           .set(org.apache.iceberg.TableProperties.FORMAT_VERSION, Integer.toString(formatVersion))
           .commit();
     }
+    LogCapture owners =
+        new LogCapture(PartitionOwner.class.getName(), org.apache.logging.log4j.Level.INFO);
+    LogCapture commits =
+        new LogCapture(CheckpointCommitter.class.getName(), org.apache.logging.log4j.Level.INFO);
+    try {
+      runJobs(run, context, emitted, gates, mode, rescaleAt);
+    } finally {
+      owners.close();
+      commits.close();
+    }
+    System.out.println(
+        "Fault-injection run: "
+            + owners.lines().stream()
+                .filter(l -> l.message().contains("holds the partition's next changes"))
+                .count()
+            + " partition wait(s) for the owners' own commit, "
+            + commits.lines().stream()
+                .filter(l -> l.message().contains("carried over by key"))
+                .count()
+            + " checkpoint(s) carried over by key");
+    context += ", fired " + FaultInjection.fired();
+    check(table, context, steps, mode, formatVersion, inFlight);
+  }
+
+  /** The job, stopped with a savepoint before step {@code rescaleAt} and resumed rescaled. */
+  private void runJobs(
+      String run,
+      String context,
+      List<List<Change>> emitted,
+      Map<Integer, ScriptedChangelogSource.Gate> gates,
+      DeleteMode mode,
+      int rescaleAt)
+      throws Exception {
     JobClient first =
         job(restartsAndCheckpoints(null), emitted, gates, mode, 2)
-            .executeAsync("fault injection, seed " + seed);
+            .executeAsync("fault injection, " + run);
     while (!RescaleGate.paused(run)) {
       if (first.getJobStatus().get().isGloballyTerminalState()) {
         first.getJobExecutionResult().get(); // rethrows why it ended
@@ -162,9 +208,18 @@ class ShardbergSinkFaultInjectionTest {
     RescaleGate.release(run);
     System.out.println("Rescale: stopped with savepoint " + savepoint + ", resumed with 3 writers");
     job(restartsAndCheckpoints(savepoint), emitted, gates, mode, 3)
-        .execute("fault injection, seed " + seed + ", rescaled");
+        .execute("fault injection, " + run + ", rescaled");
+  }
 
-    context += ", fired " + FaultInjection.fired();
+  /** What every run must end with, whatever failed on the way. */
+  private static void check(
+      Table table,
+      String context,
+      List<List<Change>> steps,
+      DeleteMode mode,
+      int formatVersion,
+      boolean inFlight)
+      throws Exception {
     System.out.println("Fault-injection result: " + context);
     assertThat(FaultInjection.fired()).as("no fault fired: %s", context).isNotEmpty();
     assertThat(TestTables.read(table))
@@ -174,7 +229,12 @@ class ShardbergSinkFaultInjectionTest {
         .as("committed checkpoint ids after %s", context)
         .doesNotHaveDuplicates()
         .isSorted();
-    TestTables.assertEachCommitAppliesNewSteps(table, "faults", steps);
+    if (inFlight) {
+      // a partition of the compacted shard may wait a commit or two while the others go on
+      TestTables.assertEachCommitAppliesNewStepsPerPartition(table, "faults", steps);
+    } else {
+      TestTables.assertEachCommitAppliesNewSteps(table, "faults", steps);
+    }
     if (mode == DeleteMode.POSITION) {
       for (Snapshot snapshot : table.snapshots()) {
         assertThat(snapshot.summary().getOrDefault("added-equality-deletes", "0"))
@@ -228,10 +288,14 @@ class ShardbergSinkFaultInjectionTest {
     private final int shard;
     private boolean done;
 
-    ForeignCompactionGate(String warehouse, String pipelineId, int shard) {
+    /** Whether to compact without waiting for the pipeline's commit of the steps before. */
+    private final boolean inFlight;
+
+    ForeignCompactionGate(String warehouse, String pipelineId, int shard, boolean inFlight) {
       this.warehouse = warehouse;
       this.pipelineId = pipelineId;
       this.shard = shard;
+      this.inFlight = inFlight;
     }
 
     @Override
@@ -249,7 +313,7 @@ class ShardbergSinkFaultInjectionTest {
           PipelineProgress.read(table, pipelineId)
               .map(PipelineProgress::flinkCheckpointId)
               .orElse(-1L);
-      if (committed < stepsBeforeCheckpoint) {
+      if (committed < stepsBeforeCheckpoint && !inFlight) {
         return false;
       }
       try {
