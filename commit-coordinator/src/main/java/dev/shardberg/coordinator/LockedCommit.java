@@ -153,9 +153,6 @@ final class LockedCommit {
           InsertOnlyCheck.foreignChange(
               base, table.io(), shardColumn, options.pipelineId(), checkpoint.ownerChecks());
       if (finding.isPresent()) {
-        if (finding.get().historyGone()) {
-          throw CommitRefusals.ownerKnowledgeStale(options, checkpoint, progress, finding.get());
-        }
         firstMove = finding.get();
         for (Map.Entry<Integer, Long> check : checkpoint.ownerChecks().entrySet()) {
           Optional<InsertOnlyCheck.Finding> shard =
@@ -166,9 +163,9 @@ final class LockedCommit {
                   options.pipelineId(),
                   new TreeMap<>(Map.of(check.getKey(), check.getValue())));
           if (shard.isPresent()) {
-            if (shard.get().historyGone()) {
-              throw CommitRefusals.ownerKnowledgeStale(options, checkpoint, progress, shard.get());
-            }
+            // a change found, or the history since the check expired (nothing can be told): by
+            // key either way, from the deletes the table had at the check (refused if that
+            // snapshot expired too)
             moved.put(check.getKey(), check.getValue());
           }
         }

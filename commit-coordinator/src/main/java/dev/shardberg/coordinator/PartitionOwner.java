@@ -880,9 +880,31 @@ final class PartitionOwner {
         continue; // the byte budget of its barrier was spent: the next barrier adding a file
       }
       if (outcome.result() != null && rewrite.shard() != null && rewrite.checkedAt() != null) {
-        // the coordinator checks the shard from the snapshot the rewrite's index reflected
-        checks.merge(
-            rewrite.shard(), rewrite.checkedAt(), (a, b) -> TempManifests.older(table, a, b));
+        // the rewrite kept the rows its index held: another committer's change to the shard since
+        // (a DELETE, a compaction) makes it wrong. Checked here up to the table as this
+        // checkpoint read it; from there the coordinator checks on before it commits.
+        refreshOnce();
+        Snapshot current = table.currentSnapshot();
+        long now = current == null ? PendingCheckpoint.NO_SNAPSHOT : current.snapshotId();
+        Optional<InsertOnlyCheck.Finding> finding =
+            rewrite.checkedAt() == now
+                ? Optional.empty()
+                : InsertOnlyCheck.foreignChange(
+                    ((HasTableOperations) table).operations().current(),
+                    table.io(),
+                    shardColumn,
+                    pipelineId,
+                    new TreeMap<>(Map.of(rewrite.shard(), rewrite.checkedAt())));
+        if (finding.isPresent()) {
+          LOG.info(
+              "Partition {} of table {}: its owner's rewrite is dropped: {}",
+              rewrite.path(),
+              table.name(),
+              finding.get());
+          discard(rewrite.path(), outcome.result());
+          continue; // the partition is read again at its next change
+        }
+        checks.merge(rewrite.shard(), now, (a, b) -> TempManifests.older(table, a, b));
       }
       filesAdded.update(1); // looked at again after min-files more files
       LiveRowsRewrite.Result result = outcome.result();

@@ -598,6 +598,36 @@ class CheckpointCommitterTest {
     assertAtMostOneDeletionVectorPerLiveDataFile();
   }
 
+  /**
+   * The history after the writers' check expired (another pipeline's expiry, an aggressive
+   * retention), the check's own snapshot kept: nothing can be told of what happened between, so the
+   * checkpoint is carried over by key; its delete lands where the row is. Before, refused.
+   */
+  @Test
+  void deletesByPositionAreCarriedOverByKeyWhenOnlyTheHistoryAfterTheWritersCheckIsGone()
+      throws Exception {
+    table.updateProperties().set(TableProperties.FORMAT_VERSION, "3").commit();
+    Run a = new Run(-1).fresh();
+    a.stage(1, 1, "a", 1, 2, 3, 4);
+    a.commitUpTo(1);
+    table.refresh();
+    long checkedAt = table.currentSnapshot().snapshotId();
+    WriteResult second = deletes(livePositions().get(2L), Map.of());
+    table.newAppend().appendFile(inserts(9, 2, "foreign", 50).files().dataFiles()[0]).commit();
+    table.refresh();
+    long between = table.currentSnapshot().snapshotId();
+    table.rewriteManifests().rewriteIf(manifest -> true).commit();
+    table.expireSnapshots().expireSnapshotId(between).commit();
+    table.refresh();
+    assertThat(table.snapshot(checkedAt)).isNotNull();
+    assertThat(table.snapshot(between)).isNull();
+    a.stage(2, owned(2, second, checkedAt));
+    a.commitUpTo(2);
+    assertThat(rows())
+        .containsExactlyInAnyOrder(
+            new Row(1, 1, "a"), new Row(1, 3, "a"), new Row(1, 4, "a"), new Row(2, 50, "foreign"));
+  }
+
   @Test
   void deletesByPositionAreRefusedWhenTheHistorySinceTheWritersCheckIsGone() throws Exception {
     table.updateProperties().set(TableProperties.FORMAT_VERSION, "3").commit();

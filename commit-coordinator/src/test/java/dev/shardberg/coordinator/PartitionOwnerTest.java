@@ -148,16 +148,19 @@ class PartitionOwnerTest {
 
   /**
    * An owner's rewrite begins at one barrier and is handed over at the next; another tool deletes a
-   * row of that partition in between, and the partition gets no change meanwhile. The hand-over
-   * carries the check of the shard from the snapshot the rewrite's index reflected, so the
-   * coordinator finds the other tool's delete and drops the rewrite (carrying the checkpoint over):
-   * the deleted row stays deleted. Before, the hand-over carried no check of a partition not
-   * changed in its checkpoint and the rewrite brought the row back (found by the randomized test,
-   * seed 20261507 with the compaction in flight).
+   * row of that partition in between, and the partition gets no change meanwhile. The rewrite kept
+   * that row, so it must not be committed: its owner drops it at the hand-over when the table it
+   * reads then shows the delete ({@code seenByTheWriter}); when the writer read the table for this
+   * checkpoint before the delete (a change to another shard came first), the hand-over carries the
+   * check of the shard and the coordinator drops the rewrite, carrying the checkpoint over by key.
+   * Either way the deleted row stays deleted. Before, the hand-over carried no check of a partition
+   * not changed in its checkpoint and the rewrite brought the row back (found by the randomized
+   * test, seed 20261507 with the compaction in flight).
    */
-  @Test
-  void anOwnersRewriteHandedOverAfterAnotherToolDeletedOneOfItsRowsLeavesTheRowDeleted()
-      throws Exception {
+  @org.junit.jupiter.params.ParameterizedTest(name = "delete seen by the writer: {0}")
+  @org.junit.jupiter.params.provider.ValueSource(booleans = {true, false})
+  void anOwnersRewriteHandedOverAfterAnotherToolDeletedOneOfItsRowsLeavesTheRowDeleted(
+      boolean seenByTheWriter) throws Exception {
     Table table = TestTables.create(warehouse, 1);
     table.updateProperties().set(TableProperties.FORMAT_VERSION, "3").commit();
     CheckpointCommitter coordinator = coordinator();
@@ -186,16 +189,29 @@ class PartitionOwnerTest {
         for (long id : steps[c - 1]) {
           writer.processElement(row(RowKind.INSERT, 1, id, "v" + id));
         }
+        writer.processElement(row(RowKind.INSERT, 2, c, "other"));
         writer.prepareSnapshotPreBarrier(c); // the third barrier begins the rewrite of two files
         List<WriterResult> out = writer.extractOutputValues();
         commit(coordinator, table, c, out.subList(c - 1, c));
+      }
+      if (!seenByTheWriter) {
+        // the writer reads the table for checkpoint 4 at this change, before the delete
+        writer.processElement(row(RowKind.UPDATE_AFTER, 2, 1, "other again"));
       }
       assertThat(ForeignCommits.deleteRows(table, List.of(List.of(1L, 1L)))).isEqualTo(1);
 
       writer.prepareSnapshotPreBarrier(4); // hands the rewrite over; no change to the partition
       WriterResult handedOver = writer.extractOutputValues().get(3);
-      assertThat(handedOver.removedDataFiles()).as("the rewrite's sources").isNotEmpty();
-      assertThat(handedOver.ownerChecks()).as("the rewrite's check").containsKey(1);
+      List<DataFile> shardOneSources =
+          handedOver.removedDataFiles().stream()
+              .filter(f -> Integer.valueOf(1).equals(f.partition().get(0, Integer.class)))
+              .toList();
+      if (seenByTheWriter) {
+        assertThat(shardOneSources).as("dropped by its owner").isEmpty();
+      } else {
+        assertThat(shardOneSources).as("the rewrite's sources").isNotEmpty();
+        assertThat(handedOver.ownerChecks()).as("the rewrite's check").containsKey(1);
+      }
       commit(coordinator, table, 4, List.of(handedOver));
     }
     table.refresh();
@@ -203,7 +219,10 @@ class PartitionOwnerTest {
         .containsExactlyInAnyOrder(
             new TestTables.Row(1, 2, "v2"),
             new TestTables.Row(1, 3, "v3"),
-            new TestTables.Row(1, 4, "v4"));
+            new TestTables.Row(1, 4, "v4"),
+            new TestTables.Row(2, 1, seenByTheWriter ? "other" : "other again"),
+            new TestTables.Row(2, 2, "other"),
+            new TestTables.Row(2, 3, "other"));
   }
 
   /** The pipeline's coordinator on the test table, as a fresh start numbers it. */
