@@ -348,6 +348,34 @@ class ShardbergSinkFaultInjectionTest {
                 false, directory.toUri().toString(), SavepointFormatType.CANONICAL)
             .get();
       } catch (java.util.concurrent.ExecutionException e) {
+        // the savepoint was taken, then a fault failed the job while it stopped (e.g. the commit
+        // of the savepoint's checkpoint): Flink says the savepoint is consistent; resume from it
+        java.util.Optional<String> taken =
+            org.apache.flink.util.ExceptionUtils.findThrowable(
+                    e,
+                    org.apache.flink.runtime.scheduler.stopwithsavepoint
+                        .StopWithSavepointStoppingException.class)
+                .map(
+                    org.apache.flink.runtime.scheduler.stopwithsavepoint
+                            .StopWithSavepointStoppingException
+                        ::getSavepointPath);
+        if (taken.isEmpty()) {
+          taken =
+              org.apache.flink.util.ExceptionUtils.findThrowableWithMessage(
+                      e, "A savepoint has been created at: ")
+                  .map(Throwable::getMessage)
+                  .map(
+                      m -> {
+                        String rest =
+                            m.substring(m.indexOf("A savepoint has been created at: ") + 33);
+                        int end = rest.indexOf(", but");
+                        return end < 0 ? rest.trim() : rest.substring(0, end).trim();
+                      });
+        }
+        if (taken.isPresent()) {
+          System.out.println("Stopped with savepoint " + taken.get() + ", the job failed after it");
+          return taken.get();
+        }
         if (attempt >= 20 || job.getJobStatus().get().isGloballyTerminalState()) {
           throw new AssertionError("Cannot stop the job with a savepoint: " + context, e);
         }

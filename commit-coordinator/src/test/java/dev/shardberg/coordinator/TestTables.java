@@ -175,16 +175,7 @@ final class TestTables {
    */
   static void assertEachCommitAppliesNewSteps(
       Table table, String pipelineId, List<List<Change>> steps) {
-    table.refresh();
-    List<CommitRecord> commits = new ArrayList<>();
-    for (CommitRecord record : CommittedCheckpoints.history(table, pipelineId, Integer.MAX_VALUE)) {
-      if (!record.heartbeat()) {
-        commits.add(0, record);
-      }
-    }
-    if (commits.isEmpty()) {
-      throw new AssertionError("No data commit of pipeline " + pipelineId);
-    }
+    List<CommitRecord> commits = dataCommits(table, pipelineId);
     int applied = -1; // steps applied at the previous data commit; -1 before the first one
     for (CommitRecord commit : commits) {
       Set<Row> rows = readAt(table, commit.snapshotId());
@@ -233,16 +224,7 @@ final class TestTables {
    */
   static void assertEachCommitAppliesNewStepsPerPartition(
       Table table, String pipelineId, List<List<Change>> steps) {
-    table.refresh();
-    List<CommitRecord> commits = new ArrayList<>();
-    for (CommitRecord record : CommittedCheckpoints.history(table, pipelineId, Integer.MAX_VALUE)) {
-      if (!record.heartbeat()) {
-        commits.add(0, record);
-      }
-    }
-    if (commits.isEmpty()) {
-      throw new AssertionError("No data commit of pipeline " + pipelineId);
-    }
+    List<CommitRecord> commits = dataCommits(table, pipelineId);
     List<Map<String, Set<Row>>> model = new ArrayList<>();
     java.util.Set<String> partitions = new java.util.TreeSet<>();
     for (int prefix = 0; prefix <= steps.size(); prefix++) {
@@ -284,6 +266,21 @@ final class TestTables {
       throw new AssertionError(
           "The last data commit of pipeline " + pipelineId + " does not hold every step: " + last);
     }
+  }
+
+  /** The pipeline's data commits (no heartbeat) in the current ancestry, oldest first; not none. */
+  private static List<CommitRecord> dataCommits(Table table, String pipelineId) {
+    table.refresh();
+    List<CommitRecord> commits = new ArrayList<>();
+    for (CommitRecord record : CommittedCheckpoints.history(table, pipelineId, Integer.MAX_VALUE)) {
+      if (!record.heartbeat()) {
+        commits.add(0, record);
+      }
+    }
+    if (commits.isEmpty()) {
+      throw new AssertionError("No data commit of pipeline " + pipelineId);
+    }
+    return commits;
   }
 
   /** {@code rows} by the path of their partition in {@code table}'s spec. */
