@@ -198,9 +198,18 @@ final class CheckpointCommitter {
     return pending.manifests();
   }
 
-  /** The snapshots whose history insert-only checks still walk ({@code -1}: the whole history). */
+  /**
+   * The snapshots whose history the commits' checks still walk ({@code -1}: the whole history): the
+   * insert-only checks', and the partition owners' checks of the pending entries (their commit
+   * walks from there; expired, it could only carry them over by key, or refuse them when the
+   * check's own snapshot is gone). Snapshot expiry keeps them.
+   */
   Set<Long> insertOnlyScansInUse() {
-    return insertOnly.inUse(pending.values());
+    Set<Long> inUse = new java.util.HashSet<>(insertOnly.inUse(pending.values()));
+    for (PendingCheckpoint entry : pending.values()) {
+      inUse.addAll(entry.ownerChecks().values());
+    }
+    return inUse;
   }
 
   // ---- staging --------------------------------------------------------------------------------

@@ -628,6 +628,26 @@ class CheckpointCommitterTest {
             new Row(1, 1, "a"), new Row(1, 3, "a"), new Row(1, 4, "a"), new Row(2, 50, "foreign"));
   }
 
+  /**
+   * The snapshot a pending checkpoint's owners checked from is in the history the maintenance's
+   * expiry keeps until that checkpoint is committed (before, only insert-only checks were kept: an
+   * aggressive retention could expire it, and the commit then had to be carried over by key, or was
+   * refused when the check's own snapshot was gone).
+   */
+  @Test
+  void thePendingOwnersChecksAreInTheHistoryExpiryKeeps() throws Exception {
+    table.updateProperties().set(TableProperties.FORMAT_VERSION, "3").commit();
+    Run a = new Run(-1).fresh();
+    a.stage(1, 1, "a", 1, 2, 3, 4);
+    a.commitUpTo(1);
+    table.refresh();
+    long checkedAt = table.currentSnapshot().snapshotId();
+    a.stage(2, owned(2, deletes(livePositions().get(2L), Map.of()), checkedAt));
+    assertThat(a.committer.insertOnlyScansInUse()).contains(checkedAt);
+    a.commitUpTo(2);
+    assertThat(a.committer.insertOnlyScansInUse()).doesNotContain(checkedAt);
+  }
+
   @Test
   void deletesByPositionAreRefusedWhenTheHistorySinceTheWritersCheckIsGone() throws Exception {
     table.updateProperties().set(TableProperties.FORMAT_VERSION, "3").commit();
