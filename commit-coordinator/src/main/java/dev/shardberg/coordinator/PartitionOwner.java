@@ -8,18 +8,17 @@ import dev.shardberg.coordinator.owner.LiveRowsRewrite;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.NavigableSet;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeMap;
-import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -659,7 +658,8 @@ final class PartitionOwner {
    * — at most {@code maxPartitions} partitions and about {@code maxBytes} bytes read per checkpoint
    * per writer.
    */
-  record OwnerCompaction(int minFiles, int maxPartitions, long maxBytes, long smallFileBytes)
+  record OwnerCompaction(
+      int minFiles, int maxPartitions, long maxBytes, long smallFileBytes, int barriersInFlight)
       implements java.io.Serializable {
     /**
      * A data file with at least this share of its rows deleted is rewritten whatever its size (the
@@ -667,8 +667,33 @@ final class PartitionOwner {
      */
     static final double DELETED_SHARE = 0.3;
 
+    /**
+     * How many barriers a rewrite may pass unfinished before a barrier waits for it: the rewrites
+     * share the machine's cores with the source and the writers, and a barrier that waits for one
+     * holds the checkpoint (and every row's freshness) back by what is left of it.
+     */
+    static final int BARRIERS_IN_FLIGHT = 8;
+
+    /**
+     * The owner has fallen behind, and a barrier waits for its rewrites in flight, once a partition
+     * it adds a file to has {@code minFiles} + this many files added since its last compaction: the
+     * bound on the files per partition when the rewrites cannot keep up.
+     */
+    static final int FILES_BEHIND = 4;
+
+    OwnerCompaction {
+      if (barriersInFlight < 1) {
+        throw new IllegalArgumentException("barriersInFlight must be at least 1");
+      }
+    }
+
+    OwnerCompaction(int minFiles, int maxPartitions, long maxBytes, long smallFileBytes) {
+      this(minFiles, maxPartitions, maxBytes, smallFileBytes, BARRIERS_IN_FLIGHT);
+    }
+
+    /** Each rewrite handed over at the barrier after its start, waiting for it if need be. */
     OwnerCompaction(int minFiles, int maxPartitions, long maxBytes) {
-      this(minFiles, maxPartitions, maxBytes, Long.MAX_VALUE);
+      this(minFiles, maxPartitions, maxBytes, Long.MAX_VALUE, 1);
     }
   }
 
@@ -677,8 +702,55 @@ final class PartitionOwner {
     static final Compacted NONE = new Compacted(List.of(), List.of(), List.of());
   }
 
-  /** Where a key's live row was when its rewrite started: the key and its packed place. */
-  private record Held(String key, long packed) {}
+  /**
+   * The live positions of each data file of the partition (the current key) the index knows, but
+   * those of {@code current}, ascending: what a rewrite started now keeps. A file with deletes of
+   * its owner's and no live row is there with none. Built from the index's packed places alone (no
+   * object per row: a partition holds hundreds of thousands, and this runs at the barrier).
+   */
+  private SortedMap<String, long[]> livePositions(Set<String> current) throws Exception {
+    Map<Integer, long[]> byFileId = new HashMap<>();
+    Map<Integer, Integer> counts = new HashMap<>();
+    int lastId = -1;
+    long[] last = null;
+    int lastCount = 0;
+    for (Long packed : rowAt.values()) {
+      int id = fileIdOf(packed);
+      if (id != lastId) {
+        if (last != null) {
+          byFileId.put(lastId, last);
+          counts.put(lastId, lastCount);
+        }
+        lastId = id;
+        last = byFileId.getOrDefault(id, new long[16]);
+        lastCount = counts.getOrDefault(id, 0);
+      }
+      if (lastCount == last.length) {
+        last = Arrays.copyOf(last, last.length * 2);
+      }
+      last[lastCount++] = positionOf(packed);
+    }
+    if (last != null) {
+      byFileId.put(lastId, last);
+      counts.put(lastId, lastCount);
+    }
+    Map<Integer, String> files = files();
+    SortedMap<String, long[]> keep = new TreeMap<>();
+    for (Map.Entry<Integer, long[]> file : byFileId.entrySet()) {
+      String path = files.get(file.getKey());
+      if (!current.contains(path)) {
+        long[] positions = Arrays.copyOf(file.getValue(), counts.get(file.getKey()));
+        Arrays.sort(positions);
+        keep.put(path, positions);
+      }
+    }
+    for (String path : vectors.keys()) {
+      if (!current.contains(path)) {
+        keep.putIfAbsent(path, new long[0]);
+      }
+    }
+    return keep;
+  }
 
   /**
    * What a rewrite did off the writer's thread: its result (null when nothing was worth it), or
@@ -687,21 +759,29 @@ final class PartitionOwner {
   private record Outcome(LiveRowsRewrite.Result result, boolean skipped) {}
 
   /**
-   * A partition's rewrite started at one barrier, handed over at the next; {@code shard} and {@code
-   * checkedAt}: the partition's shard and the snapshot its index reflected when the rewrite began,
-   * the check its hand-over carries (another committer's change since would make it keep rows that
-   * are gone, or drop rows that moved).
+   * A partition's rewrite started at one barrier, handed over at a later one; {@code shard} and
+   * {@code checkedAt}: the partition's shard and the snapshot its index reflected when the rewrite
+   * began, the check its hand-over carries (another committer's change since would make it keep
+   * rows that are gone, or drop rows that moved).
    */
   private record Rewrite(
       String path,
       StructLike partition,
       int specId,
-      Map<FilePosition, Held> held,
+      SortedMap<String, long[]> kept,
       CompletableFuture<Outcome> outcome,
       Integer shard,
-      Long checkedAt) {}
+      Long checkedAt,
+      long startedAtBarrier,
+      int filesAddedAtStart) {}
 
-  /** Rewrites started at the last barrier, by partition path: handed over at the next. */
+  /** Barriers this owner has compacted at since it opened. */
+  private long barriers;
+
+  /**
+   * Rewrites started at earlier barriers, by partition path: each handed over at the first barrier
+   * that finds it done ({@link OwnerCompaction#barriersInFlight}).
+   */
   private final Map<String, Rewrite> inFlight = new LinkedHashMap<>();
 
   /** Runs the rewrites, one at a time, off the writer's thread; created at the first. */
@@ -718,19 +798,22 @@ final class PartitionOwner {
    * At a barrier, before {@link #complete}: hands over the rewrites the last barrier started, then
    * counts this checkpoint's new data files per partition and starts rewriting the partitions due
    * ({@link OwnerCompaction}) on a thread of its own, one at a time, while the writer goes on with
-   * the next checkpoint's rows; this checkpoint's own files are left as they are. At the next
-   * barrier the writer waits for what is left of them — nothing, unless the rewrites take longer
-   * than a checkpoint interval: then the barrier waits, which holds the files per partition bounded
-   * (the writers slow the source down rather than fall ever further behind) — and hands them over:
-   * each row the index still holds where the rewrite read it moves to its place in the new file; a
-   * row deleted or changed meanwhile (in this checkpoint, or in the one before) is deleted from the
-   * new file by position in this checkpoint — the deletes are carried to the new positions. The
-   * rewritten files and their current deletion vectors are removed by the same commit that adds the
-   * new file. At most {@code max-partitions-per-cycle} partitions are started per barrier. A
-   * partition the writer reads again from the table, starts empty or truncates meanwhile drops its
-   * rewrite; so does a failover (a rewrite is not part of a checkpoint until it is handed over: its
-   * file is deleted when the writer closes, or left to orphan-file removal). Format v2 and v3
-   * alike: each data file has one delete file of its owner's, a deletion vector or a file-scoped
+   * the next checkpoint's rows; this checkpoint's own files are left as they are. The first later
+   * barrier that finds a rewrite done hands it over; one still running is left running (the
+   * checkpoint does not wait for it: a barrier that waited would hold every row's freshness back by
+   * what is left of the rewrite, and a rewrite shares the cores with the source and the writers),
+   * until it has passed {@code barriersInFlight} barriers: then the barrier waits, which holds the
+   * files per partition bounded (the writers slow the source down rather than fall ever further
+   * behind). At the hand-over each row the index still holds where the rewrite read it moves to its
+   * place in the new file; a row deleted or changed meanwhile (in this checkpoint, or in any since
+   * the rewrite began) is deleted from the new file by position in this checkpoint — the deletes
+   * are carried to the new positions. A partition is rewritten once at a time. The rewritten files
+   * and their current deletion vectors are removed by the same commit that adds the new file. At
+   * most {@code max-partitions-per-cycle} partitions are started per barrier. A partition the
+   * writer reads again from the table, starts empty or truncates meanwhile drops its rewrite; so
+   * does a failover (a rewrite is not part of a checkpoint until it is handed over: its file is
+   * deleted when the writer closes, or left to orphan-file removal). Format v2 and v3 alike: each
+   * data file has one delete file of its owner's, a deletion vector or a file-scoped
    * position-delete file, which leaves with it; a position-delete file that names other data files
    * too (another tool's, or written before the switch) stays, and once those files are rewritten it
    * applies to nothing.
@@ -745,17 +828,42 @@ final class PartitionOwner {
     List<DataFile> written = new ArrayList<>();
     List<DataFile> removed = new ArrayList<>();
     List<DeleteFile> removedVectors = new ArrayList<>();
-    handOver(setPartition, written, removed, removedVectors);
+    barriers++;
+    handOver(setPartition, written, removed, removedVectors, last || behind(added, setPartition));
     if (added.length > 0) {
       start(added, setPartition);
       if (last) {
-        handOver(setPartition, written, removed, removedVectors);
+        handOver(setPartition, written, removed, removedVectors, true);
       }
     }
     if (written.isEmpty() && removed.isEmpty()) {
       return Compacted.NONE;
     }
     return new Compacted(written, removed, removedVectors);
+  }
+
+  /**
+   * Whether a partition {@code added} adds files to now has {@link OwnerCompaction#FILES_BEHIND}
+   * files more than a compaction needs, counting these: the rewrites do not keep up.
+   */
+  private boolean behind(DataFile[] added, Consumer<String> setPartition) throws Exception {
+    if (inFlight.isEmpty()) {
+      return false;
+    }
+    Map<String, Integer> files = new HashMap<>();
+    for (DataFile file : added) {
+      if (file.specId() == table.spec().specId()) {
+        files.merge(table.spec().partitionToPath(file.partition()), 1, Integer::sum);
+      }
+    }
+    for (Map.Entry<String, Integer> partition : files.entrySet()) {
+      setPartition.accept(partition.getKey());
+      int count = (filesAdded.value() == null ? 0 : filesAdded.value()) + partition.getValue();
+      if (count >= compaction.minFiles() + OwnerCompaction.FILES_BEHIND) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Counts {@code added} per partition and starts rewriting the partitions due. */
@@ -784,26 +892,14 @@ final class PartitionOwner {
     Table frozen = null;
     AtomicLong bytes = new AtomicLong();
     for (Map.Entry<String, StructLike> partition : byFiles) {
+      if (inFlight.containsKey(partition.getKey())) {
+        continue; // still rewriting: its files since count towards the next one
+      }
       if (inFlight.size() >= compaction.maxPartitions()) {
         break; // the next barrier that adds a file to it takes it
       }
       setPartition.accept(partition.getKey());
-      SortedMap<String, NavigableSet<Long>> keep = new TreeMap<>();
-      Map<FilePosition, Held> held = new HashMap<>();
-      Map<Integer, String> files = files();
-      for (Map.Entry<String, Long> row : rowAt.entries()) {
-        String file = files.get(fileIdOf(row.getValue()));
-        long position = positionOf(row.getValue());
-        if (!current.contains(file)) {
-          keep.computeIfAbsent(file, f -> new TreeSet<>()).add(position);
-          held.put(new FilePosition(file, position), new Held(row.getKey(), row.getValue()));
-        }
-      }
-      for (String file : vectors.keys()) {
-        if (!current.contains(file)) {
-          keep.computeIfAbsent(file, f -> new TreeSet<>());
-        }
-      }
+      SortedMap<String, long[]> keep = livePositions(current);
       if (keep.isEmpty()) {
         continue;
       }
@@ -820,7 +916,7 @@ final class PartitionOwner {
                 }
                 long began = System.nanoTime();
                 try {
-                  SortedMap<String, NavigableSet<Long>> chosen = worthRewriting(read, values, keep);
+                  SortedMap<String, long[]> chosen = worthRewriting(read, values, keep);
                   if (chosen.isEmpty()) {
                     return new Outcome(null, false);
                   }
@@ -843,10 +939,12 @@ final class PartitionOwner {
               partition.getKey(),
               values,
               table.spec().specId(),
-              held,
+              keep,
               outcome,
               shardOf(table, table.spec(), values),
-              indexedAt.value()));
+              indexedAt.value(),
+              barriers,
+              dueFiles.get(partition.getKey())));
     }
     rewritesInFlight = inFlight.size();
   }
@@ -859,11 +957,17 @@ final class PartitionOwner {
       Consumer<String> setPartition,
       List<DataFile> written,
       List<DataFile> removed,
-      List<DeleteFile> removedVectors)
+      List<DeleteFile> removedVectors,
+      boolean waitForAll)
       throws Exception {
     for (java.util.Iterator<Rewrite> rewrites = inFlight.values().iterator();
         rewrites.hasNext(); ) {
       Rewrite rewrite = rewrites.next();
+      if (!waitForAll
+          && !rewrite.outcome().isDone()
+          && barriers - rewrite.startedAtBarrier() < compaction.barriersInFlight()) {
+        continue; // handed over at a later barrier: this checkpoint does not wait for it
+      }
       rewrites.remove();
       Outcome outcome;
       try {
@@ -906,7 +1010,14 @@ final class PartitionOwner {
         }
         checks.merge(rewrite.shard(), now, (a, b) -> TempManifests.older(table, a, b));
       }
-      filesAdded.update(1); // looked at again after min-files more files
+      // the files it did not read (this partition's of the checkpoint it began at, and of every
+      // checkpoint since) count towards its next compaction
+      filesAdded.update(
+          1
+              + Math.max(
+                  0,
+                  (filesAdded.value() == null ? 0 : filesAdded.value())
+                      - rewrite.filesAddedAtStart()));
       LiveRowsRewrite.Result result = outcome.result();
       if (result == null) {
         continue;
@@ -918,16 +1029,7 @@ final class PartitionOwner {
       int carried = 0;
       DataFile file = result.written();
       if (file != null) {
-        int to = idOf(file.location());
-        for (Map.Entry<FilePosition, Long> move : result.moved().entrySet()) {
-          Held was = rewrite.held().get(move.getKey());
-          if (Objects.equals(rowAt.get(was.key()), was.packed())) {
-            rowAt.put(was.key(), pack(to, move.getValue()));
-          } else {
-            deleteAt(new FilePosition(file.location(), move.getValue()), rewrite.partition());
-            carried++;
-          }
-        }
+        carried = follow(rewrite, result);
         written.add(file);
       }
       for (DataFile source : result.removed()) {
@@ -955,10 +1057,77 @@ final class PartitionOwner {
           rewrite.path(),
           table.name(),
           result.removed().size(),
-          result.moved().size(),
+          result.rows(),
           carried);
     }
     rewritesInFlight = inFlight.size();
+  }
+
+  /**
+   * The index follows a rewrite handed over: the k-th row the rewrite copied (the kept positions of
+   * its files, in their order) is at position k of the new file. Each row the index still holds in
+   * a file the rewrite read moves there (a row never moves into an older file, so one still there
+   * is where the rewrite read it); every other copied row was deleted or changed since the rewrite
+   * began and is deleted from the new file by position. Returns how many were.
+   */
+  private int follow(Rewrite rewrite, LiveRowsRewrite.Result result) throws Exception {
+    DataFile file = result.written();
+    int to = idOf(file.location());
+    int sources = result.removed().size();
+    int[] sourceIds = new int[sources];
+    long[][] positions = new long[sources][];
+    long[] offsets = new long[sources];
+    long offset = 0;
+    for (int i = 0; i < sources; i++) {
+      String path = result.removed().get(i).location();
+      Integer id = fileId.get(path);
+      sourceIds[i] = id == null ? -1 : id; // a file without a live row has no id
+      positions[i] = rewrite.kept().get(path);
+      offsets[i] = offset;
+      offset += positions[i].length;
+    }
+    if (offset != result.rows()) {
+      throw new IllegalStateException(
+          String.format(
+              "Partition %s of table %s: the rewrite copied %d rows, its files kept %d",
+              rewrite.path(), table.name(), result.rows(), offset));
+    }
+    boolean[] stayed = new boolean[Math.toIntExact(offset)];
+    Map<String, Long> moved = new HashMap<>();
+    for (Map.Entry<String, Long> row : rowAt.entries()) {
+      long packed = row.getValue();
+      int id = fileIdOf(packed);
+      for (int i = 0; i < sources; i++) {
+        if (sourceIds[i] != id) {
+          continue;
+        }
+        int k = Arrays.binarySearch(positions[i], positionOf(packed));
+        if (k < 0) {
+          throw new IllegalStateException(
+              String.format(
+                  "Partition %s of table %s: the index holds row %s at position %d of %s, which"
+                      + " its rewrite did not copy",
+                  rewrite.path(),
+                  table.name(),
+                  row.getKey(),
+                  positionOf(packed),
+                  result.removed().get(i).location()));
+        }
+        long at = offsets[i] + k;
+        stayed[(int) at] = true;
+        moved.put(row.getKey(), pack(to, at));
+        break;
+      }
+    }
+    rowAt.putAll(moved);
+    int carried = 0;
+    for (int at = 0; at < stayed.length; at++) {
+      if (!stayed[at]) {
+        deleteAt(new FilePosition(file.location(), at), rewrite.partition());
+        carried++;
+      }
+    }
+    return carried;
   }
 
   /** Rewrites started and not handed over yet. */
@@ -1049,19 +1218,18 @@ final class PartitionOwner {
    * per compaction follows what changed, not the partition's size. A large file not committed yet
    * (of a checkpoint in flight) waits.
    */
-  private SortedMap<String, NavigableSet<Long>> worthRewriting(
-      Table table, StructLike partition, SortedMap<String, NavigableSet<Long>> candidates)
-      throws IOException {
-    SortedMap<String, NavigableSet<Long>> chosen = new TreeMap<>();
+  private SortedMap<String, long[]> worthRewriting(
+      Table table, StructLike partition, SortedMap<String, long[]> candidates) throws IOException {
+    SortedMap<String, long[]> chosen = new TreeMap<>();
     Map<String, FileScanTask> committed = null;
     boolean shedsRows = false;
-    for (Map.Entry<String, NavigableSet<Long>> file : candidates.entrySet()) {
+    for (Map.Entry<String, long[]> file : candidates.entrySet()) {
       if (compaction.smallFileBytes() == Long.MAX_VALUE
           || table.io().newInputFile(file.getKey()).getLength() < compaction.smallFileBytes()) {
         chosen.put(file.getKey(), file.getValue());
         continue;
       }
-      long live = file.getValue().size();
+      long live = file.getValue().length;
       if (committed == null) {
         committed = committedFiles(table, partition);
       }

@@ -698,11 +698,21 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
     Map<Integer, Long> ownerChecks = Map.of();
     List<DataFile> removedDataFiles = List.of();
     if (owner != null) {
+      long start = System.nanoTime();
       PartitionOwner.Compacted compacted =
           owner.compact(files.dataFiles(), this::setCurrentKey, last);
+      long compactedAt = System.nanoTime();
       ownerChecks = owner.checks(); // a rewrite handed over carries the check it began from
       removedDataFiles = compacted.removed();
       DeleteWriteResult deletes = owner.complete(this::setCurrentKey);
+      LOG.debug(
+          "Writer {} of {}, checkpoint {}: owner compaction (hand-overs, starts) {} ms, checks and"
+              + " deletes by position {} ms",
+          subtask,
+          tableName,
+          checkpointId,
+          (compactedAt - start) / 1_000_000,
+          (System.nanoTime() - compactedAt) / 1_000_000);
       files =
           WriteResult.builder()
               .add(files)

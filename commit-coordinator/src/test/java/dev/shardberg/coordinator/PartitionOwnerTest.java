@@ -225,6 +225,147 @@ class PartitionOwnerTest {
             new TestTables.Row(2, 3, "other"));
   }
 
+  /**
+   * A rewrite still running at a barrier does not hold the checkpoint: the barrier commits the
+   * partition's changes without it, and so do the next ones, until the owner has fallen behind —
+   * the rewrite has passed its bound of barriers ({@code byAge}: three), or the partition has
+   * gathered {@code min-small-files} + 4 files since its last compaction (seven, at the seventh
+   * barrier) — and the barrier waits for it (the test lets it go on a second later: a barrier that
+   * did not wait would find it unfinished). Its hand-over carries the deletes of every checkpoint
+   * since it began — an update, a delete, a row updated twice — to the new file, and removes the
+   * files it read with the vectors those checkpoints gave them. The table equals the changes after
+   * every commit. Before, every barrier waited for the rewrites of the one before, and on two cores
+   * that added seconds to every checkpoint of the long run.
+   */
+  @org.junit.jupiter.params.ParameterizedTest(name = "bound by barriers: {0}")
+  @org.junit.jupiter.params.provider.ValueSource(booleans = {true, false})
+  void aRewriteStillRunningAtABarrierIsHandedOverAtALaterOneWithTheDeletesOfEveryCheckpointSince(
+      boolean byAge) throws Exception {
+    int handOverAt = byAge ? 6 : 7;
+    Table table = TestTables.create(warehouse, 1);
+    table.updateProperties().set(TableProperties.FORMAT_VERSION, "3").commit();
+    CheckpointCommitter coordinator = coordinator();
+    org.apache.iceberg.flink.TableLoader gated =
+        org.apache.iceberg.flink.TableLoader.fromCatalog(
+            org.apache.iceberg.flink.CatalogLoader.hadoop(
+                "hadoop",
+                TestTables.hadoopConf(),
+                java.util.Map.of(
+                    "warehouse",
+                    warehouse.toString(),
+                    org.apache.iceberg.CatalogProperties.FILE_IO_IMPL,
+                    RewriteGateFileIO.class.getName())),
+            TestTables.IDENTIFIER);
+    KeyedOneInputStreamOperatorTestHarness<String, RowData, WriterResult> writer =
+        new KeyedOneInputStreamOperatorTestHarness<>(
+            new ShardbergWriter(
+                gated,
+                TestTables.TABLE_NAME,
+                TestTables.ROW_TYPE,
+                TestTables.EQUALITY_COLUMNS,
+                false,
+                false,
+                PIPELINE,
+                new PartitionOwner.OwnerCompaction(
+                    3, 8, Long.MAX_VALUE, Long.MAX_VALUE, byAge ? 3 : 100),
+                1),
+            new PartitionKeySelector(table.schema(), table.spec(), TestTables.ROW_TYPE, false),
+            Types.STRING,
+            MAX_PARALLELISM,
+            1,
+            0);
+    java.util.Map<Long, String> model = new java.util.TreeMap<>();
+    List<DataFile> firstTwo = new java.util.ArrayList<>();
+    RewriteGateFileIO.shut();
+    try (writer) {
+      writer.setup(WriterResultTypeInfo.WireSerializer.INSTANCE);
+      writer.open();
+      // c1, c2: two files; c3: a third, and row 1 updated into it; its barrier begins the rewrite
+      // of the first two (rows 2..6), held at its first file
+      Object[][][] steps = {
+        {{RowKind.INSERT, 1L, "v1"}, {RowKind.INSERT, 2L, "v2"}, {RowKind.INSERT, 3L, "v3"}},
+        {{RowKind.INSERT, 4L, "v4"}, {RowKind.INSERT, 5L, "v5"}, {RowKind.INSERT, 6L, "v6"}},
+        {{RowKind.UPDATE_AFTER, 1L, "v1b"}, {RowKind.INSERT, 7L, "v7"}},
+        // while it runs: an update and a delete of rows it read, a delete of a row it did not read
+        {{RowKind.UPDATE_AFTER, 2L, "v2b"}, {RowKind.DELETE, 5L, null}, {RowKind.DELETE, 7L, null}},
+        // a row updated again, one updated for the first time, one deleted
+        {
+          {RowKind.UPDATE_AFTER, 2L, "v2c"},
+          {RowKind.UPDATE_AFTER, 6L, "v6b"},
+          {RowKind.DELETE, 4L, null}
+        },
+        {{RowKind.INSERT, 8L, "v8"}},
+        {{RowKind.INSERT, 9L, "v9"}},
+      };
+      for (int c = 1; c <= steps.length; c++) {
+        for (Object[] change : steps[c - 1]) {
+          RowKind kind = (RowKind) change[0];
+          long id = (Long) change[1];
+          writer.processElement(row(kind, 1, id, (String) change[2]));
+          if (kind == RowKind.DELETE) {
+            model.remove(id);
+          } else {
+            model.put(id, (String) change[2]);
+          }
+        }
+        if (c == handOverAt) {
+          openInASecond(); // a barrier that does not wait for the rewrite finds it unfinished
+        }
+        writer.prepareSnapshotPreBarrier(c);
+        WriterResult result = writer.extractOutputValues().get(c - 1);
+        if (c <= 2) {
+          firstTwo.addAll(List.of(result.files().dataFiles()));
+        }
+        if (c >= 4 && c < handOverAt) {
+          assertThat(result.removedDataFiles())
+              .as("checkpoint %d: the rewrite still runs, the barrier goes on without it", c)
+              .isEmpty();
+        }
+        commit(coordinator, table, c, List.of(result));
+        java.util.Set<TestTables.Row> expected = new java.util.HashSet<>();
+        model.forEach((id, name) -> expected.add(new TestTables.Row(1, id, name)));
+        assertThat(TestTables.read(table)).as("after checkpoint %d", c).isEqualTo(expected);
+        if (c == handOverAt) {
+          assertThat(result.removedDataFiles())
+              .extracting(DataFile::location)
+              .as("handed over at barrier %d: the files of checkpoints 1 and 2", c)
+              .containsExactlyInAnyOrderElementsOf(
+                  firstTwo.stream().map(DataFile::location).toList());
+        }
+      }
+    } finally {
+      RewriteGateFileIO.open();
+    }
+    java.util.Set<String> live = new java.util.HashSet<>();
+    try (org.apache.iceberg.io.CloseableIterable<org.apache.iceberg.FileScanTask> tasks =
+        table.newScan().planFiles()) {
+      for (org.apache.iceberg.FileScanTask task : tasks) {
+        live.add(task.file().location());
+        assertThat(task.deletes()).as("deletes of %s", task.file().location()).hasSizeLessThan(2);
+      }
+    }
+    assertThat(live)
+        .as("the rewritten files are gone")
+        .doesNotContainAnyElementsOf(firstTwo.stream().map(DataFile::location).toList());
+    assertThat(live).anyMatch(l -> l.contains(PartitionOwner.COMPACTED_SUFFIX));
+  }
+
+  private static void openInASecond() {
+    Thread opener =
+        new Thread(
+            () -> {
+              try {
+                Thread.sleep(1_000);
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+              RewriteGateFileIO.open();
+            },
+            "rewrite-gate-opener");
+    opener.setDaemon(true);
+    opener.start();
+  }
+
   /** The pipeline's coordinator on the test table, as a fresh start numbers it. */
   private CheckpointCommitter coordinator() {
     CoordinatorOptions options =
