@@ -91,6 +91,31 @@ public final class DeleteModes {
     return config.withTarget(config.target().withDeleteMode(mode));
   }
 
+  /**
+   * How a start writes, in a phrase for the console: {@code mode}, and when {@code chosen} (the key
+   * unset) where it came from.
+   */
+  public static String describe(DeleteMode mode, boolean chosen) {
+    String how =
+        mode == DeleteMode.POSITION
+            ? "updates and deletes by position (the writers own their partitions)"
+            : "updates and deletes by key (equality deletes)";
+    if (!chosen) {
+      return how;
+    }
+    return how
+        + "; "
+        + CoordinatorConfigOptions.DELETE_MODE.key()
+        + " unset: "
+        + (mode == DeleteMode.POSITION
+            ? "position for a table the job creates, or the mode the table records"
+            : "the mode the table records, or equality for a table written before deletes by"
+                + " position became the default (to switch it: docs/owner-write-path.md)")
+        + " ("
+        + PROPERTY
+        + ")";
+  }
+
   /** Records {@code mode} in {@code table}'s property, when it records another (or none). */
   private static void record(Table table, DeleteMode mode) {
     if (!mode.toString().equals(table.properties().get(PROPERTY))) {

@@ -79,9 +79,19 @@ public final class ShardbergPipeline {
 
   private ShardbergPipeline() {}
 
-  /** What {@link #build} found and set up, for logs, the CLI and tests. */
+  /**
+   * What {@link #build} found and set up, for logs, the CLI and tests.
+   *
+   * @param deleteMode how the job writes updates and deletes: as configured, or chosen for the
+   *     table ({@code deleteModeChosen}: {@code target.delete-mode} unset)
+   */
   public record Assembled(
-      ShardPlan plan, TableLayout layout, TableIdentifier table, String jobName) {}
+      ShardPlan plan,
+      TableLayout layout,
+      TableIdentifier table,
+      String jobName,
+      DeleteMode deleteMode,
+      boolean deleteModeChosen) {}
 
   /**
    * The source side of the job as {@link #buildSources} leaves it: the union of the hosts' tagged
@@ -151,7 +161,13 @@ public final class ShardbergPipeline {
         config.sources().size(),
         pipeline.checkpointInterval(),
         pipeline.writerParallelism());
-    return new Assembled(plan, layout, tableId, jobName);
+    return new Assembled(
+        plan,
+        layout,
+        tableId,
+        jobName,
+        config.target().deleteMode(),
+        !configured.target().deleteModeSet());
   }
 
   /**

@@ -120,6 +120,23 @@ class DeleteModesTest {
         .hasMessageContaining("Set target.delete-mode");
   }
 
+  /** What the local run's console says of the mode it writes in, and why when the key is unset. */
+  @Test
+  void theConsoleSaysHowAStartWritesAndWhereTheModeCameFromWhenTheKeyIsUnset() {
+    assertThat(DeleteModes.describe(DeleteMode.EQUALITY, false))
+        .isEqualTo("updates and deletes by key (equality deletes)");
+    assertThat(DeleteModes.describe(DeleteMode.POSITION, false))
+        .isEqualTo("updates and deletes by position (the writers own their partitions)");
+    assertThat(DeleteModes.describe(DeleteMode.POSITION, true))
+        .startsWith("updates and deletes by position (the writers own their partitions); ")
+        .contains("target.delete-mode unset: position for a table the job creates")
+        .endsWith("(shardberg.delete-mode)");
+    assertThat(DeleteModes.describe(DeleteMode.EQUALITY, true))
+        .startsWith("updates and deletes by key (equality deletes); target.delete-mode unset: ")
+        .contains("equality for a table written before deletes by position became the default")
+        .contains("docs/owner-write-path.md");
+  }
+
   @Test
   void anUnresolvedModeIsNeverTakenForOne() {
     assertThatThrownBy(() -> config(null).target().deleteMode())

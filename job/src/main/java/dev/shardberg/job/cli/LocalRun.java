@@ -109,14 +109,16 @@ final class LocalRun {
       Map<String, Integer> perHost = new java.util.TreeMap<>();
       assembled.plan().tablesByHost().forEach((host, tables) -> perHost.put(host, tables.size()));
       line(
-          "Assembled: %d shards on %d host%s (%s) -> %s",
+          "Assembled: %d shards on %d host%s (%s) -> %s, %s",
           assembled.plan().shardCount(),
           perHost.size(),
           perHost.size() == 1 ? "" : "s",
           perHost.entrySet().stream()
               .map(e -> e.getKey() + ": " + e.getValue())
               .collect(Collectors.joining(", ")),
-          config.target().qualifiedName());
+          config.target().qualifiedName(),
+          dev.shardberg.job.DeleteModes.describe(
+              assembled.deleteMode(), assembled.deleteModeChosen()));
       if (before != null) {
         // what this resume's discovery found new: the adopted tables, and any created since
         List<dev.shardberg.router.ShardTable> added =

@@ -103,7 +103,9 @@ class LocalRunConsoleTest {
                 "No retained checkpoint under "
                     + LocalCheckpoints.directory(config)
                     + ": starting without state\n")
-            .contains("Assembled: 2 shards on 1 host (console-a: 2) -> shardberg.shop.orders\n")
+            .contains(
+                "Assembled: 2 shards on 1 host (console-a: 2) -> shardberg.shop.orders, updates"
+                    + " and deletes by key (equality deletes)\n")
             .contains("Running: Flink job ")
             .contains("Flink dashboard: http://localhost:" + webPort + " ")
             .contains("First commit: checkpoint ")
