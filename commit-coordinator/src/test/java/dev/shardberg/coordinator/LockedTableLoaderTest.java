@@ -30,6 +30,11 @@ import org.junit.jupiter.api.io.TempDir;
  * lock like every other committer, and a lock they cannot take commits nothing.
  */
 class LockedTableLoaderTest {
+  @org.junit.jupiter.api.BeforeAll
+  static void zooKeeperNeverExitsTheJvm() {
+    dev.shardberg.coordinator.zk.ZooKeeperTestSupport.neverExitTheJvm();
+  }
+
   private static final Duration WAIT = Duration.ofSeconds(30);
 
   @TempDir Path warehouse;

@@ -22,6 +22,11 @@ import org.junit.jupiter.api.Test;
 
 /** The fencing-epoch recipe against a real ZooKeeper server. */
 class FencingEpochTest {
+  @org.junit.jupiter.api.BeforeAll
+  static void zooKeeperNeverExitsTheJvm() {
+    dev.shardberg.coordinator.zk.ZooKeeperTestSupport.neverExitTheJvm();
+  }
+
   private TestingServer server;
   private CuratorFramework a;
   private CuratorFramework b;

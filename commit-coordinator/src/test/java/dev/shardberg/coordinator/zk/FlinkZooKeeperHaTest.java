@@ -48,6 +48,11 @@ import org.junit.jupiter.api.io.TempDir;
  * roots.
  */
 class FlinkZooKeeperHaTest {
+  @org.junit.jupiter.api.BeforeAll
+  static void zooKeeperNeverExitsTheJvm() {
+    dev.shardberg.coordinator.zk.ZooKeeperTestSupport.neverExitTheJvm();
+  }
+
   private static final Path HA_DOC = Path.of("..", "docs", "high-availability.md");
   private static final TableIdentifier ID = TableIdentifier.of("shop", "orders");
   private static final int[] SHARDS = {0, 1};

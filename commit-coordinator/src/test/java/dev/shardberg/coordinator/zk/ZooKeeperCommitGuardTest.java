@@ -39,6 +39,11 @@ import org.junit.jupiter.api.Test;
  * The guard and the table lock against real ZooKeeper servers (Curator's TestingServer/Cluster).
  */
 class ZooKeeperCommitGuardTest {
+  @org.junit.jupiter.api.BeforeAll
+  static void zooKeeperNeverExitsTheJvm() {
+    dev.shardberg.coordinator.zk.ZooKeeperTestSupport.neverExitTheJvm();
+  }
+
   private static final String TABLE = "hadoop.shop.orders";
   private static final String LOCK_PATH = ROOT + "/locks/" + TABLE;
   private static final Duration LOCK_TIMEOUT = Duration.ofSeconds(30);

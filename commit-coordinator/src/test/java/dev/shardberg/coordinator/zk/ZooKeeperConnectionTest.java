@@ -13,6 +13,11 @@ import org.junit.jupiter.api.Test;
 
 /** The connection holder's state machine, driven by a real ZooKeeper server going away and back. */
 class ZooKeeperConnectionTest {
+  @org.junit.jupiter.api.BeforeAll
+  static void zooKeeperNeverExitsTheJvm() {
+    dev.shardberg.coordinator.zk.ZooKeeperTestSupport.neverExitTheJvm();
+  }
+
   private static final Duration WAIT = Duration.ofSeconds(30);
 
   private TestingServer server;

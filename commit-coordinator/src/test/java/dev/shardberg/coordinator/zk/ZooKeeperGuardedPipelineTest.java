@@ -79,6 +79,11 @@ import org.junit.jupiter.api.io.TempDir;
  * real ZooKeeper server. Every job runs without restarts, so a failure is final and visible.
  */
 class ZooKeeperGuardedPipelineTest {
+  @org.junit.jupiter.api.BeforeAll
+  static void zooKeeperNeverExitsTheJvm() {
+    dev.shardberg.coordinator.zk.ZooKeeperTestSupport.neverExitTheJvm();
+  }
+
   private static final TableIdentifier ID = TableIdentifier.of(Namespace.of("shop"), "orders");
   private static final String TABLE_NAME = "hadoop.shop.orders";
   private static final int BATCHES = 4;

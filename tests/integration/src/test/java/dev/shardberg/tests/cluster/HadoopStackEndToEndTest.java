@@ -55,6 +55,15 @@ import org.junit.jupiter.api.Test;
  * newest metadata file on HDFS, holding the last checkpoint the coordinator logged as committed.
  */
 class HadoopStackEndToEndTest {
+  /**
+   * Curator's TestingServer runs ZooKeeper's embedded server, which ends the JVM ({@code
+   * System.exit(2)}) on an error in its lifecycle: the tests want the error, not a crashed fork.
+   */
+  @BeforeAll
+  static void zooKeeperNeverExitsTheJvm() {
+    org.apache.zookeeper.util.ServiceUtils.setSystemExitProcedure(
+        org.apache.zookeeper.util.ServiceUtils.LOG_ONLY);
+  }
 
   private static final String PIPELINE_ID = "hadoop-e2e-orders";
   private static final String CDC_USER = "shardberg_cdc";

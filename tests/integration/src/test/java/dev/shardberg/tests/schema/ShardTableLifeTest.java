@@ -54,6 +54,16 @@ import org.junit.jupiter.params.provider.ValueSource;
  * change waits for the table's ZooKeeper lock like every other commit on the table.
  */
 class ShardTableLifeTest {
+  /**
+   * Curator's TestingServer runs ZooKeeper's embedded server, which ends the JVM ({@code
+   * System.exit(2)}) on an error in its lifecycle: the tests want the error, not a crashed fork.
+   */
+  @BeforeAll
+  static void zooKeeperNeverExitsTheJvm() {
+    org.apache.zookeeper.util.ServiceUtils.setSystemExitProcedure(
+        org.apache.zookeeper.util.ServiceUtils.LOG_ONLY);
+  }
+
   private static final Duration CAUGHT_UP = Duration.ofMinutes(3);
   private static final String USER = "truncate_cdc";
   private static final String PASSWORD = "truncate-pw";
