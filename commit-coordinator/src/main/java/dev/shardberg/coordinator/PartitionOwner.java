@@ -778,6 +778,39 @@ final class PartitionOwner {
   /** Barriers this owner has compacted at since it opened. */
   private long barriers;
 
+  /** Where the last barrier's compaction spent its time, for the writer's DEBUG line. */
+  private static final class BarrierTimes {
+    long waitNanos;
+    int waitedFor;
+    long followNanos;
+    int handedOver;
+    long startNanos;
+    int leftRunning;
+
+    @Override
+    public String toString() {
+      return String.format(
+          "waited %d ms for %d rewrite(s) still running, %d handed over (index follows %d ms),"
+              + " starts %d ms, %d in flight after",
+          waitNanos / 1_000_000,
+          waitedFor,
+          handedOver,
+          followNanos / 1_000_000,
+          startNanos / 1_000_000,
+          leftRunning);
+    }
+  }
+
+  private BarrierTimes lastBarrier = new BarrierTimes();
+
+  /**
+   * Where the last barrier's compaction spent its time: waiting for rewrites, the index following
+   * them, starting new ones.
+   */
+  String lastBarrierTimes() {
+    return lastBarrier.toString();
+  }
+
   /**
    * Rewrites started at earlier barriers, by partition path: each handed over at the first barrier
    * that finds it done ({@link OwnerCompaction#barriersInFlight}).
@@ -829,13 +862,17 @@ final class PartitionOwner {
     List<DataFile> removed = new ArrayList<>();
     List<DeleteFile> removedVectors = new ArrayList<>();
     barriers++;
+    lastBarrier = new BarrierTimes();
     handOver(setPartition, written, removed, removedVectors, last || behind(added, setPartition));
     if (added.length > 0) {
+      long began = System.nanoTime();
       start(added, setPartition);
+      lastBarrier.startNanos = System.nanoTime() - began;
       if (last) {
         handOver(setPartition, written, removed, removedVectors, true);
       }
     }
+    lastBarrier.leftRunning = inFlight.size();
     if (written.isEmpty() && removed.isEmpty()) {
       return Compacted.NONE;
     }
@@ -971,8 +1008,32 @@ final class PartitionOwner {
       rewrites.remove();
       Outcome outcome;
       try {
+        if (!rewrite.outcome().isDone()) {
+          long began = System.nanoTime();
+          try {
+            rewrite.outcome().get();
+          } finally {
+            lastBarrier.waitNanos += System.nanoTime() - began;
+            lastBarrier.waitedFor++;
+          }
+        }
         outcome = rewrite.outcome().get();
       } catch (ExecutionException e) {
+        // another committer that rewrote the partition's files and expired them meanwhile (an
+        // external compaction, another pipeline's expiry) leaves the rewrite without its files:
+        // it would have been dropped anyway, and the partition is read again at its next change
+        Optional<InsertOnlyCheck.Finding> moved = foreignChangeSince(rewrite);
+        if (moved.isPresent()) {
+          LOG.warn(
+              "Partition {} of table {}: its owner's rewrite failed ({}) after another committer"
+                  + " changed the shard; the rewrite is dropped and the partition read again at"
+                  + " its next change: {}",
+              rewrite.path(),
+              table.name(),
+              e.getCause() == null ? e : e.getCause().toString(),
+              moved.get());
+          continue;
+        }
         throw new IOException(
             String.format(
                 "Cannot compact partition %s of table %s: its owner's rewrite failed",
@@ -983,22 +1044,11 @@ final class PartitionOwner {
       if (outcome.skipped()) {
         continue; // the byte budget of its barrier was spent: the next barrier adding a file
       }
-      if (outcome.result() != null && rewrite.shard() != null && rewrite.checkedAt() != null) {
+      if (outcome.result() != null) {
         // the rewrite kept the rows its index held: another committer's change to the shard since
         // (a DELETE, a compaction) makes it wrong. Checked here up to the table as this
         // checkpoint read it; from there the coordinator checks on before it commits.
-        refreshOnce();
-        Snapshot current = table.currentSnapshot();
-        long now = current == null ? PendingCheckpoint.NO_SNAPSHOT : current.snapshotId();
-        Optional<InsertOnlyCheck.Finding> finding =
-            rewrite.checkedAt() == now
-                ? Optional.empty()
-                : InsertOnlyCheck.foreignChange(
-                    ((HasTableOperations) table).operations().current(),
-                    table.io(),
-                    shardColumn,
-                    pipelineId,
-                    new TreeMap<>(Map.of(rewrite.shard(), rewrite.checkedAt())));
+        Optional<InsertOnlyCheck.Finding> finding = foreignChangeSince(rewrite);
         if (finding.isPresent()) {
           LOG.info(
               "Partition {} of table {}: its owner's rewrite is dropped: {}",
@@ -1008,7 +1058,11 @@ final class PartitionOwner {
           discard(rewrite.path(), outcome.result());
           continue; // the partition is read again at its next change
         }
-        checks.merge(rewrite.shard(), now, (a, b) -> TempManifests.older(table, a, b));
+        if (rewrite.shard() != null && rewrite.checkedAt() != null) {
+          Snapshot current = table.currentSnapshot();
+          long now = current == null ? PendingCheckpoint.NO_SNAPSHOT : current.snapshotId();
+          checks.merge(rewrite.shard(), now, (a, b) -> TempManifests.older(table, a, b));
+        }
       }
       // the files it did not read (this partition's of the checkpoint it began at, and of every
       // checkpoint since) count towards its next compaction
@@ -1028,10 +1082,13 @@ final class PartitionOwner {
       }
       int carried = 0;
       DataFile file = result.written();
+      long followed = System.nanoTime();
       if (file != null) {
         carried = follow(rewrite, result);
         written.add(file);
       }
+      lastBarrier.followNanos += System.nanoTime() - followed;
+      lastBarrier.handedOver++;
       for (DataFile source : result.removed()) {
         String path = source.location();
         forgetFile(path);
@@ -1167,6 +1224,28 @@ final class PartitionOwner {
                 }
               });
     }
+  }
+
+  /**
+   * Another committer's change to the shard of {@code rewrite} since the snapshot its index
+   * reflected when the rewrite began, up to the table as this checkpoint read it (refreshed once
+   * per checkpoint); none for a partition without a shard or a check.
+   */
+  private Optional<InsertOnlyCheck.Finding> foreignChangeSince(Rewrite rewrite) {
+    if (rewrite.shard() == null || rewrite.checkedAt() == null) {
+      return Optional.empty();
+    }
+    refreshOnce();
+    Snapshot current = table.currentSnapshot();
+    long now = current == null ? PendingCheckpoint.NO_SNAPSHOT : current.snapshotId();
+    return rewrite.checkedAt() == now
+        ? Optional.empty()
+        : InsertOnlyCheck.foreignChange(
+            ((HasTableOperations) table).operations().current(),
+            table.io(),
+            shardColumn,
+            pipelineId,
+            new TreeMap<>(Map.of(rewrite.shard(), rewrite.checkedAt())));
   }
 
   private void discard(String path, LiveRowsRewrite.Result result) {

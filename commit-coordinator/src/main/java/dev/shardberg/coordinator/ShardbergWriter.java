@@ -706,12 +706,13 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
       removedDataFiles = compacted.removed();
       DeleteWriteResult deletes = owner.complete(this::setCurrentKey);
       LOG.debug(
-          "Writer {} of {}, checkpoint {}: owner compaction (hand-overs, starts) {} ms, checks and"
-              + " deletes by position {} ms",
+          "Writer {} of {}, checkpoint {}: owner compaction (hand-overs, starts) {} ms ({}),"
+              + " checks and deletes by position {} ms",
           subtask,
           tableName,
           checkpointId,
           (compactedAt - start) / 1_000_000,
+          owner.lastBarrierTimes(),
           (System.nanoTime() - compactedAt) / 1_000_000);
       files =
           WriteResult.builder()

@@ -350,6 +350,118 @@ class PartitionOwnerTest {
     assertThat(live).anyMatch(l -> l.contains(PartitionOwner.COMPACTED_SUFFIX));
   }
 
+  /**
+   * Another tool compacts the shard and expires the files it replaced while the owner's rewrite of
+   * the partition still waits to read them (an external compaction, another pipeline's expiry with
+   * {@code retain-last 1}). The rewrite fails on the missing file; its barrier drops it — the table
+   * moved under it, so it would have been dropped anyway — and the partition is read again at its
+   * next change: the job goes on and the table equals the changes after every commit, the update
+   * made after the foreign commit included. Before, the failed rewrite failed the checkpoint (and
+   * the job, into a failover).
+   */
+  @Test
+  void aRewriteWhoseFilesAnotherToolCompactedAndExpiredIsDroppedAndTheJobGoesOn() throws Exception {
+    Table table = TestTables.create(warehouse, 1);
+    table.updateProperties().set(TableProperties.FORMAT_VERSION, "3").commit();
+    CheckpointCommitter coordinator = coordinator();
+    org.apache.iceberg.flink.TableLoader gated =
+        org.apache.iceberg.flink.TableLoader.fromCatalog(
+            org.apache.iceberg.flink.CatalogLoader.hadoop(
+                "hadoop",
+                TestTables.hadoopConf(),
+                java.util.Map.of(
+                    "warehouse",
+                    warehouse.toString(),
+                    org.apache.iceberg.CatalogProperties.FILE_IO_IMPL,
+                    RewriteGateFileIO.class.getName())),
+            TestTables.IDENTIFIER);
+    KeyedOneInputStreamOperatorTestHarness<String, RowData, WriterResult> writer =
+        new KeyedOneInputStreamOperatorTestHarness<>(
+            new ShardbergWriter(
+                gated,
+                TestTables.TABLE_NAME,
+                TestTables.ROW_TYPE,
+                TestTables.EQUALITY_COLUMNS,
+                false,
+                false,
+                PIPELINE,
+                // each rewrite handed over at the next barrier, waiting for it
+                new PartitionOwner.OwnerCompaction(3, 8, Long.MAX_VALUE, Long.MAX_VALUE, 1),
+                1),
+            new PartitionKeySelector(table.schema(), table.spec(), TestTables.ROW_TYPE, false),
+            Types.STRING,
+            MAX_PARALLELISM,
+            1,
+            0);
+    java.util.Map<TestTables.Row, String> model = new java.util.HashMap<>();
+    List<DataFile> firstTwo = new java.util.ArrayList<>();
+    RewriteGateFileIO.shut();
+    try (writer) {
+      writer.setup(WriterResultTypeInfo.WireSerializer.INSTANCE);
+      writer.open();
+      // {shard, kind, id, name}
+      Object[][][] steps = {
+        {{1, RowKind.INSERT, 1L, "v1"}, {1, RowKind.INSERT, 2L, "v2"}},
+        {{1, RowKind.INSERT, 3L, "v3"}, {1, RowKind.INSERT, 4L, "v4"}},
+        // its barrier begins the rewrite of the first two files, held at its first file
+        {{1, RowKind.UPDATE_AFTER, 1L, "v1b"}, {1, RowKind.INSERT, 5L, "v5"}},
+        // after the foreign compaction and expiry; the rewrite fails, and its barrier (no change
+        // to the partition: nothing reads it again first) finds it failed
+        {{2, RowKind.INSERT, 1L, "other"}},
+        // a change to a row the foreign commit moved, a delete, an insert
+        {
+          {1, RowKind.UPDATE_AFTER, 3L, "v3b"},
+          {1, RowKind.DELETE, 2L, null},
+          {1, RowKind.INSERT, 6L, "v6"}
+        },
+        {{1, RowKind.UPDATE_AFTER, 4L, "v4b"}},
+      };
+      for (int c = 1; c <= steps.length; c++) {
+        if (c == 4) {
+          assertThat(ForeignCommits.compactShard(table, 1)).as("rows compacted").isEqualTo(5);
+          // the files a snapshot removed are deleted once that snapshot expires: one more commit
+          table.newAppend().commit();
+          table
+              .expireSnapshots()
+              .expireOlderThan(System.currentTimeMillis() + 1)
+              .retainLast(1)
+              .commit();
+          for (DataFile file : firstTwo) {
+            assertThat(table.io().newInputFile(file.location()).exists())
+                .as("expired: %s", file.location())
+                .isFalse();
+          }
+          RewriteGateFileIO.open(); // the rewrite goes on, to a file that is gone
+        }
+        for (Object[] change : steps[c - 1]) {
+          int shard = (Integer) change[0];
+          RowKind kind = (RowKind) change[1];
+          long id = (Long) change[2];
+          writer.processElement(row(kind, shard, id, (String) change[3]));
+          if (kind == RowKind.DELETE) {
+            model.remove(new TestTables.Row(shard, id, null));
+          } else {
+            model.put(new TestTables.Row(shard, id, null), (String) change[3]);
+          }
+        }
+        writer.prepareSnapshotPreBarrier(c);
+        WriterResult result = writer.extractOutputValues().get(c - 1);
+        if (c <= 2) {
+          firstTwo.addAll(List.of(result.files().dataFiles()));
+        }
+        if (c == 4) {
+          assertThat(result.removedDataFiles()).as("the failed rewrite is dropped").isEmpty();
+        }
+        commit(coordinator, table, c, List.of(result));
+        java.util.Set<TestTables.Row> expected = new java.util.HashSet<>();
+        model.forEach((key, name) -> expected.add(new TestTables.Row(key.shard(), key.id(), name)));
+        assertThat(TestTables.read(table)).as("after checkpoint %d", c).isEqualTo(expected);
+      }
+    } finally {
+      RewriteGateFileIO.open();
+    }
+  }
+
   private static void openInASecond() {
     Thread opener =
         new Thread(

@@ -259,10 +259,21 @@ public final class LiveRowsRewrite {
         }
         removed.add(describe(spec, partition, input, sourceFormat, rows));
       }
-    } finally {
+    } catch (IOException | RuntimeException e) {
       if (writer != null) {
-        writer.close();
+        // a source file gone or unreadable: the new file is not handed over, so it goes now
+        // rather than to orphan-file removal
+        try {
+          writer.close();
+          table.io().deleteFile(writer.toDataFile().location());
+        } catch (IOException | RuntimeException cleanup) {
+          e.addSuppressed(cleanup);
+        }
       }
+      throw e;
+    }
+    if (writer != null) {
+      writer.close();
     }
     return new Result(writer == null ? null : writer.toDataFile(), removed, next);
   }

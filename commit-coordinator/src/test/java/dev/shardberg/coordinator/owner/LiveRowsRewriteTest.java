@@ -113,6 +113,40 @@ class LiveRowsRewriteTest {
     }
   }
 
+  /**
+   * A source file gone by the time the rewrite reaches it (another tool compacted the partition and
+   * expired the file) fails the rewrite, and the new file it had begun with the rows of the files
+   * before is deleted, not left to orphan-file removal. Before, it stayed on disk.
+   */
+  @Test
+  void aSourceFileGoneFailsTheRewriteAndLeavesNoNewFile() throws Exception {
+    Table table = create(WIDE, "gone");
+    DataFile a = append(table, List.of(wide(0), wide(1)));
+    DataFile b = append(table, List.of(wide(2), wide(3)));
+    DataFile first = a.location().compareTo(b.location()) < 0 ? a : b;
+    DataFile second = first == a ? b : a;
+    SortedMap<String, long[]> keep = new TreeMap<>();
+    keep.put(first.location(), new long[] {0, 1});
+    keep.put(second.location(), new long[] {0, 1});
+    table.io().deleteFile(second.location());
+    java.util.Set<Path> before = parquetFiles();
+
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+            () ->
+                LiveRowsRewrite.rewrite(
+                    table, table.spec(), partition(table, WIDE), keep, files(table)))
+        .hasMessageContaining(second.location().replaceFirst("^file:", ""));
+    assertThat(parquetFiles()).as("the data files on disk").isEqualTo(before);
+  }
+
+  private java.util.Set<Path> parquetFiles() throws IOException {
+    try (java.util.stream.Stream<Path> files = java.nio.file.Files.walk(warehouse)) {
+      return files
+          .filter(f -> f.toString().endsWith(".parquet"))
+          .collect(java.util.stream.Collectors.toSet());
+    }
+  }
+
   /** An index that names a position its file does not have stops the rewrite, naming both. */
   @Test
   void aPositionTheFileDoesNotHaveStopsTheRewrite() throws Exception {
@@ -203,6 +237,53 @@ class LiveRowsRewriteTest {
         generic,
         rows / generic * 1000,
         generic / flink);
+  }
+
+  /**
+   * The rewrite's cost for the small files an owner rewrites at many partitions (256 shards × 5
+   * buckets at 500 changes/s: ~200 rows in ~9 files of one checkpoint each): {@code
+   * benchmark.small-files} files (default 9) of {@code benchmark.rows-per-file} rows (default 25)
+   * rewritten whole {@code benchmark.rewrites} times (default 200); prints the median per rewrite
+   * and per source file. What bounds how many partitions an owner keeps compacted per checkpoint.
+   * Runs only with {@code -Dbenchmark=true}.
+   */
+  @Test
+  void smallFilesRewriteCost() throws Exception {
+    Assumptions.assumeTrue(Boolean.getBoolean("benchmark"), "run with -Dbenchmark=true");
+    int fileCount = Integer.getInteger("benchmark.small-files", 9);
+    int perFile = Integer.getInteger("benchmark.rows-per-file", 25);
+    int rewrites = Integer.getInteger("benchmark.rewrites", 200);
+    Table table = create(WIDE, "small");
+    // loaded, as a job's is once anything has read it (a copy of an unread one copies nothing)
+    ((org.apache.iceberg.hadoop.HadoopFileIO) table.io()).conf().get("fs.defaultFS");
+    SortedMap<String, long[]> keep = new TreeMap<>();
+    for (int f = 0; f < fileCount; f++) {
+      List<Record> records = new ArrayList<>();
+      long[] all = new long[perFile];
+      for (int i = 0; i < perFile; i++) {
+        records.add(wide(f * perFile + i));
+        all[i] = i;
+      }
+      keep.put(append(table, records).location(), all);
+    }
+    long[] nanos = new long[rewrites];
+    for (int round = -20; round < rewrites; round++) { // 20 rounds to warm up
+      long start = System.nanoTime();
+      LiveRowsRewrite.Result result =
+          LiveRowsRewrite.rewrite(table, table.spec(), partition(table, WIDE), keep, files(table));
+      long took = System.nanoTime() - start;
+      assertThat(result.written().recordCount()).isEqualTo((long) fileCount * perFile);
+      table.io().deleteFile(result.written().location());
+      if (round >= 0) {
+        nanos[round] = took;
+      }
+    }
+    Arrays.sort(nanos);
+    double median = nanos[rewrites / 2] / 1e6;
+    System.out.printf(
+        "%n| rewrite of %d files × %d rows, median of %d | ms |%n|---|---|%n"
+            + "| per rewrite | %.1f |%n| per source file | %.1f |%n",
+        fileCount, perFile, rewrites, median, median / fileCount);
   }
 
   private static Record wide(int i) {
