@@ -155,13 +155,15 @@ public final class RouterOptions {
           .enumType(NewShards.class)
           .defaultValue(NewShards.ADOPT)
           .withDescription(
-              "What a local run (bin/shardberg run) does with a shard table that appears on a host while it"
-                  + " runs (a CREATE TABLE matching the patterns, a table renamed into them, CREATE TABLE ..."
-                  + " SELECT). adopt: within tables.discovery-interval it takes a savepoint and resumes from it"
-                  + " with the new shard, which is read alone from a fresh snapshot while the other shards go on"
-                  + " from their binlog position; a table whose number clashes with a shard's, or whose columns"
-                  + " differ, stops the run with a savepoint, naming both tables or the column. warn: the run"
-                  + " only warns, and the next resume reads it. Under flink run the job always only warns"
+              "What a run does with a shard table that appears on a host while it runs (a CREATE TABLE"
+                  + " matching the patterns, a table renamed into them, CREATE TABLE ... SELECT) - a local run"
+                  + " (bin/shardberg run), and an attached flink run (without -d: its client stays). adopt:"
+                  + " within tables.discovery-interval it takes a savepoint and resumes from it (under flink"
+                  + " run: submits the job again from it) with the new shard, which is read alone from a fresh"
+                  + " snapshot while the other shards go on from their binlog position; a table whose number"
+                  + " clashes with a shard's, or whose columns differ, stops the run with a savepoint, naming"
+                  + " both tables or the column. warn: the run only warns, and the next resume reads it. A"
+                  + " detached flink run (-d) or an application-mode deployment only warns"
                   + " (docs/shard-fleet.md).");
   public static final ConfigOption<Duration> TABLES_DISCOVERY_INTERVAL =
       ConfigOptions.key("tables.discovery-interval")

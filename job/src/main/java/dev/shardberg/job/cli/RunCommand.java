@@ -1,7 +1,6 @@
 package dev.shardberg.job.cli;
 
 import dev.shardberg.job.LocalCheckpoints;
-import dev.shardberg.job.ShardbergPipeline;
 import dev.shardberg.job.config.ShardbergConfig;
 import java.time.Duration;
 import java.util.concurrent.Callable;
@@ -62,8 +61,9 @@ public class RunCommand implements Callable<Integer> {
     ShardbergConfig loaded = config.load();
     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
     if (!(env instanceof LocalStreamEnvironment)) {
-      ShardbergPipeline.run(env, loaded); // under `flink run`: the cluster's environment
-      return 0;
+      // under `flink run`: the cluster's environment; attached, the client stays and reads new
+      // shard tables by a savepoint and a resume
+      return new ClusterRun(loaded, spec.commandLine().getOut()).run(env);
     }
     Duration every;
     try {
