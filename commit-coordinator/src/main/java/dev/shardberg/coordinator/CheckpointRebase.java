@@ -135,20 +135,52 @@ final class CheckpointRebase {
     compacted.values().forEach(f -> compactedPartitions.add(spec.partitionToPath(f.partition())));
     List<DataFile> keptRemovedData = new ArrayList<>();
     int droppedCompactions = 0;
+    // shards whose files leave the table with this checkpoint (read again, or removed): the files
+    // its writers listed are the shard's as of their check; what the shard has now is listed below
+    Set<Integer> removedShards = new TreeSet<>();
     for (DataFile file : files.removedData()) {
       if (!carried.apply(file)) {
         keptRemovedData.add(file);
       } else if (file.specId() == spec.specId()
           && compactedPartitions.contains(spec.partitionToPath(file.partition()))) {
         droppedCompactions++; // a source of an owner's compaction in this checkpoint
-      } else {
-        // the shard's files leave the table with this checkpoint (read again, or removed): which
-        // files it has now is not this checkpoint's to say
+      } else if (shardOf.apply(file) == null) {
         throw new Impossible(
-            "it removes the files of shard "
-                + shardOf.apply(file)
-                + " (read again or removed), and another committer changed that shard since they"
-                + " were listed");
+            "it removes " + file.location() + ", of an older partition spec, of a changed shard");
+      } else {
+        removedShards.add(shardOf.apply(file));
+      }
+    }
+    // the writers' listing of their deletes does not apply to a removed shard either
+    for (Integer shard : removedShards) {
+      keptRemovedDeletes.removeIf(d -> shard.equals(shardOf.apply(d)));
+      replaced.values().forEach(deletes -> deletes.removeIf(d -> shard.equals(shardOf.apply(d))));
+    }
+    int removedNow = 0;
+    if (!removedShards.isEmpty()) {
+      // every live file of those shards in the table the commit is built on leaves with it, as a
+      // delete by shard would remove every committed row (another committer's files included),
+      // with the delete files that apply to them; the checkpoint's own new files stay
+      Set<String> listed = new HashSet<>();
+      org.apache.iceberg.TableScan scan = table.newScan();
+      if (table.currentSnapshot() != null) {
+        try (CloseableIterable<FileScanTask> tasks =
+            scan.filter(Expressions.in(shardColumn, removedShards.toArray())).planFiles()) {
+          for (FileScanTask task : tasks) {
+            if (!removedShards.contains(shardOf.apply(task.file()))) {
+              continue;
+            }
+            if (listed.add(task.file().location())) {
+              keptRemovedData.add(task.file());
+              removedNow++;
+            }
+            for (DeleteFile delete : task.deletes()) {
+              if (removedShards.contains(shardOf.apply(delete)) && listed.add(delete.location())) {
+                keptRemovedDeletes.add(delete);
+              }
+            }
+          }
+        }
       }
     }
 
@@ -175,6 +207,9 @@ final class CheckpointRebase {
         keptDeletes.add(delete); // rows of this checkpoint's own new file
         continue;
       }
+      if (removedShards.contains(shardOf.apply(delete))) {
+        continue; // a delete of a committed row of a removed shard: its file leaves
+      }
       NavigableSet<Long> positions = positions(loader, List.of(delete), dataFile);
       if (!compacted.containsKey(dataFile)) {
         List<DeleteFile> before = new ArrayList<>(replaced.getOrDefault(dataFile, List.of()));
@@ -194,6 +229,9 @@ final class CheckpointRebase {
           .addAll(CommittedRows.keysAt(table, dataFile, positions, keyFieldIds));
     }
     for (DataFile file : newData.values()) {
+      if (removedShards.contains(shardOf.apply(file))) {
+        continue; // no committed row of a removed shard stays for its rows to replace
+      }
       String path = spec.partitionToPath(file.partition());
       partitions.putIfAbsent(path, file.partition());
       NavigableSet<Long> all = new TreeSet<>();
@@ -242,18 +280,23 @@ final class CheckpointRebase {
     keptRemovedDeletes.addAll(written.rewrittenDeleteFiles());
     String summary =
         String.format(
-            "%d deleted row(s) and %d new data file(s) of shard(s) %s found by key: %d committed"
-                + " row(s) deleted where they are now, in %d delete file(s)%s",
-            deletedPositions,
-            newData.size(),
-            shards,
-            found,
-            written.deleteFiles().size(),
-            droppedCompactions == 0
+                "%d deleted row(s) and %d new data file(s) of shard(s) %s found by key: %d committed"
+                    + " row(s) deleted where they are now, in %d delete file(s)%s",
+                deletedPositions,
+                newData.size(),
+                shards,
+                found,
+                written.deleteFiles().size(),
+                droppedCompactions == 0
+                    ? ""
+                    : String.format(
+                        "; the owners' compaction of %d data file(s) in it is dropped",
+                        droppedCompactions))
+            + (removedShards.isEmpty()
                 ? ""
                 : String.format(
-                    "; the owners' compaction of %d data file(s) in it is dropped",
-                    droppedCompactions));
+                    "; shard(s) %s removed: the %d data file(s) they have now leave the table",
+                    removedShards, removedNow));
     return new Result(
         new TempManifests.Files(keptData, keptDeletes, keptRemovedDeletes, keptRemovedData),
         summary);

@@ -177,6 +177,28 @@ class NewShardUnderFlinkRunTest {
         a.execute("DROP TABLE shop.orders_01");
         VerifyReport report = Reconciliation.verify(config, 5);
         assertThat(report.matches()).as(report.render()).isTrue();
+        // a second engine: a real Spark reads the table the two jobs wrote as MySQL holds it
+        List<String> mysql = new java.util.ArrayList<>();
+        for (int shard : List.of(0, 1, 5)) {
+          mysql.addAll(OrdersShards.rows(a, "shop.orders_" + shard, shard));
+        }
+        mysql.sort(null);
+        assertThat(
+                dev.shardberg.tests.job.SparkReader.rows(
+                    Map.of(
+                        "type", "hadoop", "warehouse", dir.resolve("warehouse").toUri().toString()),
+                    "SELECT shard_number, order_id, status, amount FROM t.shop.orders",
+                    r ->
+                        r.getInt(0)
+                            + "|"
+                            + r.getLong(1)
+                            + "|"
+                            + r.getString(2)
+                            + "|"
+                            + r.getDecimal(3).toPlainString()))
+            .as("Spark's rows of the table")
+            .isEqualTo(mysql)
+            .hasSizeGreaterThan(60);
       } finally {
         System.setOut(stdout);
         System.setErr(stderr);

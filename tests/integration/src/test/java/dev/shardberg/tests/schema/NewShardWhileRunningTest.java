@@ -175,6 +175,31 @@ class NewShardWhileRunningTest {
         a.execute("DROP TABLE shop.orders_01");
         VerifyReport report = Reconciliation.verify(config, 5);
         assertThat(report.matches()).as(report.render()).isTrue();
+        // a second engine: a real Spark reads the table as MySQL holds every shard, new ones too
+        List<String> mysql = new ArrayList<>();
+        for (int shard : List.of(0, 1, 6, 7)) {
+          mysql.addAll(OrdersShards.rows(a, "shop.orders_" + shard, shard));
+        }
+        mysql.addAll(OrdersShards.rows(b, "shop.orders_2", 2));
+        mysql.addAll(OrdersShards.rows(b, "shop.orders_5", 5));
+        mysql.addAll(OrdersShards.rows(b, "shop_more.orders_8", 8));
+        mysql.sort(null);
+        assertThat(
+                dev.shardberg.tests.job.SparkReader.rows(
+                    Map.of(
+                        "type", "hadoop", "warehouse", dir.resolve("warehouse").toUri().toString()),
+                    "SELECT shard_number, order_id, status, amount FROM t.shop.orders",
+                    r ->
+                        r.getInt(0)
+                            + "|"
+                            + r.getLong(1)
+                            + "|"
+                            + r.getString(2)
+                            + "|"
+                            + r.getDecimal(3).toPlainString()))
+            .as("Spark's rows of the table")
+            .isEqualTo(mysql)
+            .hasSizeGreaterThan(100);
       } finally {
         CliProcess.stop(run);
       }

@@ -167,6 +167,15 @@ class PrimaryFailoverTest {
       } finally {
         cancel(withA);
       }
+      // a second engine: a real Spark reads the table as the shards hold it
+      assertThat(
+              dev.shardberg.tests.job.SparkReader.rows(
+                  Map.of(
+                      "type", "hadoop", "warehouse", dir.resolve("warehouse").toUri().toString()),
+                  "SELECT shard_number, id, qty FROM t." + DB + ".orders",
+                  r -> r.getInt(0) + "|" + r.getLong(1) + "|" + r.getInt(2)))
+          .as("Spark's rows of the table")
+          .isEqualTo(rows(0, 1, 2));
     }
   }
 

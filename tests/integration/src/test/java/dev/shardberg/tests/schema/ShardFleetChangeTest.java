@@ -201,6 +201,17 @@ class ShardFleetChangeTest {
         .until(() -> tableRows(table).equals(rows));
   }
 
+  /** A second engine: a real Spark reads {@code <db>.orders} as the shards hold it. */
+  static void assertSparkReads(String db, List<String> rows) {
+    assertThat(
+            dev.shardberg.tests.job.SparkReader.rows(
+                Map.of("type", "hadoop", "warehouse", dir.resolve("warehouse").toUri().toString()),
+                "SELECT shard_number, id, qty FROM t." + db + ".orders",
+                r -> r.getInt(0) + "|" + r.getLong(1) + "|" + r.getInt(2)))
+        .as("Spark's rows of %s.orders", db)
+        .isEqualTo(rows);
+  }
+
   static JobClient start(ShardbergConfig config, String savepoint) throws Exception {
     if (savepoint == null) {
       return ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), config);
@@ -330,6 +341,7 @@ class ShardFleetChangeTest {
         cancel(second);
       }
     }
+    assertSparkReads(db, fleet.rows(0));
   }
 
   /**
@@ -397,5 +409,9 @@ class ShardFleetChangeTest {
         cancel(third);
       }
     }
+    List<String> expected = new ArrayList<>(fleet.rows(0, 1));
+    expected.addAll(hostBRows);
+    expected.sort(null);
+    assertSparkReads("hosts", expected);
   }
 }

@@ -391,6 +391,14 @@ class TenantMoveTest {
     } finally {
       cancel(job);
     }
+    // a second engine: a real Spark reads the table as the shards hold it after the moves
+    assertThat(
+            dev.shardberg.tests.job.SparkReader.rows(
+                Map.of("type", "hadoop", "warehouse", dir.resolve("warehouse").toUri().toString()),
+                "SELECT shard_number, id, qty, note FROM t." + shards.db + ".orders",
+                r -> r.getInt(0) + "|" + r.getLong(1) + "|" + r.getInt(2) + "|" + r.getString(3)))
+        .as("Spark's rows of the table")
+        .isEqualTo(shards.all());
     table.refresh();
     List<Snapshot> ancestry = new ArrayList<>();
     SnapshotUtil.currentAncestors(table).forEach(s -> ancestry.add(0, s));

@@ -39,6 +39,31 @@ public final class OrdersShards {
     return "orders_" + shard;
   }
 
+  /**
+   * The rows of {@code qualifiedTable} on {@code host} as {@code shard|order_id|status|amount}:
+   * what a second engine reading the Iceberg table must find for shard {@code shard}.
+   */
+  public static List<String> rows(EmbeddedMariaDb host, String qualifiedTable, int shard)
+      throws SQLException {
+    List<String> rows = new ArrayList<>();
+    try (Connection c = host.connect(qualifiedTable.substring(0, qualifiedTable.indexOf('.')));
+        java.sql.Statement statement = c.createStatement();
+        java.sql.ResultSet r =
+            statement.executeQuery("SELECT order_id, status, amount FROM " + qualifiedTable)) {
+      while (r.next()) {
+        rows.add(
+            shard
+                + "|"
+                + r.getLong(1)
+                + "|"
+                + r.getString(2)
+                + "|"
+                + r.getBigDecimal(3).toPlainString());
+      }
+    }
+    return rows;
+  }
+
   public static String ddl(String qualifiedTable) {
     return "CREATE TABLE "
         + qualifiedTable
