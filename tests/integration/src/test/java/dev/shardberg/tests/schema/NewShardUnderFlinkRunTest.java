@@ -121,6 +121,14 @@ class NewShardUnderFlinkRunTest {
                     throw new CompletionException(e);
                   }
                 });
+        // the client runs discovery, creates the table and submits; then it prints this line
+        await()
+            .atMost(CAUGHT_UP)
+            .until(
+                () ->
+                    submission.isDone()
+                        || console.toString(StandardCharsets.UTF_8).contains("Running: Flink job"));
+        assertThat(submission).as(console.toString(StandardCharsets.UTF_8)).isNotDone();
         awaitTableEqualsShards(config, console);
 
         a.execute(
