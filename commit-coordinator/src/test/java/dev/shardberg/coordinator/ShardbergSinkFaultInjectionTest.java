@@ -412,6 +412,12 @@ class ShardbergSinkFaultInjectionTest {
 
   private Configuration restartsAndCheckpoints(String savepoint) {
     Configuration config = new Configuration();
+    // a checkpoint here takes milliseconds; one that hangs (a CI run of the RocksDB seeds once
+    // spent ~10 minutes, Flink's default timeout, in one stop with savepoint) fails after a minute
+    // and the stop is tried again
+    config.set(
+        org.apache.flink.configuration.CheckpointingOptions.CHECKPOINTING_TIMEOUT,
+        Duration.ofMinutes(1));
     if (rocksDb) {
       config.set(org.apache.flink.configuration.StateBackendOptions.STATE_BACKEND, "rocksdb");
       config.set(org.apache.flink.configuration.CheckpointingOptions.INCREMENTAL_CHECKPOINTS, true);
