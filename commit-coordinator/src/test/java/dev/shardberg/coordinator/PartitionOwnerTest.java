@@ -245,35 +245,11 @@ class PartitionOwnerTest {
     Table table = TestTables.create(warehouse, 1);
     table.updateProperties().set(TableProperties.FORMAT_VERSION, "3").commit();
     CheckpointCommitter coordinator = coordinator();
-    org.apache.iceberg.flink.TableLoader gated =
-        org.apache.iceberg.flink.TableLoader.fromCatalog(
-            org.apache.iceberg.flink.CatalogLoader.hadoop(
-                "hadoop",
-                TestTables.hadoopConf(),
-                java.util.Map.of(
-                    "warehouse",
-                    warehouse.toString(),
-                    org.apache.iceberg.CatalogProperties.FILE_IO_IMPL,
-                    RewriteGateFileIO.class.getName())),
-            TestTables.IDENTIFIER);
     KeyedOneInputStreamOperatorTestHarness<String, RowData, WriterResult> writer =
-        new KeyedOneInputStreamOperatorTestHarness<>(
-            new ShardbergWriter(
-                gated,
-                TestTables.TABLE_NAME,
-                TestTables.ROW_TYPE,
-                TestTables.EQUALITY_COLUMNS,
-                false,
-                false,
-                PIPELINE,
-                new PartitionOwner.OwnerCompaction(
-                    3, 8, Long.MAX_VALUE, Long.MAX_VALUE, byAge ? 3 : 100),
-                1),
-            new PartitionKeySelector(table.schema(), table.spec(), TestTables.ROW_TYPE, false),
-            Types.STRING,
-            MAX_PARALLELISM,
-            1,
-            0);
+        gatedOwner(
+            table,
+            new PartitionOwner.OwnerCompaction(
+                3, 8, Long.MAX_VALUE, Long.MAX_VALUE, byAge ? 3 : 100));
     java.util.Map<Long, String> model = new java.util.TreeMap<>();
     List<DataFile> firstTwo = new java.util.ArrayList<>();
     RewriteGateFileIO.shut();
@@ -364,35 +340,10 @@ class PartitionOwnerTest {
     Table table = TestTables.create(warehouse, 1);
     table.updateProperties().set(TableProperties.FORMAT_VERSION, "3").commit();
     CheckpointCommitter coordinator = coordinator();
-    org.apache.iceberg.flink.TableLoader gated =
-        org.apache.iceberg.flink.TableLoader.fromCatalog(
-            org.apache.iceberg.flink.CatalogLoader.hadoop(
-                "hadoop",
-                TestTables.hadoopConf(),
-                java.util.Map.of(
-                    "warehouse",
-                    warehouse.toString(),
-                    org.apache.iceberg.CatalogProperties.FILE_IO_IMPL,
-                    RewriteGateFileIO.class.getName())),
-            TestTables.IDENTIFIER);
+    // each rewrite handed over at the next barrier, waiting for it
     KeyedOneInputStreamOperatorTestHarness<String, RowData, WriterResult> writer =
-        new KeyedOneInputStreamOperatorTestHarness<>(
-            new ShardbergWriter(
-                gated,
-                TestTables.TABLE_NAME,
-                TestTables.ROW_TYPE,
-                TestTables.EQUALITY_COLUMNS,
-                false,
-                false,
-                PIPELINE,
-                // each rewrite handed over at the next barrier, waiting for it
-                new PartitionOwner.OwnerCompaction(3, 8, Long.MAX_VALUE, Long.MAX_VALUE, 1),
-                1),
-            new PartitionKeySelector(table.schema(), table.spec(), TestTables.ROW_TYPE, false),
-            Types.STRING,
-            MAX_PARALLELISM,
-            1,
-            0);
+        gatedOwner(
+            table, new PartitionOwner.OwnerCompaction(3, 8, Long.MAX_VALUE, Long.MAX_VALUE, 1));
     java.util.Map<TestTables.Row, String> model = new java.util.HashMap<>();
     List<DataFile> firstTwo = new java.util.ArrayList<>();
     RewriteGateFileIO.shut();
@@ -460,6 +411,41 @@ class PartitionOwnerTest {
     } finally {
       RewriteGateFileIO.open();
     }
+  }
+
+  /**
+   * One owner on the test table whose rewrites read through {@link RewriteGateFileIO} (the table's
+   * {@code io-impl}), so a test can hold a rewrite at its first file.
+   */
+  private KeyedOneInputStreamOperatorTestHarness<String, RowData, WriterResult> gatedOwner(
+      Table table, PartitionOwner.OwnerCompaction compaction) throws Exception {
+    org.apache.iceberg.flink.TableLoader gated =
+        org.apache.iceberg.flink.TableLoader.fromCatalog(
+            org.apache.iceberg.flink.CatalogLoader.hadoop(
+                "hadoop",
+                TestTables.hadoopConf(),
+                java.util.Map.of(
+                    "warehouse",
+                    warehouse.toString(),
+                    org.apache.iceberg.CatalogProperties.FILE_IO_IMPL,
+                    RewriteGateFileIO.class.getName())),
+            TestTables.IDENTIFIER);
+    return new KeyedOneInputStreamOperatorTestHarness<>(
+        new ShardbergWriter(
+            gated,
+            TestTables.TABLE_NAME,
+            TestTables.ROW_TYPE,
+            TestTables.EQUALITY_COLUMNS,
+            false,
+            false,
+            PIPELINE,
+            compaction,
+            1),
+        new PartitionKeySelector(table.schema(), table.spec(), TestTables.ROW_TYPE, false),
+        Types.STRING,
+        MAX_PARALLELISM,
+        1,
+        0);
   }
 
   private static void openInASecond() {
