@@ -45,4 +45,22 @@ public final class SparkReader {
       spark.stop();
     }
   }
+
+  /**
+   * {@code shard|order_id|status|amount} of {@code <db>.orders} in the Hadoop catalog at {@code
+   * warehouse}, as Spark reads them, sorted: the rows {@code OrdersShards.rows} gives for MySQL.
+   */
+  public static List<String> orders(java.net.URI warehouse, String db) {
+    return rows(
+        Map.of("type", "hadoop", "warehouse", warehouse.toString()),
+        "SELECT shard_number, order_id, status, amount FROM t." + db + ".orders",
+        r ->
+            r.getInt(0)
+                + "|"
+                + r.getLong(1)
+                + "|"
+                + r.getString(2)
+                + "|"
+                + r.getDecimal(3).toPlainString());
+  }
 }

@@ -185,18 +185,8 @@ class NewShardWhileRunningTest {
         mysql.addAll(OrdersShards.rows(b, "shop_more.orders_8", 8));
         mysql.sort(null);
         assertThat(
-                dev.shardberg.tests.job.SparkReader.rows(
-                    Map.of(
-                        "type", "hadoop", "warehouse", dir.resolve("warehouse").toUri().toString()),
-                    "SELECT shard_number, order_id, status, amount FROM t.shop.orders",
-                    r ->
-                        r.getInt(0)
-                            + "|"
-                            + r.getLong(1)
-                            + "|"
-                            + r.getString(2)
-                            + "|"
-                            + r.getDecimal(3).toPlainString()))
+                dev.shardberg.tests.job.SparkReader.orders(
+                    dir.resolve("warehouse").toUri(), "shop"))
             .as("Spark's rows of the table")
             .isEqualTo(mysql)
             .hasSizeGreaterThan(100);
