@@ -3,10 +3,12 @@ package dev.shardberg.job;
 import dev.shardberg.job.config.ShardbergConfig.CdcConfig;
 import dev.shardberg.job.config.ShardbergConfig.SourceConfig;
 import dev.shardberg.router.ShardTable;
+import dev.shardberg.router.discovery.LogicalTableSpec;
 import dev.shardberg.router.discovery.MySqlHost;
 import dev.shardberg.router.discovery.ShardPlan;
 import dev.shardberg.router.schema.TableLayout;
 import dev.shardberg.router.schema.TableSchemaEvolver;
+import dev.shardberg.router.tagging.NewShardCapture;
 import dev.shardberg.router.tagging.ShardTaggingDeserializer;
 import dev.shardberg.router.types.BinlogTime2;
 import dev.shardberg.router.types.ExactSnapshotDriver;
@@ -38,7 +40,40 @@ final class MySqlSources {
       CdcConfig cdc,
       TableSchemaEvolver evolver,
       boolean scanNewlyAddedTables) {
+    return forHost(
+        plan,
+        layout,
+        host,
+        source,
+        cdc,
+        evolver,
+        scanNewlyAddedTables,
+        ShardTaggingDeserializer.forHost(plan, host, layout, evolver));
+  }
+
+  /**
+   * As above, with its tagger. When the tagger captures new shard tables ({@link
+   * ShardTaggingDeserializer#capturing}; {@code tables.new-shards: capture}, the switch off) the
+   * source also captures every table of the host matching the shard patterns, so that its binlog
+   * reader reads a shard table created while the job runs, and its tagger decides ({@link
+   * NewShardCapture}). A row of a table whose definition the reader does not know (one renamed into
+   * the patterns) is then skipped with a WARN instead of failing the job (Debezium's {@code
+   * inconsistent.schema.handling.mode}); the host watch names such a table as not read.
+   */
+  static MySqlSource<RowData> forHost(
+      ShardPlan plan,
+      TableLayout layout,
+      MySqlHost host,
+      SourceConfig source,
+      CdcConfig cdc,
+      TableSchemaEvolver evolver,
+      boolean scanNewlyAddedTables,
+      ShardTaggingDeserializer tagger) {
+    NewShardCapture capture = tagger.capture();
     Properties debezium = new Properties();
+    if (capture != null) {
+      debezium.setProperty("inconsistent.schema.handling.mode", "warn");
+    }
     debezium.setProperty("poll.interval.ms", Long.toString(cdc.pollInterval().toMillis()));
     // the binlog client's keep-alive: a silent connection is reconnected after this, and the
     // server's heartbeat period is 0.8 x this (Debezium's default, 60 s, left a restarted host
@@ -80,14 +115,28 @@ final class MySqlSources {
         }
       }
     }
+    String[] databases = ShardTaggingDeserializer.databaseListOf(plan, host.name());
+    String[] tables = // when evolving, with the shadow tables of gh-ost / pt-osc
+        evolver != null
+            ? ShardTaggingDeserializer.captureListOf(plan, host.name())
+            : ShardTaggingDeserializer.tableListOf(plan, host.name());
+    if (capture != null) {
+      // every table matching the patterns, in any database matching its pattern (a CREATE
+      // DATABASE too); Debezium splits the lists at commas not escaped
+      LogicalTableSpec spec = capture.spec();
+      databases = append(databases, escapeCommas(spec.databasePattern()));
+      tables =
+          append(
+              tables,
+              escapeCommas(
+                  ShardTaggingDeserializer.capturePatternOf(
+                      spec.databasePattern(), spec.tablePattern())));
+    }
     return builder
         .hostname(host.hostname())
         .port(host.port())
-        .databaseList(ShardTaggingDeserializer.databaseListOf(plan, host.name()))
-        .tableList( // when evolving, with the shadow tables of gh-ost / pt-osc
-            evolver != null
-                ? ShardTaggingDeserializer.captureListOf(plan, host.name())
-                : ShardTaggingDeserializer.tableListOf(plan, host.name()))
+        .databaseList(databases)
+        .tableList(tables)
         .username(host.user())
         .password(host.password().reveal())
         .serverId(source.serverIds().toString())
@@ -112,8 +161,18 @@ final class MySqlSources {
         // (FLINK-36578)
         .useLegacyJsonFormat(false)
         // the host: to read a shard's columns in flight
-        .deserializer(ShardTaggingDeserializer.forHost(plan, host, layout, evolver))
+        .deserializer(tagger)
         .build();
+  }
+
+  private static String[] append(String[] list, String entry) {
+    String[] longer = java.util.Arrays.copyOf(list, list.length + 1);
+    longer[list.length] = entry;
+    return longer;
+  }
+
+  private static String escapeCommas(String regex) {
+    return regex.replace(",", "\\,");
   }
 
   /**

@@ -2,8 +2,12 @@ package dev.shardberg.job;
 
 import dev.shardberg.router.ShardRouterException;
 import dev.shardberg.router.ShardTable;
+import dev.shardberg.router.tagging.NewShardCapture;
 import dev.shardberg.router.tagging.ShardTaggingDeserializer;
+import io.debezium.connector.mysql.MySqlConnection;
+import io.debezium.connector.mysql.MySqlPartition;
 import io.debezium.relational.TableId;
+import io.debezium.relational.history.TableChanges;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -22,15 +26,21 @@ import org.apache.flink.api.connector.source.SourceReaderContext;
 import org.apache.flink.api.connector.source.SplitEnumerator;
 import org.apache.flink.api.connector.source.SplitEnumeratorContext;
 import org.apache.flink.api.java.typeutils.ResultTypeQueryable;
+import org.apache.flink.cdc.connectors.mysql.debezium.DebeziumUtils;
 import org.apache.flink.cdc.connectors.mysql.source.MySqlSource;
 import org.apache.flink.cdc.connectors.mysql.source.assigners.AssignerStatus;
 import org.apache.flink.cdc.connectors.mysql.source.assigners.state.HybridPendingSplitsState;
 import org.apache.flink.cdc.connectors.mysql.source.assigners.state.PendingSplitsState;
 import org.apache.flink.cdc.connectors.mysql.source.assigners.state.SnapshotPendingSplitsState;
+import org.apache.flink.cdc.connectors.mysql.source.config.MySqlSourceConfig;
+import org.apache.flink.cdc.connectors.mysql.source.events.BinlogSplitMetaEvent;
 import org.apache.flink.cdc.connectors.mysql.source.events.BinlogSplitUpdateRequestEvent;
 import org.apache.flink.cdc.connectors.mysql.source.events.LatestFinishedSplitsNumberEvent;
+import org.apache.flink.cdc.connectors.mysql.source.split.FinishedSnapshotSplitInfo;
+import org.apache.flink.cdc.connectors.mysql.source.split.MySqlBinlogSplit;
 import org.apache.flink.cdc.connectors.mysql.source.split.MySqlSchemalessSnapshotSplit;
 import org.apache.flink.cdc.connectors.mysql.source.split.MySqlSplit;
+import org.apache.flink.cdc.connectors.mysql.source.utils.TableDiscoveryUtils;
 import org.apache.flink.core.io.InputStatus;
 import org.apache.flink.core.io.SimpleVersionedSerializer;
 import org.apache.flink.metrics.Gauge;
@@ -81,11 +91,39 @@ final class ShardFleetSource
   /** Without: the enumerators of a first start and of restores that meet no change. */
   private final MySqlSource<RowData> steady;
 
+  /**
+   * With {@code tables.new-shards: capture}: the readers' source (the shard patterns captured, the
+   * switch off) and its tagger (the same object the source holds); else null.
+   */
+  private final MySqlSource<RowData> capturing;
+
+  private final ShardTaggingDeserializer capturingTagger;
+
   ShardFleetSource(
       String hostName,
       List<ShardTable> tables,
       MySqlSource<RowData> scanning,
       MySqlSource<RowData> steady) {
+    this(hostName, tables, scanning, steady, null, null);
+  }
+
+  /**
+   * With readers that capture shard tables created while the job runs ({@code tables.new-shards:
+   * capture}): {@code capturing} is built with {@code tagger} ({@link
+   * MySqlSources#forHost(dev.shardberg.router.discovery.ShardPlan,
+   * dev.shardberg.router.schema.TableLayout, dev.shardberg.router.discovery.MySqlHost,
+   * dev.shardberg.job.config.ShardbergConfig.SourceConfig,
+   * dev.shardberg.job.config.ShardbergConfig.CdcConfig,
+   * dev.shardberg.router.schema.TableSchemaEvolver, boolean, ShardTaggingDeserializer)}), which
+   * this source reaches through the same reference after Flink ships it to a task.
+   */
+  ShardFleetSource(
+      String hostName,
+      List<ShardTable> tables,
+      MySqlSource<RowData> scanning,
+      MySqlSource<RowData> steady,
+      MySqlSource<RowData> capturing,
+      ShardTaggingDeserializer tagger) {
     this.hostName = hostName;
     Map<String, Integer> byName = new TreeMap<>();
     tables.forEach(t -> byName.put(t.qualifiedName(), t.shard()));
@@ -99,6 +137,8 @@ final class ShardFleetSource
             .toList();
     this.scanning = scanning;
     this.steady = steady;
+    this.capturing = capturing;
+    this.capturingTagger = tagger;
   }
 
   @Override
@@ -109,8 +149,117 @@ final class ShardFleetSource
   @Override
   public SourceReader<RowData, MySqlSplit> createReader(SourceReaderContext context)
       throws Exception {
+    MetricGroup group = context.metricGroup().addGroup("host", hostName);
+    if (capturing == null) {
+      return new PhaseReporting(scanning.createReader(context), group, null);
+    }
     return new PhaseReporting(
-        scanning.createReader(context), context.metricGroup().addGroup("host", hostName));
+        capturing.createReader(context),
+        group,
+        new CaptureHooks(
+            hostName,
+            planned.keySet(),
+            capturingTagger,
+            capturing.getConfigFactory().createConfig(context.getIndexOfSubtask()),
+            group));
+  }
+
+  /**
+   * What the reader of a capturing source ({@code tables.new-shards: capture}) tells its tagger
+   * about the binlog split: which planned tables the split holds a snapshot of (the binlog rows of
+   * the others are held until it does; Flink CDC snapshots them now), and which tables it defines
+   * outside the plan (captured before a restore). Fills in the definitions of planned tables the
+   * split lacks (tables new to a restored state), as Flink CDC's reader does with the switch on:
+   * without them the binlog reader would skip their rows after their snapshot.
+   */
+  static final class CaptureHooks {
+    private final String hostName;
+    private final Set<String> planned;
+    private final ShardTaggingDeserializer tagger;
+    private final MySqlSourceConfig config;
+    private final MetricGroup group;
+
+    /** Tables with a finished snapshot split in the binlog split (its infos and meta events). */
+    private final Set<String> snapshotted = new java.util.HashSet<>();
+
+    private final Set<Integer> reported = new java.util.HashSet<>();
+
+    CaptureHooks(
+        String hostName,
+        Set<String> planned,
+        ShardTaggingDeserializer tagger,
+        MySqlSourceConfig config,
+        MetricGroup group) {
+      this.hostName = hostName;
+      this.planned = Set.copyOf(planned);
+      this.tagger = tagger;
+      this.config = config;
+      this.group = group;
+    }
+
+    MySqlSplit onBinlogSplit(MySqlBinlogSplit split) {
+      split.getFinishedSnapshotSplitInfos().forEach(i -> snapshotted.add(name(i.getTableId())));
+      Set<String> defined = new TreeSet<>();
+      split.getTableSchemas().keySet().forEach(t -> defined.add(name(t)));
+      List<TableId> undefined =
+          planned.stream()
+              .filter(t -> !defined.contains(t))
+              .sorted()
+              .map(
+                  t ->
+                      new TableId(
+                          t.substring(0, t.indexOf('.')), null, t.substring(t.indexOf('.') + 1)))
+              .toList();
+      MySqlBinlogSplit filled = split;
+      // an empty split is a first assignment: Flink CDC's reader then defines every table itself
+      if (!defined.isEmpty() && !undefined.isEmpty()) {
+        try (MySqlConnection jdbc = DebeziumUtils.createMySqlConnection(config)) {
+          Map<TableId, TableChanges.TableChange> schemas =
+              TableDiscoveryUtils.discoverSchemaForCapturedTables(
+                  new MySqlPartition(config.getMySqlConnectorConfig().getLogicalName()),
+                  undefined,
+                  config,
+                  jdbc);
+          filled = MySqlBinlogSplit.fillTableSchemas(split, new java.util.HashMap<>(schemas));
+        } catch (java.sql.SQLException e) {
+          throw new ShardRouterException(
+              String.format(
+                  "Cannot read the definitions of shard table(s) %s on MySQL host '%s': %s",
+                  undefined, hostName, e.getMessage()),
+              e);
+        }
+        LOG.info(
+            "Shard table(s) {} on MySQL host '{}' are new to the restored binlog position: their binlog rows"
+                + " wait for their snapshot",
+            undefined,
+            hostName);
+      }
+      // captured before a restore (the host watch restored them)
+      Set<String> outside =
+          new TreeSet<>(NewShardCapture.capturedIn(tagger.capture().registryKey()).keySet());
+      outside.removeAll(planned);
+      tagger.onRestoredBinlogSplit(
+          table -> planned.contains(table) && !snapshotted.contains(table),
+          outside,
+          (table, shard) -> {
+            if (reported.add(shard)) {
+              // a gauge object of its own: Flink's metric query service keys gauges by object, and
+              // a
+              // lambda capturing nothing is one object for every shard
+              int captured = shard;
+              group
+                  .addGroup("shard", Integer.toString(shard))
+                  .gauge("captured", (Gauge<Integer>) () -> captured >= 0 ? 1 : 0);
+            }
+          });
+      return filled;
+    }
+
+    void onMeta(BinlogSplitMetaEvent event) {
+      for (byte[] info : event.getMetaGroup()) {
+        snapshotted.add(name(FinishedSnapshotSplitInfo.deserialize(info).getTableId()));
+      }
+    }
   }
 
   /**
@@ -124,10 +273,13 @@ final class ShardFleetSource
    */
   static final class PhaseReporting implements SourceReader<RowData, MySqlSplit> {
     private final SourceReader<RowData, MySqlSplit> reader;
+    private final CaptureHooks capture;
     private volatile boolean binlogPhase;
 
-    PhaseReporting(SourceReader<RowData, MySqlSplit> reader, MetricGroup group) {
+    PhaseReporting(
+        SourceReader<RowData, MySqlSplit> reader, MetricGroup group, CaptureHooks capture) {
       this.reader = reader;
+      this.capture = capture;
       group.gauge("binlogPhase", (Gauge<Integer>) () -> binlogPhase ? 1 : 0);
     }
 
@@ -155,6 +307,12 @@ final class ShardFleetSource
     public void addSplits(List<MySqlSplit> splits) {
       if (splits.stream().anyMatch(MySqlSplit::isBinlogSplit)) {
         binlogPhase = true;
+        if (capture != null) {
+          splits =
+              splits.stream()
+                  .map(s -> s.isBinlogSplit() ? capture.onBinlogSplit(s.asBinlogSplit()) : s)
+                  .toList();
+        }
       }
       reader.addSplits(splits);
     }
@@ -168,6 +326,9 @@ final class ShardFleetSource
     public void handleSourceEvents(SourceEvent sourceEvent) {
       if (sourceEvent instanceof BinlogSplitUpdateRequestEvent) {
         binlogPhase = false;
+      }
+      if (capture != null && sourceEvent instanceof BinlogSplitMetaEvent meta) {
+        capture.onMeta(meta);
       }
       reader.handleSourceEvents(sourceEvent);
       if (sourceEvent instanceof LatestFinishedSplitsNumberEvent) {

@@ -13,6 +13,7 @@ import dev.shardberg.job.config.ShardbergConfig.SourceConfig;
 import dev.shardberg.job.config.ShardbergConfig.ZooKeeperConfig;
 import dev.shardberg.job.config.StartupMode;
 import dev.shardberg.router.DroppedShards;
+import dev.shardberg.router.NewShards;
 import dev.shardberg.router.SchemaChangeBehavior;
 import dev.shardberg.router.Secret;
 import dev.shardberg.router.discovery.LogicalTableSpec;
@@ -22,6 +23,8 @@ import dev.shardberg.router.discovery.ShardPlan;
 import dev.shardberg.router.schema.TableCreator;
 import dev.shardberg.router.schema.TableLayout;
 import dev.shardberg.router.schema.TableSchemaEvolver;
+import dev.shardberg.router.tagging.NewShardCapture;
+import dev.shardberg.router.tagging.ShardTaggingDeserializer;
 import dev.shardberg.router.watch.BinlogFormatWatch;
 import dev.shardberg.router.watch.SourceHostWatch;
 import java.util.List;
@@ -30,6 +33,7 @@ import java.util.Optional;
 import java.util.function.Function;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.connector.source.Source;
+import org.apache.flink.cdc.connectors.mysql.source.MySqlSource;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.ExternalizedCheckpointRetention;
@@ -211,7 +215,22 @@ public final class ShardbergPipeline {
         continue; // discovery already warned: no shard on this host
       }
       SourceConfig source = sourceConfig(config, host.name());
-      Source<RowData, ?, ?> mySqlSource = source(config, plan, layout, host, source, evolver);
+      // the host's shard patterns alone: to name (and, with tables.new-shards: capture, read)
+      // shard tables created while the job runs
+      LogicalTableSpec hostSpec =
+          new LogicalTableSpec(
+              List.of(host),
+              spec.databasePattern(),
+              spec.tablePattern(),
+              spec.explicitShardMap(),
+              spec.keyColumns(),
+              spec.excludedShards());
+      NewShardCapture capture =
+          capturesNewShards(config)
+              ? new NewShardCapture(hostSpec, plan, java.util.UUID.randomUUID() + "/" + host.name())
+              : null;
+      Source<RowData, ?, ?> mySqlSource =
+          source(config, plan, layout, host, source, evolver, capture);
       DataStream<RowData> read =
           env.fromSource(mySqlSource, WatermarkStrategy.noWatermarks(), "MySQL " + host.name())
               .uid(SOURCE_UID_PREFIX + host.name())
@@ -232,20 +251,14 @@ public final class ShardbergPipeline {
                   "Host watch " + host.name(),
                   read.getType(),
                   new SourceHostWatch(
-                      host,
-                      plan.tablesOf(host.name()),
-                      // to name shard tables created while the job runs (this host only)
-                      new LogicalTableSpec(
-                          List.of(host),
-                          spec.databasePattern(),
-                          spec.tablePattern(),
-                          spec.explicitShardMap(),
-                          spec.keyColumns(),
-                          spec.excludedShards()),
-                      config.cdc().healthCheckInterval(),
-                      config.cdc().unreachableTimeout(),
-                      // a dropped shard's WARN says what the next resume does with its rows
-                      config.tables().droppedShards()))
+                          host,
+                          plan.tablesOf(host.name()),
+                          hostSpec,
+                          config.cdc().healthCheckInterval(),
+                          config.cdc().unreachableTimeout(),
+                          // a dropped shard's WARN says what the next resume does with its rows
+                          config.tables().droppedShards())
+                      .withCapturedTables(capture == null ? null : capture.registryKey()))
               .uid(HOST_WATCH_UID_PREFIX + host.name())
               .setParallelism(pipeline.parallelism());
       changes = changes == null ? hostChanges : changes.union(hostChanges);
@@ -292,13 +305,25 @@ public final class ShardbergPipeline {
       TableLayout layout,
       MySqlHost host,
       SourceConfig source,
-      TableSchemaEvolver evolver) {
+      TableSchemaEvolver evolver,
+      NewShardCapture capture) {
     if (snapshotsNewShards(config)) {
+      MySqlSource<RowData> scanning =
+          MySqlSources.forHost(plan, layout, host, source, config.cdc(), evolver, true);
+      MySqlSource<RowData> steady =
+          MySqlSources.forHost(plan, layout, host, source, config.cdc(), evolver, false);
+      if (capture == null) {
+        return new ShardFleetSource(host.name(), plan.tablesOf(host.name()), scanning, steady);
+      }
+      ShardTaggingDeserializer tagger =
+          ShardTaggingDeserializer.forHost(plan, host, layout, evolver).capturing(capture);
       return new ShardFleetSource(
           host.name(),
           plan.tablesOf(host.name()),
-          MySqlSources.forHost(plan, layout, host, source, config.cdc(), evolver, true),
-          MySqlSources.forHost(plan, layout, host, source, config.cdc(), evolver, false));
+          scanning,
+          steady,
+          MySqlSources.forHost(plan, layout, host, source, config.cdc(), evolver, false, tagger),
+          tagger);
     }
     return MySqlSources.forHost(
         plan,
@@ -316,6 +341,14 @@ public final class ShardbergPipeline {
    */
   static boolean snapshotsNewShards(ShardbergConfig config) {
     return config.cdc().startupMode() == StartupMode.INITIAL;
+  }
+
+  /**
+   * Whether the running job reads shard tables created while it runs from the binlog ({@code
+   * tables.new-shards: capture}; the {@code initial} startup mode).
+   */
+  static boolean capturesNewShards(ShardbergConfig config) {
+    return config.tables().newShards() == NewShards.CAPTURE && snapshotsNewShards(config);
   }
 
   /**

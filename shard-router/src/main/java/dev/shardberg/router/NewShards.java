@@ -1,9 +1,9 @@
 package dev.shardberg.router;
 
 /**
- * What a local {@code run} does with a shard table that appears while it runs ({@code
- * tables.new-shards}): a {@code CREATE TABLE} matching the patterns, a table renamed into them, a
- * {@code CREATE TABLE … SELECT} (docs/shard-fleet.md).
+ * What a run does with a shard table that appears while it runs ({@code tables.new-shards}): a
+ * {@code CREATE TABLE} matching the patterns, a table renamed into them, a {@code CREATE TABLE …
+ * SELECT} (docs/shard-fleet.md).
  */
 public enum NewShards {
   /**
@@ -12,6 +12,13 @@ public enum NewShards {
    * its binlog position.
    */
   ADOPT("adopt"),
+  /**
+   * The running job reads it by itself from the binlog, from its {@code CREATE TABLE} on (rows of a
+   * {@code CREATE TABLE … SELECT} included), without a savepoint or a restart; a table it cannot
+   * read that way (one renamed into the patterns already holding rows) is adopted as with {@link
+   * #ADOPT} by a local run or an attached {@code flink run}.
+   */
+  CAPTURE("capture"),
   /** The run only warns (the host watch's WARN and gauge); the next resume reads it. */
   WARN("warn");
 

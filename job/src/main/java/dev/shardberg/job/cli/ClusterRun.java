@@ -89,6 +89,8 @@ final class ClusterRun {
               + " by a savepoint and a resume (%s: adopt; stop this client and the job goes on"
               + " without)",
           job.getJobID(), Durations.humanToMinutes(every), RouterOptions.TABLES_NEW_SHARDS.key());
+      // tables.new-shards: capture: when each new table was first found unread by the job
+      java.util.Map<String, Long> unreadSince = new java.util.HashMap<>();
       String said = null;
       String savepoint = null;
       while (savepoint == null) {
@@ -101,7 +103,12 @@ final class ClusterRun {
         List<HostLag> hosts = readHosts(rest);
         NewShardCheck.Outcome outcome =
             NewShardCheck.check(
-                config, assembled.plan(), () -> ShardbergPipeline.discover(config), hosts);
+                config,
+                assembled.plan(),
+                () -> ShardbergPipeline.discover(config),
+                hosts,
+                unreadSince,
+                System.currentTimeMillis());
         if (outcome instanceof NewShardCheck.Adopt adopt) {
           savepoint = adopt(job, result, adopt, savepoints);
         } else if (outcome instanceof NewShardCheck.Stop refused) {

@@ -172,6 +172,8 @@ final class LocalRun {
                   ShardbergPipeline.logicalTable(config).hosts(), assembled.plan()));
       Duration every = config.tables().discoveryInterval();
       Instant nextCheck = Instant.now().plus(every);
+      // tables.new-shards: capture: when each new table was first found unread by the job
+      java.util.Map<String, Long> unreadSince = new java.util.HashMap<>();
       String said = null; // the last line about new shard tables not read, said once
       String savepoint = null;
       while (savepoint == null) {
@@ -190,7 +192,12 @@ final class LocalRun {
         nextCheck = Instant.now().plus(every);
         NewShardCheck.Outcome outcome =
             NewShardCheck.check(
-                config, assembled.plan(), () -> ShardbergPipeline.discover(config), hosts);
+                config,
+                assembled.plan(),
+                () -> ShardbergPipeline.discover(config),
+                hosts,
+                unreadSince,
+                System.currentTimeMillis());
         if (outcome instanceof NewShardCheck.Adopt adopt) {
           savepoint = adopt(job, result, adopt, checkpoints);
         } else if (outcome instanceof NewShardCheck.Stop refused) {

@@ -41,6 +41,12 @@ final class NewShardCheck {
   /** Not now (a snapshot is being read, a host cannot be asked); asked again at the next check. */
   record Later(List<ShardTable> added, String why) implements Outcome {}
 
+  /**
+   * {@code tables.new-shards: capture}: new tables the running job may still read from the binlog
+   * by itself (its gauges lag); nothing to say or do yet.
+   */
+  record Waiting(List<ShardTable> added) implements Outcome {}
+
   /** Not by this run (the config's choice or a mode that cannot); said once, the job goes on. */
   record Left(List<ShardTable> added, String why) implements Outcome {}
 
@@ -60,6 +66,34 @@ final class NewShardCheck {
       ShardPlan running,
       Supplier<ShardPlan> discover,
       List<HostLag> hosts) {
+    return check(config, running, discover, hosts, new java.util.HashMap<>(), 0);
+  }
+
+  /**
+   * How long a table new to the plan must stay unread by the running job before a run adopts it
+   * with a savepoint under {@code tables.new-shards: capture}: the job reads a {@code CREATE TABLE}
+   * from the binlog within moments, but says so through gauges that Flink's REST API caches (10 s
+   * by default).
+   */
+  static java.time.Duration captureGrace(ShardbergConfig config) {
+    java.time.Duration twice = config.tables().discoveryInterval().multipliedBy(2);
+    java.time.Duration floor = java.time.Duration.ofSeconds(20);
+    return twice.compareTo(floor) > 0 ? twice : floor;
+  }
+
+  /**
+   * As above, for a run that checks again and again: {@code unreadSince} (kept by the caller
+   * between checks) holds when each new table was first found unread, {@code nowMillis} is now.
+   * With {@code tables.new-shards: capture} tables the job reads from the binlog are not new to it,
+   * and the others are adopted once unread for {@link #captureGrace}.
+   */
+  static Outcome check(
+      ShardbergConfig config,
+      ShardPlan running,
+      Supplier<ShardPlan> discover,
+      List<HostLag> hosts,
+      Map<String, Long> unreadSince,
+      long nowMillis) {
     ShardPlan now;
     try {
       now = discover.get();
@@ -73,6 +107,24 @@ final class NewShardCheck {
       return new Later(List.of(), "the shards cannot be listed now: " + e);
     }
     List<ShardTable> added = added(running, now);
+    if (config.tables().newShards() == NewShards.CAPTURE) {
+      Map<String, Set<Integer>> captured =
+          hosts.stream()
+              .collect(Collectors.toMap(HostLag::host, HostLag::capturedShards, (a, b) -> a));
+      added =
+          added.stream()
+              .filter(t -> !captured.getOrDefault(t.hostName(), Set.of()).contains(t.shard()))
+              .toList();
+      Set<String> keys = new TreeSet<>();
+      added.forEach(t -> keys.add(key(t)));
+      unreadSince.keySet().retainAll(keys);
+      keys.forEach(k -> unreadSince.putIfAbsent(k, nowMillis));
+      long grace = captureGrace(config).toMillis();
+      if (!added.isEmpty()
+          && added.stream().anyMatch(t -> nowMillis - unreadSince.get(key(t)) < grace)) {
+        return new Waiting(added);
+      }
+    }
     if (added.isEmpty()) {
       return new Nothing();
     }

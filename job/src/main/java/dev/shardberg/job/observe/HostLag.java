@@ -43,6 +43,8 @@ import java.util.regex.Pattern;
  * @param sampledAtMillis when the job read these gauges (epoch ms), which is when the figures above
  *     were true; -1 when the job does not say (the REST API answers from its cache of the job's
  *     metrics)
+ * @param capturedShards shard numbers of tables the job reads from the binlog since it saw them
+ *     created ({@code tables.new-shards: capture}; gauges {@code host.<name>.shard.<n>.captured})
  */
 public record HostLag(
     String host,
@@ -56,7 +58,43 @@ public record HostLag(
     long droppedShards,
     long unreadShardTables,
     long sampledAtMillis,
-    long binlogPhase) {
+    long binlogPhase,
+    java.util.Set<Integer> capturedShards) {
+
+  public HostLag {
+    capturedShards =
+        capturedShards == null ? java.util.Set.of() : java.util.Set.copyOf(capturedShards);
+  }
+
+  /** A reading without captured shards. */
+  public HostLag(
+      String host,
+      String connected,
+      long unreachableMillis,
+      Instant newestChangeWritten,
+      long sinceLastChangeMillis,
+      long readLagMillis,
+      long snapshotRows,
+      Map<Integer, Long> snapshotRowsByShard,
+      long droppedShards,
+      long unreadShardTables,
+      long sampledAtMillis,
+      long binlogPhase) {
+    this(
+        host,
+        connected,
+        unreachableMillis,
+        newestChangeWritten,
+        sinceLastChangeMillis,
+        readLagMillis,
+        snapshotRows,
+        snapshotRowsByShard,
+        droppedShards,
+        unreadShardTables,
+        sampledAtMillis,
+        binlogPhase,
+        java.util.Set.of());
+  }
 
   /** A reading without the source's phase (-1: not said). */
   public HostLag(
@@ -136,6 +174,9 @@ public record HostLag(
       // of the id is Flink's business
       Map<String, String> idOf = new HashMap<>();
       Map<String, Integer> shardOf = new HashMap<>();
+      java.util.Set<Integer> captured = new java.util.TreeSet<>();
+      Pattern capturedGauge =
+          Pattern.compile(".*\\.host\\." + Pattern.quote(host) + "\\.shard\\.(\\d+)\\.captured$");
       Pattern shardGauge =
           Pattern.compile(
               ".*\\.host\\." + Pattern.quote(host) + "\\.shard\\.(\\d+)\\.snapshotRows$");
@@ -148,6 +189,10 @@ public record HostLag(
         }
         if (id.endsWith(".host." + host + ".snapshotRows")) {
           idOf.put(id, "snapshotRows");
+        }
+        Matcher c = capturedGauge.matcher(id);
+        if (c.matches()) {
+          captured.add(Integer.parseInt(c.group(1)));
         }
         Matcher m = shardGauge.matcher(id);
         if (m.matches()) {
@@ -199,7 +244,8 @@ public record HostLag(
               Math.round(values.getOrDefault("droppedShards", 0.0)),
               Math.round(values.getOrDefault("unreadShardTables", 0.0)),
               Math.round(values.getOrDefault("sampledAt", -1.0)),
-              Math.round(values.getOrDefault("binlogPhase", -1.0))));
+              Math.round(values.getOrDefault("binlogPhase", -1.0)),
+              captured));
     }
     return hosts;
   }

@@ -173,12 +173,32 @@ public final class ShardDiscovery {
    */
   public static SchemaComparison.ShardColumns currentColumns(
       MySqlHost host, ShardTable table, long timeoutMillis) {
+    return currentColumnsIfExists(host, table, timeoutMillis)
+        .orElseThrow(
+            () ->
+                new ShardRouterException(
+                    String.format(
+                        "Cannot read the columns of shard %d (%s): the table no longer exists",
+                        table.shard(), table.describe())));
+  }
+
+  /**
+   * As {@link #currentColumns}; empty when the table no longer exists.
+   *
+   * @throws ShardRouterException when the host cannot be asked
+   */
+  public static java.util.Optional<SchemaComparison.ShardColumns> currentColumnsIfExists(
+      MySqlHost host, ShardTable table, long timeoutMillis) {
     FoundTable found = new FoundTable(host.name(), table.database(), table.table());
     try (Connection c = host.openWatchConnection(timeoutMillis)) {
       TableColumns tc =
           InformationSchemaReader.readColumns(c, List.of(found), List.of(table.database()))
               .get(found);
-      return new SchemaComparison.ShardColumns(table, tc.columns(), tc.primaryKey(), tc.indexes());
+      if (tc == null || tc.columns().isEmpty()) {
+        return java.util.Optional.empty();
+      }
+      return java.util.Optional.of(
+          new SchemaComparison.ShardColumns(table, tc.columns(), tc.primaryKey(), tc.indexes()));
     } catch (SQLException e) {
       throw new ShardRouterException(
           String.format(

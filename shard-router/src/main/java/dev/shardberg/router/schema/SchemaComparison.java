@@ -424,6 +424,15 @@ public final class SchemaComparison {
     return sb.append("pk=").append(s.primaryKey()).toString();
   }
 
+  /**
+   * How {@code found} differs from a shard with {@code columns} and primary key {@code primaryKey}
+   * (the plan's), one line per column as discovery reports a differing shard; empty when identical.
+   */
+  public static List<String> differencesFrom(
+      List<MySqlColumn> columns, List<String> primaryKey, ShardColumns found) {
+    return differences(new ShardColumns(found.table(), columns, primaryKey), found);
+  }
+
   private static List<String> differences(ShardColumns expected, ShardColumns found) {
     List<String> diffs = new ArrayList<>();
     int n = Math.max(expected.columns().size(), found.columns().size());

@@ -126,6 +126,12 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
    */
   private final int buckets;
 
+  /**
+   * Null unless {@code tables.new-shards: capture}: shard tables created while the job runs are
+   * read from the binlog ({@link NewShardCapture}).
+   */
+  private NewShardCapture capture;
+
   /** Built on first use: the fixed layout without {@link #evolver}, else the evolving one. */
   private transient FixedLayout fixed;
 
@@ -251,6 +257,51 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
   }
 
   /**
+   * Reads shard tables created while the job runs from the binlog ({@code tables.new-shards:
+   * capture}): the host's source must capture the shard patterns ({@link #capturePatternOf}) with
+   * Flink CDC's switch for newly added tables off. Returns this.
+   */
+  public ShardTaggingDeserializer capturing(NewShardCapture capture) {
+    if (evolver == null) {
+      capture.expectColumns(columns, tablePrimaryKey);
+    }
+    this.capture = capture;
+    return this;
+  }
+
+  /** The capture of new shard tables, or null. */
+  public NewShardCapture capture() {
+    return capture;
+  }
+
+  /**
+   * For the source's reader ({@code tables.new-shards: capture}): binlog rows of the planned tables
+   * {@code held} accepts are dropped until it no longer does (their snapshot is pending), and the
+   * tables of {@code restoredCaptured} (defined in the restored binlog split, not planned) are read
+   * on as captured before. {@code listener} hears of every table captured.
+   */
+  public void onRestoredBinlogSplit(
+      java.util.function.Predicate<String> held,
+      java.util.Collection<String> restoredCaptured,
+      java.util.function.BiConsumer<String, Integer> listener) {
+    if (capture == null) {
+      return;
+    }
+    capture.holdBinlogRows(held);
+    capture.onCapture(listener);
+    capture.restoreCaptured(restoredCaptured, shardByTable);
+  }
+
+  /**
+   * The {@code tableList} entries that capture every table of the host's shard databases matching
+   * the patterns ({@code tables.new-shards: capture}): one anchored regex, database and table
+   * pattern joined by an escaped dot.
+   */
+  public static String capturePatternOf(String databasePattern, String tablePattern) {
+    return "(?:" + databasePattern + ")\\.(?:" + tablePattern + ")";
+  }
+
+  /**
    * The {@code tableList} for the host's {@code MySqlSource}: "db.table" per shard, regex
    * metacharacters in the names escaped (Flink CDC treats the entries as anchored regexes).
    */
@@ -320,6 +371,9 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
     }
     Struct value = (Struct) record.value();
     if (SCHEMA_CHANGE_VALUE.equals(valueSchema.name())) {
+      if (capture != null && capture.onDdl(value, shardByTable, host)) {
+        return; // a new shard table captured, or a DDL of a table this job does not read
+      }
       if (evolver == null) {
         throw fixed().schemaChange(value);
       }
@@ -336,6 +390,16 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
         && evolver != null
         && isShadowTable(source.getString("db"), source.getString("table"))) {
       return; // read for its definition only (captureListOf)
+    }
+    if (capture != null) {
+      if (shard == null) {
+        // a table matching the patterns this job does not read: excluded, renamed into them, or
+        // created before the reader's position (the host watch counts it; a run adopts it)
+        return;
+      }
+      if (!"r".equals(value.getString("op")) && capture.isHeld(qualifiedName)) {
+        return; // its snapshot is pending: it and the binlog after it carry this change
+      }
     }
     if (shard == null) {
       throw new ShardRouterException(
@@ -415,6 +479,23 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
         : fixed().toRow(kind, shard, qualifiedName, row);
   }
 
+  /** The shard table of {@code shard} on this host: planned, or captured while the job runs. */
+  private ShardTable tableOf(int shard) {
+    ShardTable planned = tables.get(shard);
+    if (planned != null) {
+      return planned;
+    }
+    for (Map.Entry<String, Integer> e : shardByTable.entrySet()) {
+      if (e.getValue() == shard) {
+        int dot = e.getKey().indexOf('.');
+        return new ShardTable(
+            hostName, e.getKey().substring(0, dot), e.getKey().substring(dot + 1), shard);
+      }
+    }
+    throw new ShardRouterException(
+        String.format("Cannot find shard %d on host '%s' among %s", shard, hostName, shardByTable));
+  }
+
   private FixedLayout fixed() {
     if (fixed == null) {
       fixed = new FixedLayout(hostName, rowType, shardByTable, columns, keyPositions);
@@ -431,7 +512,7 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
           host == null
               ? null
               : shard ->
-                  ShardDiscovery.currentColumns(host, tables.get(shard), COLUMN_READ_TIMEOUT_MS);
+                  ShardDiscovery.currentColumns(host, tableOf(shard), COLUMN_READ_TIMEOUT_MS);
       evolving = new EvolvingLayout(shards, evolver, mySql);
     }
     return evolving;

@@ -5,11 +5,13 @@ import dev.shardberg.router.Preconditions;
 import dev.shardberg.router.ShardTable;
 import dev.shardberg.router.discovery.LogicalTableSpec;
 import dev.shardberg.router.discovery.MySqlHost;
+import dev.shardberg.router.tagging.NewShardCapture;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -94,6 +96,9 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
   /** The operator state holding the server the job's binlog position for the host belongs to. */
   static final String SERVER_STATE = "shardberg-host-server";
 
+  /** The operator state listing the shard tables captured while the job runs ("shard:db.table"). */
+  static final String CAPTURED_STATE = "shardberg-captured-tables";
+
   private final MySqlHost host;
 
   /** The host's shard tables in the plan (empty: not checked). */
@@ -107,6 +112,13 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
 
   /** {@code tables.dropped-shards}: what the next resume does with a dropped shard's rows. */
   private final DroppedShards droppedShardRows;
+
+  /**
+   * {@code tables.new-shards: capture}: the key under which this host's source lists the tables it
+   * captured ({@link NewShardCapture#capturedIn}); those are read, not warned about. Null
+   * otherwise.
+   */
+  private String capturedKey;
 
   private transient HostHealth health;
   private transient ScheduledExecutorService prober;
@@ -125,6 +137,7 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
   private transient Set<String> unplannedSeen; // prober thread only: tables already warned about
   private transient ServerIdentityCheck serverCheck; // task thread only
   private transient ListState<String> serverState;
+  private transient ListState<String> capturedState; // tables.new-shards: capture
 
   public SourceHostWatch(MySqlHost host, Duration probeInterval, Duration unreachableLimit) {
     this(host, List.of(), probeInterval, unreachableLimit);
@@ -168,6 +181,15 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
     this.chainingStrategy = ChainingStrategy.ALWAYS;
   }
 
+  /**
+   * Tables the host's source captured while the job runs (listed under {@code key}) are read: not
+   * counted or warned about as unread. Returns this.
+   */
+  public SourceHostWatch withCapturedTables(String key) {
+    this.capturedKey = key;
+    return this;
+  }
+
   @Override
   public void initializeState(StateInitializationContext context) throws Exception {
     super.initializeState(context);
@@ -175,6 +197,21 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
         context
             .getOperatorStateStore()
             .getUnionListState(new ListStateDescriptor<>(SERVER_STATE, Types.STRING));
+    if (capturedKey != null) {
+      // the tables the source captured while the job ran: back to it before it reads anything
+      capturedState =
+          context
+              .getOperatorStateStore()
+              .getUnionListState(new ListStateDescriptor<>(CAPTURED_STATE, Types.STRING));
+      Map<String, Integer> restored = new HashMap<>();
+      if (context.isRestored()) {
+        for (String entry : capturedState.get()) {
+          int colon = entry.indexOf(':');
+          restored.put(entry.substring(colon + 1), Integer.parseInt(entry.substring(0, colon)));
+        }
+      }
+      NewShardCapture.restored(capturedKey, restored);
+    }
     serverCheck = new ServerIdentityCheck(host, tables, connectTimeoutMillis());
     // before the source reads anything: the chain's operators are set up from its end
     serverCheck.start(context.isRestored() ? serverState.get() : java.util.Collections.emptyList());
@@ -185,6 +222,19 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
     super.snapshotState(context);
     serverCheck.beforeCheckpoint(context.getCheckpointId());
     serverState.update(serverCheck.state());
+    if (capturedState != null) {
+      List<String> entries = new ArrayList<>();
+      Set<String> planned = new java.util.HashSet<>();
+      tables.forEach(t -> planned.add(t.qualifiedName()));
+      NewShardCapture.capturedIn(capturedKey)
+          .forEach(
+              (table, shard) -> {
+                if (!planned.contains(table)) { // a resume's plan lists it: read as any shard
+                  entries.add(shard + ":" + table);
+                }
+              });
+      capturedState.update(entries);
+    }
   }
 
   @Override
@@ -454,6 +504,8 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
   /** One WARN per table that matches the patterns but is not in the plan (prober thread). */
   private void warnUnplanned(Map<String, String[]> existing) {
     int unread = 0;
+    Map<String, Integer> captured =
+        capturedKey == null ? Map.of() : NewShardCapture.capturedIn(capturedKey);
     Map<String, ShardTable> planned = new HashMap<>();
     Map<Integer, ShardTable> byShard = new HashMap<>();
     tables.forEach(
@@ -464,7 +516,9 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
     for (Map.Entry<String, String[]> e : existing.entrySet()) {
       String db = e.getValue()[0];
       String table = e.getValue()[1];
-      if (planned.containsKey(e.getKey()) || !spec.matches(db, table)) {
+      if (planned.containsKey(e.getKey())
+          || captured.containsKey(e.getKey())
+          || !spec.matches(db, table)) {
         continue;
       }
       Integer shard;
@@ -493,10 +547,11 @@ public final class SourceHostWatch extends AbstractStreamOperator<RowData>
       } else {
         LOG.warn(
             "Table '{}' on MySQL host {} matches the shard patterns (shard {}) but is not read by this Flink job:"
-                + " it was created after the job started. A local `shardberg run` reads it by itself within"
-                + " tables.discovery-interval (tables.new-shards: adopt: a savepoint and a resume); under flink run,"
-                + " stop the job with a savepoint and resume it with the same config: the resume reads it alone"
-                + " from a fresh snapshot, the other shards go on from their position",
+                + " it was created (or renamed into the patterns) after the job started. A local `shardberg run` or"
+                + " an attached `flink run` reads it by itself within tables.discovery-interval (tables.new-shards:"
+                + " adopt or capture: a savepoint and a resume); else stop the job with a savepoint and resume it"
+                + " with the same config: the resume reads it alone from a fresh snapshot, the other shards go on"
+                + " from their position",
             e.getKey(),
             host.describe(),
             shard == null ? "without a number: add it to tables.shard-map" : shard);
