@@ -155,16 +155,19 @@ public final class RouterOptions {
           .enumType(NewShards.class)
           .defaultValue(NewShards.ADOPT)
           .withDescription(
-              "What a run does with a shard table that appears on a host while it runs (a CREATE TABLE"
-                  + " matching the patterns, a table renamed into them, CREATE TABLE ... SELECT) - a local run"
-                  + " (bin/shardberg run), and an attached flink run (without -d: its client stays). adopt:"
-                  + " within tables.discovery-interval it takes a savepoint and resumes from it (under flink"
-                  + " run: submits the job again from it) with the new shard, which is read alone from a fresh"
-                  + " snapshot while the other shards go on from their binlog position; a table whose number"
-                  + " clashes with a shard's, or whose columns differ, stops the run with a savepoint, naming"
-                  + " both tables or the column. warn: the run only warns, and the next resume reads it. A"
-                  + " detached flink run (-d) or an application-mode deployment only warns"
-                  + " (docs/shard-fleet.md).");
+              "What happens to a shard table that appears on a host while the job runs (a CREATE TABLE"
+                  + " matching the patterns, a table renamed into them, CREATE TABLE ... SELECT). capture:"
+                  + " the running job reads a table created by CREATE TABLE (also ... LIKE, ... SELECT, in a"
+                  + " new database) from the binlog, from its CREATE TABLE on, without a savepoint or a"
+                  + " restart, under any deployment; a number that clashes with a shard's, or columns that"
+                  + " differ, stop the job naming both tables or the column. What it cannot read that way (a"
+                  + " table renamed into the patterns already holding rows) is adopted as with adopt. adopt:"
+                  + " a local run (bin/shardberg run) or an attached flink run (without -d: its client stays)"
+                  + " takes a savepoint within tables.discovery-interval and resumes from it (under flink"
+                  + " run: submits the job again) with the new shard, read alone from a fresh snapshot while"
+                  + " the other shards go on from their binlog position; a clash stops the run with a"
+                  + " savepoint. warn: the run only warns, and the next resume reads it. A detached flink run"
+                  + " (-d) or an application-mode deployment adopts nothing (docs/shard-fleet.md).");
   public static final ConfigOption<Duration> TABLES_DISCOVERY_INTERVAL =
       ConfigOptions.key("tables.discovery-interval")
           .durationType()

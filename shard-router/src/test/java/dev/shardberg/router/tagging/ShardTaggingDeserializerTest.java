@@ -389,4 +389,113 @@ class ShardTaggingDeserializerTest {
         .hasMessageStartingWith(
             "Cannot route a change of table 'shop._orders_7_gho' on host 'a': it is not in the shard plan");
   }
+
+  // tables.new-shards: capture
+
+  static ShardTaggingDeserializer capturing(Integer... excluded) {
+    dev.shardberg.router.discovery.MySqlHost a =
+        new dev.shardberg.router.discovery.MySqlHost(
+            "a", "db-a.example", 3306, "cdc", dev.shardberg.router.Secret.of("pw"), Map.of());
+    dev.shardberg.router.discovery.LogicalTableSpec spec =
+        new dev.shardberg.router.discovery.LogicalTableSpec(
+            List.of(a),
+            "shop",
+            "orders_(?<shard>\\d+)",
+            Map.of(),
+            List.of(),
+            java.util.Set.of(excluded));
+    return ShardTaggingDeserializer.forHost(PLAN, "a", LAYOUT)
+        .capturing(new NewShardCapture(spec, PLAN, java.util.UUID.randomUUID().toString()));
+  }
+
+  static SourceRecord created(String table) {
+    Schema ddlSchema =
+        SchemaBuilder.struct()
+            .name("io.debezium.connector.mysql.SchemaChangeValue")
+            .field("source", SOURCE)
+            .field("historyRecord", Schema.OPTIONAL_STRING_SCHEMA)
+            .build();
+    Struct value =
+        new Struct(ddlSchema)
+            .put("source", new Struct(SOURCE).put("db", "shop").put("table", table))
+            .put(
+                "historyRecord",
+                "{\"databaseName\":\"shop\",\"ddl\":\"CREATE TABLE "
+                    + table
+                    + " LIKE orders_1\",\"tableChanges\":[{\"type\":\"CREATE\",\"id\":\"\\\"shop\\\".\\\""
+                    + table
+                    + "\\\"\",\"table\":{\"columns\":[]}}]}");
+    return new SourceRecord(Map.of(), Map.of(), "srv", null, null, null, ddlSchema, value);
+  }
+
+  @Test
+  void aShardTableCreatedWhileTheJobRunsIsReadFromItsCreateTableOn() {
+    ShardTaggingDeserializer d = capturing();
+    // before its CREATE TABLE was read: a table the job does not read (dropped, no error)
+    assertThat(run(d, record("orders_9", "c", null, row(1, "1")))).isEmpty();
+    assertThat(run(d, created("orders_9"))).isEmpty();
+    List<RowData> rows = run(d, record("orders_9", "c", null, row(2, "2.50")));
+    assertThat(rows).singleElement().satisfies(r -> assertThat(r.getInt(0)).isEqualTo(9));
+    assertThat(rows.get(0).getRowKind()).isEqualTo(RowKind.UPDATE_AFTER);
+    // a table matching the patterns that was never seen created (renamed into them): not read
+    assertThat(run(d, record("orders_3", "u", row(1, "1"), row(1, "2")))).isEmpty();
+    // the planned shards as before
+    assertThat(run(d, record("orders_1", "c", null, row(3, "1"))))
+        .singleElement()
+        .satisfies(r -> assertThat(r.getInt(0)).isEqualTo(1));
+  }
+
+  @Test
+  void aCreatedTableWhoseNumberIsTakenStopsTheJobNamingBothTables() {
+    assertThatThrownBy(() -> run(capturing(), created("orders_01")))
+        .isInstanceOf(ShardRouterException.class)
+        .hasMessageContaining(
+            "shard number 1 is taken by 'shop.orders_1' on host 'a' and 'shop.orders_01' on host 'a'"
+                + " (created while the job runs)");
+    // a number another host's shard has
+    assertThatThrownBy(() -> run(capturing(), created("orders_02")))
+        .isInstanceOf(ShardRouterException.class)
+        .hasMessageContaining("shard number 2 is taken by 'shop.orders_2' on host 'b'");
+    // two tables created with one number
+    ShardTaggingDeserializer d = capturing();
+    run(d, created("orders_9"));
+    assertThatThrownBy(() -> run(d, created("orders_09")))
+        .isInstanceOf(ShardRouterException.class)
+        .hasMessageContaining("shard number 9 is taken by 'shop.orders_9' on host 'a'");
+  }
+
+  @Test
+  void anExcludedNumberIsNotCaptured() {
+    ShardTaggingDeserializer d = capturing(9);
+    assertThat(run(d, created("orders_9"))).isEmpty();
+    assertThat(run(d, record("orders_9", "c", null, row(1, "1")))).isEmpty();
+  }
+
+  @Test
+  void binlogRowsOfAPlannedTableWaitForItsSnapshotWhileItsSnapshotRowsPass() {
+    ShardTaggingDeserializer d = capturing();
+    java.util.Set<String> waiting = new java.util.HashSet<>(java.util.Set.of("shop.orders_7"));
+    d.onRestoredBinlogSplit(waiting::contains, List.of(), (table, shard) -> {});
+    assertThat(run(d, record("orders_7", "c", null, row(1, "1")))).isEmpty();
+    assertThat(run(d, record("orders_7", "d", row(1, "1"), null))).isEmpty();
+    assertThat(run(d, record("orders_7", "r", null, row(2, "1")))).hasSize(1);
+    assertThat(run(d, record("orders_1", "c", null, row(3, "1")))).hasSize(1);
+    waiting.clear(); // the binlog split holds its snapshot now
+    assertThat(run(d, record("orders_7", "c", null, row(4, "1")))).hasSize(1);
+  }
+
+  @Test
+  void aTableCapturedBeforeARestoreIsReadOnAndItsReplayedCreateTableChangesNothing() {
+    ShardTaggingDeserializer d = capturing();
+    List<String> said = new ArrayList<>();
+    d.onRestoredBinlogSplit(
+        table -> false, List.of("shop.orders_9"), (table, shard) -> said.add(table + "=" + shard));
+    assertThat(said).containsExactly("shop.orders_9=9");
+    assertThat(run(d, record("orders_9", "c", null, row(1, "1"))))
+        .singleElement()
+        .satisfies(r -> assertThat(r.getInt(0)).isEqualTo(9));
+    // its CREATE TABLE, read again from before the checkpoint: no schema change
+    assertThat(run(d, created("orders_9"))).isEmpty();
+    assertThat(run(d, record("orders_9", "c", null, row(2, "1")))).hasSize(1);
+  }
 }

@@ -72,6 +72,11 @@ class FleetChangeBenchmark {
     Duration phase = Duration.ofSeconds(Integer.getInteger("benchmark.phase-seconds", 40));
     // the baseline: the same run with the fleet left alone (same changes, same phases)
     boolean fleetChanges = !Boolean.getBoolean("benchmark.no-fleet-changes");
+    // tables.new-shards: adopt (a savepoint and a resume per new shard) or capture (read by the
+    // running job from the binlog; a renamed table still adopted)
+    String newShards = System.getProperty("benchmark.new-shards", "adopt");
+    // false: shard 17 is created and filled like shard 16 instead of renamed into the pattern
+    boolean rename = !"false".equals(System.getProperty("benchmark.rename"));
     try (EmbeddedMariaDb a = EmbeddedMariaDb.start("fleet-bench-a", 51);
         EmbeddedMariaDb b = EmbeddedMariaDb.start("fleet-bench-b", 52)) {
       OrdersShards shards = new OrdersShards(List.of(a, b), 16); // 0-7 on a, 8-15 on b
@@ -90,6 +95,7 @@ class FleetChangeBenchmark {
               .source(NewShardWhileRunningTest.source("b", b, "5810-5810", password))
               .tables("shop(_more)?", OrdersShards.TABLE_PATTERN)
               .droppedShards("delete")
+              .newShards(newShards)
               .discoveryInterval(discovery)
               .hadoopCatalog(dir.resolve("warehouse").toUri())
               .table("shop", "orders")
@@ -134,10 +140,16 @@ class FleetChangeBenchmark {
                     + COPY
                     + " FROM shop.orders_2 WHERE order_id <= 1000");
             createdAt.put(17, System.currentTimeMillis());
-            b.execute(
-                "CREATE TABLE shop.orders_tmp LIKE shop.orders_8",
-                "INSERT INTO shop.orders_tmp SELECT " + COPY + " FROM shop.orders_10",
-                "RENAME TABLE shop.orders_tmp TO shop.orders_17");
+            if (rename) {
+              b.execute(
+                  "CREATE TABLE shop.orders_tmp LIKE shop.orders_8",
+                  "INSERT INTO shop.orders_tmp SELECT " + COPY + " FROM shop.orders_10",
+                  "RENAME TABLE shop.orders_tmp TO shop.orders_17");
+            } else {
+              b.execute(
+                  OrdersShards.ddl("shop.orders_17"),
+                  "INSERT INTO shop.orders_17 SELECT " + COPY + " FROM shop.orders_10");
+            }
           }
           sleep(phase, freshness, table, createdAt, firstRowAt);
           // two shards dropped (quiet ones: the generator changes 0-13)
@@ -266,7 +278,12 @@ class FleetChangeBenchmark {
               Locale.ROOT,
               "FleetChangeBenchmark%s: 16 shards x %,d rows, 2 hosts, %d changes/s on 14, checkpoint %s,"
                   + " discovery %s, %ss per phase%n| measure | value |%n|---|---|%n",
-              fleetChanges ? "" : " (baseline: no fleet change)",
+              fleetChanges
+                  ? " (tables.new-shards: "
+                      + newShards
+                      + (rename ? "" : "; shard 17 created, not renamed")
+                      + ")"
+                  : " (baseline: no fleet change)",
               rowsPerShard,
               rate,
               checkpoint,
@@ -279,7 +296,10 @@ class FleetChangeBenchmark {
       System.out.println(md);
       Files.writeString(
           Path.of(
-              "target", fleetChanges ? "fleet-change-benchmark.md" : "fleet-baseline-benchmark.md"),
+              "target",
+              fleetChanges
+                  ? "fleet-change-benchmark-" + newShards + (rename ? "" : "-no-rename") + ".md"
+                  : "fleet-baseline-benchmark.md"),
           md.toString());
       System.out.println("--- console ---\n" + Files.readString(out));
     }
