@@ -109,13 +109,8 @@ final class ShardFleetSource
 
   /**
    * With readers that capture shard tables created while the job runs ({@code tables.new-shards:
-   * capture}): {@code capturing} is built with {@code tagger} ({@link
-   * MySqlSources#forHost(dev.shardberg.router.discovery.ShardPlan,
-   * dev.shardberg.router.schema.TableLayout, dev.shardberg.router.discovery.MySqlHost,
-   * dev.shardberg.job.config.ShardbergConfig.SourceConfig,
-   * dev.shardberg.job.config.ShardbergConfig.CdcConfig,
-   * dev.shardberg.router.schema.TableSchemaEvolver, boolean, ShardTaggingDeserializer)}), which
-   * this source reaches through the same reference after Flink ships it to a task.
+   * capture}): {@code capturing} is built with {@code tagger} ({@code MySqlSources.forHost(…,
+   * tagger)}), which this source reaches through the same reference after Flink ships it to a task.
    */
   ShardFleetSource(
       String hostName,
@@ -243,9 +238,8 @@ final class ShardFleetSource
           outside,
           (table, shard) -> {
             if (reported.add(shard)) {
-              // a gauge object of its own: Flink's metric query service keys gauges by object, and
-              // a
-              // lambda capturing nothing is one object for every shard
+              // a gauge object of its own: Flink's metric query service keys gauges by object,
+              // and a lambda that captures nothing is one object for every shard
               int captured = shard;
               group
                   .addGroup("shard", Integer.toString(shard))

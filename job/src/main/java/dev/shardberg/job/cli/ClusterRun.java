@@ -61,9 +61,12 @@ final class ClusterRun {
     String notFollowed = whyNotFollowed(config, flink);
     if (notFollowed != null) {
       LOG.info(
-          "Pipeline {}: submitted once; shard tables created while the job runs are read at the"
-              + " next resume ({})",
+          "Pipeline {}: submitted once; shard tables created while the job runs are read {} ({})",
           config.pipeline().id(),
+          config.tables().newShards() == dev.shardberg.router.NewShards.CAPTURE
+              ? "by the job from the binlog when made by CREATE TABLE (tables.new-shards: capture),"
+                  + " at the next resume when renamed into the patterns"
+              : "at the next resume",
           notFollowed);
       ShardbergPipeline.run(first, config);
       return 0;
@@ -84,11 +87,19 @@ final class ClusterRun {
       JobClient job = env.executeAsync(assembled.jobName());
       CompletableFuture<JobExecutionResult> result = job.getJobExecutionResult();
       Duration every = config.tables().discoveryInterval();
-      say(
-          "Running: Flink job %s; this client looks for new shard tables every %s and reads them"
-              + " by a savepoint and a resume (%s: adopt; stop this client and the job goes on"
-              + " without)",
-          job.getJobID(), Durations.humanToMinutes(every), RouterOptions.TABLES_NEW_SHARDS.key());
+      if (config.tables().newShards() == dev.shardberg.router.NewShards.CAPTURE) {
+        say(
+            "Running: Flink job %s; the job reads shard tables created by CREATE TABLE from the"
+                + " binlog (%s: capture), and this client looks every %s for those it does not"
+                + " (renamed into the patterns) and reads them by a savepoint and a resume",
+            job.getJobID(), RouterOptions.TABLES_NEW_SHARDS.key(), Durations.humanToMinutes(every));
+      } else {
+        say(
+            "Running: Flink job %s; this client looks for new shard tables every %s and reads them"
+                + " by a savepoint and a resume (%s: adopt; stop this client and the job goes on"
+                + " without)",
+            job.getJobID(), Durations.humanToMinutes(every), RouterOptions.TABLES_NEW_SHARDS.key());
+      }
       // tables.new-shards: capture: when each new table was first found unread by the job
       java.util.Map<String, Long> unreadSince = new java.util.HashMap<>();
       String said = null;

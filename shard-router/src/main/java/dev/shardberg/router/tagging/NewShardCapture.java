@@ -155,11 +155,12 @@ public final class NewShardCapture implements Serializable {
   }
 
   /**
-   * A DDL record: true when it touches no table of {@code shardByTable} (planned or captured), so
-   * the tagger is done with it — a {@code CREATE TABLE} of a new shard table captured (added to
-   * {@code shardByTable}), any other ignored; false when the tagger handles it as before (a DDL of
-   * a shard, and, when the table evolves, the {@code CREATE TABLE} of a shard just captured: its
-   * columns are that shard's from here on).
+   * A DDL record: a {@code CREATE TABLE} of a new shard table is captured (added to {@code
+   * shardByTable}). Returns true when the tagger is done with the record: with the fixed layout, a
+   * DDL that touches no table of {@code shardByTable} (a capture, or a table this job does not
+   * read); false when the tagger handles it as before — a DDL of a shard, and any DDL when the
+   * table evolves (the evolving layout then takes a new shard's {@code CREATE TABLE} as that
+   * shard's columns).
    *
    * @throws ShardRouterException when a created table's number is taken or its columns differ
    */
@@ -182,22 +183,22 @@ public final class NewShardCapture implements Serializable {
         touched.add(table);
       }
     }
+    // an evolving table's layout sees every DDL as before (it ignores tables outside the plan, and
+    // follows the shadow tables of online schema-change tools); a new shard's CREATE TABLE reaches
+    // it as a DDL of that shard, planned against the table (or refused, naming what cannot evolve)
+    boolean evolving = columns == null;
     if (!touched.isEmpty()
         && created.size() == touched.size()
         && created.stream().allMatch(captured()::containsKey)) {
-      // the CREATE TABLE of a table captured already, replayed after a restore
-      return columns != null;
+      return !evolving; // the CREATE TABLE of a table captured already, replayed after a restore
     }
     if (touched.isEmpty() || touched.stream().anyMatch(shardByTable::containsKey)) {
       return false;
     }
-    boolean any = false;
     for (String name : created) {
-      any |= capture(name, shardByTable, host, true);
+      capture(name, shardByTable, host, true);
     }
-    // an evolving table takes the new shard's columns as a DDL of that shard (the tagger's
-    // evolving layout plans them against the table, or stops naming what cannot be evolved)
-    return !(any && columns == null);
+    return !evolving;
   }
 
   /**

@@ -85,7 +85,7 @@ class FleetChangeBenchmark {
       a.createCdcUser("shardberg_cdc", "bench-pw");
       b.createCdcUser("shardberg_cdc", "bench-pw");
       Path password = Files.writeString(dir.resolve("cdc.password"), "bench-pw\n");
-      Path configFile =
+      TestConfig pipeline =
           TestConfig.pipeline("fleet-bench")
               .checkpointInterval(checkpoint)
               .parallelism(1)
@@ -99,9 +99,16 @@ class FleetChangeBenchmark {
               .discoveryInterval(discovery)
               .hadoopCatalog(dir.resolve("warehouse").toUri())
               .table("shop", "orders")
-              .buckets(2)
-              .write(dir.resolve("fleet.yaml"));
+              .buckets(2);
+      Path configFile = pipeline.write(dir.resolve("fleet.yaml"));
       ShardbergConfig config = ShardbergConfig.load(configFile);
+      // the dropped shards' rows leave the table at the next resume (tables.dropped-shards:
+      // delete); with capture no adoption may follow the drop, so the end compares the others
+      ShardbergConfig atTheEnd =
+          fleetChanges && "capture".equals(newShards)
+              ? ShardbergConfig.load(
+                  pipeline.copy().excludeShards(14, 15).write(dir.resolve("fleet-end.yaml")))
+              : config;
       Path out = dir.resolve("run.out");
       Process run =
           CliProcess.cli(
@@ -161,10 +168,12 @@ class FleetChangeBenchmark {
           // two more: CREATE TABLE ... SELECT, and a shard in a new database
           if (fleetChanges) {
             createdAt.put(18, System.currentTimeMillis());
+            // COPY: the rows of shard 3 carry the times of its recent changes, which the binlog
+            // of a CREATE ... SELECT hands on (a job reading it from the binlog commits them)
             a.execute(
-                "CREATE TABLE shop.orders_18 (PRIMARY KEY (order_id))"
-                    + " SELECT * FROM shop.orders_3 WHERE order_id <= 2000",
-                "UPDATE shop.orders_18 SET updated_at = '2026-01-01 00:00:00'"); // see COPY
+                "CREATE TABLE shop.orders_18 (PRIMARY KEY (order_id)) SELECT "
+                    + COPY
+                    + " FROM shop.orders_3 WHERE order_id <= 2000");
             createdAt.put(19, System.currentTimeMillis());
             b.execute(
                 "CREATE DATABASE shop_more",
@@ -184,7 +193,7 @@ class FleetChangeBenchmark {
           report.put("changes applied", (double) changes.total());
         }
         long caughtUp = System.nanoTime();
-        awaitEqual(config, Duration.ofMinutes(5));
+        awaitEqual(atTheEnd, Duration.ofMinutes(5));
         report.put("catch-up after the changes stopped, s", (System.nanoTime() - caughtUp) / 1e9);
         freshness.poll();
         report.put("freshness p50 of the changed shards, s", freshness.quantileMillis(0.5) / 1e3);
@@ -267,10 +276,21 @@ class FleetChangeBenchmark {
             "most rows of one shard of before in a resumed job's first commit", (double) maxOld);
         report.put(
             "rows of dropped shards 14, 15 left in the table", (double) rowsOf(table, 14, 15));
-        VerifyReport verify = Reconciliation.verify(config, 5);
+        VerifyReport verify = Reconciliation.verify(atTheEnd, 5);
         assertThat(verify.matches()).as(verify.render()).isTrue();
       } finally {
         CliProcess.stop(run);
+        String keepLog = System.getProperty("benchmark.keep-log");
+        if (keepLog != null) { // the run's own log, for a look afterwards
+          Files.copy(
+              dir.resolve("shardberg.log"),
+              Path.of(keepLog),
+              java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+          Files.copy(
+              out,
+              Path.of(keepLog + ".console"),
+              java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        }
       }
       StringBuilder md = new StringBuilder();
       md.append(

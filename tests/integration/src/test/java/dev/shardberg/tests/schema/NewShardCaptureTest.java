@@ -222,23 +222,7 @@ class NewShardCaptureTest {
   void aShardCapturedBeforeATaskManagerFailureIsReadOnAfterTheRestart(
       @InjectMiniCluster MiniCluster miniCluster) throws Exception {
     try (EmbeddedMariaDb a = EmbeddedMariaDb.start("capture-failover", 47)) {
-      OrdersShards shards = new OrdersShards(List.of(a), 2);
-      shards.createTables();
-      shards.load(30, 17);
-      a.createCdcUser("shardberg_cdc", "fleet-pw");
-      Path password = Files.writeString(dir.resolve("cdc.password"), "fleet-pw\n");
-      TestConfig base =
-          TestConfig.pipeline("capture-failover")
-              .checkpointInterval("1s")
-              .parallelism(1)
-              .writerParallelism(1)
-              .restart(10, "1s")
-              .source(NewShardWhileRunningTest.source("a", a, "5780-5780", password))
-              .tables("shop", OrdersShards.TABLE_PATTERN)
-              .newShards("capture")
-              .hadoopCatalog(dir.resolve("warehouse").toUri())
-              .table("shop", "orders")
-              .buckets(2);
+      TestConfig base = oneHost(a, "capture-failover", "5780-5780", 30, 17).restart(10, "1s");
       ShardbergConfig config =
           ShardbergConfig.load(base.copy().write(dir.resolve("failover.yaml")));
       // verify against the shards the job reads: orders_6 (renamed into the patterns) is not one
@@ -292,6 +276,76 @@ class NewShardCaptureTest {
         job.cancel().get();
       }
     }
+  }
+
+  /**
+   * With {@code schema.change-behavior: fail} a new shard table whose columns differ from the other
+   * shards' stops the job for good, naming the table and the column (as a start would refuse it);
+   * nothing read before is lost.
+   */
+  @Test
+  void aNewShardWhoseColumnsDifferStopsTheJobNamingTheColumn() throws Exception {
+    try (EmbeddedMariaDb a = EmbeddedMariaDb.start("capture-columns", 48)) {
+      ShardbergConfig config =
+          ShardbergConfig.load(
+              oneHost(a, "capture-columns", "5790-5790", 20, 19)
+                  .schemaChangeBehavior("fail")
+                  .write(dir.resolve("columns.yaml")));
+      JobClient job =
+          ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), config);
+      try {
+        awaitTableEqualsShards(config, dir.resolve("none"));
+        a.execute(
+            "CREATE TABLE shop.orders_5 LIKE shop.orders_0",
+            "ALTER TABLE shop.orders_5 MODIFY status VARCHAR(64) NOT NULL",
+            "INSERT INTO shop.orders_5 SELECT * FROM shop.orders_0");
+        Throwable failure = null;
+        try {
+          job.getJobExecutionResult().get(3, TimeUnit.MINUTES);
+        } catch (java.util.concurrent.ExecutionException e) {
+          failure = e;
+        }
+        assertThat(failure).as("the job stops by itself").isNotNull();
+        String causes = org.apache.flink.util.ExceptionUtils.stringifyException(failure);
+        assertThat(causes)
+            .contains(
+                "Cannot read shard 5 ('shop.orders_5' on host 'a'), created while the job runs: it"
+                    + " differs from the other shards")
+            .contains("column 'status': expected");
+        // nothing lost: the table still holds every row of the shards it read
+        Table table = Catalogs.loadTable(config.target());
+        assertThat(rowsOfShard(table, 0)).isEqualTo(20);
+        assertThat(rowsOfShard(table, 1)).isEqualTo(20);
+        assertThat(rowsOfShard(table, 5)).isZero();
+      } finally {
+        if (!job.getJobStatus().get().isGloballyTerminalState()) {
+          job.cancel().get();
+        }
+      }
+    }
+  }
+
+  /**
+   * Shards 0 and 1 on {@code a} with {@code rows} rows each, the CDC user, and the config of a
+   * pipeline that reads them with {@code tables.new-shards: capture} into a Hadoop table.
+   */
+  private TestConfig oneHost(
+      EmbeddedMariaDb a, String pipelineId, String serverIds, int rows, int seed) throws Exception {
+    OrdersShards shards = new OrdersShards(List.of(a), 2);
+    shards.createTables();
+    shards.load(rows, seed);
+    a.createCdcUser("shardberg_cdc", "fleet-pw");
+    Path password = Files.writeString(dir.resolve("cdc.password"), "fleet-pw\n");
+    return TestConfig.pipeline(pipelineId)
+        .checkpointInterval("1s")
+        .parallelism(1)
+        .writerParallelism(1)
+        .source(NewShardWhileRunningTest.source("a", a, serverIds, password))
+        .tables("shop", OrdersShards.TABLE_PATTERN)
+        .newShards("capture")
+        .hadoopCatalog(dir.resolve("warehouse").toUri())
+        .table("shop", "orders")
+        .buckets(2);
   }
 
   private static long commits(Table table, String pipelineId) {
