@@ -530,6 +530,28 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
   }
 
   /**
+   * {@code table} refreshed. A Hadoop table's refresh looks for the metadata file of the version it
+   * loaded last; a writer that loaded the table at its start and refreshes only when the schema
+   * changes finds that file gone once the coordinator's commits have cleaned it up ({@code
+   * write.metadata.delete-after-commit.enabled}, Iceberg's ValidationException "Metadata file for
+   * version 1 is missing"), which failed the job at a schema change after enough commits. Then the
+   * table is loaded anew.
+   */
+  static Table refreshed(Table table, TableLoader loader) {
+    try {
+      table.refresh();
+      return table;
+    } catch (org.apache.iceberg.exceptions.ValidationException
+        | org.apache.iceberg.exceptions.NotFoundException e) {
+      LOG.info("Table {} cannot be refreshed ({}): loading it anew", table.name(), e.getMessage());
+      if (!loader.isOpen()) {
+        loader.open();
+      }
+      return loader.loadTable();
+    }
+  }
+
+  /**
    * A versioned row in the layout of the schema this writer writes: a row of a newer schema (its
    * columns were committed to the table before the row left the source) moves the writer to that
    * schema, mid-checkpoint if need be; a row of an older one is padded with NULLs and widened.
@@ -544,7 +566,7 @@ final class ShardbergWriter extends AbstractStreamOperator<WriterResult>
       // optional
       Schema newer = table.schemas().get(rowSchemaId);
       if (newer == null) {
-        table.refresh();
+        table = refreshed(table, tableLoader);
         newer = table.schemas().get(rowSchemaId);
       }
       if (newer == null) {
