@@ -126,6 +126,15 @@ public record StatusReport(
                       + " log names them)%n",
                   h.host(), h.droppedShards()));
         }
+        if (!h.capturedShards().isEmpty()) {
+          // tables.new-shards: capture
+          sb.append(
+              String.format(
+                  "  host %s: shard(s) %s created while the job runs are read from the binlog since their"
+                      + " CREATE TABLE (tables.new-shards: capture); the next resume reads them once more"
+                      + " from a fresh snapshot%n",
+                  h.host(), new java.util.TreeSet<>(h.capturedShards())));
+        }
         if (h.unreadShardTables() > 0) {
           // Flink CDC reads only the tables the job was built with
           sb.append(
@@ -225,6 +234,8 @@ public record StatusReport(
         n.put("snapshotRowsRead", h.snapshotRows());
         n.put("droppedShards", h.droppedShards());
         n.put("unreadShardTables", h.unreadShardTables());
+        ArrayNode captured = n.putArray("capturedShards");
+        new java.util.TreeSet<>(h.capturedShards()).forEach(captured::add);
         if (h.sampledAtMillis() >= 0) {
           n.put("sampledAt", Instant.ofEpochMilli(h.sampledAtMillis()).toString());
         } else {

@@ -96,4 +96,38 @@ class RemovedShardsStatusTest {
             "a", "reachable", 0, Instant.ofEpochMilli(94_000), 1_000, 20, 0, Map.of(), 0, 0, -1);
     assertThat(StatusReport.of(STATUS, List.of(none), null).renderLag()).doesNotContain("WARNING");
   }
+
+  /**
+   * Shard tables the job read from the binlog since it saw them created ({@code tables.new-shards:
+   * capture}) are listed per host, in the text and the JSON; they are read, so no warning.
+   */
+  @Test
+  void shardsCapturedWhileTheJobRunsAreListedPerHost() throws Exception {
+    HostLag host =
+        new HostLag(
+            "b",
+            "reachable",
+            0,
+            Instant.ofEpochMilli(94_000),
+            1_000,
+            20,
+            0,
+            Map.of(),
+            0,
+            0,
+            -1,
+            1,
+            java.util.Set.of(18, 16));
+    StatusReport report = StatusReport.of(STATUS, List.of(host), null);
+    assertThat(report.renderLag())
+        .contains(
+            "  host b: shard(s) [16, 18] created while the job runs are read from the binlog since"
+                + " their CREATE TABLE (tables.new-shards: capture); the next resume reads them once"
+                + " more from a fresh snapshot")
+        .doesNotContain("WARNING");
+    assertThat(
+            new ObjectMapper().readTree(report.json()).path("hosts").get(0).path("capturedShards"))
+        .extracting(com.fasterxml.jackson.databind.JsonNode::asInt)
+        .containsExactly(16, 18);
+  }
 }
