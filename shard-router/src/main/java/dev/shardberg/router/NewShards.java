@@ -13,7 +13,7 @@ public enum NewShards {
    */
   ADOPT("adopt"),
   /**
-   * The running job reads it by itself from the binlog, from its {@code CREATE TABLE} on (rows of a
+   * The default. The running job reads it by itself from the binlog, from its {@code CREATE TABLE} on (rows of a
    * {@code CREATE TABLE … SELECT} included), without a savepoint or a restart; a table it cannot
    * read that way (one renamed into the patterns already holding rows) is adopted as with {@link
    * #ADOPT} by a local run or an attached {@code flink run}.

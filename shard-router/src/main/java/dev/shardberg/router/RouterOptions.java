@@ -153,11 +153,11 @@ public final class RouterOptions {
   public static final ConfigOption<NewShards> TABLES_NEW_SHARDS =
       ConfigOptions.key("tables.new-shards")
           .enumType(NewShards.class)
-          .defaultValue(NewShards.ADOPT)
+          .defaultValue(NewShards.CAPTURE)
           .withDescription(
               "What happens to a shard table that appears on a host while the job runs (a CREATE TABLE"
-                  + " matching the patterns, a table renamed into them, CREATE TABLE ... SELECT). capture:"
-                  + " the running job reads a table created by CREATE TABLE (also ... LIKE, ... SELECT, in a"
+                  + " matching the patterns, a table renamed into them, CREATE TABLE ... SELECT). capture"
+                  + " (the default): the running job reads a table created by CREATE TABLE (also ... LIKE, ... SELECT, in a"
                   + " new database) from the binlog, from its CREATE TABLE on, without a savepoint or a"
                   + " restart, under any deployment; a number that clashes with a shard's, or columns that"
                   + " differ, stop the job naming both tables or the column. What it cannot read that way (a"

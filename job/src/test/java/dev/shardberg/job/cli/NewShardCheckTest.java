@@ -50,7 +50,8 @@ class NewShardCheckTest {
           table: orders
         %s
         """
-            .formatted(extraTables, extraTop);
+            // the adoption alone unless a test says otherwise (capture: its own test below)
+            .formatted(extraTables.isEmpty() ? "  new-shards: adopt" : extraTables, extraTop);
     return ConfigLoader.parse(yaml, "test.yaml", Map.of("PW", "secret")::get);
   }
 
@@ -89,6 +90,70 @@ class NewShardCheckTest {
     assertThat(outcome).isEqualTo(new NewShardCheck.Adopt(List.of(A7, B8)));
     assertThat(NewShardCheck.describe(List.of(A7, B8)))
         .isEqualTo("7 ('shop.orders_7' on host 'a'), 8 ('shop.orders_8' on host 'b')");
+  }
+
+  /**
+   * {@code tables.new-shards: capture} (the default): a table the running job captured is not new
+   * to it; one it does not read (renamed into the patterns) waits {@link
+   * NewShardCheck#captureGrace} from when it was first found unread (the job's gauges lag), then is
+   * adopted.
+   */
+  @Test
+  void underCaptureTheCapturedTableIsNotNewAndAnUnreadOneIsAdoptedAfterTheGrace() {
+    ShardbergConfig capture = config("  discovery-interval: 5s", "");
+    assertThat(capture.tables().newShards()).isEqualTo(dev.shardberg.router.NewShards.CAPTURE);
+    assertThat(NewShardCheck.captureGrace(capture)).isEqualTo(java.time.Duration.ofSeconds(20));
+    List<HostLag> capturedSeven =
+        List.of(
+            new HostLag(
+                "a", "reachable", 0, null, -1, -1, 0, Map.of(), 0, 0, -1, 1, java.util.Set.of(7)),
+            host("b", 1));
+    Map<String, Long> unreadSince = new java.util.HashMap<>();
+    // orders_7 captured by the job; orders_8 unread: waited for, then adopted alone
+    assertThat(
+            NewShardCheck.check(
+                capture,
+                plan(A0, B1),
+                () -> plan(A0, B1, A7, B8),
+                capturedSeven,
+                unreadSince,
+                1_000))
+        .isEqualTo(new NewShardCheck.Waiting(List.of(B8)));
+    assertThat(
+            NewShardCheck.check(
+                capture,
+                plan(A0, B1),
+                () -> plan(A0, B1, A7, B8),
+                capturedSeven,
+                unreadSince,
+                20_999))
+        .isEqualTo(new NewShardCheck.Waiting(List.of(B8)));
+    assertThat(
+            NewShardCheck.check(
+                capture,
+                plan(A0, B1),
+                () -> plan(A0, B1, A7, B8),
+                capturedSeven,
+                unreadSince,
+                21_000))
+        .isEqualTo(new NewShardCheck.Adopt(List.of(B8)));
+    // every new table captured: nothing to do, and nothing left waiting
+    List<HostLag> capturedBoth =
+        List.of(
+            new HostLag(
+                "a", "reachable", 0, null, -1, -1, 0, Map.of(), 0, 0, -1, 1, java.util.Set.of(7)),
+            new HostLag(
+                "b", "reachable", 0, null, -1, -1, 0, Map.of(), 0, 0, -1, 1, java.util.Set.of(8)));
+    assertThat(
+            NewShardCheck.check(
+                capture,
+                plan(A0, B1),
+                () -> plan(A0, B1, A7, B8),
+                capturedBoth,
+                unreadSince,
+                30_000))
+        .isEqualTo(new NewShardCheck.Nothing());
+    assertThat(unreadSince).isEmpty();
   }
 
   @Test

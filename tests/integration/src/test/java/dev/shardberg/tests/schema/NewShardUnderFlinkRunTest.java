@@ -76,6 +76,8 @@ class NewShardUnderFlinkRunTest {
               .tables("shop", OrdersShards.TABLE_PATTERN)
               .healthCheckInterval("500ms")
               .discoveryInterval("1s")
+              // the adoption by a savepoint and a resubmission (capture: NewShardCaptureTest)
+              .newShards("adopt")
               .hadoopCatalog(dir.resolve("warehouse").toUri())
               .table("shop", "orders")
               .buckets(2)

@@ -438,7 +438,9 @@ class ShardTableLifeTest {
   @Test
   void aShardCreatedOnAKnownHostIsReadAloneAtTheResumeWithTheSameConfig() throws Exception {
     Shards shards = shards("fleet", 2, 20);
-    ShardbergConfig config = load(config("fleet", "fleet-pipeline"), "fleet-pipeline.yaml");
+    // not read by the running job (a MiniCluster does not adopt; capture: NewShardCaptureTest)
+    ShardbergConfig config =
+        load(config("fleet", "fleet-pipeline").newShards("adopt"), "fleet-pipeline.yaml");
     try (dev.shardberg.tests.job.CapturedLog log =
         new dev.shardberg.tests.job.CapturedLog(
             "dev.shardberg", org.apache.logging.log4j.Level.INFO)) {
