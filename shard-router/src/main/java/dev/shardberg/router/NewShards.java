@@ -13,10 +13,10 @@ public enum NewShards {
    */
   ADOPT("adopt"),
   /**
-   * The default. The running job reads it by itself from the binlog, from its {@code CREATE TABLE} on (rows of a
-   * {@code CREATE TABLE … SELECT} included), without a savepoint or a restart; a table it cannot
-   * read that way (one renamed into the patterns already holding rows) is adopted as with {@link
-   * #ADOPT} by a local run or an attached {@code flink run}.
+   * The default. The running job reads it by itself from the binlog, from its {@code CREATE TABLE}
+   * on (rows of a {@code CREATE TABLE … SELECT} included), without a savepoint or a restart; a
+   * table it cannot read that way (one renamed into the patterns already holding rows) is adopted
+   * as with {@link #ADOPT} by a local run or an attached {@code flink run}.
    */
   CAPTURE("capture"),
   /** The run only warns (the host watch's WARN and gauge); the next resume reads it. */
