@@ -150,6 +150,15 @@ final class CheckpointCommitter {
             pending);
   }
 
+  /**
+   * The shards this run writes beyond its plan (captured while the job runs), recorded with the
+   * plan's in the table and checked against other pipelines' at every commit ({@link
+   * PipelineShards}).
+   */
+  void capturedShards(java.util.function.Supplier<java.util.SortedSet<Integer>> captured) {
+    lockedCommit.capturedShards(captured);
+  }
+
   // ---- state ----------------------------------------------------------------------------------
 
   /** Takes restored state: the offset, the runs it descends from, its pending entries. */

@@ -144,7 +144,15 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
     CoordinatorState restored = context.isRestored() ? restoredState(context) : null;
 
     PipelineShards.check(table.properties(), options);
-    this.reread = ShardReread.start(options, restored == null ? null : restored.knownShards());
+    this.reread =
+        restored == null
+            ? ShardReread.start(options, null)
+            : ShardReread.start(
+                options,
+                restored.knownShards(),
+                restored.capturedShards(),
+                flinkJobId.equals(restored.flinkJobId()));
+    committer.capturedShards(reread::captured);
     LOG.info(
         "Coordinator of pipeline {} for table {} starts run {} (Flink job {}, {})",
         options.pipelineId(),
@@ -271,6 +279,8 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
             context.getCheckpointId(),
             committer.lineageAt(context.getCheckpointId()),
             reread.known(),
+            reread.captured(),
+            getRuntimeContext().getJobInfo().getJobId().toString(),
             committer.pending());
     state.update(
         List.of(
@@ -295,6 +305,8 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
       // a re-read shard's old rows go with the checkpoint that holds the first rows of its new
       // snapshot
       SortedSet<Integer> replaced = reread.replacedBy(checkpointId, results);
+      // shards the running job captured (tables.new-shards: capture): known from this checkpoint
+      reread.written(results);
       if (options.deleteMode() == DeleteMode.POSITION) {
         ShardReread.checkWritersStartEmpty(options, checkpointId, replaced, results);
       }

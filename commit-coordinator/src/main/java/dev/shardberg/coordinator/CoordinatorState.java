@@ -20,6 +20,11 @@ import java.util.TreeSet;
  *     history, oldest first (at most {@link PipelineProgress#MAX_RUNS})
  * @param knownShards the shards the state knows ({@link ShardReread}); null when not known (a
  *     pipeline whose shards were not given, or state from before the bookkeeping)
+ * @param capturedShards shards the pipeline wrote that its plan does not have: read from the binlog
+ *     since their {@code CREATE TABLE} while the job ran ({@code tables.new-shards: capture}), so
+ *     that the next resume knows them ({@link ShardReread}); empty in state from before them
+ * @param flinkJobId the Flink job whose state this is: a restore by the same job (a failover) goes
+ *     on capturing, a new job's plan was discovered anew; null in state from before it
  * @param pending the staged checkpoints not committed yet, in checkpoint order
  */
 record CoordinatorState(
@@ -28,12 +33,29 @@ record CoordinatorState(
     long flinkCheckpointId,
     Map<String, Long> lineage,
     SortedSet<Integer> knownShards,
+    SortedSet<Integer> capturedShards,
+    String flinkJobId,
     List<PendingCheckpoint> pending) {
 
   CoordinatorState {
     lineage = Collections.unmodifiableMap(new LinkedHashMap<>(lineage));
     knownShards =
         knownShards == null ? null : Collections.unmodifiableSortedSet(new TreeSet<>(knownShards));
+    capturedShards =
+        Collections.unmodifiableSortedSet(
+            capturedShards == null ? new TreeSet<>() : new TreeSet<>(capturedShards));
     pending = List.copyOf(pending);
+  }
+
+  /** State without captured shards. */
+  CoordinatorState(
+      String pipelineId,
+      long checkpointOffset,
+      long flinkCheckpointId,
+      Map<String, Long> lineage,
+      SortedSet<Integer> knownShards,
+      List<PendingCheckpoint> pending) {
+    this(
+        pipelineId, checkpointOffset, flinkCheckpointId, lineage, knownShards, null, null, pending);
   }
 }

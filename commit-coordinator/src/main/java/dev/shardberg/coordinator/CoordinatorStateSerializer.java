@@ -17,10 +17,12 @@ import org.apache.flink.core.memory.DataOutputSerializer;
  * checkpoint offset (long), Flink checkpoint id (long), lineage (int count, then UTF run + long
  * Flink checkpoint each, oldest first), known shards (int count, -1 when not known, then int each),
  * pending entries (int count, then each as {@link PendingCheckpointSerializer} writes it with its
- * version: int version, int length, bytes).
+ * version: int version, int length, bytes). Version 2 adds, at the end, the Flink job id of the
+ * state (UTF, empty when not known) and the captured shards (int count, then int each); version 1
+ * is read with neither.
  */
 final class CoordinatorStateSerializer implements SimpleVersionedSerializer<CoordinatorState> {
-  static final int VERSION = 1;
+  static final int VERSION = 2;
   static final CoordinatorStateSerializer INSTANCE = new CoordinatorStateSerializer();
 
   @Override
@@ -52,16 +54,21 @@ final class CoordinatorStateSerializer implements SimpleVersionedSerializer<Coor
       SimpleVersionedSerialization.writeVersionAndSerialize(
           PendingCheckpointSerializer.INSTANCE, entry, out);
     }
+    out.writeUTF(state.flinkJobId() == null ? "" : state.flinkJobId());
+    out.writeInt(state.capturedShards().size());
+    for (int shard : state.capturedShards()) {
+      out.writeInt(shard);
+    }
     return out.getCopyOfBuffer();
   }
 
   @Override
   public CoordinatorState deserialize(int version, byte[] serialized) throws IOException {
-    if (version != VERSION) {
+    if (version != 1 && version != VERSION) {
       throw new IOException(
           String.format(
               "Cannot restore the Shardberg coordinator: state version %d is not supported by this release (it"
-                  + " reads version %d). Restore with the Shardberg release that wrote this checkpoint, or start"
+                  + " reads versions 1 to %d). Restore with the Shardberg release that wrote this checkpoint, or start"
                   + " the pipeline without state.",
               version, VERSION));
     }
@@ -84,7 +91,16 @@ final class CoordinatorStateSerializer implements SimpleVersionedSerializer<Coor
           SimpleVersionedSerialization.readVersionAndDeSerialize(
               PendingCheckpointSerializer.INSTANCE, in));
     }
+    SortedSet<Integer> captured = new TreeSet<>();
+    String jobId = null;
+    if (version >= 2) {
+      jobId = in.readUTF();
+      jobId = jobId.isEmpty() ? null : jobId;
+      for (int i = in.readInt(); i > 0; i--) {
+        captured.add(in.readInt());
+      }
+    }
     return new CoordinatorState(
-        pipelineId, offset, flinkCheckpointId, lineage, knownShards, pending);
+        pipelineId, offset, flinkCheckpointId, lineage, knownShards, captured, jobId, pending);
   }
 }

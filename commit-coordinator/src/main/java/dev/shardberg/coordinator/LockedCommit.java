@@ -42,6 +42,10 @@ final class LockedCommit {
   private final InsertOnlyLedger insertOnly;
   private final PendingCheckpoints pending;
 
+  /** Shards the run writes beyond its plan ({@link CheckpointCommitter#capturedShards}). */
+  private java.util.function.Supplier<java.util.SortedSet<Integer>> captured =
+      java.util.TreeSet::new;
+
   /** What every commit of one run is made with: {@link CheckpointCommitter}'s parameters. */
   record Context(
       Table table,
@@ -64,6 +68,23 @@ final class LockedCommit {
     this.metrics = context.metrics();
     this.insertOnly = insertOnly;
     this.pending = pending;
+  }
+
+  void capturedShards(java.util.function.Supplier<java.util.SortedSet<Integer>> captured) {
+    this.captured = captured;
+  }
+
+  /**
+   * The shards this pipeline writes: its plan's and those it captured while running; null when the
+   * plan is not known.
+   */
+  private java.util.SortedSet<Integer> shards() {
+    if (options.shards() == null) {
+      return null;
+    }
+    java.util.SortedSet<Integer> shards = new java.util.TreeSet<>(options.shards());
+    shards.addAll(captured.get());
+    return shards;
   }
 
   /**
@@ -137,7 +158,7 @@ final class LockedCommit {
       }
     }
     schemaCheck.accept(table.schema());
-    PipelineShards.check(base.properties(), options);
+    PipelineShards.check(base.properties(), options, shards());
     SortedMap<Integer, Long> insertOnlyScans = insertOnly.resolve(checkpoint.insertOnlyScans());
     if (!insertOnlyScans.isEmpty()) {
       Optional<InsertOnlyCheck.Finding> finding =
@@ -238,7 +259,7 @@ final class LockedCommit {
     insertOnly.publishHistoryNeeded(
         properties, base, pending.values(), checkpoint, insertOnlyScans, snapshotId);
     if (options.shards() != null) {
-      String shards = PipelineShards.encode(options.shards());
+      String shards = PipelineShards.encode(shards());
       if (!shards.equals(base.properties().get(PipelineShards.propertyKey(options.pipelineId())))) {
         properties.set(PipelineShards.propertyKey(options.pipelineId()), shards);
       }

@@ -52,11 +52,16 @@ public final class PipelineShards {
    * shards are not known ({@code options.shards()} null).
    */
   static void check(Map<String, String> properties, CoordinatorOptions options) {
-    if (options.shards() == null) {
+    check(properties, options, options.shards());
+  }
+
+  /** As above, for {@code shards}: the plan's and those captured while the job runs. */
+  static void check(
+      Map<String, String> properties, CoordinatorOptions options, SortedSet<Integer> shards) {
+    if (shards == null) {
       return;
     }
-    String conflict =
-        conflict(properties, options.pipelineId(), options.tableName(), options.shards());
+    String conflict = conflict(properties, options.pipelineId(), options.tableName(), shards);
     if (conflict != null) {
       throw new PipelineConflictException(conflict);
     }

@@ -48,6 +48,13 @@ import org.slf4j.LoggerFactory;
  * way too, at the next resume: the running job does not remove it (the delete by shard of a
  * checkpoint cannot remove rows the same checkpoint writes, and Flink CDC does not deliver the DROP
  * in order with the shard's rows), so its rows stay until then.
+ *
+ * <p>Shards the running job captured ({@code tables.new-shards: capture}: a {@code CREATE TABLE}
+ * read from the binlog, not in the plan the job started with) are known to the state from the first
+ * checkpoint that writes them, apart from the plan's ({@link #captured}): at the next resume one
+ * whose table is still there is in the plan and read again from a fresh snapshot (the source never
+ * snapshotted it), its rows replaced; one dropped meanwhile is gone from the plan like any other
+ * shard, and with {@code tables.dropped-shards: delete} its rows leave the table.
  */
 final class ShardReread {
   private static final Logger LOG = LoggerFactory.getLogger(ShardReread.class);
@@ -62,6 +69,13 @@ final class ShardReread {
 
   /** Shards gone from the plan whose rows go with the next staged checkpoint. */
   private final SortedSet<Integer> removing = new TreeSet<>();
+
+  /**
+   * Shards this run wrote that its plan does not have (captured while the job runs), and shards
+   * captured in the run it resumed from that are being removed; kept in state apart from {@link
+   * #known}.
+   */
+  private final SortedSet<Integer> captured = new TreeSet<>();
 
   private ShardReread(CoordinatorOptions options, SortedSet<Integer> known) {
     this.options = options;
@@ -81,6 +95,27 @@ final class ShardReread {
    *     before the bookkeeping
    */
   static ShardReread start(CoordinatorOptions options, SortedSet<Integer> restoredKnown) {
+    return start(options, restoredKnown, java.util.Collections.emptySortedSet(), false);
+  }
+
+  /**
+   * As above, with the shards the restored run captured while it ran ({@code restoredCaptured}):
+   * known to the restored state like its plan's. Restored by the same Flink job ({@code sameJob}: a
+   * failover), the job still has the plan it started with and goes on capturing them, so they stay
+   * captured; restored by a new job (a resume), its plan was discovered anew and holds those still
+   * on MySQL.
+   */
+  static ShardReread start(
+      CoordinatorOptions options,
+      SortedSet<Integer> restoredKnown,
+      SortedSet<Integer> restoredCaptured,
+      boolean sameJob) {
+    if (sameJob && options.shards() != null && restoredKnown != null) {
+      ShardReread failover = start(options, restoredKnown);
+      failover.captured.addAll(restoredCaptured);
+      failover.captured.removeAll(options.shards());
+      return failover;
+    }
     if (options.shards() == null) {
       return new ShardReread(options, restoredKnown == null ? null : new TreeSet<>(restoredKnown));
     }
@@ -89,6 +124,7 @@ final class ShardReread {
     }
     ShardReread bookkeeping = new ShardReread(options, new TreeSet<>(restoredKnown));
     SortedSet<Integer> left = new TreeSet<>(restoredKnown);
+    left.addAll(restoredCaptured);
     left.removeAll(options.shards());
     SortedSet<Integer> excluded = new TreeSet<>(left);
     if (options.excludedShards() != null) {
@@ -128,6 +164,9 @@ final class ShardReread {
     bookkeeping.known.retainAll(
         java.util.stream.Stream.concat(options.shards().stream(), bookkeeping.removing.stream())
             .collect(java.util.stream.Collectors.toSet()));
+    // captured shards still there are in the plan now: new to the state, so read again below
+    bookkeeping.captured.addAll(restoredCaptured);
+    bookkeeping.captured.retainAll(bookkeeping.removing);
     bookkeeping.reread.addAll(options.shards());
     bookkeeping.reread.removeAll(bookkeeping.known);
     SortedSet<Integer> undeclared = new TreeSet<>(bookkeeping.reread);
@@ -234,9 +273,35 @@ final class ShardReread {
     return java.util.Collections.unmodifiableSortedSet(new TreeSet<>(removing));
   }
 
+  /**
+   * The shards this run captured (and those of the resumed run being removed): to keep in state,
+   * and recorded with the plan's in the table ({@link PipelineShards}).
+   */
+  SortedSet<Integer> captured() {
+    return java.util.Collections.unmodifiableSortedSet(new TreeSet<>(captured));
+  }
+
+  /**
+   * A checkpoint's writer results are staged: a shard they write that the plan does not have was
+   * captured while the job runs ({@code tables.new-shards: capture}); known from now on.
+   */
+  void written(List<WriterResult> results) {
+    if (options.shards() == null) {
+      return;
+    }
+    for (WriterResult result : results) {
+      for (Map.Entry<Integer, ShardCounts> shard : result.shardCounts().entrySet()) {
+        if (!shard.getValue().removed() && !options.shards().contains(shard.getKey())) {
+          captured.add(shard.getKey());
+        }
+      }
+    }
+  }
+
   /** {@code shards} were removed with a staged checkpoint: no longer known to the state. */
   void removed(SortedSet<Integer> shards) {
     removing.removeAll(shards);
+    captured.removeAll(shards);
     if (known != null) {
       known.removeAll(shards);
     }

@@ -67,21 +67,52 @@ class CoordinatorStateSerializerTest {
         + entryHex;
   }
 
+  /**
+   * Version 2 bytes of {@link #SAMPLE} with shard 5 captured while the job ran, frozen: version 1's
+   * layout, then the state's Flink job id and the captured shards.
+   */
+  private static final String VERSION_2_HEX =
+      VERSION_1_ENTRY_4_HEX
+          + "0020"
+          + hex("0123456789abcdef0123456789abcdef")
+          + "00000001"
+          + "00000005";
+
+  private static final CoordinatorState SAMPLE_CAPTURED =
+      new CoordinatorState(
+          "orders",
+          5,
+          40,
+          LINEAGE,
+          new TreeSet<>(List.of(0, 127)),
+          new TreeSet<>(List.of(5)),
+          "0123456789abcdef0123456789abcdef",
+          List.of(PendingCheckpointSerializerTest.SAMPLE));
+
   private final CoordinatorStateSerializer serializer = CoordinatorStateSerializer.INSTANCE;
 
   @Test
   void latestVersionRoundTripsWithAndWithoutKnownShards() throws IOException {
-    assertThat(serializer.getVersion()).isEqualTo(1);
-    assertSame(serializer.deserialize(1, serializer.serialize(SAMPLE)), SAMPLE);
+    assertThat(serializer.getVersion()).isEqualTo(2);
+    assertSame(serializer.deserialize(2, serializer.serialize(SAMPLE)), SAMPLE);
+    assertSame(serializer.deserialize(2, serializer.serialize(SAMPLE_CAPTURED)), SAMPLE_CAPTURED);
     CoordinatorState untracked =
         new CoordinatorState("orders", 0, 1, new LinkedHashMap<>(), null, List.of());
-    assertSame(serializer.deserialize(1, serializer.serialize(untracked)), untracked);
+    assertSame(serializer.deserialize(2, serializer.serialize(untracked)), untracked);
+  }
+
+  @Test
+  void frozenVersionTwoBytesHoldTheCapturedShards() throws IOException {
+    assertThat(HexFormat.of().formatHex(serializer.serialize(SAMPLE_CAPTURED)))
+        .isEqualTo(VERSION_2_HEX);
+    assertSame(serializer.deserialize(2, HexFormat.of().parseHex(VERSION_2_HEX)), SAMPLE_CAPTURED);
+    assertThat(serializer.deserialize(2, HexFormat.of().parseHex(VERSION_2_HEX)).capturedShards())
+        .containsExactly(5);
   }
 
   @Test
   void frozenVersionOneBytesStillRead() throws IOException {
-    assertThat(HexFormat.of().formatHex(serializer.serialize(SAMPLE)))
-        .isEqualTo(VERSION_1_ENTRY_4_HEX);
+    // as the release before the captured shards wrote it: version 1, read with none captured
     assertSame(serializer.deserialize(1, HexFormat.of().parseHex(VERSION_1_ENTRY_4_HEX)), SAMPLE);
     assertSame(serializer.deserialize(1, HexFormat.of().parseHex(VERSION_1_ENTRY_3_HEX)), SAMPLE);
     // as the release before deletion vectors wrote it: its pending entry at version 2
@@ -90,10 +121,10 @@ class CoordinatorStateSerializerTest {
 
   @Test
   void anUnknownVersionIsRefusedWithTheWayOn() {
-    assertThatThrownBy(() -> serializer.deserialize(2, new byte[0]))
+    assertThatThrownBy(() -> serializer.deserialize(3, new byte[0]))
         .isInstanceOf(IOException.class)
         .hasMessageContaining(
-            "state version 2 is not supported by this release (it reads version 1)")
+            "state version 3 is not supported by this release (it reads versions 1 to 2)")
         .hasMessageContaining(
             "Restore with the Shardberg release that wrote this checkpoint, or start the pipeline without state");
   }
@@ -104,6 +135,8 @@ class CoordinatorStateSerializerTest {
     assertThat(actual.flinkCheckpointId()).isEqualTo(expected.flinkCheckpointId());
     assertThat(actual.lineage()).containsExactlyEntriesOf(expected.lineage());
     assertThat(actual.knownShards()).isEqualTo(expected.knownShards());
+    assertThat(actual.capturedShards()).isEqualTo(expected.capturedShards());
+    assertThat(actual.flinkJobId()).isEqualTo(expected.flinkJobId());
     assertThat(actual.pending()).hasSameSizeAs(expected.pending());
     for (int i = 0; i < actual.pending().size(); i++) {
       PendingCheckpointSerializerTest.assertSame(

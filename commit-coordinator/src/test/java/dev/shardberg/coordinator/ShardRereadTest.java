@@ -89,6 +89,66 @@ class ShardRereadTest {
     assertThat(reread.known()).containsExactly(0, 3);
   }
 
+  private static WriterResult writes(long checkpoint, int shard) {
+    return new WriterResult(
+        checkpoint,
+        0,
+        org.apache.iceberg.io.WriteResult.builder().build(),
+        java.util.Map.of(shard, new ShardCounts(12, 0)),
+        java.util.Map.of(),
+        java.util.Set.of());
+  }
+
+  /**
+   * Shards the running job captured ({@code tables.new-shards: capture}) are not in its plan; the
+   * state knows them from the checkpoint that writes them, so that the next resume treats them as
+   * it treats the plan's: one dropped meanwhile leaves the table with {@code delete}, one still
+   * there is read again and its rows replaced.
+   */
+  @Test
+  void aShardCapturedWhileTheJobRanIsKnownToTheNextResume() {
+    ShardReread running =
+        ShardReread.start(gone(List.of(0, 1), List.of(), true), known(0, 1), known(), false);
+    running.written(List.of(writes(4, 0), writes(4, 5), writes(4, 7)));
+    assertThat(running.captured()).containsExactly(5, 7);
+    assertThat(running.known()).containsExactly(0, 1);
+
+    // resumed: 5 dropped meanwhile (gone from the plan), 7 still there (in the plan now)
+    ShardReread resumed =
+        ShardReread.start(gone(List.of(0, 1, 7), List.of(), true), known(0, 1), known(5, 7), false);
+    assertThat(resumed.removing()).containsExactly(5);
+    assertThat(resumed.captured())
+        .as("known until the checkpoint that removes it is staged")
+        .containsExactly(5);
+    assertThat(resumed.replacedBy(9, List.of(snapshotOf(9, 7)))).containsExactly(7);
+    resumed.removed(resumed.removing());
+    assertThat(resumed.captured()).isEmpty();
+
+    // with keep, the dropped one's rows stay and the state forgets it
+    ShardReread kept =
+        ShardReread.start(
+            gone(List.of(0, 1, 7), List.of(), false), known(0, 1), known(5, 7), false);
+    assertThat(kept.removing()).isEmpty();
+    assertThat(kept.captured()).isEmpty();
+
+    // a failover restores the same job, with the plan it started with: it goes on capturing both
+    ShardReread failover =
+        ShardReread.start(gone(List.of(0, 1), List.of(), true), known(0, 1), known(5, 7), true);
+    assertThat(failover.removing()).isEmpty();
+    assertThat(failover.captured()).containsExactly(5, 7);
+    assertThat(failover.replacedBy(9, List.of(writes(9, 5)))).isEmpty();
+  }
+
+  private static WriterResult snapshotOf(long checkpoint, int shard) {
+    return new WriterResult(
+        checkpoint,
+        0,
+        org.apache.iceberg.io.WriteResult.builder().build(),
+        java.util.Map.of(shard, new ShardCounts(12, 0)),
+        java.util.Map.of(),
+        java.util.Set.of(shard));
+  }
+
   @Test
   void aShardGoneFromThePlanKeepsItsRowsWithKeep() {
     ShardReread reread =

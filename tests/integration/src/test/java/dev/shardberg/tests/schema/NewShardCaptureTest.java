@@ -222,7 +222,11 @@ class NewShardCaptureTest {
   void aShardCapturedBeforeATaskManagerFailureIsReadOnAfterTheRestart(
       @InjectMiniCluster MiniCluster miniCluster) throws Exception {
     try (EmbeddedMariaDb a = EmbeddedMariaDb.start("capture-failover", 47)) {
-      TestConfig base = oneHost(a, "capture-failover", "5780-5780", 30, 17).restart(10, "1s");
+      // dropped shards deleted: a failover must not take the captured shards for dropped ones
+      TestConfig base =
+          oneHost(a, "capture-failover", "5780-5780", 30, 17)
+              .restart(10, "1s")
+              .droppedShards("delete");
       ShardbergConfig config =
           ShardbergConfig.load(base.copy().write(dir.resolve("failover.yaml")));
       // verify against the shards the job reads: orders_6 (renamed into the patterns) is not one
@@ -274,6 +278,73 @@ class NewShardCaptureTest {
         assertThat(rowsOfShard(table, 5)).isEqualTo(30 - 1 + 5);
       } finally {
         job.cancel().get();
+      }
+    }
+  }
+
+  /**
+   * A shard the running job captured is known to the next resume as a shard of the plan is: with
+   * {@code tables.dropped-shards: delete} one dropped while the job ran leaves the table at the
+   * resume from a savepoint (before, the coordinator never knew it and its rows stayed for good),
+   * and one still there is read again alone, its rows replaced by its fresh snapshot.
+   */
+  @Test
+  void aCapturedShardDroppedWhileTheJobRanLeavesTheTableAtTheResume() throws Exception {
+    try (EmbeddedMariaDb a = EmbeddedMariaDb.start("capture-drop", 49)) {
+      ShardbergConfig config =
+          ShardbergConfig.load(
+              oneHost(a, "capture-drop", "5820-5820", 20, 19)
+                  .droppedShards("delete")
+                  .write(dir.resolve("drop.yaml")));
+      JobClient first =
+          ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), config);
+      Table table = Catalogs.loadTable(config.target());
+      String savepoint;
+      try {
+        awaitTableEqualsShards(config, dir.resolve("none"));
+        a.execute(
+            OrdersShards.ddl("shop.orders_5"),
+            "INSERT INTO shop.orders_5 SELECT * FROM shop.orders_0",
+            OrdersShards.ddl("shop.orders_7"),
+            "INSERT INTO shop.orders_7 SELECT * FROM shop.orders_1 WHERE order_id <= 8");
+        awaitTableEqualsShards(config, dir.resolve("none"));
+        assertThat(rowsOfShard(table, 5)).isEqualTo(20);
+
+        // dropped while the job runs: the running job keeps its rows
+        a.execute(
+            "DROP TABLE shop.orders_5",
+            "UPDATE shop.orders_7 SET status = 'PAID' WHERE order_id <= 3",
+            "DELETE FROM shop.orders_0 WHERE order_id = 2");
+        long committed = commits(table, "capture-drop");
+        await().atMost(CAUGHT_UP).until(() -> commits(table, "capture-drop") >= committed + 2);
+        assertThat(rowsOfShard(table, 5)).isEqualTo(20);
+        savepoint =
+            first
+                .stopWithSavepoint(
+                    false,
+                    dir.resolve("drop-savepoints").toUri().toString(),
+                    org.apache.flink.core.execution.SavepointFormatType.CANONICAL)
+                .get(2, TimeUnit.MINUTES);
+      } finally {
+        if (!first.getJobStatus().get().isGloballyTerminalState()) {
+          first.cancel().get();
+        }
+      }
+
+      // resumed with the same config: discovery finds shards 0, 1 and 7
+      a.execute("DELETE FROM shop.orders_7 WHERE order_id = 8");
+      Configuration resume = new Configuration();
+      resume.set(org.apache.flink.configuration.StateRecoveryOptions.SAVEPOINT_PATH, savepoint);
+      JobClient second =
+          ShardbergPipeline.start(
+              StreamExecutionEnvironment.getExecutionEnvironment(resume), config);
+      try {
+        a.execute("UPDATE shop.orders_7 SET status = 'SHIPPED' WHERE order_id = 1");
+        awaitTableEqualsShards(config, dir.resolve("none"));
+        assertThat(rowsOfShard(table, 5)).as("rows of the dropped captured shard").isZero();
+        assertThat(rowsOfShard(table, 7)).isEqualTo(7);
+      } finally {
+        second.cancel().get();
       }
     }
   }
