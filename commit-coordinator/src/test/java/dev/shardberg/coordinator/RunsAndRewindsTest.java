@@ -149,6 +149,41 @@ class RunsAndRewindsTest {
         .containsExactlyInAnyOrder(new Row(1, 1, "eu"), new Row(16, 1, "us"));
   }
 
+  /**
+   * Issue 30: a shard the running job captured (written, not in the plan) is recorded with the
+   * plan's in the table property from the commit that writes it, so a second pipeline writing its
+   * number is refused; and a commit that writes a captured shard another pipeline records is
+   * refused, naming both.
+   */
+  @Test
+  void aShardCapturedWhileTheJobRunsIsRecordedWithThePlansShards() throws Exception {
+    try (Writer writer = writer();
+        Coordinator first = pipeline("orders-eu", 0, 3)) {
+      first.harness.open();
+      checkpoint(
+          first, 1, writer.checkpoint(1, row(INSERT, 1, 1, "eu"), row(INSERT, 9, 1, "captured")));
+    }
+    table.refresh();
+    assertThat(table.properties()).containsEntry("shardberg.shards.orders-eu", "0-3,9");
+    try (Coordinator second = pipeline("orders-us", 8, 10)) {
+      Throwable thrown =
+          org.assertj.core.api.Assertions.catchThrowable(() -> second.harness.open());
+      assertThat(causeOfType(thrown, PipelineConflictException.class))
+          .hasMessageContaining("pipeline orders-eu writes shard(s) 9 too");
+    }
+    try (Writer writer = writer();
+        Coordinator us = pipeline("orders-us", 16, 20)) {
+      us.harness.open();
+      Throwable thrown =
+          org.assertj.core.api.Assertions.catchThrowable(
+              () -> checkpoint(us, 1, writer.checkpoint(1, row(INSERT, 2, 1, "us"))));
+      assertThat(causeOfType(thrown, PipelineConflictException.class))
+          .hasMessageContaining("pipeline orders-eu writes shard(s) 2 too");
+    }
+    assertThat(TestTables.read(table))
+        .containsExactlyInAnyOrder(new Row(1, 1, "eu"), new Row(9, 1, "captured"));
+  }
+
   private Coordinator pipeline(String id, int fromShard, int toShard) throws Exception {
     java.util.SortedSet<Integer> shards = new java.util.TreeSet<>();
     for (int shard = fromShard; shard <= toShard; shard++) {
