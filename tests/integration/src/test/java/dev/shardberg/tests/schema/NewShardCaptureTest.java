@@ -466,22 +466,6 @@ class NewShardCaptureTest {
 
   /** Until `verify` finds the table equal to every shard discovered now, row for row. */
   private static void awaitTableEqualsShards(ShardbergConfig config, Path out) {
-    VerifyReport[] last = {null};
-    try {
-      await()
-          .atMost(CAUGHT_UP)
-          .pollInterval(Duration.ofSeconds(1))
-          .until(
-              () -> {
-                last[0] = Reconciliation.verify(config, 5);
-                return last[0].matches();
-              });
-    } catch (org.awaitility.core.ConditionTimeoutException e) {
-      throw new AssertionError(
-          (last[0] == null ? "no verify ran" : last[0].render())
-              + "\n--- console ---\n"
-              + console(out),
-          e);
-    }
+    ShardsVerified.await(config, CAUGHT_UP, "console", () -> console(out));
   }
 }

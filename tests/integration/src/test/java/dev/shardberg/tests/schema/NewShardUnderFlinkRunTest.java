@@ -216,23 +216,7 @@ class NewShardUnderFlinkRunTest {
 
   /** Until `verify` finds the table equal to every shard discovered now, row for row. */
   private static void awaitTableEqualsShards(ShardbergConfig config, ByteArrayOutputStream out) {
-    VerifyReport[] last = {null};
-    try {
-      await()
-          .atMost(CAUGHT_UP)
-          .pollInterval(Duration.ofSeconds(1))
-          .until(
-              () -> {
-                last[0] = Reconciliation.verify(config, 5);
-                return last[0].matches();
-              });
-    } catch (org.awaitility.core.ConditionTimeoutException e) {
-      throw new AssertionError(
-          (last[0] == null ? "no verify ran" : last[0].render())
-              + "\n--- client ---\n"
-              + out.toString(StandardCharsets.UTF_8),
-          e);
-    }
+    ShardsVerified.await(config, CAUGHT_UP, "client", () -> out.toString(StandardCharsets.UTF_8));
   }
 
   /** Writes to both streams. */

@@ -275,26 +275,14 @@ class NewShardWhileRunningTest {
 
   /** Until `verify` finds the table equal to every shard discovered now, row for row. */
   private static void awaitTableEqualsShards(ShardbergConfig config, Path out) {
-    VerifyReport[] last = {null};
+    ShardsVerified.await(config, CAUGHT_UP, "console", () -> console(out));
+  }
+
+  private static String console(Path out) {
     try {
-      await()
-          .atMost(CAUGHT_UP)
-          .pollInterval(Duration.ofSeconds(1))
-          .until(
-              () -> {
-                last[0] = Reconciliation.verify(config, 5);
-                return last[0].matches();
-              });
-    } catch (org.awaitility.core.ConditionTimeoutException e) {
-      String console;
-      try {
-        console = Files.readString(out);
-      } catch (java.io.IOException io) {
-        console = io.toString();
-      }
-      throw new AssertionError(
-          (last[0] == null ? "no verify ran" : last[0].render()) + "\n--- console ---\n" + console,
-          e);
+      return Files.readString(out);
+    } catch (java.io.IOException e) {
+      return e.toString();
     }
   }
 }
