@@ -154,6 +154,7 @@ final class ShardFleetSource
         new CaptureHooks(
             hostName,
             planned.keySet(),
+            this::isShadow,
             capturingTagger,
             capturing.getConfigFactory().createConfig(context.getIndexOfSubtask()),
             group));
@@ -170,6 +171,10 @@ final class ShardFleetSource
   static final class CaptureHooks {
     private final String hostName;
     private final Set<String> planned;
+
+    /** Shadow tables of the planned ones (online schema-change tools): followed, not shards. */
+    private final java.util.function.Predicate<String> shadow;
+
     private final ShardTaggingDeserializer tagger;
     private final MySqlSourceConfig config;
     private final MetricGroup group;
@@ -182,17 +187,20 @@ final class ShardFleetSource
     CaptureHooks(
         String hostName,
         Set<String> planned,
+        java.util.function.Predicate<String> shadow,
         ShardTaggingDeserializer tagger,
         MySqlSourceConfig config,
         MetricGroup group) {
       this.hostName = hostName;
       this.planned = Set.copyOf(planned);
+      this.shadow = shadow;
       this.tagger = tagger;
       this.config = config;
       this.group = group;
     }
 
-    MySqlSplit onBinlogSplit(MySqlBinlogSplit split) {
+    MySqlSplit onBinlogSplit(MySqlBinlogSplit restored) {
+      MySqlBinlogSplit split = withoutLeftTables(restored);
       split.getFinishedSnapshotSplitInfos().forEach(i -> snapshotted.add(name(i.getTableId())));
       Set<String> defined = new TreeSet<>();
       split.getTableSchemas().keySet().forEach(t -> defined.add(name(t)));
@@ -247,6 +255,37 @@ final class ShardFleetSource
             }
           });
       return filled;
+    }
+
+    /**
+     * The split without the finished snapshot splits of tables the plan no longer has (a shard
+     * excluded or dropped since): Flink CDC's reader drops them at a restore with the switch on, as
+     * its enumerator does at such a restore. Kept, a shard included again would let its binlog rows
+     * through before its new snapshot (the old snapshot's high watermarks are behind them). Their
+     * definitions stay: the rows of an excluded shard are then dropped by the tagger, not warned
+     * about by Debezium as rows of a table it does not know.
+     */
+    private MySqlBinlogSplit withoutLeftTables(MySqlBinlogSplit split) {
+      Set<TableId> left = new java.util.HashSet<>();
+      for (FinishedSnapshotSplitInfo info : split.getFinishedSnapshotSplitInfos()) {
+        String table = name(info.getTableId());
+        if (!planned.contains(table) && !shadow.test(table)) {
+          left.add(info.getTableId());
+        }
+      }
+      if (left.isEmpty()) {
+        return split;
+      }
+      Map<TableId, TableChanges.TableChange> definitions =
+          new java.util.HashMap<>(split.getTableSchemas());
+      MySqlBinlogSplit filtered =
+          MySqlBinlogSplit.filterOutdatedSplitInfos(split, table -> !left.contains(table));
+      LOG.info(
+          "Tables {} on MySQL host '{}' are no longer shards of the plan: their snapshot splits leave the"
+              + " restored binlog split (read again from a fresh snapshot if included again)",
+          left.stream().map(ShardFleetSource::name).sorted().toList(),
+          hostName);
+      return MySqlBinlogSplit.fillTableSchemas(filtered, definitions);
     }
 
     void onMeta(BinlogSplitMetaEvent event) {

@@ -295,10 +295,47 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
   /**
    * The {@code tableList} entries that capture every table of the host's shard databases matching
    * the patterns ({@code tables.new-shards: capture}): one anchored regex, database and table
-   * pattern joined by an escaped dot.
+   * pattern joined by an escaped dot. Named groups become plain groups: both patterns may name
+   * their group {@code shard} (the router takes the table's, else the database's), and one regex
+   * cannot name two groups alike.
    */
   public static String capturePatternOf(String databasePattern, String tablePattern) {
-    return "(?:" + databasePattern + ")\\.(?:" + tablePattern + ")";
+    return "(?:"
+        + withoutGroupNames(databasePattern)
+        + ")\\.(?:"
+        + withoutGroupNames(tablePattern)
+        + ")";
+  }
+
+  /** {@code regex} with each named group {@code (?<name>…)} as a non-capturing one. */
+  static String withoutGroupNames(String regex) {
+    StringBuilder out = new StringBuilder(regex.length());
+    boolean inClass = false;
+    for (int i = 0; i < regex.length(); i++) {
+      char c = regex.charAt(i);
+      if (c == '\\' && i + 1 < regex.length()) {
+        out.append(c).append(regex.charAt(++i));
+        continue;
+      }
+      if (c == '[') {
+        inClass = true;
+      } else if (c == ']') {
+        inClass = false;
+      } else if (!inClass
+          && c == '('
+          && regex.startsWith("?<", i + 1)
+          && i + 3 < regex.length()
+          && Character.isLetter(regex.charAt(i + 3))) {
+        int end = regex.indexOf('>', i + 3);
+        if (end > 0) {
+          out.append("(?:");
+          i = end;
+          continue;
+        }
+      }
+      out.append(c);
+    }
+    return out.toString();
   }
 
   /**

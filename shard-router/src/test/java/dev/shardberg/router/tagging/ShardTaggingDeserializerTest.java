@@ -392,6 +392,26 @@ class ShardTaggingDeserializerTest {
 
   // tables.new-shards: capture
 
+  /**
+   * Database and table patterns that both name their group {@code shard} (as one config may for
+   * shards spread over databases and tables): the capture regex names none, and still matches the
+   * same tables (a regex naming two groups alike does not compile: every source failed at start).
+   */
+  @Test
+  void theCapturePatternOfPatternsThatBothNameAShardGroupCompilesAndMatchesTheSameTables() {
+    String regex =
+        ShardTaggingDeserializer.capturePatternOf(
+            "shop|shop_(?<shard>\\d+)", "orders|orders_(?<shard>\\d+)");
+    assertThat(regex).isEqualTo("(?:shop|shop_(?:\\d+))\\.(?:orders|orders_(?:\\d+))");
+    java.util.regex.Pattern pattern = java.util.regex.Pattern.compile(regex);
+    assertThat(pattern.matcher("shop_3.orders").matches()).isTrue();
+    assertThat(pattern.matcher("shop.orders_12").matches()).isTrue();
+    assertThat(pattern.matcher("shop.orders_x").matches()).isFalse();
+    // lookarounds, escaped parentheses and classes are left alone
+    assertThat(ShardTaggingDeserializer.withoutGroupNames("a(?<=b)\\(?<c>[(?<d>](?<n>x)"))
+        .isEqualTo("a(?<=b)\\(?<c>[(?<d>](?:x)");
+  }
+
   static ShardTaggingDeserializer capturing(Integer... excluded) {
     dev.shardberg.router.discovery.MySqlHost a =
         new dev.shardberg.router.discovery.MySqlHost(
