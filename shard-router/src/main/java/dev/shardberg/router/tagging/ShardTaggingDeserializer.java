@@ -297,14 +297,30 @@ public final class ShardTaggingDeserializer implements DebeziumDeserializationSc
    * the patterns ({@code tables.new-shards: capture}): one anchored regex, database and table
    * pattern joined by an escaped dot. Named groups become plain groups: both patterns may name
    * their group {@code shard} (the router takes the table's, else the database's), and one regex
-   * cannot name two groups alike.
+   * cannot name two groups alike. A leading {@code ^} and a trailing {@code $} go (discovery
+   * matches the whole name either way; inside the joined regex they would match nothing).
    */
   public static String capturePatternOf(String databasePattern, String tablePattern) {
     return "(?:"
-        + withoutGroupNames(databasePattern)
+        + withoutGroupNames(unanchored(databasePattern))
         + ")\\.(?:"
-        + withoutGroupNames(tablePattern)
+        + withoutGroupNames(unanchored(tablePattern))
         + ")";
+  }
+
+  /** {@code regex} without a leading {@code ^} and a trailing unescaped {@code $}. */
+  static String unanchored(String regex) {
+    String r = regex.startsWith("^") ? regex.substring(1) : regex;
+    if (r.endsWith("$")) {
+      int backslashes = 0;
+      for (int i = r.length() - 2; i >= 0 && r.charAt(i) == '\\'; i--) {
+        backslashes++;
+      }
+      if (backslashes % 2 == 0) {
+        r = r.substring(0, r.length() - 1);
+      }
+    }
+    return r;
   }
 
   /** {@code regex} with each named group {@code (?<name>…)} as a non-capturing one. */

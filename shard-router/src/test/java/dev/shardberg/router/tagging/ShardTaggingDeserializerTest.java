@@ -407,6 +407,12 @@ class ShardTaggingDeserializerTest {
     assertThat(pattern.matcher("shop_3.orders").matches()).isTrue();
     assertThat(pattern.matcher("shop.orders_12").matches()).isTrue();
     assertThat(pattern.matcher("shop.orders_x").matches()).isFalse();
+    // anchored patterns (discovery matches whole names either way) match inside the joined regex
+    java.util.regex.Pattern anchored =
+        java.util.regex.Pattern.compile(
+            ShardTaggingDeserializer.capturePatternOf("^shop$", "^orders_(?<shard>\\d+)$"));
+    assertThat(anchored.matcher("shop.orders_7").matches()).isTrue();
+    assertThat(ShardTaggingDeserializer.unanchored("orders_\\$")).isEqualTo("orders_\\$");
     // lookarounds, escaped parentheses and classes are left alone
     assertThat(ShardTaggingDeserializer.withoutGroupNames("a(?<=b)\\(?<c>[(?<d>](?<n>x)"))
         .isEqualTo("a(?<=b)\\(?<c>[(?<d>](?:x)");
