@@ -350,6 +350,42 @@ class NewShardCaptureTest {
   }
 
   /**
+   * Patterns as a fleet spread over databases and tables writes them: both name their group {@code
+   * shard}, the table pattern anchored. The job starts (the capture regex joined from them once
+   * named two groups alike, and every source failed at start), and captures a new database's table
+   * (its number from the database) and a new table (its number from the table).
+   */
+  @Test
+  void patternsThatBothNameTheShardGroupCaptureNewDatabasesAndTables() throws Exception {
+    try (EmbeddedMariaDb a = EmbeddedMariaDb.start("capture-groups", 50)) {
+      ShardbergConfig config =
+          ShardbergConfig.load(
+              oneHost(a, "capture-groups", "5830-5830", 10, 23)
+                  .tables("shop|shop_(?<shard>\\d+)", "^(?:orders|orders_(?<shard>\\d+))$")
+                  .write(dir.resolve("groups.yaml")));
+      JobClient job =
+          ShardbergPipeline.start(StreamExecutionEnvironment.getExecutionEnvironment(), config);
+      try {
+        awaitTableEqualsShards(config, dir.resolve("none"));
+        a.execute(
+            "CREATE DATABASE shop_9",
+            OrdersShards.ddl("shop_9.orders"),
+            "INSERT INTO shop_9.orders SELECT * FROM shop.orders_0",
+            OrdersShards.ddl("shop.orders_8"),
+            "INSERT INTO shop.orders_8 SELECT * FROM shop.orders_1 WHERE order_id <= 4");
+        awaitTableEqualsShards(config, dir.resolve("none"));
+        Table table = Catalogs.loadTable(config.target());
+        assertThat(rowsOfShard(table, 9)).isEqualTo(10);
+        assertThat(rowsOfShard(table, 8)).isEqualTo(4);
+        assertThat(job.getJobStatus().get())
+            .isEqualTo(org.apache.flink.api.common.JobStatus.RUNNING);
+      } finally {
+        job.cancel().get();
+      }
+    }
+  }
+
+  /**
    * With {@code schema.change-behavior: fail} a new shard table whose columns differ from the other
    * shards' stops the job for good, naming the table and the column (as a start would refuse it);
    * nothing read before is lost.
