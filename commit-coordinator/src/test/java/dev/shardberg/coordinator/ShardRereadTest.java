@@ -89,14 +89,25 @@ class ShardRereadTest {
     assertThat(reread.known()).containsExactly(0, 3);
   }
 
+  /** One writer's result of {@code checkpoint}: 12 rows of {@code shard}, binlog rows. */
   private static WriterResult writes(long checkpoint, int shard) {
+    return result(checkpoint, shard, java.util.Set.of());
+  }
+
+  /** As {@link #writes}, the rows of the shard's fresh snapshot. */
+  private static WriterResult snapshotOf(long checkpoint, int shard) {
+    return result(checkpoint, shard, java.util.Set.of(shard));
+  }
+
+  private static WriterResult result(
+      long checkpoint, int shard, java.util.Set<Integer> snapshotShards) {
     return new WriterResult(
         checkpoint,
         0,
         org.apache.iceberg.io.WriteResult.builder().build(),
         java.util.Map.of(shard, new ShardCounts(12, 0)),
         java.util.Map.of(),
-        java.util.Set.of());
+        snapshotShards);
   }
 
   /**
@@ -137,16 +148,6 @@ class ShardRereadTest {
     assertThat(failover.removing()).isEmpty();
     assertThat(failover.captured()).containsExactly(5, 7);
     assertThat(failover.replacedBy(9, List.of(writes(9, 5)))).isEmpty();
-  }
-
-  private static WriterResult snapshotOf(long checkpoint, int shard) {
-    return new WriterResult(
-        checkpoint,
-        0,
-        org.apache.iceberg.io.WriteResult.builder().build(),
-        java.util.Map.of(shard, new ShardCounts(12, 0)),
-        java.util.Map.of(),
-        java.util.Set.of(shard));
   }
 
   @Test

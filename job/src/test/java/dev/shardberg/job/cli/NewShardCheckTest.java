@@ -103,57 +103,30 @@ class NewShardCheckTest {
     ShardbergConfig capture = config("  discovery-interval: 5s", "");
     assertThat(capture.tables().newShards()).isEqualTo(dev.shardberg.router.NewShards.CAPTURE);
     assertThat(NewShardCheck.captureGrace(capture)).isEqualTo(java.time.Duration.ofSeconds(20));
-    List<HostLag> capturedSeven =
-        List.of(
-            new HostLag(
-                "a", "reachable", 0, null, -1, -1, 0, Map.of(), 0, 0, -1, 1, java.util.Set.of(7)),
-            host("b", 1));
     Map<String, Long> unreadSince = new java.util.HashMap<>();
+    // orders_7 and orders_8 new to the plan, checked at the given time with the given host watches
+    java.util.function.BiFunction<List<HostLag>, Long, NewShardCheck.Outcome> checkAt =
+        (hosts, now) ->
+            NewShardCheck.check(
+                capture, plan(A0, B1), () -> plan(A0, B1, A7, B8), hosts, unreadSince, now);
     // orders_7 captured by the job; orders_8 unread: waited for, then adopted alone
-    assertThat(
-            NewShardCheck.check(
-                capture,
-                plan(A0, B1),
-                () -> plan(A0, B1, A7, B8),
-                capturedSeven,
-                unreadSince,
-                1_000))
+    List<HostLag> capturedSeven = List.of(captured("a", 7), host("b", 1));
+    assertThat(checkAt.apply(capturedSeven, 1_000L))
         .isEqualTo(new NewShardCheck.Waiting(List.of(B8)));
-    assertThat(
-            NewShardCheck.check(
-                capture,
-                plan(A0, B1),
-                () -> plan(A0, B1, A7, B8),
-                capturedSeven,
-                unreadSince,
-                20_999))
+    assertThat(checkAt.apply(capturedSeven, 20_999L))
         .isEqualTo(new NewShardCheck.Waiting(List.of(B8)));
-    assertThat(
-            NewShardCheck.check(
-                capture,
-                plan(A0, B1),
-                () -> plan(A0, B1, A7, B8),
-                capturedSeven,
-                unreadSince,
-                21_000))
+    assertThat(checkAt.apply(capturedSeven, 21_000L))
         .isEqualTo(new NewShardCheck.Adopt(List.of(B8)));
     // every new table captured: nothing to do, and nothing left waiting
-    List<HostLag> capturedBoth =
-        List.of(
-            new HostLag(
-                "a", "reachable", 0, null, -1, -1, 0, Map.of(), 0, 0, -1, 1, java.util.Set.of(7)),
-            new HostLag(
-                "b", "reachable", 0, null, -1, -1, 0, Map.of(), 0, 0, -1, 1, java.util.Set.of(8)));
-    assertThat(
-            NewShardCheck.check(
-                capture,
-                plan(A0, B1),
-                () -> plan(A0, B1, A7, B8),
-                capturedBoth,
-                unreadSince,
-                30_000))
+    assertThat(checkAt.apply(List.of(captured("a", 7), captured("b", 8)), 30_000L))
         .isEqualTo(new NewShardCheck.Nothing());
     assertThat(unreadSince).isEmpty();
+  }
+
+  /** A host in its binlog phase whose job captured {@code shard}. */
+  private static HostLag captured(String name, int shard) {
+    return new HostLag(
+        name, "reachable", 0, null, -1, -1, 0, Map.of(), 0, 0, -1, 1, java.util.Set.of(shard));
   }
 
   @Test
