@@ -540,7 +540,6 @@ class ShardTableLifeTest {
     }
   }
 
-  /** Per shard, the rows the commits of {@code job} added (snapshot summaries). */
   /**
    * Issue 28: {@code pipeline.on-stateless-start: resnapshot} with deletes by position. Rows
    * deleted and changed on MySQL while no job ran: the start without state removes the shards'
