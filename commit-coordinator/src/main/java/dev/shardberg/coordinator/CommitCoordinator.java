@@ -66,6 +66,14 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
   private final CoordinatorOptions options;
   private final CommitGuardFactory guardFactory;
 
+  /**
+   * The plan this operator was built with, drawn when a submission builds the job: a failover
+   * restores the same operator (same plan, which still lacks the shards captured while it ran), a
+   * resume builds a new one from a new discovery. Not the Flink job id, which a deployment may keep
+   * across resumes (a fixed job id in application mode with HA).
+   */
+  private final String planId = java.util.UUID.randomUUID().toString();
+
   private transient Table table;
   private transient CommitGuard guard;
   private transient CheckpointCommitter committer;
@@ -151,7 +159,7 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
                 options,
                 restored.knownShards(),
                 restored.capturedShards(),
-                flinkJobId.equals(restored.flinkJobId()));
+                planId.equals(restored.planId()));
     committer.capturedShards(reread::captured);
     LOG.info(
         "Coordinator of pipeline {} for table {} starts run {} (Flink job {}, {})",
@@ -280,7 +288,7 @@ final class CommitCoordinator extends AbstractStreamOperator<Void>
             committer.lineageAt(context.getCheckpointId()),
             reread.known(),
             reread.captured(),
-            getRuntimeContext().getJobInfo().getJobId().toString(),
+            planId,
             committer.pending());
     state.update(
         List.of(

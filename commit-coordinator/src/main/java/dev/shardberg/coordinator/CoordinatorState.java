@@ -23,8 +23,9 @@ import java.util.TreeSet;
  * @param capturedShards shards the pipeline wrote that its plan does not have: read from the binlog
  *     since their {@code CREATE TABLE} while the job ran ({@code tables.new-shards: capture}), so
  *     that the next resume knows them ({@link ShardReread}); empty in state from before them
- * @param flinkJobId the Flink job whose state this is: a restore by the same job (a failover) goes
- *     on capturing, a new job's plan was discovered anew; null in state from before it
+ * @param planId the plan whose state this is ({@link CommitCoordinator}: drawn when a submission
+ *     builds the job, kept by its failovers): a restore by the same plan (a failover) goes on
+ *     capturing, a new plan (a resume) was discovered anew; null in state from before it
  * @param pending the staged checkpoints not committed yet, in checkpoint order
  */
 record CoordinatorState(
@@ -34,7 +35,7 @@ record CoordinatorState(
     Map<String, Long> lineage,
     SortedSet<Integer> knownShards,
     SortedSet<Integer> capturedShards,
-    String flinkJobId,
+    String planId,
     List<PendingCheckpoint> pending) {
 
   CoordinatorState {

@@ -54,7 +54,7 @@ final class CoordinatorStateSerializer implements SimpleVersionedSerializer<Coor
       SimpleVersionedSerialization.writeVersionAndSerialize(
           PendingCheckpointSerializer.INSTANCE, entry, out);
     }
-    out.writeUTF(state.flinkJobId() == null ? "" : state.flinkJobId());
+    out.writeUTF(state.planId() == null ? "" : state.planId());
     out.writeInt(state.capturedShards().size());
     for (int shard : state.capturedShards()) {
       out.writeInt(shard);
@@ -92,15 +92,15 @@ final class CoordinatorStateSerializer implements SimpleVersionedSerializer<Coor
               PendingCheckpointSerializer.INSTANCE, in));
     }
     SortedSet<Integer> captured = new TreeSet<>();
-    String jobId = null;
+    String planId = null;
     if (version >= 2) {
-      jobId = in.readUTF();
-      jobId = jobId.isEmpty() ? null : jobId;
+      planId = in.readUTF();
+      planId = planId.isEmpty() ? null : planId;
       for (int i = in.readInt(); i > 0; i--) {
         captured.add(in.readInt());
       }
     }
     return new CoordinatorState(
-        pipelineId, offset, flinkCheckpointId, lineage, knownShards, captured, jobId, pending);
+        pipelineId, offset, flinkCheckpointId, lineage, knownShards, captured, planId, pending);
   }
 }

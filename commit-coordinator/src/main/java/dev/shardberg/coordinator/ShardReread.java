@@ -100,17 +100,17 @@ final class ShardReread {
 
   /**
    * As above, with the shards the restored run captured while it ran ({@code restoredCaptured}):
-   * known to the restored state like its plan's. Restored by the same Flink job ({@code sameJob}: a
-   * failover), the job still has the plan it started with and goes on capturing them, so they stay
-   * captured; restored by a new job (a resume), its plan was discovered anew and holds those still
-   * on MySQL.
+   * known to the restored state like its plan's. Restored with the plan it started with ({@code
+   * samePlan}: a failover), the job goes on capturing them, so they stay captured; restored with a
+   * new plan (a resume, whatever its Flink job id), that plan was discovered anew and holds those
+   * still on MySQL.
    */
   static ShardReread start(
       CoordinatorOptions options,
       SortedSet<Integer> restoredKnown,
       SortedSet<Integer> restoredCaptured,
-      boolean sameJob) {
-    if (sameJob && options.shards() != null && restoredKnown != null) {
+      boolean samePlan) {
+    if (samePlan && options.shards() != null && restoredKnown != null) {
       ShardReread failover = start(options, restoredKnown);
       failover.captured.addAll(restoredCaptured);
       failover.captured.removeAll(options.shards());

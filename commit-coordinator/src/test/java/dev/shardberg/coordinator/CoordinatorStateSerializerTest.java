@@ -136,7 +136,7 @@ class CoordinatorStateSerializerTest {
     assertThat(actual.lineage()).containsExactlyEntriesOf(expected.lineage());
     assertThat(actual.knownShards()).isEqualTo(expected.knownShards());
     assertThat(actual.capturedShards()).isEqualTo(expected.capturedShards());
-    assertThat(actual.flinkJobId()).isEqualTo(expected.flinkJobId());
+    assertThat(actual.planId()).isEqualTo(expected.planId());
     assertThat(actual.pending()).hasSameSizeAs(expected.pending());
     for (int i = 0; i < actual.pending().size(); i++) {
       PendingCheckpointSerializerTest.assertSame(

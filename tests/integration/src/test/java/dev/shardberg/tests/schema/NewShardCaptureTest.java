@@ -286,7 +286,9 @@ class NewShardCaptureTest {
    * A shard the running job captured is known to the next resume as a shard of the plan is: with
    * {@code tables.dropped-shards: delete} one dropped while the job ran leaves the table at the
    * resume from a savepoint (before, the coordinator never knew it and its rows stayed for good),
-   * and one still there is read again alone, its rows replaced by its fresh snapshot.
+   * and one still there is read again alone, its rows replaced by its fresh snapshot. The resume
+   * keeps the first job's Flink job id, as application mode with HA does: it is still a resume (a
+   * coordinator that took one job id for a failover kept the dropped shard's rows).
    */
   @Test
   void aCapturedShardDroppedWhileTheJobRanLeavesTheTableAtTheResume() throws Exception {
@@ -331,14 +333,21 @@ class NewShardCaptureTest {
         }
       }
 
-      // resumed with the same config: discovery finds shards 0, 1 and 7
+      // resumed with the same config: discovery finds shards 0, 1 and 7. Into the first job's id
+      // on a cluster of its own, as application mode with HA resumes (a new cluster, the job id
+      // fixed by its cluster id): a resume all the same, not a failover that goes on capturing
+      // shard 5 (it kept its rows so before)
       a.execute("DELETE FROM shop.orders_7 WHERE order_id = 8");
       Configuration resume = new Configuration();
       resume.set(org.apache.flink.configuration.StateRecoveryOptions.SAVEPOINT_PATH, savepoint);
-      JobClient second =
-          ShardbergPipeline.start(
-              StreamExecutionEnvironment.getExecutionEnvironment(resume), config);
+      resume.set(
+          org.apache.flink.configuration.PipelineOptionsInternal.PIPELINE_FIXED_JOB_ID,
+          first.getJobID().toString());
+      resume.set(org.apache.flink.configuration.DeploymentOptions.TARGET, "local");
+      resume.set(org.apache.flink.configuration.DeploymentOptions.ATTACHED, true);
+      JobClient second = ShardbergPipeline.start(new StreamExecutionEnvironment(resume), config);
       try {
+        assertThat(second.getJobID()).as("the resume's Flink job id").isEqualTo(first.getJobID());
         a.execute("UPDATE shop.orders_7 SET status = 'SHIPPED' WHERE order_id = 1");
         awaitTableEqualsShards(config, dir.resolve("none"));
         assertThat(rowsOfShard(table, 5)).as("rows of the dropped captured shard").isZero();
