@@ -158,7 +158,7 @@ final class LockedCommit {
       }
     }
     schemaCheck.accept(table.schema());
-    PipelineShards.check(base.properties(), options, shards());
+    PipelineShards.checkCommit(base.properties(), options, captured.get(), checkpoint);
     SortedMap<Integer, Long> insertOnlyScans = insertOnly.resolve(checkpoint.insertOnlyScans());
     if (!insertOnlyScans.isEmpty()) {
       Optional<InsertOnlyCheck.Finding> finding =

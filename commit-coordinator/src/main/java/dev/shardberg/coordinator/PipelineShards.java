@@ -49,19 +49,53 @@ public final class PipelineShards {
   /**
    * Refuses ({@link PipelineConflictException}) when another pipeline recorded in {@code
    * properties} writes one of the pipeline's shard numbers; nothing to check when the pipeline's
-   * shards are not known ({@code options.shards()} null).
+   * shards are not known ({@code options.shards()} null). Checked at the start.
    */
   static void check(Map<String, String> properties, CoordinatorOptions options) {
-    check(properties, options, options.shards());
-  }
-
-  /** As above, for {@code shards}: the plan's and those captured while the job runs. */
-  static void check(
-      Map<String, String> properties, CoordinatorOptions options, SortedSet<Integer> shards) {
-    if (shards == null) {
+    if (options.shards() == null) {
       return;
     }
-    String conflict = conflict(properties, options.pipelineId(), options.tableName(), shards);
+    String conflict =
+        conflict(
+            properties,
+            options.pipelineId(),
+            options.shards(),
+            new TreeSet<>(),
+            String.format(
+                "Cannot start pipeline %s on table %s", options.pipelineId(), options.tableName()));
+    if (conflict != null) {
+      throw new PipelineConflictException(conflict);
+    }
+  }
+
+  /**
+   * As above, at the commit of {@code checkpoint}: for the plan's shards, those {@code captured}
+   * while the job runs (a shard table created on MySQL meanwhile, whose number another pipeline may
+   * already write) and those the checkpoint writes (a restored entry may hold rows of a shard the
+   * new plan no longer has).
+   */
+  static void checkCommit(
+      Map<String, String> properties,
+      CoordinatorOptions options,
+      SortedSet<Integer> captured,
+      PendingCheckpoint checkpoint) {
+    if (options.shards() == null) {
+      return;
+    }
+    SortedSet<Integer> unplanned = new TreeSet<>(captured);
+    unplanned.addAll(checkpoint.shardCounts().keySet());
+    unplanned.removeAll(options.shards());
+    SortedSet<Integer> shards = new TreeSet<>(options.shards());
+    shards.addAll(unplanned);
+    String conflict =
+        conflict(
+            properties,
+            options.pipelineId(),
+            shards,
+            unplanned,
+            String.format(
+                "Cannot commit checkpoint %d of pipeline %s on table %s",
+                checkpoint.checkpointId(), options.pipelineId(), options.tableName()));
     if (conflict != null) {
       throw new PipelineConflictException(conflict);
     }
@@ -69,34 +103,52 @@ public final class PipelineShards {
 
   /**
    * The refusal naming every other pipeline and the shards it shares, or null when none overlap.
+   *
+   * @param unplanned of {@code shards}, those not in the plan of this run: captured while the job
+   *     ran (named as such)
+   * @param refusal what is refused, with the pipeline and the table
    */
   static String conflict(
       Map<String, String> properties,
       String pipelineId,
-      String tableName,
-      SortedSet<Integer> shards) {
+      SortedSet<Integer> shards,
+      SortedSet<Integer> unplanned,
+      String refusal) {
     SortedMap<String, SortedSet<Integer>> overlaps = overlaps(properties, pipelineId, shards);
     if (overlaps.isEmpty()) {
       return null;
     }
     StringBuilder others = new StringBuilder();
+    SortedSet<Integer> unplannedShared = new TreeSet<>();
     overlaps.forEach(
-        (other, both) ->
-            others
-                .append(others.length() == 0 ? "" : "; ")
-                .append("pipeline ")
-                .append(other)
-                .append(" writes shard(s) ")
-                .append(encode(both))
-                .append(" too (table property ")
-                .append(propertyKey(other))
-                .append(')'));
+        (other, both) -> {
+          others
+              .append(others.length() == 0 ? "" : "; ")
+              .append("pipeline ")
+              .append(other)
+              .append(" writes shard(s) ")
+              .append(encode(both))
+              .append(" too (table property ")
+              .append(propertyKey(other))
+              .append(')');
+          both.stream().filter(unplanned::contains).forEach(unplannedShared::add);
+        });
+    String unplannedNote =
+        unplannedShared.isEmpty()
+            ? ""
+            : String.format(
+                " Shard(s) %s are not in this run's plan: a table created on MySQL while a job of"
+                    + " this pipeline ran. This checkpoint holds rows of them and is not committed: leave the"
+                    + " number out (tables.exclude-shards) or map it to another (tables.shard-map),"
+                    + " and resume from a checkpoint or savepoint taken before that table was"
+                    + " created.",
+                encode(unplannedShared));
     return String.format(
-        "Cannot start pipeline %s on table %s: %s. Two pipelines that write one shard number mix two"
-            + " sources into one key space, and their rows overwrite each other. Give each pipeline"
-            + " its own shard numbers (tables.shard-map, the patterns or tables.exclude-shards), or,"
-            + " if the other pipeline is retired for good, remove its table property.",
-        pipelineId, tableName, others);
+        "%s: %s. Two pipelines that write one shard number mix two sources into one key space, and"
+            + " their rows overwrite each other.%s Give each pipeline its own shard numbers"
+            + " (tables.shard-map, the patterns or tables.exclude-shards), or, if the other pipeline"
+            + " is retired for good, remove its table property.",
+        refusal, others, unplannedNote);
   }
 
   static String encode(SortedSet<Integer> shards) {

@@ -153,7 +153,7 @@ class RunsAndRewindsTest {
    * Issue 30: a shard the running job captured (written, not in the plan) is recorded with the
    * plan's in the table property from the commit that writes it, so a second pipeline writing its
    * number is refused; and a commit that writes a captured shard another pipeline records is
-   * refused, naming both.
+   * refused as a commit (not as a start), naming both and the way on.
    */
   @Test
   void aShardCapturedWhileTheJobRunsIsRecordedWithThePlansShards() throws Exception {
@@ -178,10 +178,60 @@ class RunsAndRewindsTest {
           org.assertj.core.api.Assertions.catchThrowable(
               () -> checkpoint(us, 1, writer.checkpoint(1, row(INSERT, 2, 1, "us"))));
       assertThat(causeOfType(thrown, PipelineConflictException.class))
-          .hasMessageContaining("pipeline orders-eu writes shard(s) 2 too");
+          .hasMessage(
+              "Cannot commit checkpoint 1 of pipeline orders-us on table hadoop.shop.orders:"
+                  + " pipeline orders-eu writes shard(s) 2 too (table property"
+                  + " shardberg.shards.orders-eu). Two pipelines that write one shard number mix"
+                  + " two sources into one key space, and their rows overwrite each other. Shard(s)"
+                  + " 2 are not in this run's plan: a table created on MySQL while a job of this"
+                  + " pipeline ran. This checkpoint holds rows of them and is not committed: leave"
+                  + " the number out (tables.exclude-shards) or map it to another"
+                  + " (tables.shard-map), and resume from a checkpoint or savepoint taken before"
+                  + " that table was created. Give each pipeline its own shard numbers"
+                  + " (tables.shard-map, the patterns or tables.exclude-shards), or, if the other"
+                  + " pipeline is retired for good, remove its table property.");
     }
     assertThat(TestTables.read(table))
         .containsExactlyInAnyOrder(new Row(1, 1, "eu"), new Row(9, 1, "captured"));
+  }
+
+  /**
+   * A restored entry holding rows of a shard the new plan does not have (captured by the run the
+   * state was taken in, not committed before it stopped) is checked against the other pipelines at
+   * its commit: one that writes that number meanwhile refuses the commit, instead of the entry's
+   * rows overwriting its rows (the check knew only the plan's shards before).
+   */
+  @Test
+  void aRestoredEntryWithRowsOfAShardOutsideThePlanIsCheckedAgainstTheOtherPipelines()
+      throws Exception {
+    OperatorSubtaskState staged;
+    try (Writer writer = writer();
+        Coordinator eu = pipeline("orders-eu", 0, 3)) {
+      eu.harness.open();
+      checkpoint(eu, 1, writer.checkpoint(1, row(INSERT, 1, 1, "eu")));
+      eu.add(writer.checkpoint(2, row(INSERT, 9, 1, "captured by eu")));
+      staged = eu.harness.snapshot(2, 2); // the job stopped before the checkpoint completed
+    }
+    try (Writer writer = writer();
+        Coordinator us = pipeline("orders-us", 8, 10)) {
+      us.harness.open();
+      checkpoint(us, 1, writer.checkpoint(1, row(INSERT, 9, 1, "us")));
+    }
+    try (Coordinator eu = pipeline("orders-eu", 0, 3)) {
+      Throwable thrown =
+          org.assertj.core.api.Assertions.catchThrowable(
+              () -> {
+                eu.harness.initializeState(staged); // commits the restored entry
+                eu.harness.open();
+              });
+      assertThat(causeOfType(thrown, PipelineConflictException.class))
+          .hasMessageStartingWith(
+              "Cannot commit checkpoint 2 of pipeline orders-eu on table hadoop.shop.orders:"
+                  + " pipeline orders-us writes shard(s) 9 too")
+          .hasMessageContaining("Shard(s) 9 are not in this run's plan");
+    }
+    assertThat(TestTables.read(table))
+        .containsExactlyInAnyOrder(new Row(1, 1, "eu"), new Row(9, 1, "us"));
   }
 
   private Coordinator pipeline(String id, int fromShard, int toShard) throws Exception {
