@@ -227,7 +227,11 @@ public final class ShardbergPipeline {
               spec.excludedShards());
       NewShardCapture capture =
           capturesNewShards(config)
-              ? new NewShardCapture(hostSpec, plan, java.util.UUID.randomUUID() + "/" + host.name())
+              ? new NewShardCapture(
+                  hostSpec,
+                  plan,
+                  java.util.UUID.randomUUID() + "/" + host.name(),
+                  spec.hosts().stream().filter(h -> !h.name().equals(host.name())).toList())
               : null;
       Source<RowData, ?, ?> mySqlSource =
           source(config, plan, layout, host, source, evolver, capture);

@@ -207,4 +207,32 @@ public final class ShardDiscovery {
           e);
     }
   }
+
+  /**
+   * The tables on {@code host} that match the patterns of {@code spec} and take shard number {@code
+   * shard} (qualified names), asked with a watch connection of {@code timeoutMillis}.
+   *
+   * @throws ShardRouterException when the host cannot be asked, naming host and user (never the
+   *     password)
+   */
+  public static List<String> tablesNumbered(
+      MySqlHost host, LogicalTableSpec spec, int shard, long timeoutMillis) {
+    try (Connection c = host.openWatchConnection(timeoutMillis)) {
+      List<String> numbered = new ArrayList<>();
+      for (FoundTable t :
+          InformationSchemaReader.matchingTables(
+              c, host, spec, InformationSchemaReader.matchingDatabases(c, spec))) {
+        if (spec.shardNumber(t.database(), t.table()).filter(n -> n == shard).isPresent()) {
+          numbered.add(t.qualifiedName());
+        }
+      }
+      return numbered;
+    } catch (SQLException e) {
+      throw new ShardRouterException(
+          String.format(
+              "Cannot list the shard tables of MySQL host '%s' as user '%s': %s",
+              host.name(), host.user(), safeMessage(e, host)),
+          e);
+    }
+  }
 }

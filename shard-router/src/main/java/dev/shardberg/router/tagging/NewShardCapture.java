@@ -72,6 +72,12 @@ public final class NewShardCapture implements Serializable {
   private final String registryKey;
 
   /**
+   * The job's other hosts: a table created here is checked against theirs, whose sources capture on
+   * their own (two hosts creating one number would mix two tables' rows under it).
+   */
+  private final List<MySqlHost> otherHosts;
+
+  /**
    * The plan's columns and MySQL primary key: a captured table must have the same (fixed layout);
    * null when the table evolves (the new shard's columns are planned as a DDL of it).
    */
@@ -89,6 +95,16 @@ public final class NewShardCapture implements Serializable {
    * @param registryKey a key unique to this host's source in this job build ({@link #capturedIn})
    */
   public NewShardCapture(LogicalTableSpec hostSpec, ShardPlan plan, String registryKey) {
+    this(hostSpec, plan, registryKey, List.of());
+  }
+
+  /**
+   * As above, with the job's other hosts ({@code otherHosts}), asked at each {@code CREATE TABLE}
+   * of a new shard whether they hold a table of its number that is not in the plan.
+   */
+  public NewShardCapture(
+      LogicalTableSpec hostSpec, ShardPlan plan, String registryKey, List<MySqlHost> otherHosts) {
+    this.otherHosts = List.copyOf(otherHosts);
     this.spec = hostSpec;
     Map<Integer, String> planned = new TreeMap<>();
     plan.allTables().forEach(t -> planned.put(t.shard(), t.describe()));
@@ -282,6 +298,7 @@ public final class NewShardCapture implements Serializable {
               qualifiedName));
     }
     if (created && host != null) {
+      checkOtherHosts(qualifiedName, shard);
       checkColumns(new ShardTable(hostName(), database, table, shard), host);
     }
     shardByTable.put(qualifiedName, shard);
@@ -300,6 +317,60 @@ public final class NewShardCapture implements Serializable {
         qualifiedName,
         hostName());
     return true;
+  }
+
+  /**
+   * Refuses a table created here whose number a table on another host takes: a planned one was
+   * refused above; this finds one created there while the job runs too (captured by that host's
+   * source, or about to be). Of two such tables the later one's capture finds the earlier one. A
+   * host that cannot be asked is skipped with a WARN: the next resume's discovery compares them.
+   */
+  private void checkOtherHosts(String qualifiedName, int shard) {
+    for (MySqlHost other : otherHosts) {
+      List<String> numbered;
+      try {
+        numbered =
+            ShardDiscovery.tablesNumbered(
+                other, spec, shard, ShardTaggingDeserializer.COLUMN_READ_TIMEOUT_MS);
+      } catch (ShardRouterException e) {
+        LOG.warn(
+            "Could not ask MySQL host '{}' whether a table there takes shard number {} too, as '{}' created on host '{}'"
+                + " does (the next resume's discovery compares them): {}",
+            other.name(),
+            shard,
+            qualifiedName,
+            hostName(),
+            e.getMessage());
+        continue;
+      }
+      if (!numbered.isEmpty()) {
+        throw new ShardRouterException(
+            String.format(
+                "Cannot assign shard numbers: shard number %d is taken by '%s' on host '%s' and '%s' on host"
+                    + " '%s' (both created while the job runs); every shard table needs its own number. The job"
+                    + " stops for good before any row of '%s' on host '%s' is read; nothing after its last"
+                    + " completed checkpoint is lost, and the rows of shard %d in the table are those of '%s' on"
+                    + " host '%s', if any. Rename or drop one of them (or fix the patterns or "
+                    + RouterOptions.TABLES_SHARD_MAP.key()
+                    + "), then resume the job from its last checkpoint; to keep '%s' on host '%s' instead,"
+                    + " list %d in "
+                    + RouterOptions.TABLES_REREAD_SHARDS.key()
+                    + " for that resume, so its rows replace those",
+                shard,
+                numbered.get(0),
+                other.name(),
+                qualifiedName,
+                hostName(),
+                qualifiedName,
+                hostName(),
+                shard,
+                numbered.get(0),
+                other.name(),
+                qualifiedName,
+                hostName(),
+                shard));
+      }
+    }
   }
 
   void expectColumns(List<MySqlColumn> columns, List<String> primaryKey) {

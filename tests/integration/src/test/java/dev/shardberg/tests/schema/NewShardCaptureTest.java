@@ -49,7 +49,9 @@ import org.junit.jupiter.api.io.TempDir;
  *       is read by the run's adoption (a savepoint, a resume that snapshots it);
  *   <li>the resumed job reads the earlier captured shards on (a fresh snapshot, their rows
  *       replaced), and captures the next {@code CREATE TABLE} itself;
- *   <li>a table whose number clashes with a shard's stops the job, naming both tables.
+ *   <li>one number created on both hosts: the second table stops the job, naming both tables,
+ *       before a row of it reaches shard 10 (each host's source captures on its own; the tagger
+ *       asks the other hosts).
  * </ul>
  */
 class NewShardCaptureTest {
@@ -93,7 +95,7 @@ class NewShardCaptureTest {
               .tables("shop(_more)?", OrdersShards.TABLE_PATTERN)
               .newShards("capture")
               .healthCheckInterval("500ms")
-              .discoveryInterval("1s")
+              .discoveryInterval("5s")
               .hadoopCatalog(dir.resolve("warehouse").toUri())
               .table("shop", "orders")
               .buckets(2)
@@ -175,14 +177,27 @@ class NewShardCaptureTest {
             .doesNotContain(0, 1, 2)
             .contains(6, 9);
 
-        // a table whose number clashes with shard 1's stops the job, naming both tables
-        a.execute("CREATE TABLE shop.orders_01 LIKE shop.orders_1");
+        // one number created on both hosts (each host's source captures on its own): host b's
+        // table is captured; host a's, created after it, stops the job naming both before a row
+        // of it is read (before, its rows went into shard 10 with b's)
+        b.execute(
+            OrdersShards.ddl("shop_more.orders_10"),
+            "INSERT INTO shop_more.orders_10 SELECT * FROM shop.orders_2 WHERE order_id <= 6");
+        awaitTableEqualsShards(config, out);
+        a.execute(
+            OrdersShards.ddl("shop.orders_10"),
+            "INSERT INTO shop.orders_10 SELECT * FROM shop.orders_0 WHERE order_id <= 9");
         boolean ended = run.waitFor(3, TimeUnit.MINUTES);
         String console = console(out);
         assertThat(ended).as("the run stops by itself; console:%n%s", console).isTrue();
         assertThat(run.exitValue()).as(console).isNotZero();
-        assertThat(console).contains("'shop.orders_1' on host 'a'").contains("shop.orders_01");
-        a.execute("DROP TABLE shop.orders_01");
+        // named by host a's tagger at the CREATE TABLE, or by the run's discovery (every 5 s) if
+        // it looks first; either way no row of host a's table is read (verify and Spark below)
+        assertThat(console)
+            .contains("shard number 10 is taken by")
+            .contains("'shop_more.orders_10' on host 'b'")
+            .contains("'shop.orders_10' on host 'a'");
+        a.execute("DROP TABLE shop.orders_10");
         VerifyReport report = Reconciliation.verify(config, 5);
         assertThat(report.matches()).as(report.render()).isTrue();
         List<String> mysql = new ArrayList<>();
@@ -192,6 +207,7 @@ class NewShardCaptureTest {
         mysql.addAll(OrdersShards.rows(b, "shop.orders_2", 2));
         mysql.addAll(OrdersShards.rows(b, "shop.orders_5", 5));
         mysql.addAll(OrdersShards.rows(b, "shop_more.orders_8", 8));
+        mysql.addAll(OrdersShards.rows(b, "shop_more.orders_10", 10));
         mysql.sort(null);
         assertThat(
                 dev.shardberg.tests.job.SparkReader.orders(
@@ -199,7 +215,7 @@ class NewShardCaptureTest {
             .as("Spark's rows of the table")
             .isEqualTo(mysql)
             .hasSizeGreaterThan(100);
-        assertThat(shardsIn(mysql)).isEqualTo(Set.of(0, 1, 2, 5, 6, 7, 8, 9));
+        assertThat(shardsIn(mysql)).isEqualTo(Set.of(0, 1, 2, 5, 6, 7, 8, 9, 10));
       } finally {
         CliProcess.stop(run);
         if (System.getProperty("capture.keep.log") != null) {
