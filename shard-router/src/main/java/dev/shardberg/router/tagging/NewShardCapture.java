@@ -59,6 +59,13 @@ public final class NewShardCapture implements Serializable {
   private static final Logger LOG = LoggerFactory.getLogger(NewShardCapture.class);
   private static final ObjectMapper JSON = new ObjectMapper();
 
+  /**
+   * How long a capture waits for another host's answer ({@link #checkOtherHosts}): the host's
+   * binlog reader waits meanwhile, so a host that is down costs each new table this long, not a
+   * column read's 30 s.
+   */
+  static final long OTHER_HOST_TIMEOUT_MS = 5_000;
+
   /** Captured shard tables by registry key, for the host watch in the same JVM. */
   private static final Map<String, Map<String, Integer>> REGISTRY = new ConcurrentHashMap<>();
 
@@ -329,9 +336,7 @@ public final class NewShardCapture implements Serializable {
     for (MySqlHost other : otherHosts) {
       List<String> numbered;
       try {
-        numbered =
-            ShardDiscovery.tablesNumbered(
-                other, spec, shard, ShardTaggingDeserializer.COLUMN_READ_TIMEOUT_MS);
+        numbered = ShardDiscovery.tablesNumbered(other, spec, shard, OTHER_HOST_TIMEOUT_MS);
       } catch (ShardRouterException e) {
         LOG.warn(
             "Could not ask MySQL host '{}' whether a table there takes shard number {} too, as '{}' created on host '{}'"
