@@ -222,7 +222,13 @@ public final class ShardDiscovery {
       for (FoundTable t :
           InformationSchemaReader.matchingTables(
               c, host, spec, InformationSchemaReader.matchingDatabases(c, spec))) {
-        if (spec.shardNumber(t.database(), t.table()).filter(n -> n == shard).isPresent()) {
+        java.util.Optional<Integer> number;
+        try {
+          number = spec.shardNumber(t.database(), t.table());
+        } catch (ShardRouterException e) {
+          continue; // no int number: not this one's (discovery names it at the next start)
+        }
+        if (number.filter(n -> n == shard).isPresent()) {
           numbered.add(t.qualifiedName());
         }
       }

@@ -172,6 +172,33 @@ class ShardDiscoveryTest {
             "Cannot assign shard numbers: shard number 1 is taken by 'dup_1.orders' on host 'a' and 'dup.orders_1' on host 'b'; every shard table needs its own number (fix the patterns or tables.shard-map)");
   }
 
+  /**
+   * What a capture asks another host ({@code tables.new-shards: capture}): its tables that take one
+   * number, however the number is written; a table whose number is not an int is left out, not a
+   * failure of the question.
+   */
+  @Test
+  void tablesNumberedListsAHostsTablesOfOneNumber() {
+    serverB.execute(
+        "CREATE DATABASE numbered",
+        "CREATE TABLE numbered.orders_4 " + ORDERS_DDL,
+        "CREATE TABLE numbered.orders_004 " + ORDERS_DDL,
+        "CREATE TABLE numbered.orders_5 " + ORDERS_DDL,
+        "CREATE TABLE numbered.orders_99999999999 " + ORDERS_DDL);
+    LogicalTableSpec spec = spec("numbered", "orders_(?<shard>\\d+)", List.of());
+    MySqlHost b = host("b", serverB, CDC_USER, CDC_PASSWORD);
+    assertThat(ShardDiscovery.tablesNumbered(b, spec, 4, 5_000))
+        .containsExactlyInAnyOrder("numbered.orders_4", "numbered.orders_004");
+    assertThat(ShardDiscovery.tablesNumbered(b, spec, 6, 5_000)).isEmpty();
+    assertThatThrownBy(
+            () ->
+                ShardDiscovery.tablesNumbered(
+                    host("b", serverB, CDC_USER, "wrong-password"), spec, 4, 5_000))
+        .isInstanceOf(ShardRouterException.class)
+        .hasMessageStartingWith("Cannot list the shard tables of MySQL host 'b' as user 'cdc'")
+        .hasMessageNotContaining("wrong-password");
+  }
+
   @Test
   void matchedTableWithoutNumber() {
     serverB.execute(
