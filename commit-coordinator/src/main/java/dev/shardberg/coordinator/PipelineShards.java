@@ -55,17 +55,13 @@ public final class PipelineShards {
     if (options.shards() == null) {
       return;
     }
-    String conflict =
-        conflict(
-            properties,
-            options.pipelineId(),
-            options.shards(),
-            new TreeSet<>(),
-            String.format(
-                "Cannot start pipeline %s on table %s", options.pipelineId(), options.tableName()));
-    if (conflict != null) {
-      throw new PipelineConflictException(conflict);
-    }
+    refuseShared(
+        properties,
+        options,
+        options.shards(),
+        new TreeSet<>(),
+        String.format(
+            "Cannot start pipeline %s on table %s", options.pipelineId(), options.tableName()));
   }
 
   /**
@@ -87,15 +83,23 @@ public final class PipelineShards {
     unplanned.removeAll(options.shards());
     SortedSet<Integer> shards = new TreeSet<>(options.shards());
     shards.addAll(unplanned);
-    String conflict =
-        conflict(
-            properties,
-            options.pipelineId(),
-            shards,
-            unplanned,
-            String.format(
-                "Cannot commit checkpoint %d of pipeline %s on table %s",
-                checkpoint.checkpointId(), options.pipelineId(), options.tableName()));
+    refuseShared(
+        properties,
+        options,
+        shards,
+        unplanned,
+        String.format(
+            "Cannot commit checkpoint %d of pipeline %s on table %s",
+            checkpoint.checkpointId(), options.pipelineId(), options.tableName()));
+  }
+
+  private static void refuseShared(
+      Map<String, String> properties,
+      CoordinatorOptions options,
+      SortedSet<Integer> shards,
+      SortedSet<Integer> unplanned,
+      String refusal) {
+    String conflict = conflict(properties, options.pipelineId(), shards, unplanned, refusal);
     if (conflict != null) {
       throw new PipelineConflictException(conflict);
     }
